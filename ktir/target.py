@@ -1,0 +1,79 @@
+"""
+The hardware description of the target chip: the one place hardware numbers live.
+
+Every other module asks a `Target` for sizes and rates instead of writing numbers down.
+The defaults describe IBM Spyre (sources and confidence in
+`shared/reference/hardware-model.md`); a TOML file with the same field names describes
+another tiled dataflow target or a what-if variant:
+
+```toml
+# my_target.toml
+name = "spyre-16"
+cores = 16
+lx_bytes = 2097152
+```
+
+```python
+target = Target.from_toml("my_target.toml")
+```
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Target:
+    """
+    A tiled dataflow accelerator: cores with scratchpads, sticks, device memory and a ring.
+
+    All sizes are in bytes, all rates per second unless the field name says otherwise.
+    """
+
+    name: str = "spyre"
+    cores: int = 32
+    """AI cores per chip."""
+    corelets_per_core: int = 2
+    """Each corelet has an 8x8 PE array (PT) and a 1-D SFU."""
+    pe_rows: int = 8
+    pe_cols: int = 8
+    stick_bytes: int = 128
+    """The LPDDR5 <-> LX transfer granule and the unit of every device layout."""
+    lx_bytes: int = 2 * 1024 * 1024
+    """Scratchpad (LX) per core."""
+    lx_reserved_fraction: float = 0.2
+    """Share of LX kept by the backend compiler."""
+    lx_alignment: int = 128
+    device_memory_bytes: int = 128 * 1024**3
+    device_memory_bandwidth: float = 204.8e9
+    """LPDDR5, shared by all cores."""
+    ring_bytes_per_cycle: int = 128
+    """Per direction, per link, of the bidirectional ring."""
+    core_address_span: int = 256 * 1024**2
+    """Largest contiguous device-memory span one core can address."""
+    clock_hz: float = 1.5e9
+    """Not published; 1.5 GHz is consistent with the fp16 peak."""
+    fp16_peak_flops: float = 98.304e12
+
+    @property
+    def lx_usable_bytes(self) -> int:
+        """Scratchpad bytes the compiler may plan: 1,677,721 for Spyre."""
+        return int(self.lx_bytes * (1 - self.lx_reserved_fraction))
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> Target:
+        """Read a target from a TOML file; missing fields keep the Spyre defaults."""
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+        known = {field.name for field in dataclasses.fields(cls)}
+        if unknown := sorted(set(data) - known):
+            raise ValueError(f"{path}: unknown target fields: {', '.join(unknown)}")
+        return cls(**data)
+
+
+SPYRE = Target()
+"""The default target: IBM Spyre."""
