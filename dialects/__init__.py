@@ -1,0 +1,1 @@
+"""xDSL dialect definitions of ktir, one file per dialect."""

@@ -1,0 +1,229 @@
+"""
+The `ktir` dialect: Kernel Tile IR for tiled dataflow accelerators (IBM Spyre).
+
+Spyre stores every device tensor as 128-byte *sticks*. Which host elements go into which
+stick is the tensor's layout, written as the encoding of a builtin ranked tensor:
+
+```mlir
+tensor<5x100x150xf16, #ktir.tiled<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>>
+```
+
+Using the builtin encoding slot (as sparse_tensor, IREE and Triton do) keeps standard ops
+and upstream MLIR parsing working: in generic form the attribute is opaque to MLIR.
+The layout math lives in `ktir.layout`; this file only carries it in the IR.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    IntAttr,
+    NoneAttr,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from ktir.layout import (
+    DeviceDType,
+    LayoutError,
+    SpyreTensorLayout,
+    TiledLayout,
+)
+
+#### Types and attributes ####
+
+ELEMENT_TYPE_TO_DEVICE_DTYPE: dict[str, DeviceDType] = {
+    "f16": DeviceDType.SEN169_FP16,
+    "bf16": DeviceDType.SEN169_FP16,
+    "i1": DeviceDType.SEN169_FP16,
+    "f32": DeviceDType.IEEE_FP32,
+    "i32": DeviceDType.IEEE_INT32,
+    "i64": DeviceDType.IEEE_INT32,
+    "i8": DeviceDType.SENINT8,
+    "f8E4M3FN": DeviceDType.SEN143_FP8,
+    "f8E5M2": DeviceDType.SEN152_FP8,
+}
+"""MLIR element type -> Spyre device data format (mirrors `ktir.layout.HOST_TO_DEVICE_DTYPE`)."""
+
+
+@irdl_attr_definition
+class TiledLayoutAttr(ParametrizedAttribute):
+    """
+    A Spyre tiled layout used as a tensor encoding.
+
+    Syntax:
+
+    ```mlir
+    #ktir.tiled<device_size = [4, 1024, 64], stride_map = [64, 256, 1]>
+    #ktir.tiled<device_size = [4, 1024, 64], stride_map = [64, 256, 1], device_dtype = SEN169_FP16>
+    ```
+
+    `device_size` is the row-major device shape (the last dim is one stick);
+    `stride_map[j]` is the host element stride of device dim `j` (-1: synthetic, 0: broadcast).
+    `device_dtype` is optional: it defaults to the format of the tensor's element type and,
+    when written, must agree with it. On its own the attribute checks what it can without a
+    tensor (equal lengths, positive sizes, strides >= -1, no host stride walked twice);
+    `verify_tiled_tensor` checks it against the tensor's shape and element type.
+    """
+
+    name = "ktir.tiled"
+
+    device_size: ArrayAttr[IntAttr]
+    stride_map: ArrayAttr[IntAttr]
+    device_dtype: StringAttr | NoneAttr
+
+    def __init__(
+        self,
+        device_size: Sequence[int],
+        stride_map: Sequence[int],
+        device_dtype: DeviceDType | None = None,
+    ) -> None:
+        super().__init__(
+            ArrayAttr(IntAttr(v) for v in device_size),
+            ArrayAttr(IntAttr(v) for v in stride_map),
+            NoneAttr() if device_dtype is None else StringAttr(str(device_dtype)),
+        )
+
+    @classmethod
+    def from_layout(cls, stl: SpyreTensorLayout, explicit_dtype: bool = False) -> TiledLayoutAttr:
+        """The encoding of `stl`; the dtype is written out only if `explicit_dtype`."""
+        return cls(stl.device_size, stl.stride_map, stl.device_dtype if explicit_dtype else None)
+
+    @property
+    def tiled(self) -> TiledLayout:
+        """The layout as a `ktir.layout.TiledLayout`."""
+        return TiledLayout(
+            tuple(v.data for v in self.device_size.data),
+            tuple(v.data for v in self.stride_map.data),
+        )
+
+    @property
+    def explicit_device_dtype(self) -> DeviceDType | None:
+        """The written `device_dtype`, or None when it is implied by the element type."""
+        if isinstance(self.device_dtype, NoneAttr):
+            return None
+        return DeviceDType(self.device_dtype.data)
+
+    def layout_for(self, element_type: Attribute) -> SpyreTensorLayout:
+        """The `SpyreTensorLayout` this encoding denotes on tensors of `element_type`."""
+        implied = _device_dtype_of_element(element_type)
+        return SpyreTensorLayout.from_device(
+            self.tiled.device_size, self.tiled.stride_map, self.explicit_device_dtype or implied
+        )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        def int_list() -> list[int]:
+            return parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, parser.parse_integer
+            )
+
+        with parser.in_angle_brackets():
+            parser.parse_keyword("device_size")
+            parser.parse_punctuation("=")
+            device_size = int_list()
+            parser.parse_punctuation(",")
+            parser.parse_keyword("stride_map")
+            parser.parse_punctuation("=")
+            stride_map = int_list()
+            device_dtype: Attribute = NoneAttr()
+            if parser.parse_optional_punctuation(",") is not None:
+                parser.parse_keyword("device_dtype")
+                parser.parse_punctuation("=")
+                pos = parser.pos
+                name = parser.parse_identifier()
+                if name not in DeviceDType.__members__:
+                    known = ", ".join(DeviceDType.__members__)
+                    parser.raise_error(
+                        f"unknown device_dtype '{name}' (expected one of {known})", pos, parser.pos
+                    )
+                device_dtype = StringAttr(name)
+        return (
+            ArrayAttr(IntAttr(v) for v in device_size),
+            ArrayAttr(IntAttr(v) for v in stride_map),
+            device_dtype,
+        )
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string("device_size = ")
+            with printer.in_square_brackets():
+                printer.print_list(self.device_size.data, lambda v: printer.print_int(v.data))
+            printer.print_string(", stride_map = ")
+            with printer.in_square_brackets():
+                printer.print_list(self.stride_map.data, lambda v: printer.print_int(v.data))
+            if isinstance(self.device_dtype, StringAttr):
+                printer.print_string(f", device_dtype = {self.device_dtype.data}")
+
+    def verify(self) -> None:
+        if (
+            isinstance(self.device_dtype, StringAttr)
+            and self.device_dtype.data not in DeviceDType.__members__
+        ):
+            raise VerifyException(f"unknown device_dtype '{self.device_dtype.data}'")
+        try:
+            self.tiled  # noqa: B018  (constructing it checks the host-independent rules)
+        except LayoutError as error:
+            raise VerifyException(f"invalid #ktir.tiled layout: {error}") from error
+
+
+def _device_dtype_of_element(element_type: Attribute) -> DeviceDType:
+    name = str(element_type)
+    if (found := ELEMENT_TYPE_TO_DEVICE_DTYPE.get(name)) is None:
+        known = ", ".join(ELEMENT_TYPE_TO_DEVICE_DTYPE)
+        raise VerifyException(
+            f"element type {name} has no Spyre device format (supported: {known})"
+        )
+    return found
+
+
+def verify_tiled_tensor(tensor: TensorType[Attribute]) -> None:
+    """
+    Check a tensor type whose encoding is `#ktir.tiled` against its shape and element type.
+
+    Raises `VerifyException` naming the rule that fails: a static shape, an element type with
+    a device format, a matching `device_dtype`, a stick of the right size as the last device
+    dim, and a `stride_map` that stores every host element exactly once.
+    Tensors with another encoding (or none) are accepted unchanged.
+    """
+    encoding = tensor.encoding
+    if not isinstance(encoding, TiledLayoutAttr):
+        return
+    shape = tensor.get_shape()
+    if any(dim < 0 for dim in shape):
+        raise VerifyException("a #ktir.tiled tensor must have a static shape")
+    implied = _device_dtype_of_element(tensor.element_type)
+    explicit = encoding.explicit_device_dtype
+    if explicit is not None and explicit != implied:
+        raise VerifyException(
+            f"device_dtype {explicit} does not match element type {tensor.element_type}, "
+            f"which is stored as {implied}"
+        )
+    stick = encoding.tiled.device_size[-1]
+    if stick != implied.elems_per_stick:
+        raise VerifyException(
+            f"the last device dim is the stick: it must hold {implied.elems_per_stick} "
+            f"{tensor.element_type} elements, not {stick}"
+        )
+    try:
+        encoding.layout_for(tensor.element_type).bind(shape)
+    except LayoutError as error:
+        raise VerifyException(
+            f"#ktir.tiled layout does not fit tensor shape {list(shape)}: {error}"
+        ) from error
+
+
+Ktir = Dialect(
+    "ktir",
+    [],
+    [
+        TiledLayoutAttr,
+    ],
+)

@@ -1,0 +1,227 @@
+"""
+`ktir-opt`: the ktir modular optimizer driver, with `mlir-opt` conventions.
+
+```
+ktir-opt model.mlir -p 'canonicalize,arith-add-fastmath{flags=none}' -o out.mlir
+ktir-opt invalid.mlir --split-input-file --verify-diagnostics
+```
+
+It is xDSL's `xDSLOptMain` with the ktir dialect and passes, plus what `mlir-opt` users rely
+on and xDSL does not do: diagnostics as `file:line:col: error: message` with the source line
+and a caret; MLIR's `--verify-diagnostics` (`expected-error @+1 {{...}}` annotations); exit
+code 1 for bad input and 2 for a bad command line; no traceback; and nothing written to `-o`
+unless every input chunk succeeded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import get_all_dialects
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.transforms import get_all_passes as get_xdsl_passes
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from ktir.diagnostics import (
+    Diagnostic,
+    DiagnosticError,
+    Severity,
+    collect_diagnostics,
+    parse_module,
+    render,
+    verify_module,
+)
+from ktir.dialects.ktir import Ktir
+from ktir.expected_diagnostics import check, parse_expectations
+from ktir.passes import get_all_passes
+
+XDSL_DIALECTS = ("builtin", "func", "arith", "math", "linalg", "tensor", "memref", "scf", "affine", "test")
+"""xDSL dialects `ktir-opt` knows besides `ktir` (`test` gives `"test.op"` values in tests)."""
+
+XDSL_PASSES = ("canonicalize", "cse", "dce", "arith-add-fastmath", "convert-linalg-to-loops")
+"""General-purpose xDSL passes over those dialects, available in pipelines."""
+
+SPLIT_MARKER = "// -----"
+
+
+class UsageError(Exception):
+    """A bad command line (unknown pass or pass option); exit code 2."""
+
+
+@dataclass
+class Chunk:
+    """One `// -----`-separated piece of the input; `first_line` is its 1-based line."""
+
+    text: str
+    first_line: int
+
+
+class KtirOptMain(xDSLOptMain):
+    """`xDSLOptMain` with the ktir dialect and passes and MLIR's diagnostic conventions."""
+
+    version_format = "ktir-opt 0.1.0 built on xdsl {xdsl_version}"
+
+    def __init__(self, args: Sequence[str] | None = None) -> None:
+        super().__init__(description="ktir modular optimizer driver", args=args)
+
+    def register_all_dialects(self) -> None:
+        factories = get_all_dialects()
+        for name in XDSL_DIALECTS:
+            self.ctx.register_dialect(name, factories[name])
+        self.ctx.register_dialect("ktir", lambda: Ktir)
+
+    def register_all_passes(self) -> None:
+        xdsl_passes = get_xdsl_passes()
+        for name in XDSL_PASSES:
+            self.register_pass(name, xdsl_passes[name])
+        for name, factory in get_all_passes().items():
+            self.register_pass(name, factory)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        for action in arg_parser._actions:
+            if "--verify-diagnostics" in action.option_strings:
+                action.help = (
+                    "check the diagnostics against the input's expected-error/warning/note/"
+                    "remark annotations (MLIR semantics); exit 1 on any mismatch"
+                )
+
+    def setup_pipeline(self) -> None:
+        try:
+            self.pipeline = PassPipeline.parse_spec(
+                self.available_passes, self.args.passes, self._after_pass
+            )
+        except ArgSpecParseError as error:
+            detail = str(error).strip().splitlines()[-1].strip()
+            raise UsageError(f"invalid pass pipeline '{self.args.passes}': {detail}") from error
+        except Exception as error:  # xDSL raises ValueError/Exception for unknown passes/options
+            raise UsageError(self._explain_pipeline_error(error)) from error
+
+    def _explain_pipeline_error(self, error: Exception) -> str:
+        available = ", ".join(sorted(self.available_passes))
+        message = _first_line(error)
+        if message.startswith("Unrecognized passes"):
+            names = message.split(":", 1)[1].strip(" []").replace('"', "'")
+            return f"unknown pass {names} in '{self.args.passes}'; available passes: {available}"
+        return f"invalid pass pipeline '{self.args.passes}': {message}; available passes: {available}"
+
+    def _after_pass(
+        self, previous: ModulePass | None, module: ModuleOp, following: ModulePass | None
+    ) -> None:
+        if previous is not None and not self.args.disable_verify:
+            if errors := verify_module(module):
+                for error in errors:
+                    error.message += f" (after pass '{previous.name}')"
+                raise DiagnosticError(errors)
+        if previous is not None and following is not None and self.args.print_between_passes:
+            print(f"// -----// IR after {previous.name} //----- //", file=sys.stderr)
+            print(self.output_resulting_program(module), file=sys.stderr)
+
+    # -- running ------------------------------------------------------------------------------
+
+    def run(self) -> int:  # type: ignore[override]  (returns the exit code)
+        """Process every chunk; print or check diagnostics; write output only on success."""
+        filename, text = self._read_input()
+        sources = {filename: text}
+        outputs: list[str] = []
+        failed = False
+        for chunk in self._chunks(text):
+            output, diagnostics = self._process(chunk, filename)
+            if self.args.verify_diagnostics:
+                expectations = parse_expectations(chunk.text, filename, chunk.first_line)
+                diagnostics = check(expectations, diagnostics)
+            for diagnostic in diagnostics:
+                print(render(diagnostic, sources), file=sys.stderr)
+            failed |= any(d.severity == Severity.ERROR for d in diagnostics)
+            if output is not None:
+                outputs.append(output)
+        if failed and not self.args.verify_diagnostics:
+            return 1
+        self._write_output(f"{SPLIT_MARKER}\n".join(outputs))
+        return 1 if failed else 0
+
+    def _process(self, chunk: Chunk, filename: str) -> tuple[str | None, list[Diagnostic]]:
+        """Parse, verify, run the pipeline and print one chunk; return output and diagnostics."""
+        # Blank lines in front keep line numbers those of the whole file.
+        text = "\n" * (chunk.first_line - 1) + chunk.text
+        with collect_diagnostics() as emitted:
+            try:
+                module = parse_module(self.ctx, text, filename)
+                if not self.args.disable_verify and (errors := verify_module(module)):
+                    raise DiagnosticError(errors)
+                self.apply_passes(module)
+                output = self.output_resulting_program(module)
+            except DiagnosticError as error:
+                return None, [*emitted, *error.diagnostics]
+            except DiagnosticException as error:  # a pass failed without a location
+                return None, [*emitted, Diagnostic(Severity.ERROR, _first_line(error))]
+        return output, emitted
+
+    def _read_input(self) -> tuple[str, str]:
+        if self.args.input_file in (None, "-"):
+            return "<stdin>", sys.stdin.read()
+        with open(self.args.input_file, encoding="utf-8") as f:
+            return self.args.input_file, f.read()
+
+    def _chunks(self, text: str) -> list[Chunk]:
+        if not self.args.split_input_file:
+            return [Chunk(text, 1)]
+        chunks: list[Chunk] = []
+        current: list[str] = []
+        first_line = 1
+        for number, line in enumerate(text.split("\n"), start=1):
+            if line.strip().startswith(SPLIT_MARKER):
+                chunks.append(Chunk("\n".join(current), first_line))
+                current, first_line = [], number + 1
+                continue
+            current.append(line)
+        chunks.append(Chunk("\n".join(current), first_line))
+        return chunks
+
+    def _write_output(self, output: str) -> None:
+        if self.args.output_file is None:
+            sys.stdout.write(output)
+            return
+        with open(self.args.output_file, "w", encoding="utf-8") as f:
+            f.write(output)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _run(entry: Callable[[], int]) -> int:
+    """Run `entry`, turning any escaped Python error into one line (KTIR_DEBUG=1 re-raises)."""
+    try:
+        return entry()
+    except UsageError as error:
+        print(f"ktir-opt: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"ktir-opt: error: {error.strerror}: {error.filename}", file=sys.stderr)
+        return 1
+    except Exception as error:
+        if os.environ.get("KTIR_DEBUG"):
+            raise
+        print(
+            f"ktir-opt: internal error: {type(error).__name__}: {_first_line(error)} "
+            "(set KTIR_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point of `ktir-opt`; returns the exit code."""
+    return _run(lambda: KtirOptMain(argv).run())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
