@@ -1,0 +1,3 @@
+// Used by ktir-opt/errors.mlir.
+
+func.func @broken( {

@@ -1,0 +1,42 @@
+# lit configuration for ktir's FileCheck tests (run with `lit test/lit`).
+# ruff: noqa: F821  (`config` and `lit_config` are provided by lit)
+import importlib.util
+import os
+import shutil
+import sys
+
+import lit.formats
+
+config.name = "ktir"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+
+# Tools come from the environment lit runs in (the project's .venv): put its bin first.
+bin_dir = os.path.dirname(sys.executable)
+config.environment["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", "")])
+for tool in ("ktir-opt", "filecheck"):
+    if shutil.which(tool, path=config.environment["PATH"]) is None:
+        lit_config.fatal(f"{tool} not found next to {sys.executable}: run `make test`")
+
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+# Custom form printed, re-parsed and printed again must match the CHECK lines.
+config.substitutions.append(
+    (
+        "KTIR_ROUNDTRIP",
+        "ktir-opt %s --split-input-file | ktir-opt --split-input-file | filecheck %s",
+    )
+)
+# The generic form is checked with its own prefix.
+config.substitutions.append(
+    (
+        "KTIR_GENERIC_ROUNDTRIP",
+        "ktir-opt %s --split-input-file --print-op-generic | ktir-opt --split-input-file "
+        "--print-op-generic | filecheck %s --check-prefix=CHECK-GENERIC",
+    )
+)
+
+if importlib.util.find_spec("mlir") is not None:
+    config.available_features.add("mlir-python")
