@@ -570,7 +570,8 @@ class BoundLayout:
         full_index = tuple(
             slice(None) if i in order else np.newaxis for i in range(len(self.host_size))
         )
-        return np.ascontiguousarray(np.broadcast_to(x[full_index], self.host_size))
+        # np.array, not np.ascontiguousarray: the latter turns a scalar into shape (1,).
+        return np.array(np.broadcast_to(x[full_index], self.host_size), order="C")
 
     def _active_view(self, host: np.ndarray) -> np.ndarray:
         """Host array reduced to its grouped dims, in group order (outer group first)."""

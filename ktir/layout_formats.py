@@ -77,7 +77,7 @@ class ForeignLayout:
     host_size: tuple[int, ...]
     dtype: str | None
     layout: TiledLayout
-    notation: str = ""
+    notation: str = field(default="", compare=False)
     _bound: BoundLayout = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -337,6 +337,30 @@ def _htp_pairs(text: str) -> tuple[int, list[tuple[int, int]]]:
     return rank, list(zip(rest[::2], rest[1::2], strict=True))
 
 
+def _check_htp_pairs(text: str, rank: int, pairs: Sequence[tuple[int, int]]) -> None:
+    """Raise `LayoutError` unless `pairs` name dims < rank, one 0-pair each, 0-pairs first."""
+    for dim, chunk in pairs:
+        if not 0 <= dim < rank:
+            raise LayoutError(f"{text!r}: pair '{dim},{chunk}' names dim {dim} >= rank {rank}")
+        if chunk < 0:
+            raise LayoutError(f"{text!r}: pair '{dim},{chunk}' has a negative size")
+    for dim in range(rank):
+        rests = sum(1 for d, chunk in pairs if d == dim and chunk == 0)
+        if rests != 1:
+            raise LayoutError(
+                f"{text!r}: dim {dim} needs exactly one '{dim},0' pair (\"all the rest\"), "
+                f"found {rests}"
+            )
+    first_chunk = next((k for k, (_, chunk) in enumerate(pairs) if chunk), len(pairs))
+    late = [f"{d},0" for d, chunk in pairs[first_chunk:] if not chunk]
+    if late:
+        dim, chunk = pairs[first_chunk]
+        raise LayoutError(
+            f"{text!r}: pair '{late[0]}' comes after the chunk pair '{dim},{chunk}'; HTP reads "
+            "the 'all the rest' pairs first and the chunk pairs after them"
+        )
+
+
 def parse_htp_layout(
     text: str, host_size: Sequence[int], dtype: str | None = None
 ) -> ForeignLayout:
@@ -356,18 +380,7 @@ def parse_htp_layout(
         )
     if any(n < 1 for n in size):
         raise LayoutError(f"{text!r}: host sizes must be positive, got {list(size)}")
-    for dim, chunk in pairs:
-        if not 0 <= dim < rank:
-            raise LayoutError(f"{text!r}: pair '{dim},{chunk}' names dim {dim} >= rank {rank}")
-        if chunk < 0:
-            raise LayoutError(f"{text!r}: pair '{dim},{chunk}' has a negative size")
-    for dim in range(rank):
-        rests = sum(1 for d, chunk in pairs if d == dim and chunk == 0)
-        if rests != 1:
-            raise LayoutError(
-                f"{text!r}: dim {dim} needs exactly one '{dim},0' pair (\"all the rest\"), "
-                f"found {rests}"
-            )
+    _check_htp_pairs(text, rank, pairs)
     digits = _Digits(size, range(rank), notation)
     units = [1] * rank
     levels: dict[int, _Digit] = {}
