@@ -162,6 +162,9 @@ class _Digits:
     def split(self, k: int, tile: int, text: str) -> tuple[_Digit, _Digit]:
         """Split dim `k` by `tile` into (tile index, within-tile index)."""
         digit = self.dims[k]
+        if digit.size == 1 < tile:  # a size-1 dim holds only index 0: the rest is padding
+            padding = max(digit.unit, self.sizes[digit.group])
+            return _Digit(1, digit.unit * tile, digit.group), _Digit(tile, padding, digit.group)
         count = -(-digit.size // tile)
         if count * tile != digit.size and not self.padding_only(digit):
             inside = [d for d in self.others(digit, k) if d.unit >= digit.unit]

@@ -99,7 +99,10 @@ class KtirOptMain(xDSLOptMain):
             )
         except ArgSpecParseError as error:
             detail = str(error).strip().splitlines()[-1].strip()
-            raise UsageError(f"invalid pass pipeline '{self.args.passes}': {detail}") from error
+            available = ", ".join(sorted(self.available_passes))
+            raise UsageError(
+                f"invalid pass pipeline '{self.args.passes}': {detail}; available passes: {available}"
+            ) from error
         except Exception as error:  # xDSL raises ValueError/Exception for unknown passes/options
             raise UsageError(self._explain_pipeline_error(error)) from error
 
