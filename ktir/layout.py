@@ -541,7 +541,9 @@ class BoundLayout:
         digit_dims = [d.device_dim for g in self.groups for d in reversed(g.digits)]
         x = x.reshape([d.size for g in self.groups for d in reversed(g.digits)])
         x = x.transpose(np.argsort(digit_dims))
-        out = np.zeros(self.layout.device_size, dtype=out_dtype or x.dtype)
+        # Only a layout with padding needs the zero fill (it costs a full pass over memory).
+        allocate = np.empty if self.is_dense else np.zeros
+        out = allocate(self.layout.device_size, dtype=out_dtype or x.dtype)
         placed = sorted(digit_dims)
         src_shape, dst_index = [], []
         for j, (n, step) in enumerate(zip(self.layout.device_size, self.layout.stride_map, strict=True)):
@@ -562,6 +564,8 @@ class BoundLayout:
         digit_dims = [d.device_dim for g in self.groups for d in reversed(g.digits)]
         dev = dev[tuple(slice(None) if j in digit_dims else 0 for j in range(dev.ndim))]
         x = dev.transpose(np.argsort(np.argsort(digit_dims)))
+        if (fast := self._unpack_in_one_copy(x)) is not None:
+            return fast
         x = x.reshape([g.extent for g in self.groups])
         x = x[tuple(slice(0, g.size) for g in self.groups)]
         order = [dim for g in self.groups for dim in g.host_dims]
@@ -572,6 +576,31 @@ class BoundLayout:
         )
         # np.array, not np.ascontiguousarray: the latter turns a scalar into shape (1,).
         return np.array(np.broadcast_to(x[full_index], self.host_size), order="C")
+
+    @property
+    def is_dense(self) -> bool:
+        """True if every device element holds host data (no padding, no sparse sticks)."""
+        synthetic = any(
+            n > 1 and step == -1
+            for n, step in zip(self.layout.device_size, self.layout.stride_map, strict=True)
+        )
+        return not synthetic and all(g.extent == g.size for g in self.groups)
+
+    def _unpack_in_one_copy(self, digits: np.ndarray) -> np.ndarray | None:
+        """
+        Copy the digit-ordered device view straight into a fresh host array, if possible.
+
+        Possible when nothing is padded and the host dims in group order are the host array's
+        own memory order, so the output viewed as digits is a view, not a copy.
+        """
+        if not self.groups or any(g.extent != g.size for g in self.groups):
+            return None
+        out = np.empty(self.host_size, dtype=digits.dtype)
+        target = self._active_view(out)
+        if not target.flags.c_contiguous or target.size != out.size:
+            return None
+        target.reshape(digits.shape)[...] = digits
+        return out
 
     def _active_view(self, host: np.ndarray) -> np.ndarray:
         """Host array reduced to its grouped dims, in group order (outer group first)."""
