@@ -121,9 +121,7 @@ class TiledLayoutAttr(ParametrizedAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         def int_list() -> list[int]:
-            return parser.parse_comma_separated_list(
-                parser.Delimiter.SQUARE, parser.parse_integer
-            )
+            return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
 
         with parser.in_angle_brackets():
             parser.parse_keyword("device_size")
@@ -178,9 +176,7 @@ def _device_dtype_of_element(element_type: Attribute) -> DeviceDType:
     name = str(element_type)
     if (found := ELEMENT_TYPE_TO_DEVICE_DTYPE.get(name)) is None:
         known = ", ".join(ELEMENT_TYPE_TO_DEVICE_DTYPE)
-        raise VerifyException(
-            f"element type {name} has no Spyre device format (supported: {known})"
-        )
+        raise VerifyException(f"element type {name} has no Spyre device format (supported: {known})")
     return found
 
 

@@ -29,9 +29,7 @@ def spyre_layouts() -> None:
     ]
     for host, order in cases:
         stl = SpyreTensorLayout(host, "float16", dim_order=order)
-        blocks = "\n".join(
-            f"{list(b.sizes)} / {b.host_offset} / {b.device_offset}" for b in stl.dma(host)
-        )
+        blocks = "\n".join(f"{list(b.sizes)} / {b.host_offset} / {b.device_offset}" for b in stl.dma(host))
         table.add_row(str(list(host)), str(order or "default"), repr(stl), blocks)
         x = np.arange(int(np.prod(host)), dtype=np.float16).reshape(host)
         assert np.array_equal(to_host(to_device(x, stl), stl, host), x)
@@ -60,19 +58,32 @@ def foreign_layouts() -> None:
     for text, element in xla:
         parsed = parse_xla_layout(text)
         table.add_row(
-            text, str(list(parsed.host_size)), str(list(parsed.layout.device_size)),
+            text,
+            str(list(parsed.host_size)),
+            str(list(parsed.layout.device_size)),
             str(list(parsed.layout.stride_map)),
             f"{element} -> {parsed.linear_index(element)}",
         )
     htp = [
-        ("ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,32>", (2, 9, 20, 50), (0, 0, 0, 32)),
-        ("ChunkedMemoryLayout<4, 3,0, 2,0, 0,0, 1,0, 2,8, 3,32, 2,4>", (3, 3, 32, 32), (0, 0, 1, 0)),
+        (
+            "ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,32>",
+            (2, 9, 20, 50),
+            (0, 0, 0, 32),
+        ),
+        (
+            "ChunkedMemoryLayout<4, 3,0, 2,0, 0,0, 1,0, 2,8, 3,32, 2,4>",
+            (3, 3, 32, 32),
+            (0, 0, 1, 0),
+        ),
     ]
     for text, host, element in htp:
         parsed = parse_htp_layout(text, host)
         table.add_row(
-            text, str(list(host)), str(list(parsed.layout.device_size)),
-            str(list(parsed.layout.stride_map)), f"{element} -> {parsed.linear_index(element)}",
+            text,
+            str(list(host)),
+            str(list(parsed.layout.device_size)),
+            str(list(parsed.layout.stride_map)),
+            f"{element} -> {parsed.linear_index(element)}",
         )
     console.print(table)
 

@@ -152,7 +152,7 @@ class KtirParser(Parser):
             op.location = FileLineColLoc(StringAttr(self.lexer.input.name), IntAttr(line), IntAttr(column))
         return op
 
-    def parse_optional_type(self):  # noqa: ANN201  (same signature as the base class)
+    def parse_optional_type(self):
         start = self._current_token.span.start
         try:
             parsed = super().parse_optional_type()

@@ -199,8 +199,7 @@ class TiledLayout:
                 raise LayoutError(f"device dim {j} has size {size}; sizes must be positive")
             if stride < -1:
                 raise LayoutError(
-                    f"stride_map[{j}] = {stride}; host strides are >= 0, or -1 for a "
-                    "synthetic dim"
+                    f"stride_map[{j}] = {stride}; host strides are >= 0, or -1 for a synthetic dim"
                 )
         seen: dict[int, int] = {}
         for j, (size, stride) in enumerate(zip(self.device_size, self.stride_map, strict=True)):
@@ -228,9 +227,7 @@ class TiledLayout:
         """Elements in the device tensor, padding included."""
         return math.prod(self.device_size)
 
-    def bind(
-        self, host_size: Sequence[int], host_strides: Sequence[int] | None = None
-    ) -> BoundLayout:
+    def bind(self, host_size: Sequence[int], host_strides: Sequence[int] | None = None) -> BoundLayout:
         """
         Check this layout against a host tensor and return the bound mapping.
 
@@ -304,9 +301,7 @@ def _chain_problem(digits: Sequence[Digit], size: int, what: str) -> str | None:
     return None
 
 
-def _bind(
-    layout: TiledLayout, host_size: tuple[int, ...], host_strides: Sequence[int] | None
-) -> BoundLayout:
+def _bind(layout: TiledLayout, host_size: tuple[int, ...], host_strides: Sequence[int] | None) -> BoundLayout:
     strides = contiguous_strides(host_size) if host_strides is None else tuple(host_strides)
     if len(strides) != len(host_size):
         raise LayoutError(f"host size {list(host_size)} and strides {list(strides)} differ in rank")
@@ -447,9 +442,7 @@ def _index_grid(sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:
     return grid.reshape(-1)
 
 
-def _strided_view(
-    flat: np.ndarray, offset: int, sizes: Sequence[int], strides: Sequence[int]
-) -> np.ndarray:
+def _strided_view(flat: np.ndarray, offset: int, sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:
     item = flat.itemsize
     return np.lib.stride_tricks.as_strided(
         flat[offset:], shape=tuple(sizes), strides=tuple(s * item for s in strides)
@@ -571,9 +564,7 @@ class BoundLayout:
         order = [dim for g in self.groups for dim in g.host_dims]
         x = x.reshape([self.host_size[dim] for dim in order])
         x = x.transpose(np.argsort(order))
-        full_index = tuple(
-            slice(None) if i in order else np.newaxis for i in range(len(self.host_size))
-        )
+        full_index = tuple(slice(None) if i in order else np.newaxis for i in range(len(self.host_size)))
         # np.array, not np.ascontiguousarray: the latter turns a scalar into shape (1,).
         return np.array(np.broadcast_to(x[full_index], self.host_size), order="C")
 
@@ -644,9 +635,7 @@ class BoundLayout:
                     device_strides=layout.device_strides,
                     host_strides=host_steps,
                     host_offset=sum(s * h for s, h in zip(starts, host_steps, strict=True)),
-                    device_offset=sum(
-                        s * d for s, d in zip(starts, layout.device_strides, strict=True)
-                    ),
+                    device_offset=sum(s * d for s, d in zip(starts, layout.device_strides, strict=True)),
                 )
             )
         return blocks
@@ -793,15 +782,11 @@ device_dtype=DataFormats.SEN169_FP16)
 
     # -- mapping ------------------------------------------------------------------------------
 
-    def bind(
-        self, host_size: Sequence[int], host_strides: Sequence[int] | None = None
-    ) -> BoundLayout:
+    def bind(self, host_size: Sequence[int], host_strides: Sequence[int] | None = None) -> BoundLayout:
         """Check the layout against a host tensor; see `TiledLayout.bind`."""
         return self._tiled.bind(host_size, host_strides)
 
-    def dma(
-        self, host_size: Sequence[int], host_strides: Sequence[int] | None = None
-    ) -> list[DmaBlock]:
+    def dma(self, host_size: Sequence[int], host_strides: Sequence[int] | None = None) -> list[DmaBlock]:
         """
         DMA descriptor blocks moving a host tensor into this layout.
 
@@ -947,8 +932,6 @@ def _to_device_values(host: np.ndarray, device_dtype: DeviceDType) -> np.ndarray
 def _with_strides(values: np.ndarray, strides: Sequence[int]) -> np.ndarray:
     storage = 1 + sum((n - 1) * s for n, s in zip(values.shape, strides, strict=True))
     buffer = np.zeros(storage, dtype=values.dtype)
-    out = np.lib.stride_tricks.as_strided(
-        buffer, values.shape, tuple(s * values.itemsize for s in strides)
-    )
+    out = np.lib.stride_tricks.as_strided(buffer, values.shape, tuple(s * values.itemsize for s in strides))
     out[...] = values
     return out

@@ -20,9 +20,11 @@ HTP chunked layouts, `ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,32>
 (dim, size) pairs, one device dim each, most major first. A dim's nonzero pairs, read right to
 left, are chunk levels stepping 1, then the product of the chunk sizes to their right; its one
 0-sized pair takes "all the rest": ceil(dim size / product of its chunk sizes) steps of that
-product. Worked example (crouton): on a 1x3x5x30 NHWC tensor (strides 450, 150, 30, 1) it is
-device_size (1, 1, 1, 1, 8, 8, 32), stride_map (-1, -1, -1, -1, 150, 30, 1), i.e. the tensor
-padded to 1x8x8x32; element (0, 2, 4, 29) is at 2*256 + 4*32 + 29 = 669.
+product. The 0-sized pairs order the chunks and come before the chunk pairs (HTP's own
+`memory_layout.h` reads them that way). Worked example (crouton): on a 1x3x5x30 NHWC tensor
+(strides 450, 150, 30, 1) it is device_size (1, 1, 1, 1, 8, 8, 32), stride_map
+(-1, -1, -1, -1, 150, 30, 1), i.e. the tensor padded to 1x8x8x32; element (0, 2, 4, 29) is at
+2*256 + 4*32 + 29 = 669.
 
 Device dims of size 1, and dims every step of which lands in padding, get stride -1.
 """
@@ -81,13 +83,14 @@ class ForeignLayout:
     _bound: BoundLayout = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.layout, TiledLayout):
+            raise TypeError(f"layout must be a TiledLayout, got {type(self.layout).__name__}")
         object.__setattr__(self, "host_size", tuple(int(n) for n in self.host_size))
         try:
             bound = self.layout.bind(self.host_size)
         except LayoutError as error:
             raise LayoutError(
-                f"{self.notation or self.layout!r} does not bind to host size "
-                f"{list(self.host_size)}: {error}"
+                f"{self.notation or self.layout!r} does not bind to host size {list(self.host_size)}: {error}"
             ) from error
         object.__setattr__(self, "_bound", bound)
 
@@ -212,9 +215,7 @@ class _Digits:
 
     def _merge_groups(self, outer: int, inner: int) -> None:
         scale = self.sizes[inner]
-        self.dims = [
-            _Digit(d.size, d.unit * scale, inner) if d.group == outer else d for d in self.dims
-        ]
+        self.dims = [_Digit(d.size, d.unit * scale, inner) if d.group == outer else d for d in self.dims]
         self.sizes[inner] *= self.sizes.pop(outer)
         del self.strides[outer]
 
@@ -243,9 +244,7 @@ class _Digits:
         """The `TiledLayout`: stride unit * group stride, -1 for padding-only dims."""
         if not self.dims:
             return TiledLayout((1,), (-1,))
-        strides = [
-            -1 if self.padding_only(d) else d.unit * self.strides[d.group] for d in self.dims
-        ]
+        strides = [-1 if self.padding_only(d) else d.unit * self.strides[d.group] for d in self.dims]
         try:
             return TiledLayout(tuple(d.size for d in self.dims), tuple(strides))
         except LayoutError as error:
@@ -262,6 +261,7 @@ _INT = re.compile(r"-?\d+")
 
 
 def _ints(text: str, what: str, notation: str) -> list[int]:
+    """Comma-separated integers of `text`; `what` and `notation` name them in errors."""
     items = [item.strip() for item in text.split(",")] if text.strip() else []
     bad = [item for item in items if not _INT.fullmatch(item)]
     if bad:
@@ -279,9 +279,7 @@ def parse_xla_layout(text: str) -> ForeignLayout:
     """
     match = _XLA_SHAPE.fullmatch(text.replace(" ", ""))
     if match is None:
-        raise LayoutError(
-            f"{text!r} is not an XLA shape with layout such as 'F32[3,5]{{1,0:T(2,2)}}'"
-        )
+        raise LayoutError(f"{text!r} is not an XLA shape with layout such as 'F32[3,5]{{1,0:T(2,2)}}'")
     dtype = match["type"].upper()
     if dtype not in XLA_ELEMENT_TYPES:
         raise LayoutError(
@@ -292,9 +290,10 @@ def parse_xla_layout(text: str) -> ForeignLayout:
     if any(n < 1 for n in shape):
         raise LayoutError(f"{text!r}: dimension sizes must be positive, got {shape}")
     order, _, tiling = (match["layout"] or "").partition(":")
-    minor_to_major = _ints(order, "minor_to_major", text) if match["layout"] is not None else []
-    if match["layout"] is None:
+    if match["layout"] is None:  # no layout given: XLA's default, row-major
         minor_to_major = list(range(len(shape) - 1, -1, -1))
+    else:
+        minor_to_major = _ints(order, "minor_to_major", text)
     if sorted(minor_to_major) != list(range(len(shape))):
         raise LayoutError(
             f"{text!r}: minor_to_major {{{order}}} must be a permutation of 0..{len(shape) - 1}"
@@ -305,9 +304,7 @@ def parse_xla_layout(text: str) -> ForeignLayout:
     for tile_text in re.findall(r"\([^()]*\)", tiling):
         tile = _ints(tile_text[1:-1].replace("*", "-1"), f"tile {tile_text}", text)
         if not tile or any(t == 0 or t < -1 for t in tile):
-            raise LayoutError(
-                f"{text!r}: tile {tile_text} needs positive sizes or '*' (-1) entries"
-            )
+            raise LayoutError(f"{text!r}: tile {tile_text} needs positive sizes or '*' (-1) entries")
         digits.apply_tile(tile, tile_text)
     return ForeignLayout(tuple(shape), dtype, digits.tiled(), text)
 
@@ -351,8 +348,7 @@ def _check_htp_pairs(text: str, rank: int, pairs: Sequence[tuple[int, int]]) -> 
         rests = sum(1 for d, chunk in pairs if d == dim and chunk == 0)
         if rests != 1:
             raise LayoutError(
-                f"{text!r}: dim {dim} needs exactly one '{dim},0' pair (\"all the rest\"), "
-                f"found {rests}"
+                f"{text!r}: dim {dim} needs exactly one '{dim},0' pair (\"all the rest\"), found {rests}"
             )
     first_chunk = next((k for k, (_, chunk) in enumerate(pairs) if chunk), len(pairs))
     late = [f"{d},0" for d, chunk in pairs[first_chunk:] if not chunk]
@@ -364,9 +360,7 @@ def _check_htp_pairs(text: str, rank: int, pairs: Sequence[tuple[int, int]]) -> 
         )
 
 
-def parse_htp_layout(
-    text: str, host_size: Sequence[int], dtype: str | None = None
-) -> ForeignLayout:
+def parse_htp_layout(text: str, host_size: Sequence[int], dtype: str | None = None) -> ForeignLayout:
     """
     Parse an HTP memory layout for a row-major host tensor of `host_size` (NHWC for rank 4).
 
@@ -378,9 +372,7 @@ def parse_htp_layout(
     rank, pairs = _htp_pairs(notation)
     size = tuple(int(n) for n in host_size)
     if rank != len(size):
-        raise LayoutError(
-            f"{text!r} has rank {rank} but the host size {list(size)} has {len(size)}"
-        )
+        raise LayoutError(f"{text!r} has rank {rank} but the host size {list(size)} has {len(size)}")
     if any(n < 1 for n in size):
         raise LayoutError(f"{text!r}: host sizes must be positive, got {list(size)}")
     _check_htp_pairs(text, rank, pairs)

@@ -21,6 +21,8 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ktir.dialects.ktir import Ktir
+from ktir.passes import get_all_passes
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
@@ -37,11 +39,20 @@ from ktir.diagnostics import (
     render,
     verify_module,
 )
-from ktir.dialects.ktir import Ktir
 from ktir.expected_diagnostics import check, parse_expectations
-from ktir.passes import get_all_passes
 
-XDSL_DIALECTS = ("builtin", "func", "arith", "math", "linalg", "tensor", "memref", "scf", "affine", "test")
+XDSL_DIALECTS = (
+    "builtin",
+    "func",
+    "arith",
+    "math",
+    "linalg",
+    "tensor",
+    "memref",
+    "scf",
+    "affine",
+    "test",
+)
 """xDSL dialects `ktir-opt` knows besides `ktir` (`test` gives `"test.op"` values in tests)."""
 
 XDSL_PASSES = ("canonicalize", "cse", "dce", "arith-add-fastmath", "convert-linalg-to-loops")
@@ -94,9 +105,7 @@ class KtirOptMain(xDSLOptMain):
 
     def setup_pipeline(self) -> None:
         try:
-            self.pipeline = PassPipeline.parse_spec(
-                self.available_passes, self.args.passes, self._after_pass
-            )
+            self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, self._after_pass)
         except ArgSpecParseError as error:
             detail = str(error).strip().splitlines()[-1].strip()
             available = ", ".join(sorted(self.available_passes))

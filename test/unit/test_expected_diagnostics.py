@@ -43,7 +43,12 @@ def test_offset_chunks_keep_file_lines():
 def test_all_matched():
     produced = [
         Diagnostic(Severity.WARNING, "on the same line", at(1)),
-        Diagnostic(Severity.ERROR, "below it is", at(8), notes=[Diagnostic(Severity.NOTE, "the next line", at(3))]),
+        Diagnostic(
+            Severity.ERROR,
+            "below it is",
+            at(8),
+            notes=[Diagnostic(Severity.NOTE, "the next line", at(3))],
+        ),
         Diagnostic(Severity.REMARK, "from above", at(4)),
         Diagnostic(Severity.WARNING, "below too", at(8)),
         Diagnostic(Severity.ERROR, "value 1234 too big", at(8)),
@@ -75,7 +80,12 @@ def test_one_diagnostic_satisfies_one_expectation():
 
 def test_render_shows_line_and_caret():
     text = render(
-        Diagnostic(Severity.ERROR, "bad", Location("f.mlir", 2, 3, 4), [Diagnostic(Severity.NOTE, "see", None)]),
+        Diagnostic(
+            Severity.ERROR,
+            "bad",
+            Location("f.mlir", 2, 3, 4),
+            [Diagnostic(Severity.NOTE, "see", None)],
+        ),
         {"f.mlir": "first\n  second line\n"},
     )
     assert text == "f.mlir:2:3: error: bad\n  second line\n  ^^^^\n<unknown>:0: note: see"

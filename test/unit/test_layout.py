@@ -297,7 +297,7 @@ def check_layout_properties(host, dtype, stl):
     assert np.array_equal(coords @ steps, offsets[valid])
     # Each host element is stored (at least once; exactly once without broadcast dims).
     counts = np.bincount(offsets[valid], minlength=x.size)
-    has_broadcast = any(s == 0 and n > 1 for n, s in zip(stl.device_size, stl.stride_map))
+    has_broadcast = any(s == 0 and n > 1 for n, s in zip(stl.device_size, stl.stride_map, strict=False))
     assert (counts >= 1).all() if has_broadcast else (counts == 1).all()
     # DMA blocks reproduce to_device, writing each valid device element once.
     flat = np.zeros(math.prod(stl.device_size), dtype=dev.dtype)
@@ -311,7 +311,7 @@ def check_layout_properties(host, dtype, stl):
     # Element-wise coordinates agree with the vectorized map.
     for element in [tuple(0 for _ in host), tuple(n - 1 for n in host)]:
         device = bound.device_coords(element)
-        assert offsets[device] == sum(c * s for c, s in zip(element, contiguous_strides(host)))
+        assert offsets[device] == sum(c * s for c, s in zip(element, contiguous_strides(host), strict=False))
 
 
 @settings(max_examples=150, deadline=None)

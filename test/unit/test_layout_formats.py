@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -40,9 +41,10 @@ def _check_stride_identity(f: ForeignLayout) -> None:
     """For every device element holding data: host offset == dot(device coords, stride_map)."""
     offsets = f.bound().host_offsets()
     coords = np.indices(f.layout.device_size, dtype=np.int64)
-    expected = sum(
-        coords[j] * step for j, step in enumerate(f.layout.stride_map) if step >= 0
-    ) + np.zeros(f.layout.device_size, dtype=np.int64)
+    expected = np.zeros(f.layout.device_size, dtype=np.int64)
+    for j, step in enumerate(f.layout.stride_map):
+        if step >= 0:
+            expected += coords[j] * step
     valid = offsets >= 0
     np.testing.assert_array_equal(offsets[valid], expected[valid])
     # Every host element is stored exactly once.
@@ -68,6 +70,11 @@ def _all_linear(f: ForeignLayout) -> np.ndarray:
     return linear.reshape(f.host_size)
 
 
+def _host_coords(shape: Sequence[int]) -> np.ndarray:
+    """Coordinates of every element of `shape` in row-major order, shape (rank, numel)."""
+    return np.indices(shape).reshape(len(shape), math.prod(shape))
+
+
 def _checked(f: ForeignLayout) -> ForeignLayout:
     _check_stride_identity(f)
     _check_round_trip(f)
@@ -75,9 +82,10 @@ def _checked(f: ForeignLayout) -> ForeignLayout:
     assert order.shape == (f.layout.device_numel, len(f.host_size))
     # memory_order is the inverse of linear_index.
     linear = _all_linear(f)
-    host = np.indices(f.host_size).reshape(len(f.host_size), -1).T
-    np.testing.assert_array_equal(order[linear.reshape(-1)], host)
-    assert (order < 0).all(axis=1).sum() == f.layout.device_numel - math.prod(f.host_size)
+    np.testing.assert_array_equal(order[linear.reshape(-1)], _host_coords(f.host_size).T)
+    if f.host_size:  # padding rows are all -1, real rows have no -1
+        padding = f.layout.device_numel - math.prod(f.host_size)
+        assert (order < 0).all(axis=1).sum() == (order < 0).any(axis=1).sum() == padding
     return f
 
 
@@ -107,7 +115,7 @@ def _xla_oracle(
     (e // t ..., e % t ...) over (ceil(d / t) ..., t ...), as in the seed's formula.
     """
     physical = list(minor_to_major)[::-1]
-    host = np.indices(shape).reshape(len(shape), -1)
+    host = _host_coords(shape)
     cols, dims = [host[i] for i in physical], [shape[i] for i in physical]
     for tile in tiles:
         lead = len(dims) - len(tile)
@@ -137,7 +145,7 @@ def _xla_text(shape, minor_to_major, tiles, dtype="F32") -> str:
 
 def _htp_oracle(pairs: Sequence[tuple[int, int]], host_size: Sequence[int]) -> np.ndarray:
     """HTP linear index of every host element: chunk levels read right to left, then 'rest'."""
-    host = np.indices(host_size).reshape(len(host_size), -1)
+    host = _host_coords(host_size)
     unit, coord, size = [1] * len(host_size), [None] * len(pairs), [0] * len(pairs)
     for k in range(len(pairs) - 1, -1, -1):
         dim, chunk = pairs[k]
@@ -265,11 +273,14 @@ ORACLE_CASES = [
     ((3, 5), (1, 0), [(8, 128), (2, 1, 1, 1)]),  # (2,1,1,1) splits a size-1 dim: all padding
     ((2, 7, 8, 11, 10), (4, 3, 2, 1, 0), [(-1, -1, 2, -1, 3)]),
     ((2, 3, 4), (0, 2, 1), [(2, 3)]),
-    ((5, 6, 7), (2, 1, 0), [(4, 3), (-1, 2)]),
     ((4, 6), (1, 0), [(-1, 4)]),
-    ((6, 10), (1, 0), [(4, 4), (-1, 3, 2, 1)]),
+    ((6, 10), (1, 0), [(4, 4), (3, 2, 2, 1)]),
     ((1, 5, 3), (2, 1, 0), [(-1, 2, 2)]),  # '*' joins a size-1 dim
     ((3, 1, 4), (2, 1, 0), [(-1, -1, 8)]),
+    ((8, 8), (1, 0), [(1, 1), (1, 1, 2, 1)]),  # a size-1 within-tile dim padded to 2
+    ((4, 6, 8), (2, 1, 0), [(2, 4), (-1, 3, 1, 1, 1)]),  # '*' joins two whole host dims
+    ((12,), (0,), [(4,), (-1, 2)]),  # '*' re-joins a tiled dim
+    ((10,), (0,), [(4,), (-1, 3)]),  # ... and re-tiles it with padding at the top
 ]
 
 
@@ -302,23 +313,31 @@ def _xla_layouts(draw):
 def test_xla_random_layouts_are_exact_or_rejected(case):
     shape, minor_to_major, tiles = case
     text = _xla_text(shape, minor_to_major, tiles)
+    message = None
     try:
         f = xla(text)
     except LayoutError as error:
-        assert repr(text) in str(error)
+        message = str(error)
+    if message is not None:
+        # Rejected for one of the converter's own reasons, never an internal inconsistency
+        # caught later by TiledLayout or bind (except the known bind limitation, see
+        # test_xla_tile_across_combined_rows).
+        assert message.startswith(repr(text))
+        assert re.search(r"not contiguous|inside an earlier tile|not a multiple of", message)
         return
     expected, dims = _xla_oracle(shape, minor_to_major, tiles)
     assert f.layout.device_size == dims
     np.testing.assert_array_equal(_all_linear(f), expected)
 
 
-def test_xla_most_random_layouts_are_expressible():
+def test_xla_every_single_2d_tile_is_expressible():
     cases = [
-        ((a, b), (1, 0), [(s, t)])
+        ((a, b), m2m, [(s, t)])
         for a, b, s, t in itertools.product(range(1, 7), range(1, 7), (1, 2, 3), (1, 2, 4))
+        for m2m in ((1, 0), (0, 1))
     ]
     for shape, m2m, tiles in cases:
-        f = parse_xla_layout(_xla_text(shape, m2m, tiles))
+        f = xla(_xla_text(shape, m2m, tiles))
         np.testing.assert_array_equal(_all_linear(f), _xla_oracle(shape, m2m, tiles)[0])
 
 
@@ -353,7 +372,8 @@ def test_xla_tile_across_combined_rows():
         ("F32[3,5]{1,0:T(-2,2)}", r"tile \(-2,2\) needs positive sizes"),
         ("F32[3,5]{1,0:T()}", r"tile \(\) needs positive sizes"),
         ("F32[3,5]{1,0:T(2,x)}", r"tile \(2,x\) entry 'x' is not an integer"),
-        ("F32[3,5]{1,0:T(2,2}", r"is not an XLA shape"),
+        ("F32[3,5]{1,0:T(2,2}", r"'T\(2,2' is not a tiling"),
+        ("F32[5,6,7]{2,1,0:T(4,3)(*,2)}", r"'\*' in tile \(\*,2\) combines a dim of size 4"),
         ("F32[3,5", r"is not an XLA shape"),
         ("F32[3,5]{1,0:S(1)}", r"'S\(1\)' is not a tiling"),
         ("X32[3,5]{1,0}", r"unknown element type 'X32'"),
@@ -376,6 +396,8 @@ def test_layout_error_is_a_value_error():
 def test_bind_errors_name_the_notation():
     with pytest.raises(LayoutError, match=r"'my layout' does not bind to host size \[4, 6\]: .*"):
         ForeignLayout((4, 6), None, TiledLayout((4, 4), (6, 1)), "my layout")
+    with pytest.raises(TypeError, match="layout must be a TiledLayout"):
+        ForeignLayout((4, 6), None, ((4, 6), (6, 1)), "my layout")  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -388,7 +410,7 @@ def test_htp_flat_is_row_major():
     assert f.layout == TiledLayout((2, 3, 5, 30), (450, 150, 30, 1))
     assert f.dtype is None
     rows = f.memory_order()
-    np.testing.assert_array_equal(rows, np.indices((2, 3, 5, 30)).reshape(4, -1).T)
+    np.testing.assert_array_equal(rows, _host_coords((2, 3, 5, 30)).T)
     # The seed's listing: (0,0,0,29) then (0,0,1,0); (0,0,4,29) then (0,1,0,0); ... (1,2,4,29).
     assert rows[29:31].tolist() == [[0, 0, 0, 29], [0, 0, 1, 0]]
     assert rows[149:151].tolist() == [[0, 0, 4, 29], [0, 1, 0, 0]]
@@ -398,10 +420,17 @@ def test_htp_flat_is_row_major():
 
 
 def test_htp_nchw():
-    f = htp("R4NCHWMemoryLayout", (2, 3, 5, 30))
-    expected = np.indices((2, 3, 5, 30)).transpose(0, 1, 4, 2, 3).reshape(4, -1).T
+    # The seed's text: NHWC indices laid out as NCHW is <4, 0,0, 3,0, 1,0, 2,0>.
+    f = htp("ChunkedMemoryLayout<4, 0,0, 3,0, 1,0, 2,0>", (2, 3, 5, 30))
+    assert f.layout == TiledLayout((2, 30, 3, 5), (450, 1, 150, 30))
+    expected = _host_coords((2, 30, 3, 5))[[0, 2, 3, 1]].T  # (n, c, h, w) -> (n, h, w, c)
     np.testing.assert_array_equal(f.memory_order(), expected)
     assert f.linear_index((1, 2, 4, 29)) == 1 * 450 + 29 * 15 + 2 * 5 + 4
+    # The seed's table (and HTP's memory_layout.h) spell R4NCHWMemoryLayout
+    # <4, 0,0, 3,0, 2,0, 1,0>: read by the same rules that is batch, depth, width, height.
+    g = htp("R4NCHWMemoryLayout", (2, 3, 5, 30))
+    assert g.layout == TiledLayout((2, 30, 5, 3), (450, 1, 30, 150))
+    assert g.linear_index((1, 2, 4, 29)) == 1 * 450 + 29 * 15 + 4 * 3 + 2
 
 
 def test_htp_crouton_1x3x5x30():
@@ -528,13 +557,11 @@ def test_htp_crouton_variants():
     # 1,4, 2,4, 3,32, 1,2, 2,2: rows and columns in 2x2 pairs (most minor), then 32 channels,
     # then 4x4 of those pairs. Element (0, h, w, c): ((h//2)*4 + w//2)*128 + c*4 + (h%2)*2 + w%2.
     _, h, w, c = np.indices((1, 8, 8, 32))
-    np.testing.assert_array_equal(
-        _all_linear(f), ((h // 2) * 4 + w // 2) * 128 + c * 4 + (h % 2) * 2 + w % 2
-    )
+    np.testing.assert_array_equal(_all_linear(f), ((h // 2) * 4 + w // 2) * 128 + c * 4 + (h % 2) * 2 + w % 2)
     g = htp("R4Depth32MemoryLayout", (1, 2, 8, 64))
-    # 0,0, 1,0, 3,0, 2,0, 2,4, 3,32: per row, per 32-deep slab, per 4 columns, 32 x 4.
+    # 0,0, 1,0, 3,0, 2,0, 2,4, 3,32: per row, per 32-deep slab, per 4 columns: 4 x 32 (d32).
     _, h, w, c = np.indices((1, 2, 8, 64))
-    expected = ((h * 2 + c // 32) * 2 + w // 4) * 128 + (c % 32) * 4 + w % 4
+    expected = ((h * 2 + c // 32) * 2 + w // 4) * 128 + (w % 4) * 32 + c % 32
     np.testing.assert_array_equal(_all_linear(g), expected)
 
 
@@ -543,7 +570,7 @@ def _htp_layouts(draw):
     rank = draw(st.integers(1, 3))
     host = draw(st.lists(st.integers(1, 9), min_size=rank, max_size=rank))
     chunks = draw(st.lists(st.tuples(st.integers(0, rank - 1), st.integers(1, 5)), max_size=4))
-    pairs = draw(st.permutations([(d, 0) for d in range(rank)] + chunks))
+    pairs = draw(st.permutations([(d, 0) for d in range(rank)])) + chunks
     return tuple(host), pairs
 
 
@@ -554,8 +581,7 @@ def test_htp_random_layouts_match_the_chunk_definition(case):
     text = f"ChunkedMemoryLayout<{len(host_size)}, {', '.join(f'{d},{s}' for d, s in pairs)}>"
     f = htp(text, host_size)
     assert f.layout.device_numel == math.prod(
-        s if s else -(-host_size[d] // math.prod(c for e, c in pairs if e == d and c))
-        for d, s in pairs
+        s if s else -(-host_size[d] // math.prod(c for e, c in pairs if e == d and c)) for d, s in pairs
     )
     np.testing.assert_array_equal(_all_linear(f), _htp_oracle(pairs, host_size))
 
@@ -571,6 +597,11 @@ def test_htp_random_layouts_match_the_chunk_definition(case):
         ("ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,32>", (1, 2, 3, 4), r"dim 3 needs exactly one"),
         ("ChunkedMemoryLayout<2, 0,0, 1,0, 1,0>", (2, 3), r"dim 1 needs exactly one .* found 2"),
         ("ChunkedMemoryLayout<2, 0,0, 1,0, 1>", (2, 3), r"must be \(dim, size\) pairs"),
+        (
+            "ChunkedMemoryLayout<2, 0,0, 1,4, 1,0>",
+            (2, 8),
+            r"'1,0' comes after the chunk pair '1,4'",
+        ),
         ("ChunkedMemoryLayout<2, 0,0, 1,-4, 1,0>", (2, 3), r"pair '1,-4' has a negative size"),
         ("ChunkedMemoryLayout<2, 0,0, 1,x>", (2, 3), r"parameter entry 'x' is not an integer"),
         ("ChunkedMemoryLayout<>", (2, 3), r"the first parameter must be the rank"),
@@ -592,31 +623,36 @@ def test_htp_errors(text, host_size, reason):
 # ---------------------------------------------------------------------------------------------
 
 SEED_LAYOUTS = [
-    lambda: parse_xla_layout("F32[3,5]{1,0:T(2,2)}"),
-    lambda: parse_xla_layout("F32[4,8]{1,0:T(2,4)(2,1)}"),
-    lambda: parse_xla_layout("F32[8,8]{1,0:T(2,4)(2,1,1,1)}"),
-    lambda: parse_xla_layout("F32[2,7,8,11,10]{4,3,2,1,0:T(*,*,2,*,3)}"),
-    lambda: parse_xla_layout("BF16[32,256]{1,0:T(8,128)(2,1)}"),
-    lambda: parse_xla_layout("BF16[32,256]{1,0:T(8,128)(2,1,1,1)}"),
-    lambda: parse_xla_layout("S8[16,256]{1,0:T(8,128)(4,1)}"),
-    lambda: parse_xla_layout("PRED[40,130]{1,0:T(32,128)(32,1)}"),
-    lambda: parse_htp_layout("FlatMemoryLayout<4>", (2, 3, 5, 30)),
-    lambda: parse_htp_layout(CROUTON, (1, 3, 5, 30)),
-    lambda: parse_htp_layout(CROUTON, (2, 9, 20, 50)),
-    lambda: parse_htp_layout(CONV_WEIGHTS, (3, 3, 32, 32)),
-    lambda: parse_htp_layout(CONV_WEIGHTS, (3, 3, 32, 50)),
-    lambda: parse_htp_layout(CONV_WEIGHTS, (3, 3, 64, 96)),
+    ("F32[3,5]{1,0:T(2,2)}", None),
+    ("F32[4,8]{1,0:T(2,4)(2,1)}", None),
+    ("F32[8,8]{1,0:T(2,4)(2,1,1,1)}", None),
+    ("F32[2,7,8,11,10]{4,3,2,1,0:T(*,*,2,*,3)}", None),
+    ("BF16[32,256]{1,0:T(8,128)(2,1)}", None),
+    ("BF16[32,256]{1,0:T(8,128)(2,1,1,1)}", None),
+    ("S8[16,256]{1,0:T(8,128)(4,1)}", None),
+    ("PRED[40,130]{1,0:T(32,128)(32,1)}", None),
+    ("FlatMemoryLayout<4>", (2, 3, 5, 30)),
+    ("R4NCHWMemoryLayout", (2, 3, 5, 30)),
+    (CROUTON, (1, 3, 5, 30)),
+    (CROUTON, (2, 9, 20, 50)),
+    (CONV_WEIGHTS, (3, 3, 32, 32)),
+    (CONV_WEIGHTS, (3, 3, 32, 50)),
+    (CONV_WEIGHTS, (3, 3, 64, 96)),
 ]
 
 
-@pytest.mark.parametrize("make", SEED_LAYOUTS)
-def test_seed_layouts_stride_identity(make):
-    _check_stride_identity(make())
+def _seed_layout(text: str, host_size: tuple[int, ...] | None) -> ForeignLayout:
+    return parse_xla_layout(text) if host_size is None else parse_htp_layout(text, host_size)
 
 
-@pytest.mark.parametrize("make", SEED_LAYOUTS)
-def test_seed_layouts_round_trip(make):
-    f = make()
+@pytest.mark.parametrize(("text", "host_size"), SEED_LAYOUTS)
+def test_seed_layouts_stride_identity(text, host_size):
+    _check_stride_identity(_seed_layout(text, host_size))
+
+
+@pytest.mark.parametrize(("text", "host_size"), SEED_LAYOUTS)
+def test_seed_layouts_round_trip(text, host_size):
+    f = _seed_layout(text, host_size)
     x = np.random.default_rng(0).standard_normal(f.host_size)
     np.testing.assert_array_equal(f.bound().unpack(f.bound().pack(x)), x)
 
@@ -625,7 +661,7 @@ def test_stride_identity_check_can_fail():
     f = parse_xla_layout("F32[3,5]{1,0:T(2,2)}")
     wrong = ForeignLayout.__new__(ForeignLayout)
     object.__setattr__(wrong, "host_size", f.host_size)
-    object.__setattr__(wrong, "layout", TiledLayout((2, 3, 2, 2), (10, 2, 5, 2)))
+    object.__setattr__(wrong, "layout", TiledLayout((2, 3, 2, 2), (10, 2, 5, 3)))
     object.__setattr__(wrong, "_bound", f.bound())
     with pytest.raises(AssertionError):
         _check_stride_identity(wrong)

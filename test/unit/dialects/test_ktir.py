@@ -1,19 +1,17 @@
 """The #ktir.tiled encoding: construction, conversion to layouts, tensor checks."""
 
 import pytest
+from ktir.dialects.ktir import TiledLayoutAttr, verify_tiled_tensor
 from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType, TensorType
 from xdsl.utils.exceptions import VerifyException
 
-from ktir.dialects.ktir import TiledLayoutAttr, verify_tiled_tensor
 from ktir.layout import DeviceDType, SpyreTensorLayout
 
 
 def test_from_layout_and_back():
     stl = SpyreTensorLayout((5, 100, 150), "float16")
     attr = TiledLayoutAttr.from_layout(stl)
-    assert str(attr) == (
-        "#ktir.tiled<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>"
-    )
+    assert str(attr) == ("#ktir.tiled<device_size = [100, 3, 5, 64], stride_map = [150, 64, 15000, 1]>")
     assert attr.layout_for(Float16Type()) == stl
     explicit = TiledLayoutAttr.from_layout(stl, explicit_dtype=True)
     assert explicit.explicit_device_dtype is DeviceDType.SEN169_FP16
