@@ -136,8 +136,10 @@ class _Digits:
     Device dims while a notation is converted, with the host groups they walk.
 
     A group is host dims merged by `*`: `sizes[g]` elements, position p at host offset
-    `p * strides[g]`. The digits of a group form a mixed-radix number; positions past
-    `sizes[g]` are padding, and a digit whose unit is at least `sizes[g]` is all padding.
+    `p * strides[g]`. A digit whose unit is at least `sizes[g]` (or whose size is 1) is all
+    padding and gets stride -1; the other digits of a group form an exact mixed-radix number
+    (units 1, then the product of the sizes below) spanning at least `sizes[g]`, the excess
+    being padding at the top. Splits and merges keep that form or raise `LayoutError`.
     """
 
     def __init__(self, host_size: Sequence[int], order: Sequence[int], notation: str) -> None:
@@ -192,8 +194,9 @@ class _Digits:
         else:
             raise self.fail(
                 f"'*' in tile {text} combines a dim of size {outer.size} with the next one "
-                f"(size {inner.size}), but they are not contiguous in host memory, so the "
-                "combined dim has no single stride"
+                f"(size {inner.size}), but they are not contiguous in host memory (different "
+                "host dims out of order, or padding between them), so the combined dim has no "
+                "single stride"
             )
         self.dims[k : k + 2] = [merged]
 

@@ -298,7 +298,7 @@ def _xla_layouts(draw):
     shape = draw(st.lists(st.integers(1, 9), min_size=rank, max_size=rank))
     minor_to_major = draw(st.permutations(range(rank)))
     tiles, width = [], rank
-    for _ in range(draw(st.integers(0, 2))):
+    for _ in range(draw(st.integers(0, 3))):
         k = draw(st.integers(1, width))
         tile = draw(st.lists(st.sampled_from([-1, 1, 2, 3, 4, 8]), min_size=k, max_size=k))
         if tile[-1] == -1:
@@ -365,6 +365,10 @@ def test_xla_tile_across_combined_rows():
         ("F32[2,3,4]{2,0,1:T(*,2,2)}", r"'\*' in tile \(\*,2,2\).*not contiguous in host memory"),
         ("F32[8,8]{1,0:T(2,4)(1,3)}", r"tile \(1,3\) pads a dim of size 4 to 6 inside an earlier"),
         ("F32[6,10]{1,0:T(4,4)(*,3)}", r"'\*' in tile \(\*,3\).*not contiguous"),
+        # Same host dim, but the two dims step 4 and 1 elements: no single stride.
+        ("F32[8]{0:T(2)(2,1)(*,2,1,1)}", r"'\*' in tile \(\*,2,1,1\).*not contiguous"),
+        # Contiguous host dims, but the columns are padded from 5 to 6 by the first tile.
+        ("F32[2,5]{1,0:T(1,2)(*,2,1,1)}", r"'\*' in tile \(\*,2,1,1\).*padding between them"),
         ("F32[3,5]{1,0:T(2,2,2)}", r"tile \(2,2,2\) has 3 dims but the shape it tiles has only 2"),
         ("F32[3,5]{1,0:T(2,2)(1,1,1,1,1)}", r"has 5 dims but the shape it tiles has only 4"),
         ("F32[3,5]{1,0:T(2,*)}", r"tile \(2,\*\) ends in '\*'"),
