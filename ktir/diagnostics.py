@@ -228,7 +228,7 @@ def verify_module(module: Operation) -> list[Diagnostic]:
     diagnostics: list[Diagnostic] = []
     for op in module.walk():
         scope = _isolation_scope(op)
-        if scope in failed or any(ancestor in failed for ancestor in _ancestors(op)):
+        if any(ancestor in failed for ancestor in _ancestors(op)):
             continue
         if (message := _verify_one(op)) is None:
             continue
@@ -262,7 +262,7 @@ def _find_tensor_types(attrs: Sequence[Attribute]) -> Iterator[TensorType[Attrib
             yield attr
         elif isinstance(attr, FunctionType):
             yield from _find_tensor_types([*attr.inputs.data, *attr.outputs.data])
-        elif isinstance(attr, ParametrizedAttribute) and not isinstance(attr, TensorType):
+        elif isinstance(attr, ParametrizedAttribute):
             yield from _find_tensor_types(
                 [p for p in attr.parameters if isinstance(p, ParametrizedAttribute)]
             )

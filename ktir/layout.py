@@ -906,7 +906,7 @@ def to_host(
     bound = stl.bind(host_size, host_strides)
     values = bound.unpack(device_buffer)
     if dtype is not None:
-        values = values.astype(np.dtype(_dtype_name(dtype)) if _dtype_name(dtype) != "bool" else bool)
+        values = values.astype(np.dtype(_dtype_name(dtype)))
     if host_strides is None:
         return values
     return _with_strides(values, bound.host_strides)
