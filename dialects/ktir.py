@@ -30,6 +30,8 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from ktir.dialects.ktir_elementwise import ELEMENTWISE_OPS
+from ktir.dialects.ktir_structured import STRUCTURED_ATTRIBUTES, STRUCTURED_OPS
 from ktir.layout import (
     DeviceDType,
     LayoutError,
@@ -218,8 +220,7 @@ def verify_tiled_tensor(tensor: TensorType[Attribute]) -> None:
 
 Ktir = Dialect(
     "ktir",
-    [],
-    [
-        TiledLayoutAttr,
-    ],
+    [*ELEMENTWISE_OPS, *STRUCTURED_OPS],
+    [TiledLayoutAttr, *STRUCTURED_ATTRIBUTES],
 )
+"""The `ktir` dialect: the `#ktir.tiled` encoding and the graph-level ops."""

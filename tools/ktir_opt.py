@@ -21,8 +21,6 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ktir.dialects.ktir import Ktir
-from ktir.passes import get_all_passes
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
@@ -39,7 +37,9 @@ from ktir.diagnostics import (
     render,
     verify_module,
 )
+from ktir.dialects.ktir import Ktir
 from ktir.expected_diagnostics import check, parse_expectations
+from ktir.passes import get_all_passes
 
 XDSL_DIALECTS = (
     "builtin",

@@ -1,10 +1,10 @@
 """The #ktir.tiled encoding: construction, conversion to layouts, tensor checks."""
 
 import pytest
-from ktir.dialects.ktir import TiledLayoutAttr, verify_tiled_tensor
 from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType, TensorType
 from xdsl.utils.exceptions import VerifyException
 
+from ktir.dialects.ktir import TiledLayoutAttr, verify_tiled_tensor
 from ktir.layout import DeviceDType, SpyreTensorLayout
 
 

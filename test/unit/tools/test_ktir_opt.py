@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from ktir.tools.ktir_opt import main
 
 GOOD = """func.func @f(%a: tensor<64xf16, #ktir.tiled<device_size = [1, 64], stride_map = [64, 1]>>) {

@@ -1,0 +1,609 @@
+"""
+Graph-level elementwise ops of the `ktir` dialect: unary, binary with broadcasting, `where`,
+`clamp`, `pow`, dtype conversion and constants.
+
+Graph-level ops work on builtin ranked tensors with static host shapes. The layout
+(`#ktir.tiled` encoding) is added later by layout propagation, so verifiers compare shapes and
+element types and ignore encodings. Each op is the functional meaning the reference executor
+(`ktir.reference`) implements: fp16 tensors are computed in fp32 and rounded once per op.
+"""
+
+from __future__ import annotations
+
+import struct
+from abc import ABC
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    f64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    VarConstraint,
+    base,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from ktir.shapes import ShapeError, broadcast_shapes
+
+#### Element-type and shape helpers shared by all graph ops ####
+
+FLOAT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
+
+
+def is_float(element_type: Attribute) -> bool:
+    """True for the floating-point element types graph ops compute on (f16, bf16, f32, f64)."""
+    return isinstance(element_type, FLOAT_TYPES)
+
+
+def is_bool(element_type: Attribute) -> bool:
+    """True for `i1`, the element type of masks and comparison results."""
+    return isinstance(element_type, IntegerType) and element_type.width.data == 1
+
+
+def tensor_of(value: SSAValue | Attribute, what: str) -> TensorType[Attribute]:
+    """The ranked tensor type of `value` (or the type itself); a `VerifyException` otherwise."""
+    value_type = value if isinstance(value, Attribute) else value.type
+    if not isinstance(value_type, TensorType):
+        raise VerifyException(f"{what} must be a ranked tensor, not {value_type}")
+    if any(size < 0 for size in value_type.get_shape()):
+        raise VerifyException(f"{what} must have a static shape (graph-level ktir has no dynamic dims)")
+    return value_type
+
+
+def shape_of(value: SSAValue | Attribute, what: str) -> tuple[int, ...]:
+    """The static shape of a tensor-typed `value`, checked by `tensor_of`."""
+    return tuple(tensor_of(value, what).get_shape())
+
+
+def require_float(value: SSAValue, what: str, op_name: str) -> None:
+    """Ops with transcendental or fractional results are defined on floating-point tensors only."""
+    element_type = tensor_of(value, what).element_type
+    if not is_float(element_type):
+        raise VerifyException(f"{op_name} needs a floating-point {what}, not {element_type}")
+
+
+def require_same_element_type(values: Sequence[tuple[SSAValue, str]]) -> Attribute:
+    """All `values` share one element type (the importer inserts `ktir.convert` for promotion)."""
+    first_value, first_what = values[0]
+    element_type = tensor_of(first_value, first_what).element_type
+    for value, what in values[1:]:
+        other = tensor_of(value, what).element_type
+        if other != element_type:
+            raise VerifyException(
+                f"{what} has element type {other} but {first_what} has {element_type}: "
+                "operands must share one element type"
+            )
+    return element_type
+
+
+def require_shape(result: SSAValue, expected: Sequence[int], rule: str) -> None:
+    """The result shape must be the one the shape rule computes."""
+    actual = shape_of(result, "result")
+    if actual != tuple(expected):
+        raise VerifyException(f"result shape {list(actual)} does not match {rule} {list(expected)}")
+
+
+def require_element_type(result: SSAValue, expected: Attribute, why: str) -> None:
+    """The result element type must be `expected`; `why` names the rule."""
+    actual = tensor_of(result, "result").element_type
+    if actual != expected:
+        raise VerifyException(f"result element type {actual} must be {expected} ({why})")
+
+
+#### Unary ####
+
+
+class UnaryOp(IRDLOperation, ABC):
+    """Base of the elementwise unary ops: one tensor in, the same tensor type out."""
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    FLOAT_ONLY: ClassVar[bool] = False
+
+    def __init__(self, input: SSAValue | Operation, properties: dict[str, Attribute] | None = None) -> None:
+        value = SSAValue.get(input)
+        super().__init__(operands=[value], result_types=[value.type], properties=properties or {})
+
+    def verify_(self) -> None:
+        tensor = tensor_of(self.input, "input")
+        if self.FLOAT_ONLY:
+            require_float(self.input, "input", self.name)
+        elif is_bool(tensor.element_type):
+            raise VerifyException(f"{self.name} is not defined on i1 tensors")
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    """`|x|` elementwise."""
+
+    name = "ktir.abs"
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    """`-x` elementwise."""
+
+    name = "ktir.neg"
+
+
+@irdl_op_definition
+class ExpOp(UnaryOp):
+    """`e^x` elementwise."""
+
+    name = "ktir.exp"
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class LogOp(UnaryOp):
+    """Natural logarithm elementwise."""
+
+    name = "ktir.log"
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class SqrtOp(UnaryOp):
+    """Square root elementwise."""
+
+    name = "ktir.sqrt"
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class RsqrtOp(UnaryOp):
+    """`1 / sqrt(x)` elementwise."""
+
+    name = "ktir.rsqrt"
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class ReciprocalOp(UnaryOp):
+    """`1 / x` elementwise."""
+
+    name = "ktir.reciprocal"
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryOp):
+    """`1 / (1 + e^-x)` elementwise."""
+
+    name = "ktir.sigmoid"
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class TanhOp(UnaryOp):
+    """Hyperbolic tangent elementwise."""
+
+    name = "ktir.tanh"
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    """`max(x, 0)` elementwise."""
+
+    name = "ktir.relu"
+
+
+@irdl_op_definition
+class GeluOp(UnaryOp):
+    """
+    GELU elementwise: `x * Phi(x)` (erf form), or the tanh approximation when
+    `approximate = "tanh"` (PyTorch's `approximate` argument; `"none"` is the default).
+    """
+
+    name = "ktir.gelu"
+    FLOAT_ONLY: ClassVar[bool] = True
+    approximate = opt_prop_def(StringAttr)
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.approximate is not None and self.approximate.data not in ("none", "tanh"):
+            raise VerifyException(f'approximate must be "none" or "tanh", not "{self.approximate.data}"')
+
+
+@irdl_op_definition
+class SiluOp(UnaryOp):
+    """`x * sigmoid(x)` elementwise."""
+
+    name = "ktir.silu"
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class SoftplusOp(UnaryOp):
+    """
+    `log(1 + e^(beta*x)) / beta`, and `x` where `beta*x > threshold` (PyTorch's definition).
+    `beta` defaults to 1 and `threshold` to 20.
+    """
+
+    name = "ktir.softplus"
+    FLOAT_ONLY: ClassVar[bool] = True
+    beta = opt_prop_def(FloatAttr[Float64Type])
+    threshold = opt_prop_def(FloatAttr[Float64Type])
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.beta is not None and self.beta.value.data == 0.0:
+            raise VerifyException("beta must be non-zero")
+
+
+@irdl_op_definition
+class FloorOp(UnaryOp):
+    """Round down to an integer value elementwise (identity on integer tensors)."""
+
+    name = "ktir.floor"
+
+
+@irdl_op_definition
+class SquareOp(UnaryOp):
+    """`x * x` elementwise."""
+
+    name = "ktir.square"
+
+
+@irdl_op_definition
+class LogicalNotOp(IRDLOperation):
+    """`x == 0` elementwise, giving an `i1` tensor of the same shape."""
+
+    name = "ktir.logical_not"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        require_shape(self.result, shape_of(self.input, "input"), "the input shape")
+        result_type = tensor_of(self.result, "result").element_type
+        if not is_bool(result_type):
+            raise VerifyException(f"result element type {result_type} must be i1")
+
+
+@irdl_op_definition
+class ConvertOp(IRDLOperation):
+    """
+    Element type conversion with PyTorch's semantics (round to nearest even between floats,
+    truncation toward zero from float to integer, non-zero to `i1` as true). Same shape.
+    """
+
+    name = "ktir.convert"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        require_shape(self.result, shape_of(self.input, "input"), "the input shape")
+
+
+#### Binary with broadcasting ####
+
+
+class BinaryOp(IRDLOperation, ABC):
+    """
+    Base of the broadcasting binary ops: operands share an element type, the result shape is
+    their NumPy broadcast, and the result element type is theirs (`i1` for comparisons).
+    """
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+
+    IS_COMPARISON: ClassVar[bool] = False
+    FLOAT_ONLY: ClassVar[bool] = False
+
+    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation, result_type: Attribute) -> None:
+        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+
+    def verify_(self) -> None:
+        element_type = require_same_element_type([(self.lhs, "lhs"), (self.rhs, "rhs")])
+        try:
+            shape = broadcast_shapes(shape_of(self.lhs, "lhs"), shape_of(self.rhs, "rhs"))
+        except ShapeError as error:
+            raise VerifyException(str(error)) from error
+        require_shape(self.result, shape, "the broadcast shape")
+        if self.FLOAT_ONLY and not is_float(element_type):
+            raise VerifyException(f"{self.name} needs floating-point operands, not {element_type}")
+        if self.IS_COMPARISON:
+            result_type = tensor_of(self.result, "result").element_type
+            if not is_bool(result_type):
+                raise VerifyException(f"result element type {result_type} must be i1 (a comparison)")
+        else:
+            require_element_type(self.result, element_type, "the operands' element type")
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    """`lhs + rhs` with broadcasting."""
+
+    name = "ktir.add"
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    """`lhs - rhs` with broadcasting."""
+
+    name = "ktir.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    """`lhs * rhs` with broadcasting."""
+
+    name = "ktir.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    """`lhs / rhs` (true division) with broadcasting, on floating-point tensors."""
+
+    name = "ktir.div"
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class MaximumOp(BinaryOp):
+    """Elementwise maximum with broadcasting (NaN propagates, as in PyTorch)."""
+
+    name = "ktir.maximum"
+
+
+@irdl_op_definition
+class MinimumOp(BinaryOp):
+    """Elementwise minimum with broadcasting (NaN propagates, as in PyTorch)."""
+
+    name = "ktir.minimum"
+
+
+@irdl_op_definition
+class EqOp(BinaryOp):
+    """`lhs == rhs` with broadcasting, giving `i1`."""
+
+    name = "ktir.eq"
+    IS_COMPARISON: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class NeOp(BinaryOp):
+    """`lhs != rhs` with broadcasting, giving `i1`."""
+
+    name = "ktir.ne"
+    IS_COMPARISON: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class LtOp(BinaryOp):
+    """`lhs < rhs` with broadcasting, giving `i1`."""
+
+    name = "ktir.lt"
+    IS_COMPARISON: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class LeOp(BinaryOp):
+    """`lhs <= rhs` with broadcasting, giving `i1`."""
+
+    name = "ktir.le"
+    IS_COMPARISON: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class GtOp(BinaryOp):
+    """`lhs > rhs` with broadcasting, giving `i1`."""
+
+    name = "ktir.gt"
+    IS_COMPARISON: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class GeOp(BinaryOp):
+    """`lhs >= rhs` with broadcasting, giving `i1`."""
+
+    name = "ktir.ge"
+    IS_COMPARISON: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class LogicalAndOp(BinaryOp):
+    """`(lhs != 0) and (rhs != 0)` with broadcasting, giving `i1`."""
+
+    name = "ktir.logical_and"
+    IS_COMPARISON: ClassVar[bool] = True
+
+
+#### Pow, where, clamp ####
+
+
+@irdl_op_definition
+class PowOp(IRDLOperation):
+    """`x ** exponent` elementwise, with a constant (f64) exponent, on floating-point tensors."""
+
+    name = "ktir.pow"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    exponent = prop_def(FloatAttr[Float64Type])
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$input `,` $exponent attr-dict `:` type($input)"
+
+    def verify_(self) -> None:
+        require_float(self.input, "input", self.name)
+
+
+@irdl_op_definition
+class WhereOp(IRDLOperation):
+    """
+    `condition ? lhs : rhs` elementwise; the three operands broadcast together, `condition`
+    is `i1` and the branches share the result's element type.
+    """
+
+    name = "ktir.where"
+    condition = operand_def(TensorType)
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$condition `,` $lhs `,` $rhs attr-dict `:` type($condition) `,` type($lhs) `,` type($rhs) "
+        "`->` type($result)"
+    )
+
+    def verify_(self) -> None:
+        condition_type = tensor_of(self.condition, "condition").element_type
+        if not is_bool(condition_type):
+            raise VerifyException(f"condition element type {condition_type} must be i1")
+        element_type = require_same_element_type([(self.lhs, "lhs"), (self.rhs, "rhs")])
+        try:
+            shape = broadcast_shapes(
+                shape_of(self.condition, "condition"), shape_of(self.lhs, "lhs"), shape_of(self.rhs, "rhs")
+            )
+        except ShapeError as error:
+            raise VerifyException(str(error)) from error
+        require_shape(self.result, shape, "the broadcast shape")
+        require_element_type(self.result, element_type, "the branches' element type")
+
+
+@irdl_op_definition
+class ClampOp(IRDLOperation):
+    """`min(max(x, min), max)` elementwise with constant bounds; at least one bound is given."""
+
+    name = "ktir.clamp"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    min = opt_prop_def(FloatAttr[Float64Type])
+    max = opt_prop_def(FloatAttr[Float64Type])
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$input (`min` $min^)? (`max` $max^)? attr-dict `:` type($input)"
+
+    def verify_(self) -> None:
+        if self.min is None and self.max is None:
+            raise VerifyException("clamp needs a min or a max bound")
+        if is_bool(tensor_of(self.input, "input").element_type):
+            raise VerifyException("ktir.clamp is not defined on i1 tensors")
+
+
+#### Constants ####
+
+
+@irdl_op_definition
+class FullOp(IRDLOperation):
+    """
+    A tensor filled with one value (PyTorch's `full`, `zeros`, `ones`).
+
+    The hardware has no immediate scalars: a scalar operand is a size-1 `ktir.full`
+    (`tensor<1xf16>`) that broadcasts. The value is stored as f64 and converted to the result
+    element type the way `ktir.convert` does; infinities and NaN print as hex, as in MLIR:
+
+    ```mlir
+    %c = ktir.full 1.250000e-01 : tensor<1xf16>
+    %m = ktir.full 0xFFF0000000000000 : tensor<16x16xf16>
+    ```
+    """
+
+    name = "ktir.full"
+    value = prop_def(FloatAttr[Float64Type])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, value: float, result_type: TensorType[Attribute]) -> None:
+        super().__init__(properties={"value": FloatAttr(value, f64)}, result_types=[result_type])
+
+    def verify_(self) -> None:
+        tensor_of(self.result, "result")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FullOp:
+        """Parse `value [attr-dict] : type`, where value is a float or an f64 bit pattern in hex."""
+        negative = parser.parse_optional_punctuation("-") is not None
+        integer = parser.parse_optional_integer(allow_boolean=False, allow_negative=False)
+        if integer is not None:
+            value = struct.unpack("<d", struct.pack("<Q", integer & (2**64 - 1)))[0]
+        else:
+            value = parser.parse_float()
+        value = -value if negative else value
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        result_type = parser.parse_type()
+        op = cls(value, result_type)  # type: ignore[arg-type]
+        op.attributes.update(attributes)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        """Print `value [attr-dict] : type`, the value with MLIR's lossless float printing."""
+        printer.print_string(" ")
+        printer.print_float(self.value.value.data, f64)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+
+ELEMENTWISE_OPS: list[type[IRDLOperation]] = [
+    AbsOp,
+    NegOp,
+    ExpOp,
+    LogOp,
+    SqrtOp,
+    RsqrtOp,
+    ReciprocalOp,
+    SigmoidOp,
+    TanhOp,
+    ReluOp,
+    GeluOp,
+    SiluOp,
+    SoftplusOp,
+    FloorOp,
+    SquareOp,
+    LogicalNotOp,
+    ConvertOp,
+    AddOp,
+    SubOp,
+    MulOp,
+    DivOp,
+    MaximumOp,
+    MinimumOp,
+    EqOp,
+    NeOp,
+    LtOp,
+    LeOp,
+    GtOp,
+    GeOp,
+    LogicalAndOp,
+    PowOp,
+    WhereOp,
+    ClampOp,
+    FullOp,
+]
+"""Every op defined in this file, in documentation order."""

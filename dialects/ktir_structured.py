@@ -1,0 +1,519 @@
+"""
+Graph-level structured ops of the `ktir` dialect: matmul, reductions, the named compound ops
+(softmax, layer_norm, rms_norm), views and data movement, `ktir.restickify` and
+`ktir.cpu_fallback`.
+
+As in `ktir_elementwise`, operands are builtin ranked tensors with static host shapes; the
+verifiers check shapes and element types through the rules in `ktir.shapes`.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC
+from collections.abc import Callable, Sequence
+from typing import ClassVar, TypeVar
+
+from xdsl.dialects.builtin import (
+    I64,
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    Float64Type,
+    FloatAttr,
+    IntAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, ParametrizedAttribute
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    VarConstraint,
+    base,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from ktir import shapes
+from ktir.dialects.ktir_elementwise import (
+    require_element_type,
+    require_float,
+    require_same_element_type,
+    require_shape,
+    shape_of,
+    tensor_of,
+)
+from ktir.shapes import ShapeError
+
+_R = TypeVar("_R")
+
+
+def _shape_rule(function: Callable[..., _R], *args: object) -> _R:
+    """Call a `ktir.shapes` rule, turning its `ShapeError` into a `VerifyException`."""
+    try:
+        return function(*args)
+    except ShapeError as error:
+        raise VerifyException(str(error)) from error
+
+
+def int_array(values: Sequence[int]) -> DenseArrayBase:
+    """An `array<i64: ...>` property (printed `[0, 1]` in the custom form)."""
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+def ints(attr: DenseArrayBase) -> tuple[int, ...]:
+    """The integers of an `array<i64: ...>` property."""
+    return tuple(int(v) for v in attr.get_values())
+
+
+#### Matmul ####
+
+
+class MatmulBase(IRDLOperation, ABC):
+    """Base of `ktir.matmul` and `ktir.bmm`: `x @ y`, accumulated in fp32, same element type."""
+
+    x = operand_def(TensorType)
+    y = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$x `,` $y attr-dict `:` type($x) `,` type($y) `->` type($result)"
+
+    RANKS: ClassVar[tuple[tuple[int, int], ...]] = ()
+
+    def verify_(self) -> None:
+        element_type = require_same_element_type([(self.x, "x"), (self.y, "y")])
+        require_float(self.x, "x", self.name)
+        x_shape, y_shape = shape_of(self.x, "x"), shape_of(self.y, "y")
+        if (len(x_shape), len(y_shape)) not in self.RANKS:
+            forms = ", ".join(f"{a}D x {b}D" for a, b in self.RANKS)
+            raise VerifyException(f"{self.name} takes {forms}, not {len(x_shape)}D x {len(y_shape)}D")
+        require_shape(self.result, _shape_rule(shapes.matmul_shape, x_shape, y_shape), "x @ y, which is")
+        require_element_type(self.result, element_type, "the operands' element type")
+
+
+@irdl_op_definition
+class MatmulOp(MatmulBase):
+    """`[M, K] @ [K, N]` or `[B, M, K] @ [K, N]` (a shared weight): PyTorch's `mm` and `linear`."""
+
+    name = "ktir.matmul"
+    RANKS: ClassVar[tuple[tuple[int, int], ...]] = ((2, 2), (3, 2))
+
+
+@irdl_op_definition
+class BmmOp(MatmulBase):
+    """Batched `x @ y`: `[B, M, K] @ [B, K, N]`, `[A, B, M, K] @ [A, B, K, N]` or `[B, M, K] @ [K, N]`."""
+
+    name = "ktir.bmm"
+    RANKS: ClassVar[tuple[tuple[int, int], ...]] = ((3, 3), (4, 4), (3, 2))
+
+
+#### Reductions ####
+
+
+class ReductionOp(IRDLOperation, ABC):
+    """
+    Base of the reductions over a list of dims (sorted, distinct); `keepdim` keeps them as
+    size 1. The result has the input's element type.
+    """
+
+    input = operand_def(TensorType)
+    dims = prop_def(DenseArrayBase.constr(I64))
+    keepdim = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `dims` $dims (`keepdim` $keepdim^)? attr-dict `:` type($input) `->` type($result)"
+    )
+
+    FLOAT_ONLY: ClassVar[bool] = False
+
+    def verify_(self) -> None:
+        shape = shape_of(self.input, "input")
+        dims = ints(self.dims)
+        if not dims:
+            raise VerifyException("dims must name at least one dim")
+        if _shape_rule(shapes.check_dims, dims, len(shape)) != dims:
+            raise VerifyException(f"dims {list(dims)} must be sorted")
+        if self.FLOAT_ONLY:
+            require_float(self.input, "input", self.name)
+        reduced = shapes.reduce_shape(shape, dims, self.keepdim is not None)
+        require_shape(self.result, reduced, "the reduced shape")
+        require_element_type(self.result, tensor_of(self.input, "input").element_type, "the input's")
+
+
+@irdl_op_definition
+class SumOp(ReductionOp):
+    """Sum over `dims` (accumulated in fp32 for floating-point inputs)."""
+
+    name = "ktir.sum"
+
+
+@irdl_op_definition
+class MaxOp(ReductionOp):
+    """Maximum over `dims` (PyTorch's `amax`)."""
+
+    name = "ktir.max"
+
+
+@irdl_op_definition
+class MinOp(ReductionOp):
+    """Minimum over `dims` (PyTorch's `amin`)."""
+
+    name = "ktir.min"
+
+
+@irdl_op_definition
+class MeanOp(ReductionOp):
+    """Mean over `dims` (accumulated in fp32), on floating-point tensors."""
+
+    name = "ktir.mean"
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+#### Named compound ops ####
+
+
+@irdl_op_definition
+class SoftmaxOp(IRDLOperation):
+    """`exp(x - max) / sum(exp(x - max))` along `dim`, kept whole so lowering sees the real computation."""
+
+    name = "ktir.softmax"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$input `dim` $dim attr-dict `:` type($input)"
+
+    def verify_(self) -> None:
+        require_float(self.input, "input", self.name)
+        rank = len(shape_of(self.input, "input"))
+        _shape_rule(shapes.check_dims, [self.dim.value.data], rank)
+
+
+class NormOp(IRDLOperation, ABC):
+    """
+    Base of the normalizations over the trailing `normalized_shape` dims of `input`, with an
+    optional elementwise `weight` (and, for layer_norm, `bias`) of exactly that shape.
+    """
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    weight = opt_operand_def(TensorType)
+    normalized_shape = prop_def(DenseArrayBase.constr(I64))
+    eps = prop_def(FloatAttr[Float64Type])
+    result = result_def(T)
+    traits = traits_def(Pure())
+
+    def verify_(self) -> None:
+        require_float(self.input, "input", self.name)
+        shape = shape_of(self.input, "input")
+        normalized = ints(self.normalized_shape)
+        suffix = shape[len(shape) - len(normalized) :]
+        if not normalized or len(normalized) > len(shape) or suffix != normalized:
+            raise VerifyException(
+                f"normalized_shape {list(normalized)} must be a non-empty suffix "
+                f"of the input shape {list(shape)}"
+            )
+        if self.eps.value.data < 0:
+            raise VerifyException("eps must be non-negative")
+        for name in ("weight", "bias"):
+            operand = getattr(self, name, None)
+            if operand is None:
+                continue
+            if shape_of(operand, name) != normalized:
+                raise VerifyException(
+                    f"{name} shape {list(shape_of(operand, name))} "
+                    f"must equal normalized_shape {list(normalized)}"
+                )
+            require_same_element_type([(self.input, "input"), (operand, name)])
+
+
+@irdl_op_definition
+class LayerNormOp(NormOp):
+    """`(x - mean) / sqrt(var + eps) * weight + bias` over the trailing `normalized_shape` dims."""
+
+    name = "ktir.layer_norm"
+    bias = opt_operand_def(TensorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$input (`weight` $weight^ `:` type($weight))? (`bias` $bias^ `:` type($bias))? "
+        "`normalized_shape` $normalized_shape `eps` $eps attr-dict `:` type($input)"
+    )
+
+
+@irdl_op_definition
+class RmsNormOp(NormOp):
+    """`x / sqrt(mean(x^2) + eps) * weight` over the trailing `normalized_shape` dims."""
+
+    name = "ktir.rms_norm"
+    assembly_format = (
+        "$input (`weight` $weight^ `:` type($weight))? "
+        "`normalized_shape` $normalized_shape `eps` $eps attr-dict `:` type($input)"
+    )
+
+
+#### Views and data movement ####
+
+
+class ShapeChangeOp(IRDLOperation, ABC):
+    """Base of the one-input data movement ops: the element type is kept, the shape may change."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def verify_(self) -> None:
+        require_element_type(self.result, tensor_of(self.input, "input").element_type, "the input's")
+        self.verify_shape(shape_of(self.input, "input"), shape_of(self.result, "result"))
+
+    def verify_shape(self, source: tuple[int, ...], target: tuple[int, ...]) -> None:
+        """Check the op's shape rule; subclasses override."""
+
+
+@irdl_op_definition
+class PermuteOp(ShapeChangeOp):
+    """Result dim `i` is input dim `perm[i]` (PyTorch's `permute`; `transpose` and `t` are permutes)."""
+
+    name = "ktir.permute"
+    perm = prop_def(DenseArrayBase.constr(I64))
+    assembly_format = "$input `perm` $perm attr-dict `:` type($input) `->` type($result)"
+
+    def verify_shape(self, source: tuple[int, ...], target: tuple[int, ...]) -> None:
+        permuted = _shape_rule(shapes.permute_shape, source, ints(self.perm))
+        require_shape(self.result, permuted, "the permuted shape")
+
+
+@irdl_op_definition
+class ReshapeOp(ShapeChangeOp):
+    """Same elements in row-major order, new shape (PyTorch's `view`, `reshape`, `(un)squeeze`)."""
+
+    name = "ktir.reshape"
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_shape(self, source: tuple[int, ...], target: tuple[int, ...]) -> None:
+        _shape_rule(shapes.check_reshape, source, target)
+
+
+@irdl_op_definition
+class ExpandOp(ShapeChangeOp):
+    """Broadcast size-1 dims (and add leading dims) to the result shape (PyTorch's `expand`)."""
+
+    name = "ktir.expand"
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_shape(self, source: tuple[int, ...], target: tuple[int, ...]) -> None:
+        _shape_rule(shapes.check_expand, source, target)
+
+
+@irdl_op_definition
+class SliceOp(ShapeChangeOp):
+    """Elements `start, start+step, ... < end` of `dim` (0 <= start <= end <= size, step > 0)."""
+
+    name = "ktir.slice"
+    dim = prop_def(IntegerAttr[I64])
+    start = prop_def(IntegerAttr[I64])
+    end = prop_def(IntegerAttr[I64])
+    step = prop_def(IntegerAttr[I64])
+    assembly_format = (
+        "$input `dim` $dim `start` $start `end` $end `step` $step attr-dict "
+        "`:` type($input) `->` type($result)"
+    )
+
+    def verify_shape(self, source: tuple[int, ...], target: tuple[int, ...]) -> None:
+        dim = self.dim.value.data
+        _shape_rule(shapes.check_dims, [dim], len(source))
+        length = _shape_rule(
+            shapes.slice_length, source[dim], self.start.value.data, self.end.value.data, self.step.value.data
+        )
+        expected = tuple(length if i == dim else s for i, s in enumerate(source))
+        require_shape(self.result, expected, "the sliced shape")
+
+
+@irdl_op_definition
+class PadOp(ShapeChangeOp):
+    """Constant padding: `low[i]` elements before and `high[i]` after dim `i`, filled with `value`."""
+
+    name = "ktir.pad"
+    low = prop_def(DenseArrayBase.constr(I64))
+    high = prop_def(DenseArrayBase.constr(I64))
+    value = prop_def(FloatAttr[Float64Type])
+    assembly_format = (
+        "$input `low` $low `high` $high `value` $value attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def verify_shape(self, source: tuple[int, ...], target: tuple[int, ...]) -> None:
+        padded = _shape_rule(shapes.pad_shape, source, ints(self.low), ints(self.high))
+        require_shape(self.result, padded, "the padded shape")
+
+
+@irdl_op_definition
+class CopyOp(ShapeChangeOp):
+    """A materialized copy, same shape and values (PyTorch's `clone`, `contiguous`); may change layout."""
+
+    name = "ktir.copy"
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_shape(self, source: tuple[int, ...], target: tuple[int, ...]) -> None:
+        require_shape(self.result, source, "the input shape")
+
+
+@irdl_op_definition
+class RestickifyOp(ShapeChangeOp):
+    """
+    Relayout: the same host tensor stored with a different `#ktir.tiled` layout (another stick
+    dim). Values never change. Inserted by `ktir-insert-restickify`.
+    """
+
+    name = "ktir.restickify"
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_shape(self, source: tuple[int, ...], target: tuple[int, ...]) -> None:
+        require_shape(self.result, source, "the input shape")
+
+
+@irdl_op_definition
+class CatOp(IRDLOperation):
+    """Concatenation along `dim`: other dims equal, one element type."""
+
+    name = "ktir.cat"
+    inputs = var_operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$inputs `dim` $dim attr-dict `:` type($inputs) `->` type($result)"
+
+    def verify_(self) -> None:
+        if not self.inputs:
+            raise VerifyException("ktir.cat needs at least one input")
+        element_type = require_same_element_type([(v, f"input {i}") for i, v in enumerate(self.inputs)])
+        input_shapes = [shape_of(v, f"input {i}") for i, v in enumerate(self.inputs)]
+        dim = self.dim.value.data
+        _shape_rule(shapes.check_dims, [dim], len(input_shapes[0]))
+        require_shape(self.result, _shape_rule(shapes.cat_shape, input_shapes, dim), "the concatenated shape")
+        require_element_type(self.result, element_type, "the inputs'")
+
+
+#### CPU fallback ####
+
+
+@irdl_attr_definition
+class OperandRefAttr(ParametrizedAttribute):
+    """
+    `#ktir.operand<i>`: in a `ktir.cpu_fallback` argument list, the op's operand number `i`.
+    """
+
+    name = "ktir.operand"
+    index: IntAttr
+
+    def __init__(self, index: int) -> None:
+        super().__init__(IntAttr(index))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (IntAttr(parser.parse_integer(allow_negative=False, allow_boolean=False)),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.index.data}>")
+
+
+ATEN_NAME = re.compile(r"^[a-z_][a-z0-9_]*::[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
+
+
+def operand_refs(attr: Attribute) -> list[int]:
+    """Every `#ktir.operand<i>` index inside `attr` (arrays and dictionaries are searched)."""
+    if isinstance(attr, OperandRefAttr):
+        return [attr.index.data]
+    if isinstance(attr, ArrayAttr):
+        return [i for element in attr.data for i in operand_refs(element)]
+    if isinstance(attr, DictionaryAttr):
+        return [i for element in attr.data.values() for i in operand_refs(element)]
+    return []
+
+
+@irdl_op_definition
+class CpuFallbackOp(IRDLOperation):
+    """
+    An ATen op that runs on the host CPU (the reference stack's fallback list: embedding,
+    arange, sin, cos, cumsum, tril, triu, index, argmax, isin, bitwise ops, ...).
+
+    `aten` names the op as `aten::<name>.<overload>`; `args` is its positional argument list and
+    `kwargs` its keyword arguments, where `#ktir.operand<i>` stands for operand `i` and other
+    values are builtin attributes (integers, floats, strings, `none`, element types, arrays).
+
+    ```mlir
+    %r = ktir.cpu_fallback "aten::cumsum.default"(%x) {args = [#ktir.operand<0>, 1 : i64]}
+        : (tensor<16xi64>) -> tensor<16xi64>
+    ```
+    """
+
+    name = "ktir.cpu_fallback"
+    aten = prop_def(StringAttr)
+    inputs = var_operand_def(TensorType)
+    args = prop_def(ArrayAttr)
+    kwargs = opt_prop_def(DictionaryAttr)
+    outputs = var_result_def(TensorType)
+    assembly_format = "$aten `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_(self) -> None:
+        if not ATEN_NAME.match(self.aten.data):
+            raise VerifyException(
+                f'aten must name an op as "aten::<name>.<overload>", not "{self.aten.data}"'
+            )
+        referenced = operand_refs(self.args) + (operand_refs(self.kwargs) if self.kwargs else [])
+        count = len(self.inputs)
+        for index in referenced:
+            if index >= count:
+                raise VerifyException(f"#ktir.operand<{index}> refers past the {count} operand(s)")
+        unused = sorted(set(range(count)) - set(referenced))
+        if unused:
+            raise VerifyException(f"operand {unused[0]} is not referenced by args or kwargs")
+        if not self.outputs:
+            raise VerifyException("ktir.cpu_fallback must produce at least one tensor")
+        for i, value in enumerate((*self.inputs, *self.outputs)):
+            tensor_of(value, f"value {i}")
+
+
+STRUCTURED_OPS: list[type[IRDLOperation]] = [
+    MatmulOp,
+    BmmOp,
+    SumOp,
+    MaxOp,
+    MinOp,
+    MeanOp,
+    SoftmaxOp,
+    LayerNormOp,
+    RmsNormOp,
+    PermuteOp,
+    ReshapeOp,
+    ExpandOp,
+    SliceOp,
+    CatOp,
+    PadOp,
+    CopyOp,
+    RestickifyOp,
+    CpuFallbackOp,
+]
+"""Every op defined in this file, in documentation order."""
+
+STRUCTURED_ATTRIBUTES: list[type[ParametrizedAttribute]] = [OperandRefAttr]
+"""Attributes defined in this file."""
