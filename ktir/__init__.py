@@ -2,10 +2,21 @@
 ktir: Kernel Tile IR for the IBM Spyre accelerator, built on xDSL.
 
 The layout algebra is in `ktir.layout`, the hardware description in `ktir.target`, the
-dialect in `ktir.dialects.ktir`, passes in `ktir.passes` and `ktir-opt` in `ktir.tools`.
+dialect in `ktir.dialects.ktir`, passes in `ktir.passes`, `ktir-opt` in `ktir.tools`, the
+PyTorch importer in `ktir.frontend.fx` and the NumPy reference executor in `ktir.reference`.
 """
+
+from typing import Any
 
 from ktir.layout import SpyreTensorLayout, to_device, to_host
 
-__all__ = ["SpyreTensorLayout", "to_device", "to_host"]
+__all__ = ["SpyreTensorLayout", "import_fx", "to_device", "to_host"]
 __version__ = "0.1.0"
+
+
+def import_fx(model_or_fn: Any, example_args: Any, example_kwargs: Any = None) -> Any:
+    """Graph-level ktir (an xDSL `ModuleOp`) for a PyTorch model; see `ktir.frontend.fx.import_fx`."""
+    # Imported lazily: torch is an optional dependency and slow to import.
+    from ktir.frontend.fx import import_fx as _import_fx
+
+    return _import_fx(model_or_fn, example_args, example_kwargs)

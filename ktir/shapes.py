@@ -153,6 +153,10 @@ def cat_shape(shapes: Sequence[Sequence[int]], dim: int) -> Shape:
     if not shapes:
         raise ShapeError("cat needs at least one input")
     first = shapes[0]
+    if not first:
+        raise ShapeError("cat needs inputs of rank >= 1")
+    if not 0 <= dim < len(first):
+        raise ShapeError(f"dim {dim} is out of range for rank {len(first)}")
     for i, shape in enumerate(shapes[1:], start=1):
         if len(shape) != len(first) or any(
             a != b for d, (a, b) in enumerate(zip(shape, first, strict=True)) if d != dim

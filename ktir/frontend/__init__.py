@@ -1,0 +1,1 @@
+"""Frontends: PyTorch FX (`ktir.frontend.fx`) to graph-level ktir."""

@@ -1,0 +1,470 @@
+"""
+ATen -> graph-level ktir converters.
+
+`CONVERTERS` maps each supported ATen overload to a function that emits ktir ops for one FX
+node and returns its value (or values, for multi-output ops). `CPU_FALLBACK_OPS` names the ops
+that become `ktir.cpu_fallback`, following the reference stack's fallback list. Every
+converter reads result shapes and dtypes from the node's FakeTensor, so type promotion and
+shape inference are PyTorch's own.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    f64,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import IRDLOperation
+
+from ktir.dialects import ktir_elementwise as ew
+from ktir.dialects import ktir_structured as st
+from ktir.frontend.emitter import (
+    Emitter,
+    UnsupportedNode,
+    element_type_of,
+    int_list,
+    node_type,
+    shape_of,
+    tensor_type,
+    type_of_fake,
+)
+from ktir.shapes import normalize_dim
+
+aten = torch.ops.aten
+Converter = Callable[[Emitter, torch.fx.Node], SSAValue | list[SSAValue] | None]
+CONVERTERS: dict[Any, Converter] = {}
+CPU_FALLBACK = "cpu_fallback"
+"""The key under which `ktir.frontend.aten_data` registers the CPU-fallback converter."""
+
+
+def converts(*targets: Any) -> Callable[[Converter], Converter]:
+    """Register a converter for the given ATen overloads."""
+
+    def register(function: Converter) -> Converter:
+        for target in targets:
+            CONVERTERS[target] = function
+        return function
+
+    return register
+
+
+def make(
+    e: Emitter,
+    op_class: type[IRDLOperation],
+    operands: Sequence[SSAValue],
+    result_type: Attribute,
+    **properties: Attribute,
+) -> SSAValue:
+    """Emit one single-result ktir op and return its result."""
+    op = op_class.build(operands=list(operands), properties=properties, result_types=[result_type])
+    return e.emit(op).results[0]
+
+
+def arg(node: torch.fx.Node, index: int, name: str, default: Any = None) -> Any:
+    """Positional argument `index` of the node, or keyword `name`, or `default`."""
+    if len(node.args) > index:
+        return node.args[index]
+    return node.kwargs.get(name, default)
+
+
+def f64_attr(value: float) -> FloatAttr:
+    """A constant property (all ktir constants are f64)."""
+    return FloatAttr(float(value), f64)
+
+
+def i64_attr(value: int) -> IntegerAttr:
+    """An integer property."""
+    return IntegerAttr(value, i64)
+
+
+#### Elementwise ####
+
+UNARY = {
+    aten.abs.default: ew.AbsOp,
+    aten.neg.default: ew.NegOp,
+    aten.exp.default: ew.ExpOp,
+    aten.log.default: ew.LogOp,
+    aten.sqrt.default: ew.SqrtOp,
+    aten.rsqrt.default: ew.RsqrtOp,
+    aten.reciprocal.default: ew.ReciprocalOp,
+    aten.sigmoid.default: ew.SigmoidOp,
+    aten.tanh.default: ew.TanhOp,
+    aten.relu.default: ew.ReluOp,
+    aten.silu.default: ew.SiluOp,
+    aten.floor.default: ew.FloorOp,
+    aten.square.default: ew.SquareOp,
+}
+
+
+@converts(*UNARY)
+def _unary(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    result_type = node_type(node)
+    source = e.convert(e.value(node.args[0]), result_type.element_type)
+    return make(e, UNARY[node.target], [source], result_type)
+
+
+@converts(aten.gelu.default)
+def _gelu(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    result_type = node_type(node)
+    approximate = arg(node, 1, "approximate", "none")
+    props = {} if approximate == "none" else {"approximate": StringAttr(approximate)}
+    return make(e, ew.GeluOp, [e.value(node.args[0])], result_type, **props)
+
+
+@converts(aten.softplus.default)
+def _softplus(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    beta, threshold = arg(node, 1, "beta", 1.0), arg(node, 2, "threshold", 20.0)
+    props = {}
+    if beta != 1:
+        props["beta"] = f64_attr(beta)
+    if threshold != 20:
+        props["threshold"] = f64_attr(threshold)
+    return make(e, ew.SoftplusOp, [e.value(node.args[0])], node_type(node), **props)
+
+
+@converts(aten.logical_not.default)
+def _logical_not(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    return make(e, ew.LogicalNotOp, [e.value(node.args[0])], node_type(node))
+
+
+@converts(aten._to_copy.default, torch.ops.prims.convert_element_type.default)
+def _to_copy(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    source = e.value(node.args[0])
+    result_type = node_type(node)
+    if tensor_type(source).element_type == result_type.element_type:
+        return make(e, st.CopyOp, [source], result_type)
+    return e.convert(source, result_type.element_type)
+
+
+BINARY = {
+    "add": ew.AddOp,
+    "sub": ew.SubOp,
+    "mul": ew.MulOp,
+    "div": ew.DivOp,
+    "maximum": ew.MaximumOp,
+    "minimum": ew.MinimumOp,
+    "eq": ew.EqOp,
+    "ne": ew.NeOp,
+    "lt": ew.LtOp,
+    "le": ew.LeOp,
+    "gt": ew.GtOp,
+    "ge": ew.GeOp,
+    "logical_and": ew.LogicalAndOp,
+}
+COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and"}
+
+
+def _promoted(node: torch.fx.Node) -> Attribute:
+    """The dtype PyTorch computes a binary op in (for comparisons, before the i1 result)."""
+    operands = []
+    for a in node.args[:2]:
+        if isinstance(a, torch.fx.Node):
+            fake = a.meta["val"]
+            operands.append(torch.empty(fake.shape, dtype=fake.dtype, device="meta"))
+        else:
+            operands.append(a)
+    return element_type_of(torch.result_type(*operands))
+
+
+def _binary_values(e: Emitter, node: torch.fx.Node, element_type: Attribute) -> tuple[SSAValue, SSAValue]:
+    lhs, rhs = node.args[0], node.args[1]
+    anchor = e.value(lhs) if isinstance(lhs, torch.fx.Node) else e.value(rhs)
+    return e.operand(lhs, anchor, element_type), e.operand(rhs, anchor, element_type)
+
+
+def _binary(e: Emitter, node: torch.fx.Node, kind: str) -> SSAValue:
+    result_type = node_type(node)
+    compute = _promoted(node) if kind in COMPARISONS else result_type.element_type
+    lhs, rhs = _binary_values(e, node, compute)
+    alpha = node.kwargs.get("alpha", 1)
+    if kind in ("add", "sub") and alpha != 1:
+        scaled_type = TensorType(compute, shape_of(rhs))
+        rhs = make(e, ew.MulOp, [rhs, e.scalar(alpha, compute, min(len(shape_of(rhs)), 1))], scaled_type)
+    return make(e, BINARY[kind], [lhs, rhs], result_type)
+
+
+for _name in BINARY:
+    for _overload in ("Tensor", "Scalar", "default"):
+        _target = getattr(getattr(aten, _name), _overload, None)
+        if _target is not None:
+            CONVERTERS[_target] = lambda e, node, kind=_name: _binary(e, node, kind)
+
+
+@converts(aten.rsub.Scalar, aten.rsub.Tensor)
+def _rsub(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    result_type = node_type(node)
+    lhs, rhs = _binary_values(e, node, result_type.element_type)
+    alpha = node.kwargs.get("alpha", 1)
+    if alpha != 1:
+        raise UnsupportedNode("rsub with alpha != 1")
+    return make(e, ew.SubOp, [rhs, lhs], result_type)
+
+
+@converts(aten.div.Tensor_mode)
+def _div_mode(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    mode = node.kwargs.get("rounding_mode", arg(node, 2, "rounding_mode"))
+    if mode is not None and mode != "floor":
+        raise UnsupportedNode(f"div with rounding_mode={mode!r} (only None and 'floor')")
+    result_type = node_type(node)
+    if mode == "floor" and not ew.is_float(result_type.element_type):
+        raise UnsupportedNode("integer floor division")
+    quotient = _binary(e, node, "div")
+    return make(e, ew.FloorOp, [quotient], result_type) if mode == "floor" else quotient
+
+
+@converts(aten.bitwise_and.Tensor)
+def _bitwise_and(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
+    if node_type(node).element_type == i1:
+        return _binary(e, node, "logical_and")
+    return CONVERTERS[CPU_FALLBACK](e, node)
+
+
+@converts(aten.pow.Tensor_Scalar)
+def _pow(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    result_type = node_type(node)
+    source = e.convert(e.value(node.args[0]), result_type.element_type)
+    if not ew.is_float(result_type.element_type):
+        raise UnsupportedNode("integer pow")
+    return make(e, ew.PowOp, [source], result_type, exponent=f64_attr(node.args[1]))
+
+
+@converts(aten.where.self)
+def _where(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    result_type = node_type(node)
+    condition = e.convert(e.value(node.args[0]), i1)
+    lhs = e.operand(node.args[1], condition, result_type.element_type)
+    rhs = e.operand(node.args[2], condition, result_type.element_type)
+    return make(e, ew.WhereOp, [condition, lhs, rhs], result_type)
+
+
+@converts(aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default)
+def _clamp(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    result_type = node_type(node)
+    source = e.convert(e.value(node.args[0]), result_type.element_type)
+    if node.target == aten.clamp_min.default:
+        low, high = node.args[1], None
+    elif node.target == aten.clamp_max.default:
+        low, high = None, node.args[1]
+    else:
+        low, high = arg(node, 1, "min"), arg(node, 2, "max")
+    props = {}
+    for key, bound in (("min", low), ("max", high)):
+        if bound is not None:
+            if not math.isfinite(bound):
+                raise UnsupportedNode(f"clamp with a non-finite {key} bound")
+            props[key] = f64_attr(bound)
+    if not props:
+        return make(e, st.CopyOp, [source], result_type)
+    return make(e, ew.ClampOp, [source], result_type, **props)
+
+
+#### Constants ####
+
+
+@converts(aten.full.default, aten.full_like.default, aten.new_full.default)
+def _full(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    value = node.args[1] if node.target != aten.new_full.default else node.args[2]
+    return e.emit(ew.FullOp(float(value), node_type(node))).results[0]
+
+
+@converts(aten.scalar_tensor.default)
+def _scalar_tensor(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    return e.emit(ew.FullOp(float(node.args[0]), node_type(node))).results[0]
+
+
+@converts(
+    aten.zeros.default,
+    aten.zeros_like.default,
+    aten.new_zeros.default,
+    aten.empty.memory_format,
+    aten.empty_like.default,
+    aten.new_empty.default,
+    aten.empty_strided.default,
+)
+def _zeros(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    # `empty` has unspecified contents; zeros keep the program deterministic.
+    return e.emit(ew.FullOp(0.0, node_type(node))).results[0]
+
+
+@converts(aten.ones.default, aten.ones_like.default, aten.new_ones.default)
+def _ones(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    return e.emit(ew.FullOp(1.0, node_type(node))).results[0]
+
+
+#### Matmul ####
+
+
+@converts(aten.mm.default)
+def _mm(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    return make(e, st.MatmulOp, [e.value(node.args[0]), e.value(node.args[1])], node_type(node))
+
+
+@converts(aten.bmm.default)
+def _bmm(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    return make(e, st.BmmOp, [e.value(node.args[0]), e.value(node.args[1])], node_type(node))
+
+
+@converts(aten.addmm.default)
+def _addmm(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    result_type = node_type(node)
+    beta, alpha = node.kwargs.get("beta", 1), node.kwargs.get("alpha", 1)
+    product = make(e, st.MatmulOp, [e.value(node.args[1]), e.value(node.args[2])], result_type)
+    bias = e.value(node.args[0])
+    if alpha != 1:
+        product = make(e, ew.MulOp, [product, e.scalar(alpha, result_type.element_type)], result_type)
+    if beta != 1:
+        scaled = TensorType(result_type.element_type, shape_of(bias))
+        bias = make(e, ew.MulOp, [bias, e.scalar(beta, result_type.element_type)], scaled)
+    return make(e, ew.AddOp, [product, bias], result_type)
+
+
+@converts(aten.linear.default)
+def _linear(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    """`x @ w.T + b` as the reference lowers linear: a transpose, a matmul, an add."""
+    result_type = node_type(node)
+    x, w = e.value(node.args[0]), e.value(node.args[1])
+    element_type = result_type.element_type
+    n, k = shape_of(w)
+    w_t = make(e, st.PermuteOp, [w], TensorType(element_type, [k, n]), perm=st.int_array([1, 0]))
+    x_shape = shape_of(x)
+    if len(x_shape) in (2, 3):
+        product = make(e, st.MatmulOp, [x, w_t], TensorType(element_type, [*x_shape[:-1], n]))
+    else:
+        rows = math.prod(x_shape[:-1])
+        flat = make(e, st.ReshapeOp, [x], TensorType(element_type, [rows, k]))
+        flat_product = make(e, st.MatmulOp, [flat, w_t], TensorType(element_type, [rows, n]))
+        product = make(e, st.ReshapeOp, [flat_product], result_type)
+    bias = arg(node, 2, "bias")
+    if bias is None:
+        return product
+    return make(e, ew.AddOp, [product, e.value(bias)], result_type)
+
+
+#### Reductions ####
+
+REDUCTIONS = {
+    aten.sum.dim_IntList: st.SumOp,
+    aten.sum.default: st.SumOp,
+    aten.mean.dim: st.MeanOp,
+    aten.mean.default: st.MeanOp,
+    aten.amax.default: st.MaxOp,
+    aten.amin.default: st.MinOp,
+    aten.max.default: st.MaxOp,
+    aten.min.default: st.MinOp,
+}
+
+
+@converts(*REDUCTIONS)
+def _reduction(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    result_type = node_type(node)
+    source = e.convert(e.value(node.args[0]), result_type.element_type)
+    rank = len(shape_of(source))
+    dims = arg(node, 1, "dim") if len(node.args) > 1 or "dim" in node.kwargs else None
+    if dims is None or (isinstance(dims, list | tuple) and not dims):
+        dims = list(range(rank))
+    if isinstance(dims, int):
+        dims = [dims]
+    keepdim = bool(arg(node, 2, "keepdim", False))
+    if rank == 0:
+        return make(e, st.CopyOp, [source], result_type)
+    normalized = sorted({normalize_dim(d, rank) for d in int_list(dims)})
+    props: dict[str, Attribute] = {"dims": st.int_array(normalized)}
+    if keepdim:
+        props["keepdim"] = st.UnitAttr()
+    return make(e, REDUCTIONS[node.target], [source], result_type, **props)
+
+
+@converts(aten.max.dim, aten.min.dim)
+def _max_dim(e: Emitter, node: torch.fx.Node) -> list[SSAValue] | SSAValue:
+    """`max.dim` gives (values, indices); only values map to `ktir.max`, indices run on the CPU."""
+    users = {u.args[1] for u in node.users if u.target is operator.getitem}
+    if users != {0}:
+        return CONVERTERS[CPU_FALLBACK](e, node)
+    values_type = type_of_values(node, 0)
+    source = e.value(node.args[0])
+    dim = normalize_dim(node.args[1], len(shape_of(source)))
+    props: dict[str, Attribute] = {"dims": st.int_array([dim])}
+    if arg(node, 2, "keepdim", False):
+        props["keepdim"] = st.UnitAttr()
+    op_class = st.MaxOp if node.target == aten.max.dim else st.MinOp
+    return [make(e, op_class, [source], values_type, **props)]
+
+
+def type_of_values(node: torch.fx.Node, index: int) -> TensorType[Attribute]:
+    """Result `index` of a multi-output node."""
+    return type_of_fake(node.meta["val"][index], f"result {index} of '{node.name}'")
+
+
+#### Named compound ops ####
+
+
+@converts(aten._softmax.default, aten.softmax.int)
+def _softmax(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    result_type = node_type(node)
+    source = e.convert(e.value(node.args[0]), result_type.element_type)
+    dim = normalize_dim(node.args[1], len(shape_of(source)))
+    return make(e, st.SoftmaxOp, [source], result_type, dim=i64_attr(dim))
+
+
+def _norm(
+    e: Emitter,
+    node: torch.fx.Node,
+    op_class: type[IRDLOperation],
+    weight: Any,
+    bias: Any,
+    eps: float,
+    result_type: TensorType[Attribute],
+) -> SSAValue:
+    source = e.value(node.args[0])
+    normalized = int_list(node.args[1])
+    operands = [source]
+    sizes = [1, 0, 0]
+    if weight is not None:
+        operands.append(e.value(weight))
+        sizes[1] = 1
+    if bias is not None:
+        operands.append(e.value(bias))
+        sizes[2] = 1
+    props: dict[str, Attribute] = {"normalized_shape": st.int_array(normalized), "eps": f64_attr(eps)}
+    if op_class is st.LayerNormOp:
+        props["operandSegmentSizes"] = st.DenseArrayBase.from_list(st.i32, sizes)
+    return make(e, op_class, operands, result_type, **props)
+
+
+@converts(aten.layer_norm.default)
+def _layer_norm(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    weight, bias = arg(node, 2, "weight"), arg(node, 3, "bias")
+    eps = arg(node, 4, "eps", 1e-5)
+    return _norm(e, node, st.LayerNormOp, weight, bias, eps, node_type(node))
+
+
+@converts(aten.native_layer_norm.default)
+def _native_layer_norm(e: Emitter, node: torch.fx.Node) -> list[SSAValue]:
+    used = {u.args[1] for u in node.users if u.target is operator.getitem}
+    if used - {0}:
+        raise UnsupportedNode(
+            "native_layer_norm's mean and rstd outputs are used (ktir keeps only the output)"
+        )
+    out = _norm(e, node, st.LayerNormOp, node.args[2], node.args[3], node.args[4], type_of_values(node, 0))
+    return [out]
+
+
+@converts(aten.rms_norm.default)
+def _rms_norm(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    result_type = node_type(node)
+    eps = arg(node, 3, "eps")
+    if eps is None:
+        eps = torch.finfo(node.args[0].meta["val"].dtype).eps
+    return _norm(e, node, st.RmsNormOp, arg(node, 2, "weight"), None, eps, result_type)

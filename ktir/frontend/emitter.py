@@ -1,0 +1,187 @@
+"""
+The state shared by the ATen converters while one FX graph is imported: the block being
+built, the FX node -> SSA value map, locations, and small builders (scalars, conversions).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    FileLineColLoc,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from ktir.diagnostics import Diagnostic, Location, Severity
+from ktir.dialects.ktir_elementwise import ConvertOp, FullOp
+
+TORCH_TO_ELEMENT_TYPE: dict[torch.dtype, Attribute] = {
+    torch.float16: Float16Type(),
+    torch.bfloat16: BFloat16Type(),
+    torch.float32: Float32Type(),
+    torch.float64: Float64Type(),
+    torch.bool: i1,
+    torch.int8: IntegerType(8),
+    torch.int32: IntegerType(32),
+    torch.int64: i64,
+}
+"""PyTorch dtype -> MLIR element type of graph-level ktir."""
+
+ELEMENT_TYPE_TO_TORCH: dict[str, torch.dtype] = {str(v): k for k, v in TORCH_TO_ELEMENT_TYPE.items()}
+"""MLIR element type (as printed) -> PyTorch dtype."""
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+class UnsupportedNode(Exception):
+    """A converter cannot express this node (the message says why); collected, not raised to users."""
+
+
+@dataclass
+class Emitter:
+    """Builds the body of the imported `func.func`, one FX node at a time."""
+
+    block: Block
+    values: dict[torch.fx.Node, SSAValue | list[SSAValue]] = field(default_factory=dict)
+    location: FileLineColLoc | None = None
+    node_name: str = ""
+
+    #### Values and types ####
+
+    def value(self, arg: Any) -> SSAValue:
+        """The SSA value of an FX node argument that must be one tensor."""
+        if not isinstance(arg, torch.fx.Node):
+            raise UnsupportedNode(f"expected a tensor argument, got {arg!r}")
+        found = self.values.get(arg)
+        if found is None:
+            raise UnsupportedNode(f"argument '{arg.name}' has no tensor value")
+        if isinstance(found, list):
+            raise UnsupportedNode(f"argument '{arg.name}' is a tuple of tensors")
+        return found
+
+    def operand(self, arg: Any, like: SSAValue, element_type: Attribute | None = None) -> SSAValue:
+        """A tensor argument, or a Python number turned into a size-1 constant; converted if needed."""
+        target = element_type or tensor_type(like).element_type
+        if isinstance(arg, torch.fx.Node):
+            return self.convert(self.value(arg), target)
+        if isinstance(arg, bool | int | float):
+            return self.scalar(float(arg), target, rank=min(len(tensor_type(like).get_shape()), 1))
+        raise UnsupportedNode(f"unsupported operand {arg!r}")
+
+    #### Builders ####
+
+    def emit(self, op: Operation, name: str | None = None) -> Operation:
+        """Append `op` with the current node's location and name its results after the node."""
+        if self.location is not None:
+            op.location = self.location
+        self.block.add_op(op)
+        hint = _name_hint(name or self.node_name)
+        if hint is not None:
+            for result in op.results:
+                result.name_hint = hint
+        return op
+
+    def scalar(self, value: float, element_type: Attribute, rank: int = 1) -> SSAValue:
+        """A `ktir.full` constant of shape [1] (or [] for rank 0): the hardware has no immediates."""
+        shape = [1] * rank
+        return self.emit(FullOp(value, TensorType(element_type, shape)), "cst").results[0]
+
+    def convert(self, value: SSAValue, element_type: Attribute) -> SSAValue:
+        """`value` with `element_type`, through a `ktir.convert` when it differs."""
+        source = tensor_type(value)
+        if source.element_type == element_type:
+            return value
+        result_type = TensorType(element_type, source.get_shape())
+        return self.emit(ConvertOp.build(operands=[value], result_types=[result_type])).results[0]
+
+
+def tensor_type(value: SSAValue) -> TensorType[Attribute]:
+    """The tensor type of a value produced by the importer."""
+    assert isinstance(value.type, TensorType)
+    return value.type
+
+
+def type_of_fake(fake: Any, what: str) -> TensorType[Attribute]:
+    """The builtin tensor type of a FakeTensor from `node.meta["val"]` (static shapes only)."""
+    if not isinstance(fake, torch.Tensor):
+        raise UnsupportedNode(f"{what} is not a tensor ({type(fake).__name__})")
+    element_type = TORCH_TO_ELEMENT_TYPE.get(fake.dtype)
+    if element_type is None:
+        raise UnsupportedNode(f"{what} has dtype {fake.dtype}, which ktir does not support")
+    shape = []
+    for dim, size in enumerate(fake.shape):
+        if not isinstance(size, int):
+            raise UnsupportedNode(f"{what} has a dynamic dimension {dim} ({size}): ktir needs static shapes")
+        shape.append(size)
+    return TensorType(element_type, shape)
+
+
+def node_type(node: torch.fx.Node) -> TensorType[Attribute]:
+    """The result type of a single-tensor FX node."""
+    return type_of_fake(node.meta.get("val"), f"the result of '{node.name}'")
+
+
+def element_type_of(dtype: torch.dtype) -> Attribute:
+    """The MLIR element type of a PyTorch dtype."""
+    found = TORCH_TO_ELEMENT_TYPE.get(dtype)
+    if found is None:
+        raise UnsupportedNode(f"dtype {dtype} is not supported by ktir")
+    return found
+
+
+def node_location(node: torch.fx.Node) -> FileLineColLoc | None:
+    """
+    The source location of an FX node: the innermost frame of its recorded stack trace.
+
+    Example: a stack trace ending in `File "model.py", line 12, in forward` gives
+    `loc("model.py":12:1)`. Nodes without a stack trace get None.
+    """
+    trace = node.meta.get("stack_trace")
+    if not trace:
+        return None
+    frames = list(_FRAME.finditer(trace))
+    if not frames:
+        return None
+    last = frames[-1]
+    return FileLineColLoc(StringAttr(last["file"]), IntAttr(int(last["line"])), IntAttr(1))
+
+
+def diagnostic_at(node: torch.fx.Node, message: str) -> Diagnostic:
+    """An error diagnostic located at the node's source line (unknown location otherwise)."""
+    loc = node_location(node)
+    where = None if loc is None else Location(loc.filename.data, loc.line.data, loc.column.data)
+    return Diagnostic(Severity.ERROR, message, where)
+
+
+def _name_hint(name: str) -> str | None:
+    """FX node names are valid SSA names already; anything else is dropped."""
+    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$.]*", name or "") else None
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    """The static shape of an importer value."""
+    return tuple(tensor_type(value).get_shape())
+
+
+def int_list(values: Sequence[Any]) -> list[int]:
+    """A list of Python ints from an FX argument (SymInts are rejected)."""
+    result = []
+    for v in values:
+        if not isinstance(v, int):
+            raise UnsupportedNode(f"expected a static integer, got {v!r}")
+        result.append(v)
+    return result

@@ -1,0 +1,313 @@
+"""
+PyTorch FX -> graph-level ktir.
+
+`import_fx(model_or_fn, example_args)` exports the program with `torch.export`, decomposes it
+to core ATen while keeping linear, rms_norm, layer_norm, gelu, silu and softmax whole, and
+builds one `func.func` whose arguments are the user inputs followed by the parameters, buffers
+and constant tensors (each named by an argument attribute). Every op carries the source
+location of its FX node. Static shapes only. Unsupported ops are reported together, each with
+its location, and no module is returned.
+
+```python
+import ktir
+module = ktir.import_fx(torch.nn.Linear(64, 32), (torch.randn(8, 64),))
+```
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+import ktir.frontend.aten_data as aten_data
+from ktir.diagnostics import Diagnostic, DiagnosticError, Severity
+from ktir.frontend.aten import CONVERTERS
+from ktir.frontend.emitter import (
+    Emitter,
+    UnsupportedNode,
+    diagnostic_at,
+    node_location,
+    type_of_fake,
+)
+
+KEPT_WHOLE = (
+    torch.ops.aten.linear.default,
+    torch.ops.aten.rms_norm.default,
+    torch.ops.aten.layer_norm.default,
+    torch.ops.aten.gelu.default,
+    torch.ops.aten.silu.default,
+    torch.ops.aten.softmax.int,
+)
+"""Ops the core-ATen decomposition keeps whole: they map to named ktir ops (or, for linear, to
+the reference's transpose + matmul + add) so lowering sees the real computation."""
+
+_KIND_ATTRIBUTE = {
+    InputKind.PARAMETER: "ktir.parameter",
+    InputKind.BUFFER: "ktir.buffer",
+    InputKind.CONSTANT_TENSOR: "ktir.constant",
+}
+
+
+class FxImportError(DiagnosticError):
+    """The FX graph cannot be imported; `diagnostics` lists every reason with its location."""
+
+
+@dataclass
+class FxImport:
+    """
+    The result of importing an FX program.
+
+    `module` holds one `func.func`; `input_names` are its argument names (the user inputs first,
+    then parameters, buffers and constants); `state` maps the non-user argument names to their
+    tensors, so `arguments(*user_args)` gives every argument the function takes.
+    """
+
+    module: ModuleOp
+    input_names: list[str]
+    user_input_count: int
+    state: dict[str, torch.Tensor] = field(default_factory=dict)
+    node_count: int = 0
+
+    def arguments(self, *user_args: Any) -> list[np.ndarray]:
+        """The function's arguments as NumPy arrays: `user_args` followed by the stored state."""
+        if len(user_args) != self.user_input_count:
+            raise ValueError(f"expected {self.user_input_count} user input(s), got {len(user_args)}")
+        names = self.input_names[self.user_input_count :]
+        values = [*user_args, *(self.state[name] for name in names)]
+        return [_to_numpy(v) for v in values]
+
+
+def _to_numpy(value: Any) -> np.ndarray:
+    if isinstance(value, torch.Tensor):
+        if value.device.type == "meta":
+            raise ValueError("a meta tensor has no values: import a model with real weights to run it")
+        tensor = value.detach().cpu()
+        if tensor.dtype == torch.bfloat16:
+            return tensor.float().numpy()
+        return tensor.numpy()
+    return np.asarray(value)
+
+
+class _FunctionModule(torch.nn.Module):
+    """Wraps a plain function so `torch.export` (which takes modules) can trace it."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+
+def export_program(
+    model_or_fn: Any,
+    example_args: Sequence[Any],
+    example_kwargs: dict[str, Any] | None = None,
+    dynamic_shapes: Any = None,
+) -> ExportedProgram:
+    """
+    `torch.export` then core-ATen decomposition keeping `KEPT_WHOLE`.
+
+    Accepts an `nn.Module`, a `GraphModule` (as a `torch.compile` backend receives it), a plain
+    function, or an `ExportedProgram` (only decomposed).
+    """
+    if isinstance(model_or_fn, ExportedProgram):
+        program = model_or_fn
+    else:
+        module = model_or_fn if isinstance(model_or_fn, torch.nn.Module) else _FunctionModule(model_or_fn)
+        program = torch.export.export(
+            module, tuple(example_args), kwargs=example_kwargs or {}, dynamic_shapes=dynamic_shapes
+        )
+    table = torch.export.default_decompositions()
+    for op in KEPT_WHOLE:
+        if op in table:
+            del table[op]
+    return program.run_decompositions(table)
+
+
+def import_program(
+    model_or_fn: Any,
+    example_args: Sequence[Any],
+    example_kwargs: dict[str, Any] | None = None,
+    *,
+    func_name: str = "forward",
+    dynamic_shapes: Any = None,
+) -> FxImport:
+    """Import a model or function and keep what is needed to run it (see `FxImport`)."""
+    program = export_program(model_or_fn, example_args, example_kwargs, dynamic_shapes)
+    return import_exported(program, func_name=func_name)
+
+
+def import_fx(
+    model_or_fn: Any,
+    example_args: Sequence[Any],
+    example_kwargs: dict[str, Any] | None = None,
+    *,
+    func_name: str = "forward",
+) -> ModuleOp:
+    """
+    Graph-level ktir for `model_or_fn` called on `example_args` (and `example_kwargs`).
+
+    Raises `FxImportError` listing every unsupported op, or every input with a dynamic dim.
+    """
+    return import_program(model_or_fn, example_args, example_kwargs, func_name=func_name).module
+
+
+#### The graph walk ####
+
+
+@dataclass
+class _Argument:
+    node: torch.fx.Node
+    name: str
+    attributes: dict[str, Attribute]
+    state_key: str | None
+
+
+def _arguments(program: ExportedProgram) -> tuple[list[_Argument], int]:
+    """The function arguments in ktir order: user inputs, then parameters, buffers, constants."""
+    placeholders = {n.name: n for n in program.graph.nodes if n.op == "placeholder"}
+    user, state = [], []
+    for spec in program.graph_signature.input_specs:
+        name = getattr(spec.arg, "name", None)
+        if name is None or name not in placeholders:
+            continue  # a constant (non-tensor) user input, folded into the graph by export
+        node = placeholders[name]
+        if spec.kind == InputKind.USER_INPUT:
+            if isinstance(node.meta.get("val"), torch.Tensor):
+                user.append(_Argument(node, name, {"ktir.name": StringAttr(name)}, None))
+            continue
+        attribute = _KIND_ATTRIBUTE.get(spec.kind)
+        if attribute is None:
+            continue
+        attrs = {"ktir.name": StringAttr(name), attribute: StringAttr(spec.target or name)}
+        state.append(_Argument(node, name, attrs, spec.target))
+    return [*user, *state], len(user)
+
+
+def _state_value(program: ExportedProgram, key: str) -> torch.Tensor:
+    if key in program.state_dict:
+        return program.state_dict[key]
+    return program.constants[key]
+
+
+def _check_unsupported(program: ExportedProgram) -> list[Diagnostic]:
+    """One diagnostic per node whose ATen op has no converter (before anything is built)."""
+    found = []
+    for node in program.graph.nodes:
+        if node.op != "call_function" or node.target in aten_data.IGNORED:
+            continue
+        if node.target is operator.getitem or node.target in CONVERTERS:
+            continue
+        if aten_data.is_cpu_fallback(node.target):
+            continue
+        found.append(diagnostic_at(node, f"unsupported ATen op '{node.target}' (node '{node.name}')"))
+    return found
+
+
+def _check_static(arguments: list[_Argument]) -> list[Diagnostic]:
+    found = []
+    for argument in arguments:
+        try:
+            type_of_fake(argument.node.meta.get("val"), f"input '{argument.name}'")
+        except UnsupportedNode as error:
+            found.append(diagnostic_at(argument.node, str(error)))
+    return found
+
+
+def import_exported(program: ExportedProgram, func_name: str = "forward") -> FxImport:
+    """Graph-level ktir for an already-decomposed `ExportedProgram`."""
+    arguments, user_count = _arguments(program)
+    diagnostics = _check_static(arguments)
+    if diagnostics:
+        raise FxImportError(diagnostics)
+    diagnostics = _check_unsupported(program)
+    if diagnostics:
+        summary = Diagnostic(
+            Severity.ERROR, f"{len(diagnostics)} unsupported op(s) in the FX graph; nothing was imported"
+        )
+        raise FxImportError([*diagnostics, summary])
+
+    block = Block(arg_types=[type_of_fake(a.node.meta["val"], a.name) for a in arguments])
+    emitter = Emitter(block)
+    for argument, block_arg in zip(arguments, block.args, strict=True):
+        block_arg.name_hint = argument.name
+        emitter.values[argument.node] = block_arg
+
+    errors: list[Diagnostic] = []
+    outputs: list[SSAValue] = []
+    node_count = 0
+    for node in program.graph.nodes:
+        if node.op == "output":
+            outputs = _outputs(emitter, node, errors)
+            continue
+        if node.op != "call_function" or node.target in aten_data.IGNORED:
+            continue
+        node_count += 1
+        emitter.location, emitter.node_name = node_location(node), node.name
+        try:
+            _convert(emitter, node)
+        except UnsupportedNode as error:
+            errors.append(diagnostic_at(node, f"cannot import '{node.target}' (node '{node.name}'): {error}"))
+    if errors:
+        raise FxImportError(errors)
+
+    block.add_op(func.ReturnOp(*outputs))
+    function = func.FuncOp(
+        func_name, ([a.type for a in block.args], [v.type for v in outputs]), Region(block)
+    )
+    function.arg_attrs = _arg_attrs(arguments)
+    module = ModuleOp([function])
+    state = {a.name: _state_value(program, a.state_key) for a in arguments if a.state_key is not None}
+    return FxImport(module, [a.name for a in arguments], user_count, state, node_count)
+
+
+def _convert(emitter: Emitter, node: torch.fx.Node) -> None:
+    if node.target is operator.getitem:
+        source = emitter.values.get(node.args[0])
+        if isinstance(source, list) and node.args[1] < len(source):
+            emitter.values[node] = source[node.args[1]]
+            return
+        raise UnsupportedNode("getitem of an output ktir does not produce")
+    converter = CONVERTERS.get(node.target)
+    if converter is None:
+        converter = aten_data.cpu_fallback
+    result = converter(emitter, node)
+    if result is not None:
+        emitter.values[node] = result
+
+
+def _outputs(emitter: Emitter, node: torch.fx.Node, errors: list[Diagnostic]) -> list[SSAValue]:
+    values = []
+    for item in torch.utils._pytree.tree_leaves(node.args[0]):
+        if item is None:
+            continue
+        try:
+            values.append(emitter.value(item))
+        except UnsupportedNode as error:
+            errors.append(diagnostic_at(node, f"cannot return {item!r}: {error}"))
+    return values
+
+
+def _arg_attrs(arguments: list[_Argument]) -> ArrayAttr[DictionaryAttr]:
+    return ArrayAttr([DictionaryAttr(a.attributes) for a in arguments])
+
+
+__all__ = [
+    "FxImport",
+    "FxImportError",
+    "export_program",
+    "import_exported",
+    "import_fx",
+    "import_program",
+]

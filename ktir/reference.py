@@ -1,0 +1,152 @@
+"""
+The NumPy reference executor: the functional meaning of every graph-level ktir op.
+
+`run(module, inputs)` executes one `func.func` op by op. Floating-point tensors narrower than
+fp32 (f16, bf16) are computed in fp32 and rounded to their element type after every op;
+matmul and the floating-point reductions accumulate in fp32; fp32 and fp64 compute in their
+own precision. This is what the simulator is checked against later, so every op is one
+vectorized NumPy expression (no per-element Python). `ktir.cpu_fallback` runs its ATen op
+through PyTorch.
+
+```python
+outputs = ktir.reference.run(module, [x, w1, b1])     # NumPy arrays (or torch tensors) in
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from ktir.reference_ops import ELEMENTWISE, numpy_dtype
+from ktir.reference_structured import STRUCTURED
+
+IMPLEMENTATIONS = {**ELEMENTWISE, **STRUCTURED}
+"""Every graph-level op the executor runs, by op class."""
+
+
+class ExecutionError(RuntimeError):
+    """The module cannot be run on these inputs (wrong count, shape or dtype, unknown op)."""
+
+
+def _entry(module: ModuleOp, func_name: str | None) -> func.FuncOp:
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]
+    if func_name is not None:
+        functions = [f for f in functions if f.sym_name.data == func_name]
+    if len(functions) != 1:
+        wanted = f"@{func_name}" if func_name else "one function"
+        raise ExecutionError(f"expected {wanted} with a body, found {len(functions)}")
+    return functions[0]
+
+
+def _argument_names(function: func.FuncOp) -> list[str]:
+    names = []
+    for i, arg in enumerate(function.body.block.args):
+        name = arg.name_hint or f"arg{i}"
+        if function.arg_attrs is not None:
+            attr = function.arg_attrs.data[i].data.get("ktir.name")
+            if isinstance(attr, StringAttr):
+                name = attr.data
+        names.append(name)
+    return names
+
+
+def _as_array(value: Any, expected: TensorType[Attribute], what: str) -> np.ndarray:
+    if hasattr(value, "detach"):  # a torch tensor, without importing torch here
+        value = value.detach().cpu()
+        value = value.float().numpy() if str(value.dtype) == "torch.bfloat16" else value.numpy()
+    array = np.asarray(value)
+    shape = tuple(expected.get_shape())
+    if array.shape != shape:
+        raise ExecutionError(f"{what} has shape {list(array.shape)}, expected {list(shape)}")
+    dtype = numpy_dtype(expected.element_type)
+    if array.dtype != dtype:
+        raise ExecutionError(f"{what} has dtype {array.dtype}, expected {dtype} ({expected.element_type})")
+    return array
+
+
+def run(
+    module: ModuleOp,
+    inputs: Sequence[Any] | Mapping[str, Any],
+    func_name: str | None = None,
+) -> list[np.ndarray]:
+    """
+    Execute the module's function on `inputs` and return its results as NumPy arrays.
+
+    `inputs` is a sequence in argument order, or a mapping from argument name (the `ktir.name`
+    argument attribute, else the SSA name) to value. Values are NumPy arrays or torch tensors of
+    exactly the argument's shape and storage dtype.
+    """
+    function = _entry(module, func_name)
+    block = function.body.block
+    names = _argument_names(function)
+    if isinstance(inputs, Mapping):
+        missing = [n for n in names if n not in inputs]
+        if missing:
+            raise ExecutionError(f"missing input(s): {', '.join(missing)}")
+        ordered = [inputs[n] for n in names]
+    else:
+        ordered = list(inputs)
+        if len(ordered) != len(names):
+            raise ExecutionError(f"@{function.sym_name.data} takes {len(names)} input(s), got {len(ordered)}")
+
+    env: dict[SSAValue, np.ndarray] = {}
+    for arg, value, name in zip(block.args, ordered, names, strict=True):
+        assert isinstance(arg.type, TensorType)
+        env[arg] = _as_array(value, arg.type, f"input '{name}'")
+
+    last_use = _last_uses(block.ops)
+    for index, op in enumerate(block.ops):
+        if isinstance(op, func.ReturnOp):
+            return [np.array(env[v]) for v in op.arguments]
+        for value, result in zip(op.results, _execute(op, [env[v] for v in op.operands]), strict=True):
+            env[value] = result
+        for value in last_use.get(index, ()):
+            env.pop(value, None)  # free intermediates at their last use
+    raise ExecutionError(f"@{function.sym_name.data} has no func.return")
+
+
+def _last_uses(ops: Any) -> dict[int, list[SSAValue]]:
+    """Op index -> values whose last use is that op (returned values are never freed)."""
+    last: dict[SSAValue, int] = {}
+    for index, op in enumerate(ops):
+        if isinstance(op, func.ReturnOp):
+            for value in op.operands:
+                last.pop(value, None)
+            continue
+        for value in op.operands:
+            last[value] = index
+    by_op: dict[int, list[SSAValue]] = {}
+    for value, index in last.items():
+        by_op.setdefault(index, []).append(value)
+    return by_op
+
+
+def _execute(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
+    implementation: Callable[[Operation, list[np.ndarray]], list[np.ndarray]] | None = IMPLEMENTATIONS.get(
+        type(op)
+    )
+    if implementation is None:
+        raise ExecutionError(f"the reference executor has no implementation of '{op.name}'")
+    results = implementation(op, args)
+    for value, result in zip(op.results, results, strict=True):
+        assert isinstance(value.type, TensorType)
+        expected = (tuple(value.type.get_shape()), numpy_dtype(value.type.element_type))
+        if (result.shape, result.dtype) != expected:
+            raise ExecutionError(
+                f"'{op.name}' produced {result.dtype}{list(result.shape)}, "
+                f"expected {expected[1]}{list(expected[0])}"
+            )
+    return results
+
+
+__all__ = ["ExecutionError", "numpy_dtype", "run"]

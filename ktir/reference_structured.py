@@ -1,0 +1,164 @@
+"""
+NumPy implementations of the structured graph-level ops (matmul, reductions, softmax, norms,
+views, data movement, restickify) and of `ktir.cpu_fallback` through PyTorch.
+
+Same precision contract as `ktir.reference_ops`: compute in fp32 (or wider), round once per op.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from xdsl.ir import Attribute, Operation
+
+from ktir.dialects import ktir_structured as st
+from ktir.reference_ops import Registry, decode_argument, numpy_dtype, result_element, store, widen
+
+STRUCTURED = Registry()
+"""Implementations of the ops in `ktir.dialects.ktir_structured`."""
+implements = STRUCTURED.register
+
+
+@implements(st.MatmulOp, st.BmmOp)
+def _matmul(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
+    # fp16 operands are widened exactly to fp32, so the product accumulates in fp32.
+    return [store(np.matmul(widen(args[0]), widen(args[1])), result_element(op))]
+
+
+def _reduction_axes(op: st.ReductionOp) -> tuple[tuple[int, ...], bool]:
+    return st.ints(op.dims), op.keepdim is not None
+
+
+@implements(st.SumOp, st.MeanOp)
+def _sum_mean(op: st.ReductionOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    axes, keepdim = _reduction_axes(op)
+    x = widen(args[0])
+    reduce = np.mean if isinstance(op, st.MeanOp) else np.sum
+    return [store(reduce(x, axis=axes, keepdims=keepdim, dtype=x.dtype), result_element(op))]
+
+
+@implements(st.MaxOp, st.MinOp)
+def _max_min(op: st.ReductionOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    axes, keepdim = _reduction_axes(op)
+    reduce = np.max if isinstance(op, st.MaxOp) else np.min
+    return [np.asarray(reduce(args[0], axis=axes, keepdims=keepdim))]
+
+
+@implements(st.SoftmaxOp)
+def _softmax(op: st.SoftmaxOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    x = widen(args[0])
+    dim = op.dim.value.data
+    shifted = np.exp(x - np.max(x, axis=dim, keepdims=True))
+    return [store(shifted / np.sum(shifted, axis=dim, keepdims=True), result_element(op))]
+
+
+def _normalized_axes(op: st.NormOp, rank: int) -> tuple[int, ...]:
+    return tuple(range(rank - len(st.ints(op.normalized_shape)), rank))
+
+
+@implements(st.LayerNormOp)
+def _layer_norm(op: st.LayerNormOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    x = widen(args[0])
+    axes = _normalized_axes(op, x.ndim)
+    mean = np.mean(x, axis=axes, keepdims=True)
+    centered = x - mean
+    variance = np.mean(centered * centered, axis=axes, keepdims=True)
+    value = centered / np.sqrt(variance + x.dtype.type(op.eps.value.data))
+    operands = iter(args[1:])
+    if op.weight is not None:
+        value = value * widen(next(operands))
+    if op.bias is not None:
+        value = value + widen(next(operands))
+    return [store(value, result_element(op))]
+
+
+@implements(st.RmsNormOp)
+def _rms_norm(op: st.RmsNormOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    x = widen(args[0])
+    axes = _normalized_axes(op, x.ndim)
+    value = x / np.sqrt(np.mean(x * x, axis=axes, keepdims=True) + x.dtype.type(op.eps.value.data))
+    if op.weight is not None:
+        value = value * widen(args[1])
+    return [store(value, result_element(op))]
+
+
+#### Views and data movement: values are moved, never recomputed ####
+
+
+@implements(st.PermuteOp)
+def _permute(op: st.PermuteOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    return [np.transpose(args[0], st.ints(op.perm))]
+
+
+@implements(st.ReshapeOp)
+def _reshape(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
+    result_type = op.results[0].type
+    return [np.reshape(args[0], tuple(result_type.get_shape()))]  # type: ignore[attr-defined]
+
+
+@implements(st.ExpandOp)
+def _expand(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
+    result_type = op.results[0].type
+    return [np.broadcast_to(args[0], tuple(result_type.get_shape()))]  # type: ignore[attr-defined]
+
+
+@implements(st.SliceOp)
+def _slice(op: st.SliceOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    index: list[slice] = [slice(None)] * args[0].ndim
+    index[op.dim.value.data] = slice(op.start.value.data, op.end.value.data, op.step.value.data)
+    return [args[0][tuple(index)]]
+
+
+@implements(st.CatOp)
+def _cat(op: st.CatOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    return [np.concatenate(args, axis=op.dim.value.data)]
+
+
+@implements(st.PadOp)
+def _pad(op: st.PadOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    widths = list(zip(st.ints(op.low), st.ints(op.high), strict=True))
+    fill = store(np.asarray(op.value.value.data), result_element(op))
+    return [np.pad(args[0], widths, constant_values=fill)]
+
+
+@implements(st.CopyOp)
+def _copy(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
+    return [np.array(args[0], copy=True)]
+
+
+@implements(st.RestickifyOp)
+def _restickify(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
+    # A relayout changes where elements live on the device, never their values.
+    return [args[0]]
+
+
+#### CPU fallback ####
+
+
+@implements(st.CpuFallbackOp)
+def _cpu_fallback(op: st.CpuFallbackOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    import torch  # only fallbacks need torch; the rest of the executor is pure NumPy
+
+    from ktir.frontend.emitter import ELEMENT_TYPE_TO_TORCH
+
+    def dtype_of(attr: Attribute) -> Any:
+        found = ELEMENT_TYPE_TO_TORCH.get(str(attr))
+        if found is None:
+            raise TypeError(f"cannot pass {attr} to an ATen op")
+        return found
+
+    tensors = [torch.from_numpy(np.ascontiguousarray(a)) for a in args]
+    name, _, overload = op.aten.data.partition("::")[2].partition(".")
+    packet = getattr(torch.ops.aten, name)
+    function = getattr(packet, overload or "default")
+    positional = decode_argument(op.args, tensors, dtype_of)
+    keywords = decode_argument(op.kwargs, tensors, dtype_of) if op.kwargs is not None else {}
+    with torch.no_grad():
+        produced = function(*positional, **keywords)
+    outputs = list(produced) if isinstance(produced, tuple | list) else [produced]
+    results = []
+    for index, tensor in enumerate(outputs):
+        array = tensor.detach().float().numpy() if tensor.dtype == torch.bfloat16 else tensor.detach().numpy()
+        results.append(array.astype(numpy_dtype(result_element(op, index)), copy=False))
+    return results
