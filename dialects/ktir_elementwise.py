@@ -43,6 +43,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.lexer import Span
 
 from ktir.shapes import ShapeError, broadcast_shapes
 
@@ -548,8 +549,18 @@ class FullOp(IRDLOperation):
     def parse(cls, parser: Parser) -> FullOp:
         """Parse `value [attr-dict] : type`, where value is a float or an f64 bit pattern in hex."""
         negative = parser.parse_optional_punctuation("-") is not None
+        start = parser.pos
         integer = parser.parse_optional_integer(allow_boolean=False, allow_negative=False)
         if integer is not None:
+            # As in MLIR, an integer literal is an f64 bit pattern only in hex: `1` is an error.
+            literal = Span(start, parser.pos, parser.lexer.input).text.split()[0]
+            if not literal.startswith("0x"):
+                parser.raise_error(
+                    "unexpected decimal integer literal for a floating point value "
+                    "(add a trailing dot, e.g. 1.0, or write the f64 bit pattern in hex)",
+                    start,
+                    start + len(literal),
+                )
             value = struct.unpack("<d", struct.pack("<Q", integer & (2**64 - 1)))[0]
         else:
             value = parser.parse_float()

@@ -251,6 +251,10 @@ class LayerNormOp(NormOp):
     """`(x - mean) / sqrt(var + eps) * weight + bias` over the trailing `normalized_shape` dims."""
 
     name = "ktir.layer_norm"
+    # Redeclared so the operand order is (input, weight, bias): IRDL lists a subclass's own
+    # fields before its bases', which would otherwise put `bias` first.
+    input = operand_def(NormOp.T)
+    weight = opt_operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
@@ -339,6 +343,8 @@ class SliceOp(ShapeChangeOp):
 
     def verify_shape(self, source: tuple[int, ...], target: tuple[int, ...]) -> None:
         dim = self.dim.value.data
+        if not source:
+            raise VerifyException("ktir.slice needs an input of rank >= 1")
         _shape_rule(shapes.check_dims, [dim], len(source))
         length = _shape_rule(
             shapes.slice_length, source[dim], self.start.value.data, self.end.value.data, self.step.value.data

@@ -5,6 +5,7 @@ built, the FX node -> SSA value map, locations, and small builders (scalars, con
 
 from __future__ import annotations
 
+import linecache
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -125,7 +126,10 @@ def type_of_fake(fake: Any, what: str) -> TensorType[Attribute]:
     shape = []
     for dim, size in enumerate(fake.shape):
         if not isinstance(size, int):
-            raise UnsupportedNode(f"{what} has a dynamic dimension {dim} ({size}): ktir needs static shapes")
+            raise UnsupportedNode(
+                f"{what} has a dynamic dimension {dim} ({size}): ktir needs static shapes "
+                "(export without dynamic_shapes)"
+            )
         shape.append(size)
     return TensorType(element_type, shape)
 
@@ -148,7 +152,8 @@ def node_location(node: torch.fx.Node) -> FileLineColLoc | None:
     The source location of an FX node: the innermost frame of its recorded stack trace.
 
     Example: a stack trace ending in `File "model.py", line 12, in forward` gives
-    `loc("model.py":12:1)`. Nodes without a stack trace get None.
+    `loc("model.py":12:9)` when line 12 is indented by 8 (the column of its first character).
+    Nodes without a stack trace get None.
     """
     trace = node.meta.get("stack_trace")
     if not trace:
@@ -157,7 +162,10 @@ def node_location(node: torch.fx.Node) -> FileLineColLoc | None:
     if not frames:
         return None
     last = frames[-1]
-    return FileLineColLoc(StringAttr(last["file"]), IntAttr(int(last["line"])), IntAttr(1))
+    line = int(last["line"])
+    text = linecache.getline(last["file"], line)
+    column = len(text) - len(text.lstrip()) + 1 if text.strip() else 1
+    return FileLineColLoc(StringAttr(last["file"]), IntAttr(line), IntAttr(column))
 
 
 def diagnostic_at(node: torch.fx.Node, message: str) -> Diagnostic:

@@ -17,6 +17,7 @@ module = ktir.import_fx(torch.nn.Linear(64, 32), (torch.randn(8, 64),))
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -121,18 +122,21 @@ def export_program(
     Accepts an `nn.Module`, a `GraphModule` (as a `torch.compile` backend receives it), a plain
     function, or an `ExportedProgram` (only decomposed).
     """
-    if isinstance(model_or_fn, ExportedProgram):
-        program = model_or_fn
-    else:
-        module = model_or_fn if isinstance(model_or_fn, torch.nn.Module) else _FunctionModule(model_or_fn)
-        program = torch.export.export(
-            module, tuple(example_args), kwargs=example_kwargs or {}, dynamic_shapes=dynamic_shapes
-        )
     table = torch.export.default_decompositions()
     for op in KEPT_WHOLE:
         if op in table:
             del table[op]
-    return program.run_decompositions(table)
+    with warnings.catch_warnings():
+        # torch 2.13's export warns about its own pytree internals (LeafSpec); not actionable.
+        warnings.simplefilter("ignore", FutureWarning)
+        if isinstance(model_or_fn, ExportedProgram):
+            program = model_or_fn
+        else:
+            module = model_or_fn if isinstance(model_or_fn, torch.nn.Module) else _FunctionModule(model_or_fn)
+            program = torch.export.export(
+                module, tuple(example_args), kwargs=example_kwargs or {}, dynamic_shapes=dynamic_shapes
+            )
+        return program.run_decompositions(table)
 
 
 def import_program(
@@ -154,13 +158,18 @@ def import_fx(
     example_kwargs: dict[str, Any] | None = None,
     *,
     func_name: str = "forward",
+    dynamic_shapes: Any = None,
 ) -> ModuleOp:
     """
     Graph-level ktir for `model_or_fn` called on `example_args` (and `example_kwargs`).
 
-    Raises `FxImportError` listing every unsupported op, or every input with a dynamic dim.
+    Raises `FxImportError` listing every unsupported op, or every input with a dynamic dim
+    (`dynamic_shapes` is passed to `torch.export` so such programs can be tried).
     """
-    return import_program(model_or_fn, example_args, example_kwargs, func_name=func_name).module
+    imported = import_program(
+        model_or_fn, example_args, example_kwargs, func_name=func_name, dynamic_shapes=dynamic_shapes
+    )
+    return imported.module
 
 
 #### The graph walk ####

@@ -1,0 +1,120 @@
+"""
+`ktir-import`: print the graph-level ktir of a PyTorch model defined in a Python file.
+
+```
+ktir-import path/to/model.py [-o out.mlir] [--func-name forward] [--print-debuginfo]
+```
+
+The file must define `model` (an `nn.Module` or a function) and `example_args` (a tuple);
+`example_kwargs` (a dict) and `dynamic_shapes` (passed to `torch.export`) are optional. The module is printed only when the whole graph imports:
+unsupported ops are listed together, each at its source line, and the exit code is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import runpy
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from xdsl.printer import Printer
+
+from ktir.diagnostics import DiagnosticError, render
+
+
+class ModelFileError(Exception):
+    """The model file is missing, fails to run, or does not define what ktir-import needs."""
+
+
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="ktir-import", description="Import a PyTorch model (model + example_args in a .py file) as ktir."
+    )
+    parser.add_argument("model_file", help="Python file defining `model` and `example_args`")
+    parser.add_argument("-o", "--output-file", help="write the module here instead of stdout")
+    parser.add_argument("--func-name", default="forward", help="name of the imported function")
+    parser.add_argument(
+        "--print-debuginfo", action="store_true", help="print each op's source location (loc(...))"
+    )
+    parser.add_argument("--print-op-generic", action="store_true", help="print ops in generic form")
+    return parser.parse_args(argv)
+
+
+def load_model_file(path: str) -> tuple[Any, tuple[Any, ...], dict[str, Any], Any]:
+    """Run the model file; return its `model`, `example_args`, `example_kwargs` and `dynamic_shapes`."""
+    if not Path(path).is_file():
+        raise ModelFileError(f"cannot read '{path}': no such file")
+    try:
+        namespace = runpy.run_path(path, run_name="__ktir_import__")
+    except Exception as error:  # the user's code: report it, never a traceback
+        raise ModelFileError(f"running '{path}' failed: {type(error).__name__}: {error}") from error
+    missing = [name for name in ("model", "example_args") if name not in namespace]
+    if missing:
+        raise ModelFileError(f"'{path}' must define {' and '.join(missing)}")
+    example_args = namespace["example_args"]
+    if not isinstance(example_args, tuple | list):
+        raise ModelFileError(f"example_args in '{path}' must be a tuple, not {type(example_args).__name__}")
+    return namespace["model"], tuple(example_args), dict(namespace.get("example_kwargs") or {}), namespace.get(
+        "dynamic_shapes"
+    )
+
+
+def _sources(diagnostics: Sequence[Any]) -> dict[str, str]:
+    sources = {}
+    for diagnostic in diagnostics:
+        loc = diagnostic.location
+        if loc is not None and loc.file not in sources and Path(loc.file).is_file():
+            sources[loc.file] = Path(loc.file).read_text(encoding="utf-8", errors="replace")
+    return sources
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Import the model file named in `argv` and print it; returns the exit code."""
+    args = _arguments(argv)
+    from ktir.frontend.fx import import_fx  # torch is imported only when needed
+
+    try:
+        model, example_args, example_kwargs, dynamic_shapes = load_model_file(args.model_file)
+        module = import_fx(
+            model, example_args, example_kwargs, func_name=args.func_name, dynamic_shapes=dynamic_shapes
+        )
+    except ModelFileError as error:
+        print(f"ktir-import: error: {error}", file=sys.stderr)
+        return 1
+    except DiagnosticError as error:
+        sources = _sources(error.diagnostics)
+        for diagnostic in error.diagnostics:
+            print(render(diagnostic, sources), file=sys.stderr)
+        return 1
+    text = io.StringIO()
+    printer = Printer(
+        stream=text, print_generic_format=args.print_op_generic, print_debuginfo=args.print_debuginfo
+    )
+    printer.print_op(module)
+    text.write("\n")
+    if args.output_file is None:
+        sys.stdout.write(text.getvalue())
+    else:
+        Path(args.output_file).write_text(text.getvalue(), encoding="utf-8")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point of `ktir-import`: one-line errors, no traceback (KTIR_DEBUG=1 re-raises)."""
+    try:
+        return run(argv)
+    except Exception as error:
+        if os.environ.get("KTIR_DEBUG"):
+            raise
+        message = str(error).strip().splitlines()
+        first = message[0] if message else type(error).__name__
+        print(f"ktir-import: error: {type(error).__name__}: {first}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
