@@ -106,6 +106,8 @@ def store(value: Any, element_type: Attribute) -> np.ndarray:
         return array != 0
     if dtype.kind == "i" and array.dtype.kind == "f":
         array = np.trunc(array)  # PyTorch converts float -> int toward zero
+    if dtype == np.float16 and array.dtype == np.float64:
+        array = array.astype(np.float32)  # PyTorch rounds f64 -> f16 through f32, as bf16 does
     result = array.astype(dtype, copy=False)
     return round_bf16(result) if isinstance(element_type, BFloat16Type) else result
 

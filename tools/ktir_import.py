@@ -58,8 +58,11 @@ def load_model_file(path: str) -> tuple[Any, tuple[Any, ...], dict[str, Any], An
     example_args = namespace["example_args"]
     if not isinstance(example_args, tuple | list):
         raise ModelFileError(f"example_args in '{path}' must be a tuple, not {type(example_args).__name__}")
-    return namespace["model"], tuple(example_args), dict(namespace.get("example_kwargs") or {}), namespace.get(
-        "dynamic_shapes"
+    return (
+        namespace["model"],
+        tuple(example_args),
+        dict(namespace.get("example_kwargs") or {}),
+        namespace.get("dynamic_shapes"),
     )
 
 

@@ -21,13 +21,13 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.transforms import get_all_passes as get_xdsl_passes
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from ktir.context import register_dialects
 from ktir.diagnostics import (
     Diagnostic,
     DiagnosticError,
@@ -37,23 +37,8 @@ from ktir.diagnostics import (
     render,
     verify_module,
 )
-from ktir.dialects.ktir import Ktir
 from ktir.expected_diagnostics import check, parse_expectations
 from ktir.passes import get_all_passes
-
-XDSL_DIALECTS = (
-    "builtin",
-    "func",
-    "arith",
-    "math",
-    "linalg",
-    "tensor",
-    "memref",
-    "scf",
-    "affine",
-    "test",
-)
-"""xDSL dialects `ktir-opt` knows besides `ktir` (`test` gives `"test.op"` values in tests)."""
 
 XDSL_PASSES = ("canonicalize", "cse", "dce", "arith-add-fastmath", "convert-linalg-to-loops")
 """General-purpose xDSL passes over those dialects, available in pipelines."""
@@ -82,10 +67,7 @@ class KtirOptMain(xDSLOptMain):
         super().__init__(description="ktir modular optimizer driver", args=args)
 
     def register_all_dialects(self) -> None:
-        factories = get_all_dialects()
-        for name in XDSL_DIALECTS:
-            self.ctx.register_dialect(name, factories[name])
-        self.ctx.register_dialect("ktir", lambda: Ktir)
+        register_dialects(self.ctx)
 
     def register_all_passes(self) -> None:
         xdsl_passes = get_xdsl_passes()

@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     StringAttr,
     TensorType,
+    UnitAttr,
     f64,
     i1,
     i64,
@@ -382,7 +383,7 @@ def _reduction(e: Emitter, node: torch.fx.Node) -> SSAValue:
     normalized = sorted({normalize_dim(d, rank) for d in int_list(dims)})
     props: dict[str, Attribute] = {"dims": st.int_array(normalized)}
     if keepdim:
-        props["keepdim"] = st.UnitAttr()
+        props["keepdim"] = UnitAttr()
     return make(e, REDUCTIONS[node.target], [source], result_type, **props)
 
 
@@ -397,7 +398,7 @@ def _max_dim(e: Emitter, node: torch.fx.Node) -> list[SSAValue] | SSAValue:
     dim = normalize_dim(node.args[1], len(shape_of(source)))
     props: dict[str, Attribute] = {"dims": st.int_array([dim])}
     if arg(node, 2, "keepdim", False):
-        props["keepdim"] = st.UnitAttr()
+        props["keepdim"] = UnitAttr()
     op_class = st.MaxOp if node.target == aten.max.dim else st.MinOp
     return [make(e, op_class, [source], values_type, **props)]
 
@@ -429,18 +430,12 @@ def _norm(
 ) -> SSAValue:
     source = e.value(node.args[0])
     normalized = int_list(node.args[1])
-    operands = [source]
-    sizes = [1, 0, 0]
-    if weight is not None:
-        operands.append(e.value(weight))
-        sizes[1] = 1
-    if bias is not None:
-        operands.append(e.value(bias))
-        sizes[2] = 1
-    props: dict[str, Attribute] = {"normalized_shape": st.int_array(normalized), "eps": f64_attr(eps)}
+    operands: list[SSAValue | None] = [source, None if weight is None else e.value(weight)]
     if op_class is st.LayerNormOp:
-        props["operandSegmentSizes"] = st.DenseArrayBase.from_list(st.i32, sizes)
-    return make(e, op_class, operands, result_type, **props)
+        operands.append(None if bias is None else e.value(bias))
+    props: dict[str, Attribute] = {"normalized_shape": st.int_array(normalized), "eps": f64_attr(eps)}
+    op = op_class.build(operands=operands, properties=props, result_types=[result_type])
+    return e.emit(op).results[0]
 
 
 @converts(aten.layer_norm.default)

@@ -16,7 +16,9 @@ module = ktir.import_fx(torch.nn.Linear(64, 32), (torch.randn(8, 64),))
 
 from __future__ import annotations
 
+import inspect
 import operator
+import types
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -99,15 +101,35 @@ def _to_numpy(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
-class _FunctionModule(torch.nn.Module):
-    """Wraps a plain function so `torch.export` (which takes modules) can trace it."""
+def _function_module(fn: Callable[..., Any]) -> torch.nn.Module:
+    """
+    Wrap a plain function in a module so `torch.export` (which takes modules) can trace it.
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
-        super().__init__()
-        self.fn = fn
+    The module's `forward` carries the function's signature, so inputs keep their names.
+    Export records source lines only from frames named `forward`, so the function runs as a
+    copy of its code under that name and its ops keep the user's file and line.
+    """
+    renamed = _renamed_forward(fn)
 
-    def forward(self, *args: Any, **kwargs: Any) -> Any:
-        return self.fn(*args, **kwargs)
+    def forward(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+        return renamed(*args, **kwargs)
+
+    try:
+        signature = inspect.signature(fn)
+        this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        forward.__signature__ = signature.replace(parameters=[this, *signature.parameters.values()])  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        pass  # builtins without a signature keep (*args, **kwargs)
+    return type("FunctionModule", (torch.nn.Module,), {"forward": forward})()
+
+
+def _renamed_forward(fn: Callable[..., Any]) -> Callable[..., Any]:
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    code = fn.__code__.replace(co_name="forward")
+    renamed = types.FunctionType(code, fn.__globals__, "forward", fn.__defaults__, fn.__closure__)
+    renamed.__kwdefaults__ = fn.__kwdefaults__
+    return renamed
 
 
 def export_program(
@@ -132,7 +154,9 @@ def export_program(
         if isinstance(model_or_fn, ExportedProgram):
             program = model_or_fn
         else:
-            module = model_or_fn if isinstance(model_or_fn, torch.nn.Module) else _FunctionModule(model_or_fn)
+            module = (
+                model_or_fn if isinstance(model_or_fn, torch.nn.Module) else _function_module(model_or_fn)
+            )
             program = torch.export.export(
                 module, tuple(example_args), kwargs=example_kwargs or {}, dynamic_shapes=dynamic_shapes
             )

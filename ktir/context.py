@@ -1,0 +1,48 @@
+"""
+The MLIR context ktir tools and the Python API parse into: the `ktir` dialect plus the xDSL
+dialects graph- and core-level programs use.
+
+```python
+from ktir.context import make_context
+from ktir.diagnostics import parse_module
+module = parse_module(make_context(), text, "model.mlir")
+```
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects import get_all_dialects
+
+XDSL_DIALECTS = (
+    "builtin",
+    "func",
+    "arith",
+    "math",
+    "linalg",
+    "tensor",
+    "memref",
+    "scf",
+    "affine",
+    "test",
+)
+"""xDSL dialects ktir knows besides `ktir` (`test` gives `"test.op"` values in tests)."""
+
+
+def register_dialects(ctx: Context) -> None:
+    """Register (lazily) `XDSL_DIALECTS` and `ktir` in `ctx`."""
+    from ktir.dialects.ktir import Ktir
+
+    factories = get_all_dialects()
+    for name in XDSL_DIALECTS:
+        if name not in ctx.registered_dialect_names:
+            ctx.register_dialect(name, factories[name])
+    if "ktir" not in ctx.registered_dialect_names:
+        ctx.register_dialect("ktir", lambda: Ktir)
+
+
+def make_context(allow_unregistered: bool = False) -> Context:
+    """A fresh context with every dialect ktir uses registered."""
+    ctx = Context(allow_unregistered=allow_unregistered)
+    register_dialects(ctx)
+    return ctx
