@@ -6,8 +6,9 @@ ktir-import path/to/model.py [-o out.mlir] [--func-name forward] [--print-debugi
 ```
 
 The file must define `model` (an `nn.Module` or a function) and `example_args` (a tuple);
-`example_kwargs` (a dict) and `dynamic_shapes` (passed to `torch.export`) are optional. The module is printed only when the whole graph imports:
-unsupported ops are listed together, each at its source line, and the exit code is 1.
+`example_kwargs` (a dict) and `dynamic_shapes` (passed to `torch.export`) are optional.
+The module is printed only when the whole graph imports: unsupported ops are listed
+together, each at its source line, and the exit code is 1.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+raise RuntimeError("model file failed on purpose")

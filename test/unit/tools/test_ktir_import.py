@@ -1,0 +1,54 @@
+"""Tests of the `ktir-import` command line (run in-process through `main`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ktir.tools.ktir_import import main
+
+MODELS = Path(__file__).parents[2] / "lit" / "Inputs" / "models"
+
+
+def test_prints_the_module(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(MODELS / "mlp.py")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("builtin.module {\n  func.func @forward(%x: tensor<8x64xf16>")
+    assert out.count("ktir.matmul") == 2
+
+
+def test_writes_the_output_file_only_on_success(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "out.mlir"
+    assert main([str(MODELS / "unsupported.py"), "-o", str(target)]) == 1
+    assert not target.exists()
+    err = capsys.readouterr().err
+    assert err.count("error: unsupported ATen op") == 3
+    assert "Traceback" not in err
+    assert main([str(MODELS / "mlp.py"), "-o", str(target), "--func-name", "mlp"]) == 0
+    assert "func.func @mlp(" in target.read_text()
+
+
+@pytest.mark.parametrize(
+    ("model_file", "message"),
+    [
+        ("missing.py", "ktir-import: error: cannot read"),
+        ("raises.py", "failed: RuntimeError: model file failed on purpose"),
+        ("dynamic.py", "input 'input' has a dynamic dimension 0"),
+    ],
+)
+def test_errors_are_one_clean_message(
+    model_file: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([str(MODELS / model_file)]) == 1
+    captured = capsys.readouterr()
+    assert message in captured.err
+    assert "Traceback" not in captured.err
+    assert captured.out == ""
+
+
+def test_file_without_example_args(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "model.py"
+    source.write_text("import torch\nmodel = torch.nn.ReLU()\n")
+    assert main([str(source)]) == 1
+    assert f"'{source}' must define example_args" in capsys.readouterr().err
