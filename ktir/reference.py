@@ -105,6 +105,14 @@ def run(
         env[arg] = _as_array(value, arg.type, f"input '{name}'")
 
     last_use = _last_uses(block.ops)
+    # Overflow to inf and 0/0 are part of IEEE semantics (e.g. sigmoid's exp(-x)); no warnings.
+    with np.errstate(all="ignore"):
+        return _run_block(function, block, env, last_use)
+
+
+def _run_block(
+    function: func.FuncOp, block: Any, env: dict[SSAValue, np.ndarray], last_use: dict[int, list[SSAValue]]
+) -> list[np.ndarray]:
     for index, op in enumerate(block.ops):
         if isinstance(op, func.ReturnOp):
             return [np.array(env[v]) for v in op.arguments]

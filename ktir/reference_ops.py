@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     NoneAttr,
+    NoneType,
     StringAttr,
     TensorType,
 )
@@ -123,7 +124,8 @@ def erf(x: np.ndarray) -> np.ndarray:
     """
     The error function, vectorized: Abramowitz & Stegun 7.1.26 evaluated in float64.
 
-    Absolute error below 1.5e-7, under half an fp32 ulp of GELU's `1 + erf` factor near 1.
+    Absolute error below 1.5e-7 (about 1.3 fp32 ulps of GELU's `1 + erf` factor near 2, far
+    below an fp16 ulp); measured GELU error in f32 is at most 4.8e-7.
     Example: erf(0) = 0, erf(1) ~ 0.8427008.
     """
     t64 = np.asarray(x, dtype=np.float64)
@@ -257,7 +259,7 @@ def decode_argument(attr: Attribute, tensors: list[Any], dtype_of: Callable[[Att
     """
     if isinstance(attr, st.OperandRefAttr):
         return tensors[attr.index.data]
-    if isinstance(attr, NoneAttr):
+    if isinstance(attr, NoneAttr | NoneType):  # `none` parses as the none type
         return None
     if isinstance(attr, IntegerAttr):
         value = attr.value.data
