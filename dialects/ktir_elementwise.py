@@ -561,7 +561,11 @@ class FullOp(IRDLOperation):
                     start,
                     start + len(literal),
                 )
-            value = struct.unpack("<d", struct.pack("<Q", integer & (2**64 - 1)))[0]
+            if integer >= 2**64:
+                parser.raise_error(
+                    "hexadecimal float constant out of range for f64", start, start + len(literal)
+                )
+            value = struct.unpack("<d", struct.pack("<Q", integer))[0]
         else:
             value = parser.parse_float()
         value = -value if negative else value

@@ -440,6 +440,10 @@ class OperandRefAttr(ParametrizedAttribute):
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{self.index.data}>")
 
+    def verify(self) -> None:
+        if self.index.data < 0:
+            raise VerifyException(f"#ktir.operand index must be non-negative, not {self.index.data}")
+
 
 ATEN_NAME = re.compile(r"^[a-z_][a-z0-9_]*::[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
 

@@ -1,7 +1,6 @@
 // RUN: ktir-opt %s --split-input-file --verify-diagnostics
 // RUN: not ktir-opt %s --split-input-file 2>&1 | filecheck %s
 
-
 // Invalid graph-level elementwise ops: every verifier rule of dialects/ktir_elementwise.py.
 // Each case checks the located message twice: --verify-diagnostics matches the
 // expected-error annotation, FileCheck the full `file:line:col: error: '<op>' op ...` text.
@@ -16,7 +15,6 @@ func.func @abs_i1(%x: tensor<4xi1>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.neg' op ktir.neg is not defined on i1 tensors
 func.func @neg_i1(%x: tensor<4xi1>) {
   // expected-error @+1 {{ktir.neg is not defined on i1 tensors}}
@@ -25,7 +23,6 @@ func.func @neg_i1(%x: tensor<4xi1>) {
 }
 
 // -----
-
 
 // Transcendental and fractional unary ops are float-only.
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.exp' op ktir.exp needs a floating-point input, not i32
@@ -37,7 +34,6 @@ func.func @exp_int(%x: tensor<4x64xi32>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.log' op ktir.log needs a floating-point input, not i1
 func.func @log_i1(%x: tensor<4xi1>) {
   // expected-error @+1 {{ktir.log needs a floating-point input, not i1}}
@@ -46,7 +42,6 @@ func.func @log_i1(%x: tensor<4xi1>) {
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.sqrt' op ktir.sqrt needs a floating-point input, not i64
 func.func @sqrt_int(%x: tensor<4xi64>) {
@@ -57,7 +52,6 @@ func.func @sqrt_int(%x: tensor<4xi64>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.rsqrt' op ktir.rsqrt needs a floating-point input, not i32
 func.func @rsqrt_int(%x: tensor<i32>) {
   // expected-error @+1 {{ktir.rsqrt needs a floating-point input, not i32}}
@@ -66,7 +60,6 @@ func.func @rsqrt_int(%x: tensor<i32>) {
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.reciprocal' op ktir.reciprocal needs a floating-point input, not i32
 func.func @reciprocal_int(%x: tensor<4xi32>) {
@@ -77,7 +70,6 @@ func.func @reciprocal_int(%x: tensor<4xi32>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.sigmoid' op ktir.sigmoid needs a floating-point input, not i8
 func.func @sigmoid_int(%x: tensor<4xi8>) {
   // expected-error @+1 {{ktir.sigmoid needs a floating-point input, not i8}}
@@ -86,7 +78,6 @@ func.func @sigmoid_int(%x: tensor<4xi8>) {
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.tanh' op ktir.tanh needs a floating-point input, not i32
 func.func @tanh_int(%x: tensor<4xi32>) {
@@ -97,7 +88,6 @@ func.func @tanh_int(%x: tensor<4xi32>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.relu' op ktir.relu is not defined on i1 tensors
 func.func @relu_i1(%x: tensor<4xi1>) {
   // expected-error @+1 {{ktir.relu is not defined on i1 tensors}}
@@ -106,7 +96,6 @@ func.func @relu_i1(%x: tensor<4xi1>) {
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.gelu' op approximate must be "none" or "tanh", not "erf"
 func.func @gelu_approximate(%x: tensor<4x64xf16>) {
@@ -117,7 +106,6 @@ func.func @gelu_approximate(%x: tensor<4x64xf16>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.gelu' op ktir.gelu needs a floating-point input, not i32
 func.func @gelu_int(%x: tensor<4xi32>) {
   // expected-error @+1 {{ktir.gelu needs a floating-point input, not i32}}
@@ -126,7 +114,6 @@ func.func @gelu_int(%x: tensor<4xi32>) {
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.silu' op ktir.silu needs a floating-point input, not i32
 func.func @silu_int(%x: tensor<4xi32>) {
@@ -137,7 +124,6 @@ func.func @silu_int(%x: tensor<4xi32>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.softplus' op beta must be non-zero
 func.func @softplus_beta_zero(%x: tensor<4x64xf16>) {
   // expected-error @+1 {{beta must be non-zero}}
@@ -146,7 +132,6 @@ func.func @softplus_beta_zero(%x: tensor<4x64xf16>) {
 }
 
 // -----
-
 
 // Constant attributes are f64.
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.softplus' op f32 should be of base attribute f64
@@ -158,7 +143,6 @@ func.func @softplus_beta_f32(%x: tensor<4x64xf16>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.floor' op ktir.floor is not defined on i1 tensors
 func.func @floor_i1(%x: tensor<4xi1>) {
   // expected-error @+1 {{ktir.floor is not defined on i1 tensors}}
@@ -168,7 +152,6 @@ func.func @floor_i1(%x: tensor<4xi1>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.square' op ktir.square is not defined on i1 tensors
 func.func @square_i1(%x: tensor<4xi1>) {
   // expected-error @+1 {{ktir.square is not defined on i1 tensors}}
@@ -177,7 +160,6 @@ func.func @square_i1(%x: tensor<4xi1>) {
 }
 
 // -----
-
 
 // The custom form ties the result type to the input; the generic form can differ.
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 4]]:8: error: 'ktir.sqrt' op result 'result' at position 0 does not verify:
@@ -190,7 +172,6 @@ func.func @unary_result_type(%x: tensor<4x64xf16>) {
 
 // -----
 
-
 // Graph-level ops need static shapes.
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.exp' op input must have a static shape (graph-level ktir has no dynamic dims)
 func.func @unary_dynamic(%x: tensor<?x4xf16>) {
@@ -200,7 +181,6 @@ func.func @unary_dynamic(%x: tensor<?x4xf16>) {
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 4]]:8: error: 'ktir.abs' op operand 'input' at position 0 does not verify:
 // CHECK-NEXT: f16 should be of base attribute tensor
@@ -212,7 +192,6 @@ func.func @unary_not_tensor(%x: f16) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.logical_not' op result element type f16 must be i1
 func.func @logical_not_result_type(%x: tensor<4xi1>) {
   // expected-error @+1 {{result element type f16 must be i1}}
@@ -221,7 +200,6 @@ func.func @logical_not_result_type(%x: tensor<4xi1>) {
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.logical_not' op result shape [4] does not match the input shape [4, 64]
 func.func @logical_not_shape(%x: tensor<4x64xf16>) {
@@ -232,7 +210,6 @@ func.func @logical_not_shape(%x: tensor<4x64xf16>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.convert' op result shape [64, 4] does not match the input shape [4, 64]
 func.func @convert_shape(%x: tensor<4x64xf16>) {
   // expected-error @+1 {{result shape [64, 4] does not match the input shape [4, 64]}}
@@ -242,7 +219,6 @@ func.func @convert_shape(%x: tensor<4x64xf16>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.convert' op result must have a static shape (graph-level ktir has no dynamic dims)
 func.func @convert_dynamic(%x: tensor<4x64xf16>) {
   // expected-error @+1 {{result must have a static shape (graph-level ktir has no dynamic dims)}}
@@ -251,7 +227,6 @@ func.func @convert_dynamic(%x: tensor<4x64xf16>) {
 }
 
 // -----
-
 
 // (4, 1, 64) + (8, 1) broadcasts to (4, 8, 64).
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.add' op result shape [4, 1, 64] does not match the broadcast shape [4, 8, 64]
@@ -263,7 +238,6 @@ func.func @add_result_shape(%x: tensor<4x1x64xf16>, %y: tensor<8x1xf16>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.sub' op shapes [4, 64], [3, 64] do not broadcast: dim 0 is 4 vs 3
 func.func @sub_no_broadcast(%x: tensor<4x64xf16>, %y: tensor<3x64xf16>) {
   // expected-error @+1 {{shapes [4, 64], [3, 64] do not broadcast: dim 0 is 4 vs 3}}
@@ -272,7 +246,6 @@ func.func @sub_no_broadcast(%x: tensor<4x64xf16>, %y: tensor<3x64xf16>) {
 }
 
 // -----
-
 
 // No implicit promotion: the importer inserts ktir.convert.
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.mul' op rhs has element type f32 but lhs has f16: operands must share one element type
@@ -284,7 +257,6 @@ func.func @mul_mixed_types(%x: tensor<4x64xf16>, %y: tensor<64xf32>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.div' op ktir.div needs floating-point operands, not i32
 func.func @div_int(%x: tensor<4xi32>, %y: tensor<4xi32>) {
   // expected-error @+1 {{ktir.div needs floating-point operands, not i32}}
@@ -293,7 +265,6 @@ func.func @div_int(%x: tensor<4xi32>, %y: tensor<4xi32>) {
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.maximum' op result element type f32 must be f16 (the operands' element type)
 func.func @maximum_result_type(%x: tensor<4xf16>, %y: tensor<4xf16>) {
@@ -304,7 +275,6 @@ func.func @maximum_result_type(%x: tensor<4xf16>, %y: tensor<4xf16>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.minimum' op lhs must have a static shape (graph-level ktir has no dynamic dims)
 func.func @minimum_dynamic(%x: tensor<?x4xf16>, %y: tensor<4xf16>) {
   // expected-error @+1 {{lhs must have a static shape (graph-level ktir has no dynamic dims)}}
@@ -313,7 +283,6 @@ func.func @minimum_dynamic(%x: tensor<?x4xf16>, %y: tensor<4xf16>) {
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.eq' op result element type f16 must be i1 (a comparison)
 func.func @eq_not_i1(%x: tensor<4xf16>, %y: tensor<4xf16>) {
@@ -324,7 +293,6 @@ func.func @eq_not_i1(%x: tensor<4xf16>, %y: tensor<4xf16>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.ne' op result element type i8 must be i1 (a comparison)
 func.func @ne_not_i1(%x: tensor<4xi8>, %y: tensor<4xi8>) {
   // expected-error @+1 {{result element type i8 must be i1 (a comparison)}}
@@ -333,7 +301,6 @@ func.func @ne_not_i1(%x: tensor<4xi8>, %y: tensor<4xi8>) {
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.lt' op rhs has element type bf16 but lhs has f16: operands must share one element type
 func.func @lt_mixed_types(%x: tensor<4xf16>, %y: tensor<4xbf16>) {
@@ -344,7 +311,6 @@ func.func @lt_mixed_types(%x: tensor<4xf16>, %y: tensor<4xbf16>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.le' op shapes [2, 3], [2] do not broadcast: dim 1 is 3 vs 2
 func.func @le_no_broadcast(%x: tensor<2x3xf16>, %y: tensor<2xf16>) {
   // expected-error @+1 {{shapes [2, 3], [2] do not broadcast: dim 1 is 3 vs 2}}
@@ -353,7 +319,6 @@ func.func @le_no_broadcast(%x: tensor<2x3xf16>, %y: tensor<2xf16>) {
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.gt' op result shape [4, 1] does not match the broadcast shape [4, 8]
 func.func @gt_result_shape(%x: tensor<4x1xf16>, %y: tensor<1x8xf16>) {
@@ -364,7 +329,6 @@ func.func @gt_result_shape(%x: tensor<4x1xf16>, %y: tensor<1x8xf16>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.ge' op result element type f32 must be i1 (a comparison)
 func.func @ge_not_i1(%x: tensor<f32>, %y: tensor<f32>) {
   // expected-error @+1 {{result element type f32 must be i1 (a comparison)}}
@@ -373,7 +337,6 @@ func.func @ge_not_i1(%x: tensor<f32>, %y: tensor<f32>) {
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.logical_and' op result element type f16 must be i1 (a comparison)
 func.func @logical_and_not_i1(%x: tensor<4xi1>, %y: tensor<4xi1>) {
@@ -384,7 +347,6 @@ func.func @logical_and_not_i1(%x: tensor<4xi1>, %y: tensor<4xi1>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.logical_and' op rhs has element type f16 but lhs has i1: operands must share one element type
 func.func @logical_and_mixed(%x: tensor<4xi1>, %y: tensor<4xf16>) {
   // expected-error @+1 {{rhs has element type f16 but lhs has i1: operands must share one element type}}
@@ -394,7 +356,6 @@ func.func @logical_and_mixed(%x: tensor<4xi1>, %y: tensor<4xf16>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.pow' op ktir.pow needs a floating-point input, not i32
 func.func @pow_int(%x: tensor<4xi32>) {
   // expected-error @+1 {{ktir.pow needs a floating-point input, not i32}}
@@ -403,7 +364,6 @@ func.func @pow_int(%x: tensor<4xi32>) {
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 4]]:8: error: 'ktir.pow' op result 'result' at position 0 does not verify:
 // CHECK-NEXT: attribute tensor<4xf16> expected from variable 'T', but got tensor<8xf16>
@@ -415,7 +375,6 @@ func.func @pow_result_type(%x: tensor<4xf16>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.pow' op f32 should be of base attribute f64
 func.func @pow_exponent_f32(%x: tensor<4xf16>) {
   // expected-error @+1 {{f32 should be of base attribute f64}}
@@ -424,7 +383,6 @@ func.func @pow_exponent_f32(%x: tensor<4xf16>) {
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.where' op condition element type f16 must be i1
 func.func @where_condition(%c: tensor<4xf16>, %x: tensor<4xf16>) {
@@ -435,7 +393,6 @@ func.func @where_condition(%c: tensor<4xf16>, %x: tensor<4xf16>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.where' op rhs has element type f32 but lhs has f16: operands must share one element type
 func.func @where_mixed(%c: tensor<4xi1>, %x: tensor<4xf16>, %y: tensor<4xf32>) {
   // expected-error @+1 {{rhs has element type f32 but lhs has f16: operands must share one element type}}
@@ -444,7 +401,6 @@ func.func @where_mixed(%c: tensor<4xi1>, %x: tensor<4xf16>, %y: tensor<4xf32>) {
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.where' op shapes [3], [4], [4] do not broadcast: dim 0 is 3 vs 4
 func.func @where_no_broadcast(%c: tensor<3xi1>, %x: tensor<4xf16>) {
@@ -455,7 +411,6 @@ func.func @where_no_broadcast(%c: tensor<3xi1>, %x: tensor<4xf16>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.where' op result shape [4, 1, 64] does not match the broadcast shape [4, 8, 64]
 func.func @where_result_shape(%c: tensor<8x1xi1>, %x: tensor<4x1x64xf16>, %y: tensor<64xf16>) {
   // expected-error @+1 {{result shape [4, 1, 64] does not match the broadcast shape [4, 8, 64]}}
@@ -464,7 +419,6 @@ func.func @where_result_shape(%c: tensor<8x1xi1>, %x: tensor<4x1x64xf16>, %y: te
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.where' op result element type f32 must be f16 (the branches' element type)
 func.func @where_result_type(%c: tensor<4xi1>, %x: tensor<4xf16>) {
@@ -475,7 +429,6 @@ func.func @where_result_type(%c: tensor<4xi1>, %x: tensor<4xf16>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.clamp' op clamp needs a min or a max bound
 func.func @clamp_no_bound(%x: tensor<4x64xf16>) {
   // expected-error @+1 {{clamp needs a min or a max bound}}
@@ -485,7 +438,6 @@ func.func @clamp_no_bound(%x: tensor<4x64xf16>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.clamp' op ktir.clamp is not defined on i1 tensors
 func.func @clamp_i1(%x: tensor<4xi1>) {
   // expected-error @+1 {{ktir.clamp is not defined on i1 tensors}}
@@ -494,7 +446,6 @@ func.func @clamp_i1(%x: tensor<4xi1>) {
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 4]]:8: error: 'ktir.clamp' op result 'result' at position 0 does not verify:
 // CHECK-NEXT: attribute tensor<4xf16> expected from variable 'T', but got tensor<4xbf16>
@@ -506,7 +457,6 @@ func.func @clamp_result_type(%x: tensor<4xf16>) {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.full' op result must have a static shape (graph-level ktir has no dynamic dims)
 func.func @full_dynamic() {
   // expected-error @+1 {{result must have a static shape (graph-level ktir has no dynamic dims)}}
@@ -515,7 +465,6 @@ func.func @full_dynamic() {
 }
 
 // -----
-
 
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 4]]:8: error: 'ktir.full' op result 'result' at position 0 does not verify:
 // CHECK-NEXT: f16 should be of base attribute tensor
@@ -527,7 +476,6 @@ func.func @full_not_tensor() {
 
 // -----
 
-
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.full' op f16 should be of base attribute f64
 func.func @full_value_f16() {
   // expected-error @+1 {{f16 should be of base attribute f64}}
@@ -537,11 +485,20 @@ func.func @full_value_f16() {
 
 // -----
 
-
 // As in MLIR, an integer literal is a float only as a hex bit pattern (`1` is not 1.0).
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:18: error: unexpected decimal integer literal for a floating point value (add a trailing dot, e.g. 1.0, or write the f64 bit pattern in hex)
 func.func @full_decimal_integer() {
   // expected-error @+1 {{unexpected decimal integer literal for a floating point value (add a trailing dot, e.g. 1.0, or write the f64 bit pattern in hex)}}
   %0 = ktir.full 1 : tensor<1xf16>
+  func.return
+}
+
+// -----
+
+// A hex value is a 64-bit f64 bit pattern.
+// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:18: error: hexadecimal float constant out of range for f64
+func.func @full_hex_range() {
+  // expected-error @+1 {{hexadecimal float constant out of range for f64}}
+  %0 = ktir.full 0x1FFF0000000000000 : tensor<1xf16>
   func.return
 }
