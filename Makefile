@@ -27,6 +27,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/layout_bench.py
+	$(BIN)/python bench/import_bench.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

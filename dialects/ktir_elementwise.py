@@ -457,7 +457,10 @@ class PowOp(IRDLOperation):
     exponent = prop_def(FloatAttr[Float64Type])
     result = result_def(T)
     traits = traits_def(Pure())
-    assembly_format = "$input `,` $exponent attr-dict `:` type($input)"
+    # Float properties print in the attribute dictionary, whose parser reads every value MLIR
+    # prints (including hex for inf, NaN and large whole numbers); the inline form cannot.
+    assembly_format = "$input attr-dict `:` type($input)"
+    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         require_float(self.input, "input", self.name)
@@ -507,7 +510,8 @@ class ClampOp(IRDLOperation):
     max = opt_prop_def(FloatAttr[Float64Type])
     result = result_def(T)
     traits = traits_def(Pure())
-    assembly_format = "$input (`min` $min^)? (`max` $max^)? attr-dict `:` type($input)"
+    assembly_format = "$input attr-dict `:` type($input)"  # bounds in the dictionary (see PowOp)
+    irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         if self.min is None and self.max is None:

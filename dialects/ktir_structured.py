@@ -256,10 +256,10 @@ class LayerNormOp(NormOp):
     input = operand_def(NormOp.T)
     weight = opt_operand_def(TensorType)
     bias = opt_operand_def(TensorType)
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = (
         "$input (`weight` $weight^ `:` type($weight))? (`bias` $bias^ `:` type($bias))? "
-        "`normalized_shape` $normalized_shape `eps` $eps attr-dict `:` type($input)"
+        "`normalized_shape` $normalized_shape attr-dict `:` type($input)"
     )
 
 
@@ -270,8 +270,9 @@ class RmsNormOp(NormOp):
     name = "ktir.rms_norm"
     assembly_format = (
         "$input (`weight` $weight^ `:` type($weight))? "
-        "`normalized_shape` $normalized_shape `eps` $eps attr-dict `:` type($input)"
+        "`normalized_shape` $normalized_shape attr-dict `:` type($input)"
     )
+    irdl_options = (ParsePropInAttrDict(),)
 
 
 #### Views and data movement ####
@@ -361,9 +362,8 @@ class PadOp(ShapeChangeOp):
     low = prop_def(DenseArrayBase.constr(I64))
     high = prop_def(DenseArrayBase.constr(I64))
     value = prop_def(FloatAttr[Float64Type])
-    assembly_format = (
-        "$input `low` $low `high` $high `value` $value attr-dict `:` type($input) `->` type($result)"
-    )
+    assembly_format = "$input `low` $low `high` $high attr-dict `:` type($input) `->` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)  # `value` prints in the dictionary (see PowOp)
 
     def verify_shape(self, source: tuple[int, ...], target: tuple[int, ...]) -> None:
         padded = _shape_rule(shapes.pad_shape, source, ints(self.low), ints(self.high))

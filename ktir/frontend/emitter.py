@@ -5,6 +5,7 @@ built, the FX node -> SSA value map, locations, and small builders (scalars, con
 
 from __future__ import annotations
 
+import functools
 import linecache
 import re
 from collections.abc import Sequence
@@ -118,6 +119,9 @@ def tensor_type(value: SSAValue) -> TensorType[Attribute]:
 
 def type_of_fake(fake: Any, what: str) -> TensorType[Attribute]:
     """The builtin tensor type of a FakeTensor from `node.meta["val"]` (static shapes only)."""
+    static = isinstance(fake, torch.Tensor) and all(isinstance(size, int) for size in fake.shape)
+    if static and fake.dtype in TORCH_TO_ELEMENT_TYPE:
+        return _tensor_type(fake.dtype, tuple(fake.shape))
     if not isinstance(fake, torch.Tensor):
         raise UnsupportedNode(f"{what} is not a tensor ({type(fake).__name__})")
     element_type = TORCH_TO_ELEMENT_TYPE.get(fake.dtype)
@@ -132,6 +136,12 @@ def type_of_fake(fake: Any, what: str) -> TensorType[Attribute]:
             )
         shape.append(size)
     return TensorType(element_type, shape)
+
+
+@functools.lru_cache(maxsize=4096)
+def _tensor_type(dtype: torch.dtype, shape: tuple[int, ...]) -> TensorType[Attribute]:
+    # A model has few distinct (dtype, shape) pairs; attributes are immutable, so share them.
+    return TensorType(TORCH_TO_ELEMENT_TYPE[dtype], shape)
 
 
 def node_type(node: torch.fx.Node) -> TensorType[Attribute]:
@@ -156,8 +166,12 @@ def node_location(node: torch.fx.Node) -> FileLineColLoc | None:
     Nodes without a stack trace get None.
     """
     trace = node.meta.get("stack_trace")
-    if not trace:
-        return None
+    return _trace_location(trace) if trace else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _trace_location(trace: str) -> FileLineColLoc | None:
+    # Many nodes share one stack trace (one source line gives several ATen ops).
     frames = list(_FRAME.finditer(trace))
     if not frames:
         return None

@@ -515,18 +515,20 @@ def test_pow(exponent: float) -> None:
     """
     x = f16_grid(2**-24, 65504)
     with np.errstate(over="ignore"):
-        ours = run_op(f"ktir.pow %a, {exponent!r} : {type_of(x)}", x, result=type_of(x))
+        ours = run_op(f"ktir.pow %a {{exponent = {exponent!r} : f64}} : {type_of(x)}", x, result=type_of(x))
     expected = eager(lambda t: torch.pow(t, exponent), x)
     assert f16_ulps(ours, expected) <= 1
     if exponent in (2.0, 3.0, 0.0, 1.0, -1.0, 0.5):
         assert_identical(ours, expected)
     signed = normal((8, 64), scale=4.0)
     with np.errstate(invalid="ignore"):
-        ours = run_op(f"ktir.pow %a, {exponent!r} : {type_of(signed)}", signed, result=type_of(signed))
+        op = f"ktir.pow %a {{exponent = {exponent!r} : f64}} : {type_of(signed)}"
+        ours = run_op(op, signed, result=type_of(signed))
     expected = eager(lambda t: torch.pow(t, exponent), signed)
     assert f16_ulps(ours, expected) <= 1
     x32 = positive((8, 64), np.float32)
-    ours32 = run_op(f"ktir.pow %a, {exponent!r} : {type_of(x32)}", x32, result=type_of(x32))
+    op32 = f"ktir.pow %a {{exponent = {exponent!r} : f64}} : {type_of(x32)}"
+    ours32 = run_op(op32, x32, result=type_of(x32))
     np.testing.assert_allclose(ours32, eager(lambda t: torch.pow(t, exponent), x32), rtol=2**-21)
 
 
@@ -556,13 +558,14 @@ def test_clamp(low: float | None, high: float | None) -> None:
     Bit-exact against eager `torch.clamp` in f16 and f32 with f64 bounds (a bound is rounded
     to f16 the way PyTorch does, through f32: 1 + 2^-11 + 2^-30 clamps to 1.0). NaN stays NaN.
     """
-    bounds = (f" min {low!r}" if low is not None else "") + (f" max {high!r}" if high is not None else "")
+    entries = [f"{k} = {v!r} : f64" for k, v in (("min", low), ("max", high)) if v is not None]
+    bounds = f" {{{', '.join(entries)}}}"
     x = np.concatenate([normal((64,)), np.array([np.nan, np.inf, -np.inf, 1.0, 1.00097656], np.float16)])
     for values in (x, x.astype(np.float32) / 3):
         ours = run_op(f"ktir.clamp %a{bounds} : {type_of(values)}", values, result=type_of(values))
         assert_identical(ours, eager(lambda t: torch.clamp(t, low, high), values))
     i = rng().integers(-5, 5, (16,))
-    ours = run_op(f"ktir.clamp %a min -2.0 max 3.0 : {type_of(i)}", i, result=type_of(i))
+    ours = run_op(f"ktir.clamp %a {{min = -2.0 : f64, max = 3.0 : f64}} : {type_of(i)}", i, result=type_of(i))
     assert_identical(ours, eager(lambda t: torch.clamp(t, -2, 3), i))
 
 
@@ -704,7 +707,7 @@ def _norm_op(
     for key, value in operands.items():
         text += f" {key} %{ARG_NAMES[len(inputs)]} : {type_of(value)}"
         inputs.append(value)
-    text += f" normalized_shape {normalized} eps {eps:.6e} : {type_of(x)}"
+    text += f" normalized_shape {normalized} {{eps = {eps:.6e} : f64}} : {type_of(x)}"
     return run_op(text, *inputs, result=type_of(x))
 
 
@@ -810,21 +813,15 @@ def test_pad(value: float) -> None:
     """Constant padding, low/high per dim, with the fill value rounded as `torch.full` would."""
     for x in (normal((2, 3, 4)), normal((2, 3, 4), np.float32)):
         expected = F.pad(T(x), (0, 3, 2, 1, 1, 0), value=value).numpy()
-        if np.isinf(value):
-            # The custom syntax prints -inf as `value 0xfff0000000000000` but cannot parse it back,
-            # so this case uses the generic form.
-            op = (
-                '"ktir.pad"(%a) <{low = array<i64: 1, 2, 0>, high = array<i64: 0, 1, 3>, '
-                f"value = 0xFFF0000000000000 : f64}}> : ({type_of(x)}) -> {type_of(expected)}"
-            )
-        else:
-            types = f"{type_of(x)} -> {type_of(expected)}"
-            op = f"ktir.pad %a low [1, 2, 0] high [0, 1, 3] value {value!r} : {types}"
+        # -inf is written in MLIR's hex form, which the attribute dictionary parses.
+        literal = "0xFFF0000000000000" if np.isinf(value) else repr(value)
+        types = f"{type_of(x)} -> {type_of(expected)}"
+        op = f"ktir.pad %a low [1, 2, 0] high [0, 1, 3] {{value = {literal} : f64}} : {types}"
         assert_identical(run_op(op, x, result=type_of(expected)), expected)
     i = rng().integers(-9, 9, (3, 4))
     expected = F.pad(T(i), (1, 1), value=int(value) if np.isfinite(value) else 0).numpy()
     fill = repr(float(expected[0, 0]))
-    op = f"ktir.pad %a low [0, 1] high [0, 1] value {fill} : {type_of(i)} -> {type_of(expected)}"
+    op = f"ktir.pad %a low [0, 1] high [0, 1] {{value = {fill} : f64}} : {type_of(i)} -> {type_of(expected)}"
     assert_identical(run_op(op, i, result=type_of(expected)), expected)
 
 
@@ -1029,7 +1026,7 @@ def test_same_module_twice_gives_identical_bytes() -> None:
       %3 = ktir.lt %0, %w : tensor<4x64xf16>, tensor<64xf16> -> tensor<4x64xi1>
       %4 = ktir.where %3, %2, %1 : tensor<4x64xi1>, tensor<4x64xf16>, tensor<4x64xf16> -> tensor<4x64xf16>
       %5 = ktir.layer_norm %4 weight %w : tensor<64xf16> bias %w : tensor<64xf16>
-          normalized_shape [64] eps 1.0e-05 : tensor<4x64xf16>
+          normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<4x64xf16>
       %6 = ktir.matmul %5, %y : tensor<4x64xf16>, tensor<64x32xf16> -> tensor<4x32xf16>
       %7 = ktir.softmax %x dim 1 : tensor<4x64xf16>
       %8 = ktir.cpu_fallback "aten::cumsum.default"(%i) {args = [#ktir.operand<0>, 0 : i64]}

@@ -141,14 +141,14 @@ func.func @comparisons(%x: tensor<4x1x64xf16>, %y: tensor<8x1xf16>, %s: tensor<f
 // pow has a constant f64 exponent; where broadcasts all three operands; clamp takes either
 // bound or both (printed as lossless f64).
 // CHECK-LABEL: func.func @pow_where_clamp
-// CHECK-NEXT:    %pow = ktir.pow %x, 2.000000e+00 : tensor<4x1x64xf16>
-// CHECK-NEXT:    %pow_half = ktir.pow %s, 5.000000e-01 : tensor<f32>
+// CHECK-NEXT:    %pow = ktir.pow %x {exponent = 2.000000e+00 : f64} : tensor<4x1x64xf16>
+// CHECK-NEXT:    %pow_half = ktir.pow %s {exponent = 5.000000e-01 : f64} : tensor<f32>
 // CHECK-NEXT:    %where = ktir.where %m, %x, %y : tensor<8x1xi1>, tensor<4x1x64xf16>, tensor<64xf16> -> tensor<4x8x64xf16>
 // CHECK-NEXT:    %where_scalar = ktir.where %c, %s, %s : tensor<i1>, tensor<f32>, tensor<f32> -> tensor<f32>
-// CHECK-NEXT:    %clamp = ktir.clamp %x min -1.000000e+00 max 1.000000e+00 : tensor<4x1x64xf16>
-// CHECK-NEXT:    %clamp_min = ktir.clamp %x min 0.000000e+00 : tensor<4x1x64xf16>
-// CHECK-NEXT:    %clamp_max = ktir.clamp %i max 6.000000e+00 : tensor<16xi64>
-// CHECK-NEXT:    %clamp_exact = ktir.clamp %s min 0.123456789 : tensor<f32>
+// CHECK-NEXT:    %clamp = ktir.clamp %x {min = -1.000000e+00 : f64, max = 1.000000e+00 : f64} : tensor<4x1x64xf16>
+// CHECK-NEXT:    %clamp_min = ktir.clamp %x {min = 0.000000e+00 : f64} : tensor<4x1x64xf16>
+// CHECK-NEXT:    %clamp_max = ktir.clamp %i {max = 6.000000e+00 : f64} : tensor<16xi64>
+// CHECK-NEXT:    %clamp_exact = ktir.clamp %s {min = 0.123456789 : f64} : tensor<f32>
 // CHECK-NEXT:    func.return
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "pow_where_clamp"
 // CHECK-GENERIC:         %pow = "ktir.pow"(%x) <{exponent = 2.000000e+00 : f64}> : (tensor<4x1x64xf16>) -> tensor<4x1x64xf16>
@@ -157,14 +157,14 @@ func.func @comparisons(%x: tensor<4x1x64xf16>, %y: tensor<8x1xf16>, %s: tensor<f
 // CHECK-GENERIC:         %clamp_max = "ktir.clamp"(%i) <{max = 6.000000e+00 : f64}> : (tensor<16xi64>) -> tensor<16xi64>
 func.func @pow_where_clamp(%x: tensor<4x1x64xf16>, %y: tensor<64xf16>, %m: tensor<8x1xi1>, %c: tensor<i1>,
                            %s: tensor<f32>, %i: tensor<16xi64>) {
-  %pow = ktir.pow %x, 2.0 : tensor<4x1x64xf16>
-  %pow_half = ktir.pow %s, 0.5 : tensor<f32>
+  %pow = ktir.pow %x {exponent = 2.0 : f64} : tensor<4x1x64xf16>
+  %pow_half = ktir.pow %s {exponent = 0.5 : f64} : tensor<f32>
   %where = ktir.where %m, %x, %y : tensor<8x1xi1>, tensor<4x1x64xf16>, tensor<64xf16> -> tensor<4x8x64xf16>
   %where_scalar = ktir.where %c, %s, %s : tensor<i1>, tensor<f32>, tensor<f32> -> tensor<f32>
-  %clamp = ktir.clamp %x min -1.0 max 1.0 : tensor<4x1x64xf16>
-  %clamp_min = ktir.clamp %x min 0.0 : tensor<4x1x64xf16>
-  %clamp_max = ktir.clamp %i max 6.0 : tensor<16xi64>
-  %clamp_exact = ktir.clamp %s min 0.123456789 : tensor<f32>
+  %clamp = ktir.clamp %x {min = -1.0 : f64, max = 1.0 : f64} : tensor<4x1x64xf16>
+  %clamp_min = ktir.clamp %x {min = 0.0 : f64} : tensor<4x1x64xf16>
+  %clamp_max = ktir.clamp %i {max = 6.0 : f64} : tensor<16xi64>
+  %clamp_exact = ktir.clamp %s {min = 0.123456789 : f64} : tensor<f32>
   func.return
 }
 

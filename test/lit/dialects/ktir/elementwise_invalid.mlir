@@ -359,7 +359,7 @@ func.func @logical_and_mixed(%x: tensor<4xi1>, %y: tensor<4xf16>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.pow' op ktir.pow needs a floating-point input, not i32
 func.func @pow_int(%x: tensor<4xi32>) {
   // expected-error @+1 {{ktir.pow needs a floating-point input, not i32}}
-  %0 = ktir.pow %x, 2.0 : tensor<4xi32>
+  %0 = ktir.pow %x {exponent = 2.0 : f64} : tensor<4xi32>
   func.return
 }
 
@@ -441,7 +441,7 @@ func.func @clamp_no_bound(%x: tensor<4x64xf16>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.clamp' op ktir.clamp is not defined on i1 tensors
 func.func @clamp_i1(%x: tensor<4xi1>) {
   // expected-error @+1 {{ktir.clamp is not defined on i1 tensors}}
-  %0 = ktir.clamp %x min 0.0 : tensor<4xi1>
+  %0 = ktir.clamp %x {min = 0.0 : f64} : tensor<4xi1>
   func.return
 }
 

@@ -69,13 +69,13 @@ func.func @reductions(%x: tensor<2x4x64xf16>, %i: tensor<16xi64>, %s: tensor<f32
 // CHECK-LABEL: func.func @compound
 // CHECK-NEXT:    %softmax = ktir.softmax %x dim 2 : tensor<2x4x64xf16>
 // CHECK-NEXT:    %softmax0 = ktir.softmax %x dim 0 : tensor<2x4x64xf16>
-// CHECK-NEXT:    %ln = ktir.layer_norm %x weight %w : tensor<64xf16> bias %b : tensor<64xf16> normalized_shape [64] eps 1.000000e-05 : tensor<2x4x64xf16>
-// CHECK-NEXT:    %ln_plain = ktir.layer_norm %x normalized_shape [64] eps 1.000000e-05 : tensor<2x4x64xf16>
-// CHECK-NEXT:    %ln_weight = ktir.layer_norm %x weight %w : tensor<64xf16> normalized_shape [64] eps 1.000000e-05 : tensor<2x4x64xf16>
-// CHECK-NEXT:    %ln_bias = ktir.layer_norm %x bias %b : tensor<64xf16> normalized_shape [64] eps 1.000000e-05 : tensor<2x4x64xf16>
-// CHECK-NEXT:    %ln_2d = ktir.layer_norm %x weight %w2 : tensor<4x64xf16> bias %w2 : tensor<4x64xf16> normalized_shape [4, 64] eps 0.000000e+00 : tensor<2x4x64xf16>
-// CHECK-NEXT:    %rms = ktir.rms_norm %x weight %w : tensor<64xf16> normalized_shape [64] eps 1.000000e-06 : tensor<2x4x64xf16>
-// CHECK-NEXT:    %rms_plain = ktir.rms_norm %x normalized_shape [4, 64] eps 1.000000e-06 : tensor<2x4x64xf16>
+// CHECK-NEXT:    %ln = ktir.layer_norm %x weight %w : tensor<64xf16> bias %b : tensor<64xf16> normalized_shape [64] {eps = 1.000000e-05 : f64} : tensor<2x4x64xf16>
+// CHECK-NEXT:    %ln_plain = ktir.layer_norm %x normalized_shape [64] {eps = 1.000000e-05 : f64} : tensor<2x4x64xf16>
+// CHECK-NEXT:    %ln_weight = ktir.layer_norm %x weight %w : tensor<64xf16> normalized_shape [64] {eps = 1.000000e-05 : f64} : tensor<2x4x64xf16>
+// CHECK-NEXT:    %ln_bias = ktir.layer_norm %x bias %b : tensor<64xf16> normalized_shape [64] {eps = 1.000000e-05 : f64} : tensor<2x4x64xf16>
+// CHECK-NEXT:    %ln_2d = ktir.layer_norm %x weight %w2 : tensor<4x64xf16> bias %w2 : tensor<4x64xf16> normalized_shape [4, 64] {eps = 0.000000e+00 : f64} : tensor<2x4x64xf16>
+// CHECK-NEXT:    %rms = ktir.rms_norm %x weight %w : tensor<64xf16> normalized_shape [64] {eps = 1.000000e-06 : f64} : tensor<2x4x64xf16>
+// CHECK-NEXT:    %rms_plain = ktir.rms_norm %x normalized_shape [4, 64] {eps = 1.000000e-06 : f64} : tensor<2x4x64xf16>
 // CHECK-NEXT:    func.return
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "compound"
 // CHECK-GENERIC:         %softmax = "ktir.softmax"(%x) <{dim = 2 : i64}> : (tensor<2x4x64xf16>) -> tensor<2x4x64xf16>
@@ -88,13 +88,13 @@ func.func @reductions(%x: tensor<2x4x64xf16>, %i: tensor<16xi64>, %s: tensor<f32
 func.func @compound(%x: tensor<2x4x64xf16>, %w: tensor<64xf16>, %b: tensor<64xf16>, %w2: tensor<4x64xf16>) {
   %softmax = ktir.softmax %x dim 2 : tensor<2x4x64xf16>
   %softmax0 = ktir.softmax %x dim 0 : tensor<2x4x64xf16>
-  %ln = ktir.layer_norm %x weight %w : tensor<64xf16> bias %b : tensor<64xf16> normalized_shape [64] eps 1.0e-05 : tensor<2x4x64xf16>
-  %ln_plain = ktir.layer_norm %x normalized_shape [64] eps 1.0e-05 : tensor<2x4x64xf16>
-  %ln_weight = ktir.layer_norm %x weight %w : tensor<64xf16> normalized_shape [64] eps 1.0e-05 : tensor<2x4x64xf16>
-  %ln_bias = ktir.layer_norm %x bias %b : tensor<64xf16> normalized_shape [64] eps 1.0e-05 : tensor<2x4x64xf16>
-  %ln_2d = ktir.layer_norm %x weight %w2 : tensor<4x64xf16> bias %w2 : tensor<4x64xf16> normalized_shape [4, 64] eps 0.0 : tensor<2x4x64xf16>
-  %rms = ktir.rms_norm %x weight %w : tensor<64xf16> normalized_shape [64] eps 1.0e-06 : tensor<2x4x64xf16>
-  %rms_plain = ktir.rms_norm %x normalized_shape [4, 64] eps 1.0e-06 : tensor<2x4x64xf16>
+  %ln = ktir.layer_norm %x weight %w : tensor<64xf16> bias %b : tensor<64xf16> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
+  %ln_plain = ktir.layer_norm %x normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
+  %ln_weight = ktir.layer_norm %x weight %w : tensor<64xf16> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
+  %ln_bias = ktir.layer_norm %x bias %b : tensor<64xf16> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
+  %ln_2d = ktir.layer_norm %x weight %w2 : tensor<4x64xf16> bias %w2 : tensor<4x64xf16> normalized_shape [4, 64] {eps = 0.0 : f64} : tensor<2x4x64xf16>
+  %rms = ktir.rms_norm %x weight %w : tensor<64xf16> normalized_shape [64] {eps = 1.0e-06 : f64} : tensor<2x4x64xf16>
+  %rms_plain = ktir.rms_norm %x normalized_shape [4, 64] {eps = 1.0e-06 : f64} : tensor<2x4x64xf16>
   func.return
 }
 
@@ -137,8 +137,8 @@ func.func @views(%x: tensor<2x4x64xf16>, %m: tensor<4x64xf16>, %o: tensor<1x64xf
 // CHECK-NEXT:    %cat1 = ktir.cat %m dim 0 : tensor<4x64xf16> -> tensor<4x64xf16>
 // CHECK-NEXT:    %cat3 = ktir.cat %m, %o, %m dim 0 : tensor<4x64xf16>, tensor<1x64xf16>, tensor<4x64xf16> -> tensor<9x64xf16>
 // CHECK-NEXT:    %cat_last = ktir.cat %m, %m dim 1 : tensor<4x64xf16>, tensor<4x64xf16> -> tensor<4x128xf16>
-// CHECK-NEXT:    %pad = ktir.pad %v low [1, 0] high [0, 4] value -1.000000e+00 : tensor<4x60xf16> -> tensor<5x64xf16>
-// CHECK-NEXT:    %pad_lowest = ktir.pad %v low [0, 0] high [0, 4] value -6.550400e+04 : tensor<4x60xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %pad = ktir.pad %v low [1, 0] high [0, 4] {value = -1.000000e+00 : f64} : tensor<4x60xf16> -> tensor<5x64xf16>
+// CHECK-NEXT:    %pad_lowest = ktir.pad %v low [0, 0] high [0, 4] {value = -6.550400e+04 : f64} : tensor<4x60xf16> -> tensor<4x64xf16>
 // CHECK-NEXT:    %copy = ktir.copy %m : tensor<4x64xf16> -> tensor<4x64xf16>
 // CHECK-NEXT:    func.return
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "data_movement"
@@ -153,8 +153,8 @@ func.func @data_movement(%x: tensor<2x4x64xf16>, %m: tensor<4x64xf16>, %o: tenso
   %cat1 = ktir.cat %m dim 0 : tensor<4x64xf16> -> tensor<4x64xf16>
   %cat3 = ktir.cat %m, %o, %m dim 0 : tensor<4x64xf16>, tensor<1x64xf16>, tensor<4x64xf16> -> tensor<9x64xf16>
   %cat_last = ktir.cat %m, %m dim 1 : tensor<4x64xf16>, tensor<4x64xf16> -> tensor<4x128xf16>
-  %pad = ktir.pad %v low [1, 0] high [0, 4] value -1.0 : tensor<4x60xf16> -> tensor<5x64xf16>
-  %pad_lowest = ktir.pad %v low [0, 0] high [0, 4] value -65504.0 : tensor<4x60xf16> -> tensor<4x64xf16>
+  %pad = ktir.pad %v low [1, 0] high [0, 4] {value = -1.0 : f64} : tensor<4x60xf16> -> tensor<5x64xf16>
+  %pad_lowest = ktir.pad %v low [0, 0] high [0, 4] {value = -65504.0 : f64} : tensor<4x60xf16> -> tensor<4x64xf16>
   %copy = ktir.copy %m : tensor<4x64xf16> -> tensor<4x64xf16>
   func.return
 }
@@ -216,5 +216,22 @@ func.func @cpu_fallback(%x: tensor<4x64xf16>, %i: tensor<16xi64>, %ids: tensor<2
 // CHECK-GENERIC-NEXT:    "func.return"() : () -> ()
 // CHECK-GENERIC-NEXT:  }) {refs = [#ktir.operand<0>, #ktir.operand<12>], ref = #ktir.operand<3>} : () -> ()
 func.func @operand_attr() attributes {refs = [#ktir.operand<0>, #ktir.operand<12>], ref = #ktir.operand<3>} {
+  func.return
+}
+
+// -----
+
+// Float properties print in the attribute dictionary, so hex values (infinities, NaN, large
+// whole numbers) round-trip too.
+// CHECK-LABEL: func.func @hex_float_properties
+// CHECK-NEXT: ktir.pad %x low [0, 0] high [0, 4] {value = 0xfff0000000000000 : f64} : tensor<4x60xf16> -> tensor<4x64xf16>
+// CHECK-NEXT: ktir.clamp %x {min = 0xfff0000000000000 : f64, max = 0x4132D68700000000 : f64} : tensor<4x60xf16>
+// CHECK-NEXT: ktir.pow %x {exponent = 0x7ff8000000000000 : f64} : tensor<4x60xf16>
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "hex_float_properties"
+// CHECK-GENERIC: "ktir.pad"(%{{.*}}) <{low = array<i64: 0, 0>, high = array<i64: 0, 4>, value = 0xfff0000000000000 : f64}>
+func.func @hex_float_properties(%x: tensor<4x60xf16>) {
+  %p = ktir.pad %x low [0, 0] high [0, 4] {value = 0xFFF0000000000000 : f64} : tensor<4x60xf16> -> tensor<4x64xf16>
+  %c = ktir.clamp %x {min = 0xFFF0000000000000 : f64, max = 1234567.0 : f64} : tensor<4x60xf16>
+  %q = ktir.pow %x {exponent = 0x7FF8000000000000 : f64} : tensor<4x60xf16>
   func.return
 }

@@ -257,7 +257,7 @@ func.func @softmax_result_type(%x: tensor<4x64xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.layer_norm' op normalized_shape [4] must be a non-empty suffix of the input shape [2, 4, 64]
 func.func @layer_norm_not_suffix(%x: tensor<2x4x64xf16>) {
   // expected-error @+1 {{normalized_shape [4] must be a non-empty suffix of the input shape [2, 4, 64]}}
-  %0 = ktir.layer_norm %x normalized_shape [4] eps 1.0e-05 : tensor<2x4x64xf16>
+  %0 = ktir.layer_norm %x normalized_shape [4] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
   func.return
 }
 
@@ -266,7 +266,7 @@ func.func @layer_norm_not_suffix(%x: tensor<2x4x64xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.layer_norm' op normalized_shape [] must be a non-empty suffix of the input shape [2, 4, 64]
 func.func @layer_norm_empty(%x: tensor<2x4x64xf16>) {
   // expected-error @+1 {{normalized_shape [] must be a non-empty suffix of the input shape [2, 4, 64]}}
-  %0 = ktir.layer_norm %x normalized_shape [] eps 1.0e-05 : tensor<2x4x64xf16>
+  %0 = ktir.layer_norm %x normalized_shape [] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
   func.return
 }
 
@@ -275,7 +275,7 @@ func.func @layer_norm_empty(%x: tensor<2x4x64xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.layer_norm' op normalized_shape [1, 4, 64] must be a non-empty suffix of the input shape [4, 64]
 func.func @layer_norm_too_long(%x: tensor<4x64xf16>) {
   // expected-error @+1 {{normalized_shape [1, 4, 64] must be a non-empty suffix of the input shape [4, 64]}}
-  %0 = ktir.layer_norm %x normalized_shape [1, 4, 64] eps 1.0e-05 : tensor<4x64xf16>
+  %0 = ktir.layer_norm %x normalized_shape [1, 4, 64] {eps = 1.0e-05 : f64} : tensor<4x64xf16>
   func.return
 }
 
@@ -284,7 +284,7 @@ func.func @layer_norm_too_long(%x: tensor<4x64xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.layer_norm' op weight shape [32] must equal normalized_shape [64]
 func.func @layer_norm_weight(%x: tensor<2x4x64xf16>, %w: tensor<32xf16>) {
   // expected-error @+1 {{weight shape [32] must equal normalized_shape [64]}}
-  %0 = ktir.layer_norm %x weight %w : tensor<32xf16> normalized_shape [64] eps 1.0e-05 : tensor<2x4x64xf16>
+  %0 = ktir.layer_norm %x weight %w : tensor<32xf16> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
   func.return
 }
 
@@ -293,7 +293,7 @@ func.func @layer_norm_weight(%x: tensor<2x4x64xf16>, %w: tensor<32xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.layer_norm' op bias shape [4, 64] must equal normalized_shape [64]
 func.func @layer_norm_bias(%x: tensor<2x4x64xf16>, %w: tensor<64xf16>, %b: tensor<4x64xf16>) {
   // expected-error @+1 {{bias shape [4, 64] must equal normalized_shape [64]}}
-  %0 = ktir.layer_norm %x weight %w : tensor<64xf16> bias %b : tensor<4x64xf16> normalized_shape [64] eps 1.0e-05 : tensor<2x4x64xf16>
+  %0 = ktir.layer_norm %x weight %w : tensor<64xf16> bias %b : tensor<4x64xf16> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
   func.return
 }
 
@@ -302,7 +302,7 @@ func.func @layer_norm_bias(%x: tensor<2x4x64xf16>, %w: tensor<64xf16>, %b: tenso
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.layer_norm' op weight has element type f32 but input has f16: operands must share one element type
 func.func @layer_norm_weight_type(%x: tensor<2x4x64xf16>, %w: tensor<64xf32>) {
   // expected-error @+1 {{weight has element type f32 but input has f16: operands must share one element type}}
-  %0 = ktir.layer_norm %x weight %w : tensor<64xf32> normalized_shape [64] eps 1.0e-05 : tensor<2x4x64xf16>
+  %0 = ktir.layer_norm %x weight %w : tensor<64xf32> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
   func.return
 }
 
@@ -311,7 +311,7 @@ func.func @layer_norm_weight_type(%x: tensor<2x4x64xf16>, %w: tensor<64xf32>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.layer_norm' op eps must be non-negative
 func.func @layer_norm_eps(%x: tensor<2x4x64xf16>) {
   // expected-error @+1 {{eps must be non-negative}}
-  %0 = ktir.layer_norm %x normalized_shape [64] eps -1.0e-05 : tensor<2x4x64xf16>
+  %0 = ktir.layer_norm %x normalized_shape [64] {eps = -1.0e-05 : f64} : tensor<2x4x64xf16>
   func.return
 }
 
@@ -320,7 +320,7 @@ func.func @layer_norm_eps(%x: tensor<2x4x64xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.layer_norm' op ktir.layer_norm needs a floating-point input, not i32
 func.func @layer_norm_int(%x: tensor<4x64xi32>) {
   // expected-error @+1 {{ktir.layer_norm needs a floating-point input, not i32}}
-  %0 = ktir.layer_norm %x normalized_shape [64] eps 1.0e-05 : tensor<4x64xi32>
+  %0 = ktir.layer_norm %x normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<4x64xi32>
   func.return
 }
 
@@ -329,7 +329,7 @@ func.func @layer_norm_int(%x: tensor<4x64xi32>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.rms_norm' op weight shape [4, 64] must equal normalized_shape [64]
 func.func @rms_norm_weight(%x: tensor<2x4x64xf16>, %w: tensor<4x64xf16>) {
   // expected-error @+1 {{weight shape [4, 64] must equal normalized_shape [64]}}
-  %0 = ktir.rms_norm %x weight %w : tensor<4x64xf16> normalized_shape [64] eps 1.0e-06 : tensor<2x4x64xf16>
+  %0 = ktir.rms_norm %x weight %w : tensor<4x64xf16> normalized_shape [64] {eps = 1.0e-06 : f64} : tensor<2x4x64xf16>
   func.return
 }
 
@@ -338,7 +338,7 @@ func.func @rms_norm_weight(%x: tensor<2x4x64xf16>, %w: tensor<4x64xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.rms_norm' op eps must be non-negative
 func.func @rms_norm_eps(%x: tensor<2x4x64xf16>) {
   // expected-error @+1 {{eps must be non-negative}}
-  %0 = ktir.rms_norm %x normalized_shape [64] eps -1.0 : tensor<2x4x64xf16>
+  %0 = ktir.rms_norm %x normalized_shape [64] {eps = -1.0 : f64} : tensor<2x4x64xf16>
   func.return
 }
 
@@ -347,7 +347,7 @@ func.func @rms_norm_eps(%x: tensor<2x4x64xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.rms_norm' op normalized_shape [2, 4] must be a non-empty suffix of the input shape [2, 4, 64]
 func.func @rms_norm_not_suffix(%x: tensor<2x4x64xf16>) {
   // expected-error @+1 {{normalized_shape [2, 4] must be a non-empty suffix of the input shape [2, 4, 64]}}
-  %0 = ktir.rms_norm %x normalized_shape [2, 4] eps 1.0e-06 : tensor<2x4x64xf16>
+  %0 = ktir.rms_norm %x normalized_shape [2, 4] {eps = 1.0e-06 : f64} : tensor<2x4x64xf16>
   func.return
 }
 
@@ -586,7 +586,7 @@ func.func @cat_rank0(%x: tensor<f16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.pad' op padding amounts must be non-negative
 func.func @pad_negative(%x: tensor<4x60xf16>) {
   // expected-error @+1 {{padding amounts must be non-negative}}
-  %0 = ktir.pad %x low [0, -1] high [0, 4] value 0.0 : tensor<4x60xf16> -> tensor<4x63xf16>
+  %0 = ktir.pad %x low [0, -1] high [0, 4] {value = 0.0 : f64} : tensor<4x60xf16> -> tensor<4x63xf16>
   func.return
 }
 
@@ -595,7 +595,7 @@ func.func @pad_negative(%x: tensor<4x60xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.pad' op low and high padding need one entry per dim (2)
 func.func @pad_count(%x: tensor<4x60xf16>) {
   // expected-error @+1 {{low and high padding need one entry per dim (2)}}
-  %0 = ktir.pad %x low [0] high [4] value 0.0 : tensor<4x60xf16> -> tensor<4x64xf16>
+  %0 = ktir.pad %x low [0] high [4] {value = 0.0 : f64} : tensor<4x60xf16> -> tensor<4x64xf16>
   func.return
 }
 
@@ -604,7 +604,7 @@ func.func @pad_count(%x: tensor<4x60xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.pad' op result shape [4, 64] does not match the padded shape [5, 64]
 func.func @pad_result(%x: tensor<4x60xf16>) {
   // expected-error @+1 {{result shape [4, 64] does not match the padded shape [5, 64]}}
-  %0 = ktir.pad %x low [1, 0] high [0, 4] value 0.0 : tensor<4x60xf16> -> tensor<4x64xf16>
+  %0 = ktir.pad %x low [1, 0] high [0, 4] {value = 0.0 : f64} : tensor<4x60xf16> -> tensor<4x64xf16>
   func.return
 }
 
