@@ -232,7 +232,7 @@ class NormOp(IRDLOperation, ABC):
                 f"normalized_shape {list(normalized)} must be a non-empty suffix "
                 f"of the input shape {list(shape)}"
             )
-        if self.eps.value.data < 0:
+        if not self.eps.value.data >= 0:  # also rejects NaN
             raise VerifyException("eps must be non-negative")
         for name in ("weight", "bias"):
             operand = getattr(self, name, None)
@@ -445,7 +445,7 @@ class OperandRefAttr(ParametrizedAttribute):
             raise VerifyException(f"#ktir.operand index must be non-negative, not {self.index.data}")
 
 
-ATEN_NAME = re.compile(r"^[a-z_][a-z0-9_]*::[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
+ATEN_NAME = re.compile(r"^[a-z_][a-z0-9_]*::[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def operand_refs(attr: Attribute) -> list[int]:

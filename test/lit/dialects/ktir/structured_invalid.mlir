@@ -736,3 +736,22 @@ func.func @cpu_fallback_negative_ref() {
   %0 = ktir.cpu_fallback "aten::arange.default"() {args = [#ktir.operand<-1>]} : () -> tensor<16xi64>
   func.return
 }
+
+// -----
+
+// The overload is part of the name: PyTorch resolves ops by name and overload.
+// CHECK: error: 'ktir.cpu_fallback' op aten must name an op as "aten::<name>.<overload>", not "aten::cumsum"
+func.func @fallback_without_overload(%x: tensor<16xi64>) {
+  // expected-error @+1 {{aten must name an op as "aten::<name>.<overload>", not "aten::cumsum"}}
+  %r = ktir.cpu_fallback "aten::cumsum"(%x) {args = [#ktir.operand<0>, 0 : i64]} : (tensor<16xi64>) -> tensor<16xi64>
+  func.return
+}
+
+// -----
+
+// CHECK: error: 'ktir.rms_norm' op eps must be non-negative
+func.func @nan_eps(%x: tensor<4x64xf16>) {
+  // expected-error @+1 {{eps must be non-negative}}
+  %r = ktir.rms_norm %x normalized_shape [64] {eps = 0x7FF8000000000000 : f64} : tensor<4x64xf16>
+  func.return
+}
