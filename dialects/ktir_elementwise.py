@@ -324,6 +324,7 @@ class BinaryOp(IRDLOperation, ABC):
 
     IS_COMPARISON: ClassVar[bool] = False
     FLOAT_ONLY: ClassVar[bool] = False
+    NO_BOOL: ClassVar[bool] = False
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation, result_type: Attribute) -> None:
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
@@ -337,6 +338,8 @@ class BinaryOp(IRDLOperation, ABC):
         require_shape(self.result, shape, "the broadcast shape")
         if self.FLOAT_ONLY and not is_float(element_type):
             raise VerifyException(f"{self.name} needs floating-point operands, not {element_type}")
+        if self.NO_BOOL and is_bool(element_type):
+            raise VerifyException(f"{self.name} is not defined on i1 tensors (as in PyTorch)")
         if self.IS_COMPARISON:
             result_type = tensor_of(self.result, "result").element_type
             if not is_bool(result_type):
@@ -357,6 +360,7 @@ class SubOp(BinaryOp):
     """`lhs - rhs` with broadcasting."""
 
     name = "ktir.sub"
+    NO_BOOL: ClassVar[bool] = True
 
 
 @irdl_op_definition

@@ -53,6 +53,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ktir import shapes
 from ktir.dialects.ktir_elementwise import (
+    is_bool,
     require_element_type,
     require_float,
     require_same_element_type,
@@ -163,6 +164,11 @@ class SumOp(ReductionOp):
     """Sum over `dims` (accumulated in fp32 for floating-point inputs)."""
 
     name = "ktir.sum"
+
+    def verify_(self) -> None:
+        super().verify_()
+        if is_bool(tensor_of(self.input, "input").element_type):
+            raise VerifyException("ktir.sum of i1 is a count: convert the mask to an integer type first")
 
 
 @irdl_op_definition

@@ -502,3 +502,12 @@ func.func @full_hex_range() {
   %0 = ktir.full 0x1FFF0000000000000 : tensor<1xf16>
   func.return
 }
+
+// -----
+
+// CHECK: error: 'ktir.sub' op ktir.sub is not defined on i1 tensors (as in PyTorch)
+func.func @sub_of_masks(%a: tensor<4xi1>, %b: tensor<4xi1>) {
+  // expected-error @+1 {{ktir.sub is not defined on i1 tensors (as in PyTorch)}}
+  %r = ktir.sub %a, %b : tensor<4xi1>, tensor<4xi1> -> tensor<4xi1>
+  func.return
+}

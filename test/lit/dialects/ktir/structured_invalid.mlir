@@ -755,3 +755,12 @@ func.func @nan_eps(%x: tensor<4x64xf16>) {
   %r = ktir.rms_norm %x normalized_shape [64] {eps = 0x7FF8000000000000 : f64} : tensor<4x64xf16>
   func.return
 }
+
+// -----
+
+// CHECK: error: 'ktir.sum' op ktir.sum of i1 is a count: convert the mask to an integer type first
+func.func @sum_of_mask(%m: tensor<4x64xi1>) {
+  // expected-error @+1 {{ktir.sum of i1 is a count: convert the mask to an integer type first}}
+  %r = ktir.sum %m dims [1] : tensor<4x64xi1> -> tensor<4xi1>
+  func.return
+}
