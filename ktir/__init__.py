@@ -10,7 +10,7 @@ from typing import Any
 
 from ktir.layout import SpyreTensorLayout, to_device, to_host
 
-__all__ = ["SpyreTensorLayout", "import_fx", "to_device", "to_host"]
+__all__ = ["SpyreTensorLayout", "import_fx", "run_pipeline", "to_device", "to_host"]
 __version__ = "0.1.0"
 
 
@@ -20,3 +20,10 @@ def import_fx(model_or_fn: Any, example_args: Any, example_kwargs: Any = None) -
     from ktir.frontend.fx import import_fx as _import_fx
 
     return _import_fx(model_or_fn, example_args, example_kwargs)
+
+
+def run_pipeline(module: Any, spec: str) -> Any:
+    """Run a `ktir-opt -p` pass pipeline on `module` in place; see `ktir.compile.run_pipeline`."""
+    from ktir.compile import run_pipeline as _run_pipeline
+
+    return _run_pipeline(module, spec)

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
-from xdsl.transforms import get_all_passes as get_xdsl_passes
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from ktir.compile import available_passes
 from ktir.context import register_dialects
 from ktir.diagnostics import (
     Diagnostic,
@@ -38,10 +38,6 @@ from ktir.diagnostics import (
     verify_module,
 )
 from ktir.expected_diagnostics import check, parse_expectations
-from ktir.passes import get_all_passes
-
-XDSL_PASSES = ("canonicalize", "cse", "dce", "arith-add-fastmath", "convert-linalg-to-loops")
-"""General-purpose xDSL passes over those dialects, available in pipelines."""
 
 SPLIT_MARKER = "// -----"
 
@@ -70,10 +66,7 @@ class KtirOptMain(xDSLOptMain):
         register_dialects(self.ctx)
 
     def register_all_passes(self) -> None:
-        xdsl_passes = get_xdsl_passes()
-        for name in XDSL_PASSES:
-            self.register_pass(name, xdsl_passes[name])
-        for name, factory in get_all_passes().items():
+        for name, factory in available_passes().items():
             self.register_pass(name, factory)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
