@@ -50,6 +50,7 @@ __all__ = [
     "TiledLayout",
     "contiguous_strides",
     "device_dtype_of",
+    "restickify_target",
     "to_device",
     "to_host",
 ]
@@ -868,6 +869,65 @@ def _default_device_layout(
             stride_map[j] = last.get(d, host_strides[d])
         last[d] = stride_map[j] * device_size[j]
     return tuple(device_size), tuple(stride_map)
+
+
+def restickify_target(
+    stl: SpyreTensorLayout,
+    host_size: Sequence[int],
+    old_dim: int,
+    new_dim: int,
+    host_strides: Sequence[int] | None = None,
+) -> SpyreTensorLayout:
+    """
+    The layout after moving the stick of `stl` from host dim `old_dim` to `new_dim`.
+
+    The reference's restickify formula: the old stick-tile slot now counts sticks of `new_dim`,
+    the slot that held `new_dim` now holds `old_dim`, and the stick walks `new_dim`:
+
+    - `device_size[-1] = eps`, `stride_map[-1] = host_stride[new]`;
+    - `device_size[old_outer] = ceil(host_size[new] / eps)`, `stride_map[old_outer] = host_stride[new] * eps`;
+    - `device_size[new_outer] = host_size[old]`, `stride_map[new_outer] = host_stride[old]`.
+
+    Example: (256, 128) fp16 with the default `[2, 256, 64] / [64, 128, 1]`, stick moved from
+    dim 1 to dim 0, gives `[4, 128, 64] / [8192, 1, 128]` (the `dim_order=[1, 0]` layout).
+    Both dims must have size > 1 (size-1 dims have no stride to find them by), and the stick
+    must be a real host dim (not a sparse layout).
+    """
+    size = tuple(int(n) for n in host_size)
+    strides = contiguous_strides(size) if host_strides is None else tuple(host_strides)
+    for dim in (old_dim, new_dim):
+        if not 0 <= dim < len(size):
+            raise LayoutError(f"dim {dim} is out of range for host size {list(size)}")
+        if size[dim] == 1:
+            raise LayoutError(f"cannot restickify across dim {dim} of size 1")
+    if old_dim == new_dim:
+        return stl
+    eps = stl.elems_per_stick
+    device_size, stride_map = stl.device_size, stl.stride_map
+    if stride_map[-1] != strides[old_dim]:
+        raise LayoutError(f"the stick of {stl} does not walk host dim {old_dim}")
+    # Slots are found by stride and size together: a stride alone can be ambiguous, e.g. in
+    # (2, 64) the tile slot of dim 1 and the slot of dim 0 both step host stride 64.
+    inner = range(len(stride_map) - 1)
+    tiles = -(-size[old_dim] // eps)
+    old_outer = next(
+        (j for j in inner if (stride_map[j], device_size[j]) == (strides[old_dim] * eps, tiles)), None
+    )
+    new_outer = next(
+        (
+            j
+            for j in inner
+            if (stride_map[j], device_size[j]) == (strides[new_dim], size[new_dim]) and j != old_outer
+        ),
+        None,
+    )
+    if old_outer is None or new_outer is None:
+        raise LayoutError(f"{stl} has no stick-tile slot and {new_dim}-slot to swap")
+    device_size[-1], stride_map[-1] = eps, strides[new_dim]
+    device_size[old_outer] = -(-size[new_dim] // eps)
+    stride_map[old_outer] = strides[new_dim] * eps
+    device_size[new_outer], stride_map[new_outer] = size[old_dim], strides[old_dim]
+    return SpyreTensorLayout.from_device(device_size, stride_map, stl.device_dtype)
 
 
 # ---------------------------------------------------------------------------------------------
