@@ -10,21 +10,26 @@ element types and ignore encodings. Each op is the functional meaning the refere
 
 from __future__ import annotations
 
+import math
 import struct
 from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    I64,
     BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
     FloatAttr,
+    IntegerAttr,
     IntegerType,
+    Signedness,
     StringAttr,
     TensorType,
     f64,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
@@ -69,7 +74,37 @@ def tensor_of(value: SSAValue | Attribute, what: str) -> TensorType[Attribute]:
         raise VerifyException(f"{what} must be a ranked tensor, not {value_type}")
     if any(size < 0 for size in value_type.get_shape()):
         raise VerifyException(f"{what} must have a static shape (graph-level ktir has no dynamic dims)")
+    if not is_supported_element(value_type.element_type):
+        raise VerifyException(
+            f"{what} has element type {value_type.element_type}; graph-level ktir supports "
+            "f16, bf16, f32, f64 and signless i1, i8, i16, i32, i64"
+        )
     return value_type
+
+
+def is_supported_element(element_type: Attribute) -> bool:
+    """The element types graph ops (and the reference executor) handle."""
+    if isinstance(element_type, FLOAT_TYPES):
+        return True
+    return (
+        isinstance(element_type, IntegerType)
+        and element_type.signedness.data == Signedness.SIGNLESS
+        and element_type.width.data in (1, 8, 16, 32, 64)
+    )
+
+
+def is_compute_scalar(scalar: SSAValue, tensor: SSAValue) -> bool:
+    """
+    True when `scalar` is a size-1 f32 operand next to an f16/bf16 `tensor`: a Python scalar
+    kept at compute precision, as PyTorch's kernels keep it (`x_f16 * 0.1` multiplies by the
+    fp32 value 0.1 and rounds once).
+    """
+    scalar_type, tensor_type = tensor_of(scalar, "scalar"), tensor_of(tensor, "tensor")
+    return (
+        math.prod(scalar_type.get_shape()) == 1
+        and isinstance(scalar_type.element_type, Float32Type)
+        and isinstance(tensor_type.element_type, Float16Type | BFloat16Type)
+    )
 
 
 def shape_of(value: SSAValue | Attribute, what: str) -> tuple[int, ...]:
@@ -325,12 +360,21 @@ class BinaryOp(IRDLOperation, ABC):
     IS_COMPARISON: ClassVar[bool] = False
     FLOAT_ONLY: ClassVar[bool] = False
     NO_BOOL: ClassVar[bool] = False
+    ARITHMETIC: ClassVar[bool] = False
+
+    def _operand_element_type(self) -> Attribute:
+        """The shared element type; arithmetic ops also take an f32 scalar next to f16/bf16."""
+        if self.ARITHMETIC and is_compute_scalar(self.rhs, self.lhs):
+            return tensor_of(self.lhs, "lhs").element_type
+        if self.ARITHMETIC and is_compute_scalar(self.lhs, self.rhs):
+            return tensor_of(self.rhs, "rhs").element_type
+        return require_same_element_type([(self.lhs, "lhs"), (self.rhs, "rhs")])
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation, result_type: Attribute) -> None:
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
 
     def verify_(self) -> None:
-        element_type = require_same_element_type([(self.lhs, "lhs"), (self.rhs, "rhs")])
+        element_type = self._operand_element_type()
         try:
             shape = broadcast_shapes(shape_of(self.lhs, "lhs"), shape_of(self.rhs, "rhs"))
         except ShapeError as error:
@@ -353,6 +397,7 @@ class AddOp(BinaryOp):
     """`lhs + rhs` with broadcasting."""
 
     name = "ktir.add"
+    ARITHMETIC: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -360,6 +405,7 @@ class SubOp(BinaryOp):
     """`lhs - rhs` with broadcasting."""
 
     name = "ktir.sub"
+    ARITHMETIC: ClassVar[bool] = True
     NO_BOOL: ClassVar[bool] = True
 
 
@@ -368,6 +414,7 @@ class MulOp(BinaryOp):
     """`lhs * rhs` with broadcasting."""
 
     name = "ktir.mul"
+    ARITHMETIC: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -375,6 +422,7 @@ class DivOp(BinaryOp):
     """`lhs / rhs` (true division) with broadcasting, on floating-point tensors."""
 
     name = "ktir.div"
+    ARITHMETIC: ClassVar[bool] = True
     FLOAT_ONLY: ClassVar[bool] = True
 
 
@@ -543,40 +591,48 @@ class FullOp(IRDLOperation):
     """
 
     name = "ktir.full"
-    value = prop_def(FloatAttr[Float64Type])
+    value = prop_def(FloatAttr[Float64Type] | IntegerAttr[I64])
     result = result_def(TensorType)
     traits = traits_def(Pure())
 
-    def __init__(self, value: float, result_type: TensorType[Attribute]) -> None:
-        super().__init__(properties={"value": FloatAttr(value, f64)}, result_types=[result_type])
+    def __init__(self, value: float | int, result_type: TensorType[Attribute]) -> None:
+        # Integers stay exact (int64 values beyond 2**53 do not fit an f64); bools are 0 or 1.
+        attr = IntegerAttr(int(value), i64) if isinstance(value, int) else FloatAttr(value, f64)
+        super().__init__(properties={"value": attr}, result_types=[result_type])
 
     def verify_(self) -> None:
-        tensor_of(self.result, "result")
+        element_type = tensor_of(self.result, "result").element_type
+        if isinstance(self.value, IntegerAttr) and not isinstance(element_type, IntegerType):
+            raise VerifyException(
+                f"an integer value fills integer tensors only, not {element_type} "
+                "(add a trailing dot, e.g. 1.0, or write the f64 bit pattern in hex)"
+            )
 
     @classmethod
     def parse(cls, parser: Parser) -> FullOp:
-        """Parse `value [attr-dict] : type`, where value is a float or an f64 bit pattern in hex."""
+        """
+        Parse `value [attr-dict] : type`: a float, an f64 bit pattern in hex, or a decimal
+        integer (integer tensors only).
+        """
         negative = parser.parse_optional_punctuation("-") is not None
         start = parser.pos
         integer = parser.parse_optional_integer(allow_boolean=False, allow_negative=False)
-        if integer is not None:
-            # As in MLIR, an integer literal is an f64 bit pattern only in hex: `1` is an error.
+        value: float | int
+        if integer is not None and not Span(start, parser.pos, parser.lexer.input).text.startswith("0x"):
+            value = -integer if negative else integer
+            if not -(2**63) <= value < 2**63:
+                parser.raise_error("integer value out of range for i64", start, parser.pos)
+        elif integer is not None:
             literal = Span(start, parser.pos, parser.lexer.input).text.split()[0]
-            if not literal.startswith("0x"):
-                parser.raise_error(
-                    "unexpected decimal integer literal for a floating point value "
-                    "(add a trailing dot, e.g. 1.0, or write the f64 bit pattern in hex)",
-                    start,
-                    start + len(literal),
-                )
             if integer >= 2**64:
                 parser.raise_error(
                     "hexadecimal float constant out of range for f64", start, start + len(literal)
                 )
-            value = struct.unpack("<d", struct.pack("<Q", integer))[0]
+            bits = struct.unpack("<d", struct.pack("<Q", integer))[0]
+            value = -bits if negative else bits
         else:
             value = parser.parse_float()
-        value = -value if negative else value
+            value = -value if negative else value
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         result_type = parser.parse_type()
@@ -587,7 +643,10 @@ class FullOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         """Print `value [attr-dict] : type`, the value with MLIR's lossless float printing."""
         printer.print_string(" ")
-        printer.print_float(self.value.value.data, f64)
+        if isinstance(self.value, IntegerAttr):
+            printer.print_string(str(self.value.value.data))
+        else:
+            printer.print_float(self.value.value.data, f64)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)

@@ -148,6 +148,8 @@ class ReductionOp(IRDLOperation, ABC):
     def verify_(self) -> None:
         shape = shape_of(self.input, "input")
         dims = ints(self.dims)
+        if not shape:
+            raise VerifyException("a rank-0 tensor has no dim to reduce")
         if not dims:
             raise VerifyException("dims must name at least one dim")
         if _shape_rule(shapes.check_dims, dims, len(shape)) != dims:
@@ -451,7 +453,7 @@ class OperandRefAttr(ParametrizedAttribute):
             raise VerifyException(f"#ktir.operand index must be non-negative, not {self.index.data}")
 
 
-ATEN_NAME = re.compile(r"^[a-z_][a-z0-9_]*::[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$")
+ATEN_NAME = re.compile(r"^aten::[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def operand_refs(attr: Attribute) -> list[int]:

@@ -27,15 +27,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from ktir.reference_ops import ELEMENTWISE, numpy_dtype
+from ktir.reference_ops import ELEMENTWISE, ExecutionError, numpy_dtype
 from ktir.reference_structured import STRUCTURED
 
 IMPLEMENTATIONS = {**ELEMENTWISE, **STRUCTURED}
 """Every graph-level op the executor runs, by op class."""
-
-
-class ExecutionError(RuntimeError):
-    """The module cannot be run on these inputs (wrong count, shape or dtype, unknown op)."""
 
 
 def _entry(module: ModuleOp, func_name: str | None) -> func.FuncOp:

@@ -38,6 +38,10 @@ from ktir.dialects import ktir_structured as st
 Implementation = Callable[[Any, list[np.ndarray]], list[np.ndarray]]
 
 
+class ExecutionError(RuntimeError):
+    """The module cannot be run on these inputs (wrong count, shape or dtype, unknown op)."""
+
+
 class Registry(dict[type[Operation], Implementation]):
     """Op class -> implementation; `register(*ops)` is the decorator that fills it."""
 
@@ -245,7 +249,11 @@ def _clamp(op: ew.ClampOp, args: list[np.ndarray]) -> list[np.ndarray]:
 def _full(op: ew.FullOp, args: list[np.ndarray]) -> list[np.ndarray]:
     result_type = op.result.type
     assert isinstance(result_type, TensorType)
-    return [store(np.full(tuple(result_type.get_shape()), op.value.value.data), result_type.element_type)]
+    shape = tuple(result_type.get_shape())
+    value = op.value.value.data
+    if isinstance(value, int):  # exact integers (an f64 would round beyond 2**53)
+        return [np.full(shape, value, dtype=numpy_dtype(result_type.element_type))]
+    return [store(np.full(shape, value), result_type.element_type)]
 
 
 #### Fallback argument decoding ####

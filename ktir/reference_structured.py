@@ -13,7 +13,15 @@ import numpy as np
 from xdsl.ir import Attribute, Operation
 
 from ktir.dialects import ktir_structured as st
-from ktir.reference_ops import Registry, decode_argument, numpy_dtype, result_element, store, widen
+from ktir.reference_ops import (
+    ExecutionError,
+    Registry,
+    decode_argument,
+    numpy_dtype,
+    result_element,
+    store,
+    widen,
+)
 
 STRUCTURED = Registry()
 """Implementations of the ops in `ktir.dialects.ktir_structured`."""
@@ -145,18 +153,26 @@ def _cpu_fallback(op: st.CpuFallbackOp, args: list[np.ndarray]) -> list[np.ndarr
     def dtype_of(attr: Attribute) -> Any:
         found = ELEMENT_TYPE_TO_TORCH.get(str(attr))
         if found is None:
-            raise TypeError(f"cannot pass {attr} to an ATen op")
+            raise ExecutionError(f"'{op.aten.data}': cannot pass {attr} to an ATen op")
         return found
 
     tensors = [torch.from_numpy(np.ascontiguousarray(a)) for a in args]
     name, _, overload = op.aten.data.partition("::")[2].partition(".")
-    packet = getattr(torch.ops.aten, name)
-    function = getattr(packet, overload or "default")
+    function = getattr(getattr(torch.ops.aten, name, None), overload or "default", None)
+    if function is None:
+        raise ExecutionError(f"'{op.aten.data}' is not an ATen op in this PyTorch")
     positional = decode_argument(op.args, tensors, dtype_of)
     keywords = decode_argument(op.kwargs, tensors, dtype_of) if op.kwargs is not None else {}
-    with torch.no_grad():
-        produced = function(*positional, **keywords)
+    try:
+        with torch.no_grad():
+            produced = function(*positional, **keywords)
+    except Exception as error:  # PyTorch rejects the arguments: report it as this op's failure
+        raise ExecutionError(f"'{op.aten.data}' failed: {type(error).__name__}: {error}") from error
     outputs = list(produced) if isinstance(produced, tuple | list) else [produced]
+    if len(outputs) != len(op.outputs):
+        raise ExecutionError(
+            f"'{op.aten.data}' returned {len(outputs)} tensor(s), the op declares {len(op.outputs)}"
+        )
     results = []
     for index, tensor in enumerate(outputs):
         array = tensor.detach().float().numpy() if tensor.dtype == torch.bfloat16 else tensor.detach().numpy()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import logging
 import os
 import runpy
 import sys
@@ -51,6 +52,8 @@ def load_model_file(path: str) -> tuple[Any, tuple[Any, ...], dict[str, Any], An
         raise ModelFileError(f"cannot read '{path}': no such file")
     try:
         namespace = runpy.run_path(path, run_name="__ktir_import__")
+    except SystemExit as error:  # a model file that exits has not defined a model
+        raise ModelFileError(f"running '{path}' called sys.exit({error.code!r})") from error
     except Exception as error:  # the user's code: report it, never a traceback
         raise ModelFileError(f"running '{path}' failed: {type(error).__name__}: {error}") from error
     missing = [name for name in ("model", "example_args") if name not in namespace]
@@ -80,6 +83,11 @@ def run(argv: Sequence[str] | None = None) -> int:
     """Import the model file named in `argv` and print it; returns the exit code."""
     args = _arguments(argv)
     from ktir.frontend.fx import import_fx  # torch is imported only when needed
+
+    # PyTorch logs its own tracebacks (fake tensors, graph dumps) before raising; the raised
+    # error is what ktir-import reports, in one line.
+    for name in ("torch._subclasses.fake_tensor", "torch.fx.experimental.symbolic_shapes", "torch._dynamo"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
     try:
         model, example_args, example_kwargs, dynamic_shapes = load_model_file(args.model_file)
@@ -111,6 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point of `ktir-import`: one-line errors, no traceback (KTIR_DEBUG=1 re-raises)."""
     try:
         return run(argv)
+    except KeyboardInterrupt:
+        print("ktir-import: interrupted", file=sys.stderr)
+        return 130
     except Exception as error:
         if os.environ.get("KTIR_DEBUG"):
             raise

@@ -17,8 +17,12 @@ from typing import Any
 
 import torch
 from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     TensorType,
     UnitAttr,
@@ -32,6 +36,7 @@ from xdsl.irdl import IRDLOperation
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.frontend.emitter import (
+    ELEMENT_TYPE_TO_TORCH,
     Emitter,
     UnsupportedNode,
     element_type_of,
@@ -179,21 +184,49 @@ def _promoted(node: torch.fx.Node) -> Attribute:
     return element_type_of(torch.result_type(*operands))
 
 
-def _binary_values(e: Emitter, node: torch.fx.Node, element_type: Attribute) -> tuple[SSAValue, SSAValue]:
+def _binary_values(
+    e: Emitter, node: torch.fx.Node, element_type: Attribute, scalar_type: Attribute | None = None
+) -> tuple[SSAValue, SSAValue]:
+    # Only a scalar second operand keeps compute precision (PyTorch's CPU-scalar fast path);
+    # a scalar first operand (`0.3 - x`) is rounded to the tensor's dtype like any operand.
     lhs, rhs = node.args[0], node.args[1]
     anchor = e.value(lhs) if isinstance(lhs, torch.fx.Node) else e.value(rhs)
-    return e.operand(lhs, anchor, element_type), e.operand(rhs, anchor, element_type)
+    return e.operand(lhs, anchor, element_type), e.operand(rhs, anchor, element_type, scalar_type)
+
+
+def _is_narrow_float(element_type: Attribute) -> bool:
+    """f16 and bf16: PyTorch computes them in fp32 and keeps Python scalars in fp32."""
+    return isinstance(element_type, Float16Type | BFloat16Type)
 
 
 def _binary(e: Emitter, node: torch.fx.Node, kind: str) -> SSAValue:
     result_type = node_type(node)
     compute = _promoted(node) if kind in COMPARISONS else result_type.element_type
-    lhs, rhs = _binary_values(e, node, compute)
     alpha = node.kwargs.get("alpha", 1)
     if kind in ("add", "sub") and alpha != 1:
-        scaled_type = TensorType(compute, shape_of(rhs))
-        rhs = make(e, ew.MulOp, [rhs, e.scalar(alpha, compute, min(len(shape_of(rhs)), 1))], scaled_type)
+        return _binary_with_alpha(e, node, kind, alpha, result_type)
+    arithmetic = kind in ("add", "sub", "mul", "div")
+    scalar_type = Float32Type() if arithmetic and _is_narrow_float(compute) else None
+    lhs, rhs = _binary_values(e, node, compute, scalar_type)
     return make(e, BINARY[kind], [lhs, rhs], result_type)
+
+
+def _binary_with_alpha(
+    e: Emitter, node: torch.fx.Node, kind: str, alpha: float, result_type: TensorType[Attribute]
+) -> SSAValue:
+    """
+    `lhs ± alpha * rhs` as PyTorch computes it for f16/bf16: alpha rounded to the tensor's dtype,
+    the expression in fp32, one final rounding.
+    """
+    element_type = result_type.element_type
+    compute = Float32Type() if _is_narrow_float(element_type) else element_type
+    if _is_narrow_float(element_type):
+        alpha = torch.tensor(alpha, dtype=ELEMENT_TYPE_TO_TORCH[str(element_type)]).item()
+    lhs, rhs = _binary_values(e, node, compute)
+    shape = list(result_type.get_shape())
+    scaled = make(e, ew.MulOp, [rhs, e.scalar(alpha, compute, min(len(shape_of(rhs)), 1))], tensor_type(rhs))
+    combined = make(e, BINARY[kind], [lhs, scaled], TensorType(compute, shape))
+    return e.convert(combined, element_type)
 
 
 for _name in BINARY:
@@ -205,6 +238,7 @@ for _name in BINARY:
 
 @converts(aten.rsub.Scalar, aten.rsub.Tensor)
 def _rsub(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    # `scalar - x`: the scalar is the first operand, which PyTorch rounds to x's dtype.
     result_type = node_type(node)
     lhs, rhs = _binary_values(e, node, result_type.element_type)
     alpha = node.kwargs.get("alpha", 1)
@@ -219,10 +253,17 @@ def _div_mode(e: Emitter, node: torch.fx.Node) -> SSAValue:
     if mode is not None and mode != "floor":
         raise UnsupportedNode(f"div with rounding_mode={mode!r} (only None and 'floor')")
     result_type = node_type(node)
-    if mode == "floor" and not ew.is_float(result_type.element_type):
+    if mode is None:
+        return _binary(e, node, "div")
+    element_type = result_type.element_type
+    if not ew.is_float(element_type):
         raise UnsupportedNode("integer floor division")
-    quotient = _binary(e, node, "div")
-    return make(e, ew.FloorOp, [quotient], result_type) if mode == "floor" else quotient
+    # Divide and floor at compute precision, then round once (as PyTorch's kernel does).
+    compute = Float32Type() if _is_narrow_float(element_type) else element_type
+    lhs, rhs = _binary_values(e, node, compute)
+    wide = TensorType(compute, list(result_type.get_shape()))
+    quotient = make(e, ew.DivOp, [lhs, rhs], wide)
+    return e.convert(make(e, ew.FloorOp, [quotient], wide), element_type)
 
 
 @converts(aten.bitwise_and.Tensor)
@@ -277,12 +318,19 @@ def _clamp(e: Emitter, node: torch.fx.Node) -> SSAValue:
 @converts(aten.full.default, aten.full_like.default, aten.new_full.default)
 def _full(e: Emitter, node: torch.fx.Node) -> SSAValue:
     value = node.args[1] if node.target != aten.new_full.default else node.args[2]
-    return e.emit(ew.FullOp(float(value), node_type(node))).results[0]
+    return _fill(e, value, node_type(node))
 
 
 @converts(aten.scalar_tensor.default)
 def _scalar_tensor(e: Emitter, node: torch.fx.Node) -> SSAValue:
-    return e.emit(ew.FullOp(float(node.args[0]), node_type(node))).results[0]
+    return _fill(e, node.args[0], node_type(node))
+
+
+def _fill(e: Emitter, value: Any, result_type: TensorType[Attribute]) -> SSAValue:
+    """`ktir.full`, exact for integer tensors (int64 values beyond 2**53 do not fit an f64)."""
+    integer = isinstance(result_type.element_type, IntegerType) and float(value).is_integer()
+    exact: float | int = int(value) if integer else float(value)
+    return e.emit(ew.FullOp(exact, result_type)).results[0]
 
 
 @converts(
@@ -307,27 +355,38 @@ def _ones(e: Emitter, node: torch.fx.Node) -> SSAValue:
 #### Matmul ####
 
 
+def _matmul(
+    e: Emitter, op_class: type[IRDLOperation], x: Any, y: Any, result_type: TensorType[Attribute]
+) -> SSAValue:
+    if not ew.is_float(result_type.element_type):
+        raise UnsupportedNode(f"matmul on {result_type.element_type} (Spyre's PT unit multiplies floats)")
+    return make(e, op_class, [e.value(x), e.value(y)], result_type)
+
+
 @converts(aten.mm.default)
 def _mm(e: Emitter, node: torch.fx.Node) -> SSAValue:
-    return make(e, st.MatmulOp, [e.value(node.args[0]), e.value(node.args[1])], node_type(node))
+    return _matmul(e, st.MatmulOp, node.args[0], node.args[1], node_type(node))
 
 
 @converts(aten.bmm.default)
 def _bmm(e: Emitter, node: torch.fx.Node) -> SSAValue:
-    return make(e, st.BmmOp, [e.value(node.args[0]), e.value(node.args[1])], node_type(node))
+    return _matmul(e, st.BmmOp, node.args[0], node.args[1], node_type(node))
 
 
 @converts(aten.addmm.default)
 def _addmm(e: Emitter, node: torch.fx.Node) -> SSAValue:
     result_type = node_type(node)
     beta, alpha = node.kwargs.get("beta", 1), node.kwargs.get("alpha", 1)
-    product = make(e, st.MatmulOp, [e.value(node.args[1]), e.value(node.args[2])], result_type)
-    bias = e.value(node.args[0])
+    product = _matmul(e, st.MatmulOp, node.args[1], node.args[2], result_type)
     if alpha != 1:
         product = make(e, ew.MulOp, [product, e.scalar(alpha, result_type.element_type)], result_type)
+    if beta == 0:
+        return product  # PyTorch ignores the bias entirely (NaN and inf included)
+    bias = e.value(node.args[0])
     if beta != 1:
         scaled = TensorType(result_type.element_type, shape_of(bias))
-        bias = make(e, ew.MulOp, [bias, e.scalar(beta, result_type.element_type)], scaled)
+        scalar = e.scalar(beta, result_type.element_type, min(len(shape_of(bias)), 1))
+        bias = make(e, ew.MulOp, [bias, scalar], scaled)
     return make(e, ew.AddOp, [product, bias], result_type)
 
 
@@ -395,6 +454,8 @@ def _max_dim(e: Emitter, node: torch.fx.Node) -> list[SSAValue] | SSAValue:
         return CONVERTERS[CPU_FALLBACK](e, node)
     values_type = type_of_values(node, 0)
     source = e.value(node.args[0])
+    if not shape_of(source):
+        return [make(e, st.CopyOp, [source], values_type)]  # reducing a scalar is the scalar
     dim = normalize_dim(node.args[1], len(shape_of(source)))
     props: dict[str, Attribute] = {"dims": st.int_array([dim])}
     if arg(node, 2, "keepdim", False):
@@ -430,9 +491,15 @@ def _norm(
 ) -> SSAValue:
     source = e.value(node.args[0])
     normalized = int_list(node.args[1])
-    operands: list[SSAValue | None] = [source, None if weight is None else e.value(weight)]
+    element_type = tensor_type(source).element_type
+
+    def affine(arg: Any) -> SSAValue | None:
+        # PyTorch accepts f32 weights on f16 inputs; ktir ops take one element type.
+        return None if arg is None else e.convert(e.value(arg), element_type)
+
+    operands: list[SSAValue | None] = [source, affine(weight)]
     if op_class is st.LayerNormOp:
-        operands.append(None if bias is None else e.value(bias))
+        operands.append(affine(bias))
     props: dict[str, Attribute] = {"normalized_shape": st.int_array(normalized), "eps": f64_attr(eps)}
     op = op_class.build(operands=operands, properties=props, result_types=[result_type])
     return e.emit(op).results[0]

@@ -87,8 +87,14 @@ def _alias(e: Emitter, node: torch.fx.Node) -> SSAValue:
 
 @converts(aten.clone.default, aten.copy.default)
 def _clone(e: Emitter, node: torch.fx.Node) -> SSAValue:
-    source = e.value(node.args[-1] if node.target == aten.copy.default else node.args[0])
-    return make(e, st.CopyOp, [e.convert(source, node_type(node).element_type)], node_type(node))
+    # copy(dst, src) is dst's shape and dtype filled from src, which broadcasts.
+    result_type = node_type(node)
+    source = e.convert(
+        e.value(node.args[-1] if node.target == aten.copy.default else node.args[0]), result_type.element_type
+    )
+    if shape_of(source) != tuple(result_type.get_shape()):
+        source = make(e, st.ExpandOp, [source], result_type)
+    return make(e, st.CopyOp, [source], result_type)
 
 
 @converts(aten.expand.default, aten.expand_as.default)

@@ -75,13 +75,23 @@ class Emitter:
             raise UnsupportedNode(f"argument '{arg.name}' is a tuple of tensors")
         return found
 
-    def operand(self, arg: Any, like: SSAValue, element_type: Attribute | None = None) -> SSAValue:
-        """A tensor argument, or a Python number turned into a size-1 constant; converted if needed."""
+    def operand(
+        self,
+        arg: Any,
+        like: SSAValue,
+        element_type: Attribute | None = None,
+        scalar_type: Attribute | None = None,
+    ) -> SSAValue:
+        """
+        A tensor argument converted to `element_type`, or a Python number as a size-1 constant
+        of `scalar_type` (default: `element_type`; arithmetic passes f32 for f16/bf16 so the
+        scalar keeps PyTorch's compute precision).
+        """
         target = element_type or tensor_type(like).element_type
         if isinstance(arg, torch.fx.Node):
             return self.convert(self.value(arg), target)
         if isinstance(arg, bool | int | float):
-            return self.scalar(float(arg), target, rank=min(len(tensor_type(like).get_shape()), 1))
+            return self.scalar(arg, scalar_type or target, rank=min(len(tensor_type(like).get_shape()), 1))
         raise UnsupportedNode(f"unsupported operand {arg!r}")
 
     #### Builders ####
@@ -97,10 +107,14 @@ class Emitter:
                 result.name_hint = hint
         return op
 
-    def scalar(self, value: float, element_type: Attribute, rank: int = 1) -> SSAValue:
-        """A `ktir.full` constant of shape [1] (or [] for rank 0): the hardware has no immediates."""
+    def scalar(self, value: float | int | bool, element_type: Attribute, rank: int = 1) -> SSAValue:
+        """
+        A `ktir.full` constant of shape [1] (or [] for rank 0): the hardware has no immediates.
+        Integer tensors get the exact integer; float tensors the value as f64.
+        """
         shape = [1] * rank
-        return self.emit(FullOp(value, TensorType(element_type, shape)), "cst").results[0]
+        exact: float | int = int(value) if isinstance(element_type, IntegerType) else float(value)
+        return self.emit(FullOp(exact, TensorType(element_type, shape)), "cst").results[0]
 
     def convert(self, value: SSAValue, element_type: Attribute) -> SSAValue:
         """`value` with `element_type`, through a `ktir.convert` when it differs."""

@@ -27,13 +27,13 @@ from typing import Any
 import numpy as np
 import torch
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind
+from torch.export.graph_signature import InputKind, OutputKind
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 import ktir.frontend.aten_data as aten_data
-from ktir.diagnostics import Diagnostic, DiagnosticError, Severity
+from ktir.diagnostics import Diagnostic, DiagnosticError, Severity, verify_module
 from ktir.frontend.aten import CONVERTERS
 from ktir.frontend.emitter import (
     Emitter,
@@ -244,7 +244,47 @@ def _check_unsupported(program: ExportedProgram) -> list[Diagnostic]:
             continue
         if aten_data.is_cpu_fallback(node.target):
             continue
-        found.append(diagnostic_at(node, f"unsupported ATen op '{node.target}' (node '{node.name}')"))
+        if not isinstance(node.target, torch._ops.OpOverload) or node.target in _SYMBOLIC_SHAPE_OPS:
+            message = (
+                f"data-dependent or symbolic shape computation '{node.target}' (node '{node.name}'): "
+                "ktir needs static shapes"
+            )
+        else:
+            message = f"unsupported ATen op '{node.target}' (node '{node.name}')"
+        found.append(diagnostic_at(node, message))
+    return found
+
+
+_SYMBOLIC_SHAPE_OPS = frozenset(
+    {
+        torch.ops.aten.sym_size.int,
+        torch.ops.aten.sym_numel.default,
+        torch.ops.aten.sym_stride.int,
+        torch.ops.aten.sym_storage_offset.default,
+        torch.ops.aten.nonzero.default,
+        torch.ops.aten._local_scalar_dense.default,
+    }
+)
+
+
+def _check_mutations(program: ExportedProgram) -> list[Diagnostic]:
+    """In-place updates of buffers or inputs: graph-level ktir is functional, so they are errors."""
+    nodes = {n.name: n for n in program.graph.nodes}
+    output = next(n for n in program.graph.nodes if n.op == "output")
+    found = []
+    for spec in program.graph_signature.output_specs:
+        if spec.kind == OutputKind.USER_OUTPUT:
+            continue
+        name = getattr(spec.arg, "name", "")
+        what = {OutputKind.BUFFER_MUTATION: "buffer", OutputKind.USER_INPUT_MUTATION: "input"}.get(
+            spec.kind, str(spec.kind)
+        )
+        node = nodes.get(name, output)
+        found.append(
+            diagnostic_at(
+                node, f"in-place update of {what} '{spec.target}' is not supported (ktir is functional)"
+            )
+        )
     return found
 
 
@@ -264,10 +304,11 @@ def import_exported(program: ExportedProgram, func_name: str = "forward") -> FxI
     diagnostics = _check_static(arguments)
     if diagnostics:
         raise FxImportError(diagnostics)
-    diagnostics = _check_unsupported(program)
+    diagnostics = _check_unsupported(program) + _check_mutations(program)
     if diagnostics:
         summary = Diagnostic(
-            Severity.ERROR, f"{len(diagnostics)} unsupported op(s) in the FX graph; nothing was imported"
+            Severity.ERROR,
+            f"{len(diagnostics)} unsupported op(s) in the FX graph; nothing was imported",
         )
         raise FxImportError([*diagnostics, summary])
 
@@ -282,7 +323,8 @@ def import_exported(program: ExportedProgram, func_name: str = "forward") -> FxI
     node_count = 0
     for node in program.graph.nodes:
         if node.op == "output":
-            outputs = _outputs(emitter, node, errors)
+            if not errors:  # a failed node already explains a missing output value
+                outputs = _outputs(emitter, node, errors)
             continue
         if node.op != "call_function" or node.target in aten_data.IGNORED:
             continue
@@ -301,6 +343,9 @@ def import_exported(program: ExportedProgram, func_name: str = "forward") -> FxI
     )
     function.arg_attrs = _arg_attrs(arguments)
     module = ModuleOp([function])
+    # A converter bug must never hand out IR that fails its own verifier.
+    if problems := verify_module(module):
+        raise FxImportError(problems)
     state = {a.name: _state_value(program, a.state_key) for a in arguments if a.state_key is not None}
     return FxImport(module, [a.name for a in arguments], user_count, state, node_count)
 

@@ -169,7 +169,9 @@ def test_scalars_become_size_one_constants_and_promotion_converts() -> None:
 
     module = import_fx(f, (torch.randn(4, 64).half(), torch.arange(6)))
     text = str(module)
-    assert "ktir.full 2.000000e+00 : tensor<1xf16>" in text
+    # The scalar keeps fp32 compute precision next to an f16 tensor, as in PyTorch's kernels.
+    assert "ktir.full 2.000000e+00 : tensor<1xf32>" in text
+    assert "ktir.mul %x, %cst : tensor<4x64xf16>, tensor<1xf32> -> tensor<4x64xf16>" in text
     assert "ktir.convert %i : tensor<6xi64> -> tensor<6xf32>" in text
 
 
@@ -233,3 +235,92 @@ def test_meta_device_model_imports_without_weights() -> None:
 def test_package_level_import_fx() -> None:
     module = ktir.import_fx(torch.nn.Linear(64, 32), (torch.randn(8, 64),))
     assert op_names(module) == ["ktir.permute", "ktir.matmul", "ktir.add", "func.return"]
+
+
+#### Regressions from review: PyTorch's exact semantics ####
+
+
+def exact(fn, *args) -> None:
+    """Reference-executor results equal eager bit for bit (same dtype, NaN in the same places)."""
+    ours, eager = run_both(fn, *args)
+    for got, want in zip(ours, eager, strict=True):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+F16 = (torch.randn(4096, generator=torch.Generator().manual_seed(7)) * 100).half()
+
+
+def test_python_scalars_keep_fp32_precision_in_f16_arithmetic() -> None:
+    exact(lambda a: (a / 100000.0, a * 70000.0, a * 0.1, 0.3 - a, a + 1e-4), F16)
+
+
+def test_scalar_alpha_rounds_once() -> None:
+    exact(lambda a, b: (torch.add(a, b, alpha=0.1), torch.sub(a, b, alpha=3)), F16, F16.flip(0))
+
+
+def test_integer_constants_beyond_two_to_the_53_are_exact() -> None:
+    ints = torch.arange(-8, 8)
+    big = 2**53 + 1
+
+    def f(a: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return a.masked_fill(a > 0, torch.iinfo(torch.int64).max), a + big, a == big
+
+    exact(f, ints)
+
+
+def test_addmm_with_zero_beta_ignores_the_bias_and_scalar_bias_broadcasts() -> None:
+    x, y = torch.randn(3, 5), torch.randn(5, 4)
+    for bias, beta in ((torch.full((3, 4), float("nan")), 0.0), (torch.tensor(1.0), 0.5)):
+        ours, eager = run_both(lambda b, x, y, beta=beta: torch.addmm(b, x, y, beta=beta), bias, x, y)
+        assert ours[0].shape == eager[0].shape
+        np.testing.assert_allclose(ours[0], eager[0], rtol=1e-6, atol=1e-6)  # fp32 summation order
+
+
+def test_f16_floor_division_rounds_once() -> None:
+    a = (torch.rand(512, generator=torch.Generator().manual_seed(8)) * 300).half()
+    b = (torch.rand(512, generator=torch.Generator().manual_seed(9)) * 2 + 0.5).half()
+    exact(lambda a, b: (a // b, torch.div(a, 0.7, rounding_mode="floor")), a, b)
+
+
+def test_mixed_precision_norm_weights_and_broadcasting_copy() -> None:
+    def f(x: torch.Tensor, w: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = torch.zeros(3, 4)
+        y.copy_(v)
+        return torch.nn.functional.layer_norm(x, (64,), w.half()) * 1.0, y
+
+    args = (torch.randn(4, 64).half(), torch.randn(64), torch.randn(4))
+    imported = import_program(f, args)
+    verify_module(imported.module)
+    ours = reference.run(imported.module, imported.arguments(*args))
+    eager = f(*args)
+    np.testing.assert_allclose(ours[0].astype(np.float32), eager[0].float().numpy(), atol=4e-3)
+    np.testing.assert_array_equal(ours[1], eager[1].numpy())
+
+
+def test_reducing_a_scalar_and_rank_zero_outputs() -> None:
+    exact(lambda a: (a[0].max(0).values, a.amax()), torch.randn(6))
+
+
+def test_integer_matmul_and_in_place_updates_are_reported() -> None:
+    ones = torch.ones(3, 3, dtype=torch.int64)
+    with pytest.raises(FxImportError, match=r"matmul on i64 \(Spyre's PT unit multiplies floats\)"):
+        import_fx(lambda a, b: a @ b, (ones, ones))
+
+    class Accumulate(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("total", torch.zeros(4))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            self.total.add_(x)
+            return x * 2
+
+    with pytest.raises(FxImportError, match=r"in-place update of buffer 'total' is not supported"):
+        import_fx(Accumulate(), (torch.ones(4),))
+
+
+def test_data_dependent_shapes_are_named_as_such() -> None:
+    with pytest.raises(FxImportError) as caught:
+        import_fx(lambda x: x[x > 0] * 2, (torch.randn(8),))
+    assert any("ktir needs static shapes" in d.message for d in caught.value.diagnostics)

@@ -485,10 +485,11 @@ func.func @full_value_f16() {
 
 // -----
 
-// As in MLIR, an integer literal is a float only as a hex bit pattern (`1` is not 1.0).
-// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:18: error: unexpected decimal integer literal for a floating point value (add a trailing dot, e.g. 1.0, or write the f64 bit pattern in hex)
+// A decimal integer fills integer tensors only (exactly, even beyond 2**53); a float tensor
+// takes a float literal or an f64 bit pattern in hex, as in MLIR.
+// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.full' op an integer value fills integer tensors only, not f16 (add a trailing dot, e.g. 1.0, or write the f64 bit pattern in hex)
 func.func @full_decimal_integer() {
-  // expected-error @+1 {{unexpected decimal integer literal for a floating point value (add a trailing dot, e.g. 1.0, or write the f64 bit pattern in hex)}}
+  // expected-error @+1 {{an integer value fills integer tensors only, not f16}}
   %0 = ktir.full 1 : tensor<1xf16>
   func.return
 }

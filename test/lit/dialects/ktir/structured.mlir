@@ -34,7 +34,6 @@ func.func @matmul(%x: tensor<16x64xf16>, %x3: tensor<2x16x64xf16>, %w: tensor<64
 // CHECK-NEXT:    %sum = ktir.sum %x dims [0, 2] : tensor<2x4x64xf16> -> tensor<4xf16>
 // CHECK-NEXT:    %sum_keep = ktir.sum %x dims [0, 2] keepdim : tensor<2x4x64xf16> -> tensor<1x4x1xf16>
 // CHECK-NEXT:    %sum_all = ktir.sum %i dims [0] : tensor<16xi64> -> tensor<i64>
-// CHECK-NEXT:    %sum_scalar = ktir.sum %s dims [0] : tensor<f32> -> tensor<f32>
 // CHECK-NEXT:    %max = ktir.max %x dims [2] : tensor<2x4x64xf16> -> tensor<2x4xf16>
 // CHECK-NEXT:    %max_keep = ktir.max %i dims [0] keepdim : tensor<16xi64> -> tensor<1xi64>
 // CHECK-NEXT:    %min = ktir.min %x dims [1] : tensor<2x4x64xf16> -> tensor<2x64xf16>
@@ -48,11 +47,10 @@ func.func @matmul(%x: tensor<16x64xf16>, %x3: tensor<2x16x64xf16>, %w: tensor<64
 // CHECK-GENERIC:         %max = "ktir.max"(%x) <{dims = array<i64: 2>}> : (tensor<2x4x64xf16>) -> tensor<2x4xf16>
 // CHECK-GENERIC:         %min_keep = "ktir.min"(%x) <{dims = array<i64: 1, 2>, keepdim}> : (tensor<2x4x64xf16>) -> tensor<2x1x1xf16>
 // CHECK-GENERIC:         %mean_keep = "ktir.mean"(%x) <{dims = array<i64: 2>, keepdim}> : (tensor<2x4x64xf16>) -> tensor<2x4x1xf16>
-func.func @reductions(%x: tensor<2x4x64xf16>, %i: tensor<16xi64>, %s: tensor<f32>) {
+func.func @reductions(%x: tensor<2x4x64xf16>, %i: tensor<16xi64>) {
   %sum = ktir.sum %x dims [0, 2] : tensor<2x4x64xf16> -> tensor<4xf16>
   %sum_keep = ktir.sum %x dims [0, 2] keepdim : tensor<2x4x64xf16> -> tensor<1x4x1xf16>
   %sum_all = ktir.sum %i dims [0] : tensor<16xi64> -> tensor<i64>
-  %sum_scalar = ktir.sum %s dims [0] : tensor<f32> -> tensor<f32>
   %max = ktir.max %x dims [2] : tensor<2x4x64xf16> -> tensor<2x4xf16>
   %max_keep = ktir.max %i dims [0] keepdim : tensor<16xi64> -> tensor<1xi64>
   %min = ktir.min %x dims [1] : tensor<2x4x64xf16> -> tensor<2x64xf16>

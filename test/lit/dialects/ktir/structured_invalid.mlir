@@ -764,3 +764,12 @@ func.func @sum_of_mask(%m: tensor<4x64xi1>) {
   %r = ktir.sum %m dims [1] : tensor<4x64xi1> -> tensor<4xi1>
   func.return
 }
+
+// -----
+
+// CHECK: error: 'ktir.sum' op a rank-0 tensor has no dim to reduce
+func.func @reduce_scalar(%s: tensor<f32>) {
+  // expected-error @+1 {{a rank-0 tensor has no dim to reduce}}
+  %r = ktir.sum %s dims [0] : tensor<f32> -> tensor<f32>
+  func.return
+}
