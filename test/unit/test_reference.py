@@ -1045,3 +1045,53 @@ def test_same_module_twice_gives_identical_bytes() -> None:
     assert [a.dtype for a in first] == [np.float16, np.float16, np.int64, np.float16]
     for before, after in zip(copies, inputs, strict=True):
         assert before.tobytes() == after.tobytes()  # inputs are not modified
+
+
+#### Review regressions ####
+
+
+def test_integer_full_is_exact_beyond_two_to_the_53() -> None:
+    big = np.iinfo(np.int64).max
+    filled = run_op(f"ktir.full {big} : tensor<2xi64>", result="tensor<2xi64>", arg_types=[])
+    np.testing.assert_array_equal(filled, np.array([big, big], dtype=np.int64))
+
+
+def test_f32_scalar_next_to_f16_rounds_once() -> None:
+    x = normal((4096,)) * np.float16(100)
+    scalar = np.array([0.1], dtype=np.float32)
+    ours = run_op(
+        "ktir.mul %a, %b : tensor<4096xf16>, tensor<1xf32> -> tensor<4096xf16>",
+        x,
+        scalar,
+        result="tensor<4096xf16>",
+    )
+    assert_identical(ours, (T(x) * 0.1).numpy())
+
+
+@pytest.mark.parametrize(
+    ("op", "message"),
+    [
+        (
+            'ktir.cpu_fallback "aten::no_such_op.default"(%a) {args = [#ktir.operand<0>]} '
+            ": (tensor<4xf32>) -> tensor<4xf32>",
+            "'aten::no_such_op.default' is not an ATen op in this PyTorch",
+        ),
+        (
+            'ktir.cpu_fallback "aten::sin.default"(%a) {args = [#ktir.operand<0>]} '
+            ": (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)",
+            "'aten::sin.default' returned 1 tensor(s), the op declares 2",
+        ),
+        (
+            'ktir.cpu_fallback "aten::cumsum.default"(%a) {args = [#ktir.operand<0>, "x"]} '
+            ": (tensor<4xf32>) -> tensor<4xf32>",
+            "'aten::cumsum.default' failed: ",
+        ),
+    ],
+)
+def test_cpu_fallback_failures_are_execution_errors(op: str, message: str) -> None:
+    results = "%r, %s" if "-> (" in op else "%r"
+    text = f"func.func @f(%a: tensor<4xf32>) {{\n  {results} = {op}\n  func.return\n}}"
+    module = parse_module(make_context(), text, "<test>")
+    verify_module(module)
+    with pytest.raises(ExecutionError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        run(module, [np.zeros(4, np.float32)])
