@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from ktir.reference_ops import ELEMENTWISE, ExecutionError, numpy_dtype
+from ktir.reference_ops import ELEMENTWISE, ExecutionError, numpy_dtype, to_numpy
 from ktir.reference_structured import STRUCTURED
 
 IMPLEMENTATIONS = {**ELEMENTWISE, **STRUCTURED}
@@ -57,10 +57,7 @@ def _argument_names(function: func.FuncOp) -> list[str]:
 
 
 def _as_array(value: Any, expected: TensorType[Attribute], what: str) -> np.ndarray:
-    if hasattr(value, "detach"):  # a torch tensor, without importing torch here
-        value = value.detach().cpu()
-        value = value.float().numpy() if str(value.dtype) == "torch.bfloat16" else value.numpy()
-    array = np.asarray(value)
+    array = to_numpy(value)
     shape = tuple(expected.get_shape())
     if array.shape != shape:
         raise ExecutionError(f"{what} has shape {list(array.shape)}, expected {list(shape)}")

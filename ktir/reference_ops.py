@@ -86,6 +86,17 @@ def numpy_dtype(element_type: Attribute) -> np.dtype[Any]:
     raise TypeError(f"element type {element_type} has no NumPy storage")
 
 
+def to_numpy(value: Any) -> np.ndarray:
+    """
+    A NumPy array of `value` (an array, a number, or a torch tensor, detected without importing
+    torch). bf16 tensors become float32 holding the same values: NumPy has no bf16.
+    """
+    if hasattr(value, "detach"):
+        tensor = value.detach().cpu()
+        return tensor.float().numpy() if str(tensor.dtype) == "torch.bfloat16" else tensor.numpy()
+    return np.asarray(value)
+
+
 def widen(array: np.ndarray) -> np.ndarray:
     """The compute precision of a stored array: f16 -> f32; everything else unchanged."""
     return array.astype(np.float32) if array.dtype == np.float16 else array

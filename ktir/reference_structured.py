@@ -20,6 +20,7 @@ from ktir.reference_ops import (
     numpy_dtype,
     result_element,
     store,
+    to_numpy,
     widen,
 )
 
@@ -175,6 +176,6 @@ def _cpu_fallback(op: st.CpuFallbackOp, args: list[np.ndarray]) -> list[np.ndarr
         )
     results = []
     for index, tensor in enumerate(outputs):
-        array = tensor.detach().float().numpy() if tensor.dtype == torch.bfloat16 else tensor.detach().numpy()
+        array = to_numpy(tensor)
         results.append(array.astype(numpy_dtype(result_element(op, index)), copy=False))
     return results

@@ -8,7 +8,6 @@ later decides whether they move data. Ops on the reference stack's CPU-fallback 
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import torch
@@ -280,5 +279,3 @@ IGNORED = frozenset(
     }
 )
 """Runtime assertions with no value: dropped (shapes are static and checked on import)."""
-
-GETITEM = operator.getitem

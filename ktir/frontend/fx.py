@@ -42,6 +42,7 @@ from ktir.frontend.emitter import (
     node_location,
     type_of_fake,
 )
+from ktir.reference_ops import to_numpy
 
 KEPT_WHOLE = (
     torch.ops.aten.linear.default,
@@ -91,14 +92,9 @@ class FxImport:
 
 
 def _to_numpy(value: Any) -> np.ndarray:
-    if isinstance(value, torch.Tensor):
-        if value.device.type == "meta":
-            raise ValueError("a meta tensor has no values: import a model with real weights to run it")
-        tensor = value.detach().cpu()
-        if tensor.dtype == torch.bfloat16:
-            return tensor.float().numpy()
-        return tensor.numpy()
-    return np.asarray(value)
+    if isinstance(value, torch.Tensor) and value.device.type == "meta":
+        raise ValueError("a meta tensor has no values: import a model with real weights to run it")
+    return to_numpy(value)
 
 
 def _function_module(fn: Callable[..., Any]) -> torch.nn.Module:
