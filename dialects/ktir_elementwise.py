@@ -35,8 +35,6 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
-    VarConstraint,
-    base,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
@@ -140,6 +138,17 @@ def require_shape(result: SSAValue, expected: Sequence[int], rule: str) -> None:
         raise VerifyException(f"result shape {list(actual)} does not match {rule} {list(expected)}")
 
 
+def require_like_input(op: IRDLOperation) -> None:
+    """
+    The result has the input's shape and element type. Its layout encoding may differ: which
+    layouts an op may combine is the layout legality check's concern (`ktir.layout_rules`),
+    so that layout propagation can choose them one value at a time.
+    """
+    source = tensor_of(op.operands[0], "input")
+    require_shape(op.results[0], source.get_shape(), "the input shape")
+    require_element_type(op.results[0], source.element_type, "the input's")
+
+
 def require_element_type(result: SSAValue, expected: Attribute, why: str) -> None:
     """The result element type must be `expected`; `why` names the rule."""
     actual = tensor_of(result, "result").element_type
@@ -151,13 +160,15 @@ def require_element_type(result: SSAValue, expected: Attribute, why: str) -> Non
 
 
 class UnaryOp(IRDLOperation, ABC):
-    """Base of the elementwise unary ops: one tensor in, the same tensor type out."""
+    """
+    Base of the elementwise unary ops: one tensor in, a tensor of the same shape and element
+    type out (its layout may differ).
+    """
 
-    T: ClassVar = VarConstraint("T", base(TensorType))
-    input = operand_def(T)
-    result = result_def(T)
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
     traits = traits_def(Pure())
-    assembly_format = "$input attr-dict `:` type($input)"
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     irdl_options = (ParsePropInAttrDict(),)
 
     FLOAT_ONLY: ClassVar[bool] = False
@@ -168,6 +179,7 @@ class UnaryOp(IRDLOperation, ABC):
 
     def verify_(self) -> None:
         tensor = tensor_of(self.input, "input")
+        require_like_input(self)
         if self.FLOAT_ONLY:
             require_float(self.input, "input", self.name)
         elif is_bool(tensor.element_type):
@@ -504,18 +516,18 @@ class PowOp(IRDLOperation):
     """`x ** exponent` elementwise, with a constant (f64) exponent, on floating-point tensors."""
 
     name = "ktir.pow"
-    T: ClassVar = VarConstraint("T", base(TensorType))
-    input = operand_def(T)
+    input = operand_def(TensorType)
     exponent = prop_def(FloatAttr[Float64Type])
-    result = result_def(T)
+    result = result_def(TensorType)
     traits = traits_def(Pure())
     # Float properties print in the attribute dictionary, whose parser reads every value MLIR
     # prints (including hex for inf, NaN and large whole numbers); the inline form cannot.
-    assembly_format = "$input attr-dict `:` type($input)"
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         require_float(self.input, "input", self.name)
+        require_like_input(self)
 
 
 @irdl_op_definition
@@ -556,18 +568,19 @@ class ClampOp(IRDLOperation):
     """`min(max(x, min), max)` elementwise with constant bounds; at least one bound is given."""
 
     name = "ktir.clamp"
-    T: ClassVar = VarConstraint("T", base(TensorType))
-    input = operand_def(T)
+    input = operand_def(TensorType)
     min = opt_prop_def(FloatAttr[Float64Type])
     max = opt_prop_def(FloatAttr[Float64Type])
-    result = result_def(T)
+    result = result_def(TensorType)
     traits = traits_def(Pure())
-    assembly_format = "$input attr-dict `:` type($input)"  # bounds in the dictionary (see PowOp)
+    # Bounds print in the attribute dictionary (see PowOp).
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     irdl_options = (ParsePropInAttrDict(),)
 
     def verify_(self) -> None:
         if self.min is None and self.max is None:
             raise VerifyException("clamp needs a min or a max bound")
+        require_like_input(self)
         if is_bool(tensor_of(self.input, "input").element_type):
             raise VerifyException("ktir.clamp is not defined on i1 tensors")
 

@@ -33,8 +33,6 @@ from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
     ParsePropInAttrDict,
-    VarConstraint,
-    base,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -56,6 +54,7 @@ from ktir.dialects.ktir_elementwise import (
     is_bool,
     require_element_type,
     require_float,
+    require_like_input,
     require_same_element_type,
     require_shape,
     shape_of,
@@ -203,15 +202,15 @@ class SoftmaxOp(IRDLOperation):
     """`exp(x - max) / sum(exp(x - max))` along `dim`, kept whole so lowering sees the real computation."""
 
     name = "ktir.softmax"
-    T: ClassVar = VarConstraint("T", base(TensorType))
-    input = operand_def(T)
+    input = operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
-    result = result_def(T)
+    result = result_def(TensorType)
     traits = traits_def(Pure())
-    assembly_format = "$input `dim` $dim attr-dict `:` type($input)"
+    assembly_format = "$input `dim` $dim attr-dict `:` type($input) `->` type($result)"
 
     def verify_(self) -> None:
         require_float(self.input, "input", self.name)
+        require_like_input(self)
         rank = len(shape_of(self.input, "input"))
         _shape_rule(shapes.check_dims, [self.dim.value.data], rank)
 
@@ -222,16 +221,16 @@ class NormOp(IRDLOperation, ABC):
     optional elementwise `weight` (and, for layer_norm, `bias`) of exactly that shape.
     """
 
-    T: ClassVar = VarConstraint("T", base(TensorType))
-    input = operand_def(T)
+    input = operand_def(TensorType)
     weight = opt_operand_def(TensorType)
     normalized_shape = prop_def(DenseArrayBase.constr(I64))
     eps = prop_def(FloatAttr[Float64Type])
-    result = result_def(T)
+    result = result_def(TensorType)
     traits = traits_def(Pure())
 
     def verify_(self) -> None:
         require_float(self.input, "input", self.name)
+        require_like_input(self)
         shape = shape_of(self.input, "input")
         normalized = ints(self.normalized_shape)
         suffix = shape[len(shape) - len(normalized) :]
@@ -261,13 +260,13 @@ class LayerNormOp(NormOp):
     name = "ktir.layer_norm"
     # Redeclared so the operand order is (input, weight, bias): IRDL lists a subclass's own
     # fields before its bases', which would otherwise put `bias` first.
-    input = operand_def(NormOp.T)
+    input = operand_def(TensorType)
     weight = opt_operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = (
         "$input (`weight` $weight^ `:` type($weight))? (`bias` $bias^ `:` type($bias))? "
-        "`normalized_shape` $normalized_shape attr-dict `:` type($input)"
+        "`normalized_shape` $normalized_shape attr-dict `:` type($input) `->` type($result)"
     )
 
 
@@ -278,7 +277,7 @@ class RmsNormOp(NormOp):
     name = "ktir.rms_norm"
     assembly_format = (
         "$input (`weight` $weight^ `:` type($weight))? "
-        "`normalized_shape` $normalized_shape attr-dict `:` type($input)"
+        "`normalized_shape` $normalized_shape attr-dict `:` type($input) `->` type($result)"
     )
     irdl_options = (ParsePropInAttrDict(),)
 

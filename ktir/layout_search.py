@@ -68,6 +68,7 @@ class Solution:
     lower_bound: float
     exact: bool
     states: int  # the largest number of states the sweep held
+    failed_at: int | None = None  # infeasible: the variable whose terms no state survived
 
     @property
     def gap(self) -> float:
@@ -95,8 +96,15 @@ def _last_reference(problem: Problem) -> list[int]:
     return last
 
 
-def _sweep(problem: Problem, width: int | None) -> Solution:
-    """Bucket elimination in variable order; `width` keeps only the cheapest states."""
+class TooManyStates(Exception):
+    """The exact sweep would hold more states than its limit allows."""
+
+
+def _sweep(problem: Problem, width: int | None, state_limit: int | None = None) -> Solution:
+    """
+    Bucket elimination in variable order; `width` keeps only the cheapest states, and
+    `state_limit` (exact sweeps only) raises `TooManyStates` when the frontier grows past it.
+    """
     buckets = _terms_by_last_variable(problem)
     last = _last_reference(problem)
     # A state maps the live variables (in increasing index) to values; it carries its cost and
@@ -126,7 +134,9 @@ def _sweep(problem: Problem, width: int | None) -> Solution:
                 if best is None or total < best[0]:
                     next_states[reduced] = (total, (*history, value))
         if not next_states:
-            return Solution((), INF, INF, width is None, largest)
+            return Solution((), INF, INF, width is None, largest, failed_at=index)
+        if state_limit is not None and len(next_states) > state_limit:
+            raise TooManyStates(f"{len(next_states)} states at variable {index}")
         if width is not None and len(next_states) > width:
             ranked = sorted(next_states.items(), key=lambda item: (item[1][0], repr(item[0])))
             next_states = dict(ranked[:width])
@@ -137,9 +147,13 @@ def _sweep(problem: Problem, width: int | None) -> Solution:
     return Solution(assignment, cost, cost if not pruned else -INF, not pruned, largest)
 
 
-def solve_exact(problem: Problem) -> Solution:
-    """The minimum-cost assignment, by exact dynamic programming (ties broken deterministically)."""
-    return _sweep(problem, None)
+def solve_exact(problem: Problem, state_limit: int | None = None) -> Solution:
+    """
+    The minimum-cost assignment, by exact dynamic programming (ties broken deterministically).
+
+    With `state_limit`, raises `TooManyStates` instead of holding more states than that.
+    """
+    return _sweep(problem, None, state_limit)
 
 
 def solve_beam(problem: Problem, width: int = 64, bound_frontier: int = 12) -> Solution:

@@ -11,10 +11,12 @@ must restickify it.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from collections.abc import Sequence
 
-from ktir.layout import contiguous_strides
+from ktir.layout import LayoutError, SpyreTensorLayout, contiguous_strides, restickify_target
 
 SPARSE = -1
 """The stick of a sparse tensor: one element per stick (a reduction over the stick dim)."""
@@ -126,3 +128,143 @@ def pointwise_compatible(
     own = result_stick - (result_rank - rank)  # the operand's dim under the result stick
     broadcast_along_stick = own < 0 or operand_shape[own] == 1
     return broadcast_along_stick and (operand_stick == SPARSE or operand_stick == own)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sticks <-> layouts
+# ---------------------------------------------------------------------------------------------
+
+
+def normalize(stick: int | None, shape: Sequence[int]) -> int | None:
+    """
+    A stick on a size-1 dim holds one element per stick, exactly like a sparse layout, so it
+    is `SPARSE`; every other stick is unchanged.
+
+    Example: stick 1 of (64, 1) is `SPARSE`; stick 0 of (64, 1) stays 0.
+    """
+    if stick is None or stick == SPARSE:
+        return stick
+    return SPARSE if shape[stick] == 1 else stick
+
+
+def candidate_sticks(shape: Sequence[int]) -> tuple[int, ...]:
+    """
+    Every stick a tensor of `shape` can have: its dims longer than 1, then `SPARSE`.
+
+    Example: (4, 1, 64) can be sticked on dim 0, dim 2 or be sparse: `(0, 2, SPARSE)`.
+    """
+    return (*(d for d, n in enumerate(shape) if n > 1), SPARSE)
+
+
+def layout_stick(stl: SpyreTensorLayout, shape: Sequence[int]) -> int | None:
+    """
+    The host dim the sticks of `stl` walk on a tensor of `shape`: `SPARSE` for one element per
+    stick, None when a stick spans several host dims (a split stick).
+
+    Example: the default layout of (128, 256) walks dim 1; `dim_order=[1, 0]` walks dim 0;
+    the default layout of (128, 1) is `SPARSE`; the (8, 64) default layout read as
+    (8, 4, 16) is split (each stick holds four rows of dim 2). Raises `LayoutError` if `stl`
+    does not fit `shape`.
+    """
+    return _layout_stick(stl, tuple(shape))
+
+
+@functools.lru_cache(maxsize=4096)
+def _layout_stick(stl: SpyreTensorLayout, shape: tuple[int, ...]) -> int | None:
+    bound = stl.bind(shape)
+    lane = len(stl.device_size) - 1
+    for group in bound.groups:
+        digit = next((d for d in group.digits if d.device_dim == lane), None)
+        if digit is None:
+            continue
+        if digit.unit != 1:
+            return None
+        inner = group.host_dims[-1]
+        # A stick inside one host dim: the group is that dim alone, or whole sticks of it.
+        if len(group.host_dims) == 1 or group.host_sizes[-1] % stl.elems_per_stick == 0:
+            return normalize(inner, shape)
+        return None
+    return SPARSE
+
+
+def stick_layout(shape: Sequence[int], dtype: object, stick: int) -> SpyreTensorLayout:
+    """
+    The canonical layout of `shape` sticked on `stick`: the other dims keep their order
+    outside the stick (`dim_order = [others..., stick]`). `SPARSE` (one element per stick)
+    puts the stick on the last size-1 dim when there is one, else uses a sparse `dim_order`.
+
+    Example: `stick_layout((256, 128), "float16", 0)` is `dim_order=[1, 0]`: device_size
+    [4, 128, 64] with stride_map [8192, 1, 128]. `stick_layout((128, 1), "float16", SPARSE)`
+    is the default layout of (128, 1): [1, 128, 64] / [-1, 1, -1].
+    """
+    rank = len(shape)
+    if stick == SPARSE:
+        unit = [d for d, n in enumerate(shape) if n == 1]
+        if not unit:
+            return SpyreTensorLayout(shape, dtype, dim_order=[*range(rank), -1])
+        stick = unit[-1]
+    return SpyreTensorLayout(shape, dtype, dim_order=[*(d for d in range(rank) if d != stick), stick])
+
+
+def restickified_layout(
+    stl: SpyreTensorLayout, shape: Sequence[int], old: int | None, new: int
+) -> SpyreTensorLayout:
+    """
+    The layout a restickify from stick `old` to dense dim `new` produces: the reference's
+    target formula (`ktir.layout.restickify_target`) when `stl` is sticked on a real dim,
+    otherwise (a split stick, or slots the formula cannot find) the canonical `stick_layout`.
+
+    Example: (256, 128) fp16 default, `old=1`, `new=0` gives [4, 128, 64] / [8192, 1, 128].
+    """
+    if old is not None and old != SPARSE and shape[old] > 1:
+        try:
+            return restickify_target(stl, shape, old, new)
+        except LayoutError:
+            pass
+    return stick_layout(shape, stl.device_dtype, new)
+
+
+@functools.lru_cache(maxsize=4096)
+def _dim_order_of(stl: SpyreTensorLayout, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    stick = layout_stick(stl, shape)
+    if stick is None or stick == SPARSE:
+        return None
+    others = [d for d in range(len(shape)) if d != stick]
+    for order in itertools.permutations(others):
+        if SpyreTensorLayout(shape, stl.device_dtype, dim_order=[*order, stick]) == stl:
+            return (*order, stick)
+    return None
+
+
+def permuted_layout(
+    stl: SpyreTensorLayout, shape: Sequence[int], perm: Sequence[int]
+) -> SpyreTensorLayout | None:
+    """
+    The layout of `permute(x, perm)` that holds the same device bytes as `x` (layout `stl`,
+    host `shape`), or None when `stl` is not a `dim_order` layout of `shape`.
+
+    Result dim `i` is input dim `perm[i]`, so the dim order maps through `perm.index`.
+    Example: (256, 128) default (`dim_order=[0, 1]`) transposed is the (128, 256) layout with
+    `dim_order=[1, 0]`: device_size [2, 256, 64] with stride_map [64, 1, 256]... the same
+    [2, 256, 64] bytes as the input, now read with the stick on dim 0.
+    """
+    order = _dim_order_of(stl, tuple(shape))
+    if order is None:
+        return None
+    target = [shape[p] for p in perm]
+    return SpyreTensorLayout(target, stl.device_dtype, dim_order=[list(perm).index(d) for d in order])
+
+
+def reshaped_layout(stl: SpyreTensorLayout, target: Sequence[int]) -> SpyreTensorLayout | None:
+    """
+    The layout of a row-major reshape to `target` that holds the same device bytes, or None.
+
+    A reshape keeps every element's host offset, so the same `device_size` / `stride_map`
+    describes the result when it binds to `target` with the stick on one whole dim.
+    Example: (4, 128) default [2, 4, 64] / [64, 128, 1] binds to (4, 2, 64) unchanged.
+    """
+    try:
+        stl.bind(target)
+    except LayoutError:
+        return None
+    return stl if layout_stick(stl, target) is not None else None

@@ -12,9 +12,9 @@ from ktir.diagnostics import parse_module
 
 SOURCE = """
 func.func @f(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
-  %unused = ktir.exp %x : tensor<4x64xf16>
-  %a = ktir.abs %x : tensor<4x64xf16>
-  %b = ktir.abs %x : tensor<4x64xf16>
+  %unused = ktir.exp %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  %a = ktir.abs %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  %b = ktir.abs %x : tensor<4x64xf16> -> tensor<4x64xf16>
   %c = ktir.add %a, %b : tensor<4x64xf16>, tensor<4x64xf16> -> tensor<4x64xf16>
   func.return %c : tensor<4x64xf16>
 }

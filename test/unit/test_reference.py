@@ -189,12 +189,12 @@ def test_exact_unary(
     name: str, function: Callable[[torch.Tensor], torch.Tensor], positive_only: bool
 ) -> None:
     x = positive((8, 64)) if positive_only else normal((8, 64), scale=50.0)
-    ours = run_op(f"ktir.{name} %a : {type_of(x)}", x, result=type_of(x))
+    ours = run_op(f"ktir.{name} %a : {type_of(x)} -> {type_of(x)}", x, result=type_of(x))
     assert_identical(ours, in_fp32_once(function, x))
     assert_identical(ours, eager(function, x))
     x32 = x.astype(np.float32) * np.float32(1.0 + 2**-20)  # values with more than fp16's 11 bits
     assert_identical(
-        run_op(f"ktir.{name} %a : {type_of(x32)}", x32, result=type_of(x32)), eager(function, x32)
+        run_op(f"ktir.{name} %a : {type_of(x32)} -> {type_of(x32)}", x32, result=type_of(x32)), eager(function, x32)
     )
 
 
@@ -212,14 +212,14 @@ def test_sqrt_and_rsqrt_f16_are_correctly_rounded(
     fp16 and rsqrt bit-exact against `rsqrt(x.float()).half()`, and assert both.
     """
     x = f16_grid(2**-24, 65504)
-    ours = run_op(f"ktir.{name} %a : {type_of(x)}", x, result=type_of(x))
+    ours = run_op(f"ktir.{name} %a : {type_of(x)} -> {type_of(x)}", x, result=type_of(x))
     assert_identical(ours, function(T(x).double()).half().numpy())
     assert f16_ulps(ours, in_fp32_once(function, x)) <= 1
     assert f16_ulps(ours, eager(function, x)) <= 1
     assert_identical(ours, eager(function, x) if name == "sqrt" else in_fp32_once(function, x))
     x32 = positive((8, 64), np.float32)
     np.testing.assert_allclose(
-        run_op(f"ktir.{name} %a : {type_of(x32)}", x32, result=type_of(x32)),
+        run_op(f"ktir.{name} %a : {type_of(x32)} -> {type_of(x32)}", x32, result=type_of(x32)),
         eager(function, x32),
         rtol=2**-22,
     )
@@ -269,7 +269,7 @@ def test_transcendental_f16_within_one_ulp(
     """
     x = f16_grid(*domain)
     with np.errstate(over="ignore"):  # exp overflows in softplus' unselected branch
-        ours = run_op(f"{op} : {type_of(x)}", x, result=type_of(x))
+        ours = run_op(f"{op} : {type_of(x)} -> {type_of(x)}", x, result=type_of(x))
     assert f16_ulps(ours, eager(function, x)) <= 1
     assert f16_ulps(ours, in_fp32_once(function, x)) <= 1
     assert f16_ulps(ours, function(T(x).double()).half().numpy()) <= (2 if name.startswith("gelu") else 1)
@@ -288,7 +288,7 @@ def test_transcendental_f32(
     """
     low, high = domain
     x = rng().uniform(max(low, -12.0), min(high, 12.0), (16, 64)).astype(np.float32)
-    ours = run_op(f"{op} : {type_of(x)}", x, result=type_of(x))
+    ours = run_op(f"{op} : {type_of(x)} -> {type_of(x)}", x, result=type_of(x))
     expected = eager(function, x)
     atol = 2**-20 * np.maximum(1.0, np.abs(x)) if name.startswith("gelu") else 0.0
     assert np.all(np.abs(ours - expected) <= 2**-20 * np.abs(expected) + atol)
@@ -303,7 +303,7 @@ def test_gelu_tanh() -> None:
     at most 0.45 * |x| * 2^-24). fp32: the same absolute bound plus rtol 2^-20.
     """
     x = f16_grid(-12.0, 12.0)
-    ours = run_op(f'ktir.gelu %a {{approximate = "tanh"}} : {type_of(x)}', x, result=type_of(x))
+    ours = run_op(f'ktir.gelu %a {{approximate = "tanh"}} : {type_of(x)} -> {type_of(x)}', x, result=type_of(x))
 
     def function(t: torch.Tensor) -> torch.Tensor:
         return F.gelu(t, approximate="tanh")
@@ -316,7 +316,7 @@ def test_gelu_tanh() -> None:
     assert np.all(error <= ulp + np.abs(x.astype(np.float64)) * 2**-24)
     assert f16_ulps(ours[core], in_fp32_once(function, x)[core]) <= 1
     x32 = rng().uniform(-12, 12, (16, 64)).astype(np.float32)
-    ours32 = run_op(f'ktir.gelu %a {{approximate = "tanh"}} : {type_of(x32)}', x32, result=type_of(x32))
+    ours32 = run_op(f'ktir.gelu %a {{approximate = "tanh"}} : {type_of(x32)} -> {type_of(x32)}', x32, result=type_of(x32))
     expected = eager(function, x32)
     assert np.all(np.abs(ours32 - expected) <= 2**-20 * np.abs(expected) + np.abs(x32) * 2**-24)
 
@@ -347,7 +347,7 @@ def test_special_values_of_unary_ops() -> None:
         ("softplus", F.softplus),
     ]:
         with np.errstate(all="ignore"):
-            ours = run_op(f"ktir.{name} %a : {type_of(x)}", x, result=type_of(x))
+            ours = run_op(f"ktir.{name} %a : {type_of(x)} -> {type_of(x)}", x, result=type_of(x))
         np.testing.assert_array_equal(ours, eager(function, x), err_msg=name)
 
 
@@ -360,7 +360,7 @@ def test_integer_unary_ops() -> None:
         ("floor", torch.floor),
         ("square", torch.square),
     ]:
-        assert_identical(run_op(f"ktir.{name} %a : {type_of(x)}", x, result=type_of(x)), eager(function, x))
+        assert_identical(run_op(f"ktir.{name} %a : {type_of(x)} -> {type_of(x)}", x, result=type_of(x)), eager(function, x))
 
 
 def test_logical_not() -> None:
@@ -515,19 +515,19 @@ def test_pow(exponent: float) -> None:
     """
     x = f16_grid(2**-24, 65504)
     with np.errstate(over="ignore"):
-        ours = run_op(f"ktir.pow %a {{exponent = {exponent!r} : f64}} : {type_of(x)}", x, result=type_of(x))
+        ours = run_op(f"ktir.pow %a {{exponent = {exponent!r} : f64}} : {type_of(x)} -> {type_of(x)}", x, result=type_of(x))
     expected = eager(lambda t: torch.pow(t, exponent), x)
     assert f16_ulps(ours, expected) <= 1
     if exponent in (2.0, 3.0, 0.0, 1.0, -1.0, 0.5):
         assert_identical(ours, expected)
     signed = normal((8, 64), scale=4.0)
     with np.errstate(invalid="ignore"):
-        op = f"ktir.pow %a {{exponent = {exponent!r} : f64}} : {type_of(signed)}"
+        op = f"ktir.pow %a {{exponent = {exponent!r} : f64}} : {type_of(signed)} -> {type_of(signed)}"
         ours = run_op(op, signed, result=type_of(signed))
     expected = eager(lambda t: torch.pow(t, exponent), signed)
     assert f16_ulps(ours, expected) <= 1
     x32 = positive((8, 64), np.float32)
-    op32 = f"ktir.pow %a {{exponent = {exponent!r} : f64}} : {type_of(x32)}"
+    op32 = f"ktir.pow %a {{exponent = {exponent!r} : f64}} : {type_of(x32)} -> {type_of(x32)}"
     ours32 = run_op(op32, x32, result=type_of(x32))
     np.testing.assert_allclose(ours32, eager(lambda t: torch.pow(t, exponent), x32), rtol=2**-21)
 
@@ -562,10 +562,10 @@ def test_clamp(low: float | None, high: float | None) -> None:
     bounds = f" {{{', '.join(entries)}}}"
     x = np.concatenate([normal((64,)), np.array([np.nan, np.inf, -np.inf, 1.0, 1.00097656], np.float16)])
     for values in (x, x.astype(np.float32) / 3):
-        ours = run_op(f"ktir.clamp %a{bounds} : {type_of(values)}", values, result=type_of(values))
+        ours = run_op(f"ktir.clamp %a{bounds} : {type_of(values)} -> {type_of(values)}", values, result=type_of(values))
         assert_identical(ours, eager(lambda t: torch.clamp(t, low, high), values))
     i = rng().integers(-5, 5, (16,))
-    ours = run_op(f"ktir.clamp %a {{min = -2.0 : f64, max = 3.0 : f64}} : {type_of(i)}", i, result=type_of(i))
+    ours = run_op(f"ktir.clamp %a {{min = -2.0 : f64, max = 3.0 : f64}} : {type_of(i)} -> {type_of(i)}", i, result=type_of(i))
     assert_identical(ours, eager(lambda t: torch.clamp(t, -2, 3), i))
 
 
@@ -690,12 +690,12 @@ def test_softmax(dim: int) -> None:
     """
     x = normal((4, 6, 64), scale=3.0)
     x[0, 0, :5] = -np.inf
-    ours = run_op(f"ktir.softmax %a dim {dim} : {type_of(x)}", x, result=type_of(x))
+    ours = run_op(f"ktir.softmax %a dim {dim} : {type_of(x)} -> {type_of(x)}", x, result=type_of(x))
     assert f16_ulps(ours, in_fp32_once(lambda t: torch.softmax(t, dim), x)) <= 1
     assert f16_ulps(ours, eager(lambda t: torch.softmax(t, dim), x)) <= 1
     assert (ours == 0).any()
     x32 = x.astype(np.float32) / 3
-    ours32 = run_op(f"ktir.softmax %a dim {dim} : {type_of(x32)}", x32, result=type_of(x32))
+    ours32 = run_op(f"ktir.softmax %a dim {dim} : {type_of(x32)} -> {type_of(x32)}", x32, result=type_of(x32))
     np.testing.assert_allclose(ours32, eager(lambda t: torch.softmax(t, dim), x32), rtol=2**-20, atol=2**-23)
 
 
@@ -707,7 +707,7 @@ def _norm_op(
     for key, value in operands.items():
         text += f" {key} %{ARG_NAMES[len(inputs)]} : {type_of(value)}"
         inputs.append(value)
-    text += f" normalized_shape {normalized} {{eps = {eps:.6e} : f64}} : {type_of(x)}"
+    text += f" normalized_shape {normalized} {{eps = {eps:.6e} : f64}} : {type_of(x)} -> {type_of(x)}"
     return run_op(text, *inputs, result=type_of(x))
 
 
@@ -951,7 +951,7 @@ def test_module_errors() -> None:
       func.return %r : tensor<4xf16>
     }
     func.func @g(%a: tensor<4xf16>) -> tensor<4xf16> {
-      %r = ktir.neg %a : tensor<4xf16>
+      %r = ktir.neg %a : tensor<4xf16> -> tensor<4xf16>
       func.return %r : tensor<4xf16>
     }
     """
@@ -1005,7 +1005,7 @@ def test_bf16_ops_match_torch() -> None:
     assert_identical(ours, (a.float() + b.float()).bfloat16().float().numpy())
     assert not np.array_equal(ours, (a.float() + b.float()).numpy())  # rounding happened
     bf = tensor((4, 8), "bf16")
-    ours = run_op(f"ktir.exp %a : {bf}", a, result=bf, arg_types=[bf])
+    ours = run_op(f"ktir.exp %a : {bf} -> {bf}", a, result=bf, arg_types=[bf])
     bf16_steps = np.abs(ours.view(np.int32) - torch.exp(a).float().numpy().view(np.int32)) >> 16
     assert bf16_steps.max() <= 1  # as fp16's transcendentals: 1 bf16 ulp (measured: bit-exact)
     x = normal((4, 8), np.float32, scale=3.0)
@@ -1020,15 +1020,15 @@ def test_same_module_twice_gives_identical_bytes() -> None:
     text = """
     func.func @f(%x: tensor<4x64xf16>, %w: tensor<64xf16>, %y: tensor<64x32xf16>, %i: tensor<16xi64>)
         -> (tensor<4x32xf16>, tensor<4x64xf16>, tensor<16xi64>, tensor<4x1xf16>) {
-      %0 = ktir.exp %x : tensor<4x64xf16>
-      %1 = ktir.gelu %x {approximate = "tanh"} : tensor<4x64xf16>
+      %0 = ktir.exp %x : tensor<4x64xf16> -> tensor<4x64xf16>
+      %1 = ktir.gelu %x {approximate = "tanh"} : tensor<4x64xf16> -> tensor<4x64xf16>
       %2 = ktir.add %0, %w : tensor<4x64xf16>, tensor<64xf16> -> tensor<4x64xf16>
       %3 = ktir.lt %0, %w : tensor<4x64xf16>, tensor<64xf16> -> tensor<4x64xi1>
       %4 = ktir.where %3, %2, %1 : tensor<4x64xi1>, tensor<4x64xf16>, tensor<4x64xf16> -> tensor<4x64xf16>
       %5 = ktir.layer_norm %4 weight %w : tensor<64xf16> bias %w : tensor<64xf16>
-          normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<4x64xf16>
+          normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<4x64xf16> -> tensor<4x64xf16>
       %6 = ktir.matmul %5, %y : tensor<4x64xf16>, tensor<64x32xf16> -> tensor<4x32xf16>
-      %7 = ktir.softmax %x dim 1 : tensor<4x64xf16>
+      %7 = ktir.softmax %x dim 1 : tensor<4x64xf16> -> tensor<4x64xf16>
       %8 = ktir.cpu_fallback "aten::cumsum.default"(%i) {args = [#ktir.operand<0>, 0 : i64]}
           : (tensor<16xi64>) -> tensor<16xi64>
       %9 = ktir.sum %7 dims [1] keepdim : tensor<4x64xf16> -> tensor<4x1xf16>

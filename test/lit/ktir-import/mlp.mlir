@@ -14,10 +14,10 @@
 // CHECK-NEXT:   %[[MM:.+]] = ktir.matmul %x, %[[WT]] : tensor<8x64xf16>, tensor<64x128xf16> -> tensor<8x128xf16>
 // CHECK-NEXT:   %[[B:.+]] = ktir.add %[[MM]], %p_fc1_bias : tensor<8x128xf16>, tensor<128xf16> -> tensor<8x128xf16>
 // Named ops stay whole.
-// CHECK-NEXT:   %[[G:.+]] = ktir.gelu %[[B]] {approximate = "tanh"} : tensor<8x128xf16>
+// CHECK-NEXT:   %[[G:.+]] = ktir.gelu %[[B]] {approximate = "tanh"} : tensor<8x128xf16> -> tensor<8x128xf16>
 // CHECK-NEXT:   %[[WT2:.+]] = ktir.permute %p_fc2_weight perm [1, 0] : tensor<32x128xf16> -> tensor<128x32xf16>
 // CHECK-NEXT:   %[[MM2:.+]] = ktir.matmul %[[G]], %[[WT2]] : tensor<8x128xf16>, tensor<128x32xf16> -> tensor<8x32xf16>
-// CHECK-NEXT:   %[[S:.+]] = ktir.softmax %[[MM2]] dim 1 : tensor<8x32xf16>
+// CHECK-NEXT:   %[[S:.+]] = ktir.softmax %[[MM2]] dim 1 : tensor<8x32xf16> -> tensor<8x32xf16>
 // CHECK-NEXT:   func.return %[[S]] : tensor<8x32xf16>
 
 // Every op carries the line of the model source that produced it.

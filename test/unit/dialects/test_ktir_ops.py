@@ -216,7 +216,7 @@ def test_parse_print_round_trip():
         context.load_dialect(dialect)
     source = (
         "%x = ktir.full -2.500000e-01 : tensor<4x64xf16>\n"
-        '%y = ktir.gelu %x {approximate = "tanh"} : tensor<4x64xf16>\n'
+        '%y = ktir.gelu %x {approximate = "tanh"} : tensor<4x64xf16> -> tensor<4x64xf16>\n'
         "%z = ktir.sum %y dims [1] keepdim : tensor<4x64xf16> -> tensor<4x1xf16>"
     )
     module = Parser(context, source).parse_module()

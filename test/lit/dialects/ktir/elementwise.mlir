@@ -6,26 +6,26 @@
 // Unary ops keep the input type: one type in the custom form. abs, neg, relu, floor and square
 // also take integer tensors; a rank-0 tensor is a valid operand.
 // CHECK-LABEL: func.func @unary
-// CHECK-NEXT:    %abs = ktir.abs %x : tensor<4x64xf16>
-// CHECK-NEXT:    %neg = ktir.neg %i : tensor<8xi32>
-// CHECK-NEXT:    %exp = ktir.exp %x : tensor<4x64xf16>
-// CHECK-NEXT:    %log = ktir.log %x : tensor<4x64xf16>
-// CHECK-NEXT:    %sqrt = ktir.sqrt %x : tensor<4x64xf16>
-// CHECK-NEXT:    %rsqrt = ktir.rsqrt %b : tensor<4x64xbf16>
-// CHECK-NEXT:    %reciprocal = ktir.reciprocal %s : tensor<f32>
-// CHECK-NEXT:    %sigmoid = ktir.sigmoid %x : tensor<4x64xf16>
-// CHECK-NEXT:    %tanh = ktir.tanh %x : tensor<4x64xf16>
-// CHECK-NEXT:    %relu = ktir.relu %i : tensor<8xi32>
-// CHECK-NEXT:    %gelu = ktir.gelu %x : tensor<4x64xf16>
-// CHECK-NEXT:    %gelu_tanh = ktir.gelu %x {approximate = "tanh"} : tensor<4x64xf16>
-// CHECK-NEXT:    %gelu_none = ktir.gelu %x {approximate = "none"} : tensor<4x64xf16>
-// CHECK-NEXT:    %silu = ktir.silu %x : tensor<4x64xf16>
-// CHECK-NEXT:    %softplus = ktir.softplus %x : tensor<4x64xf16>
-// CHECK-NEXT:    %softplus_beta = ktir.softplus %x {beta = 2.000000e+00 : f64, threshold = 1.000000e+01 : f64} : tensor<4x64xf16>
-// CHECK-NEXT:    %floor = ktir.floor %x : tensor<4x64xf16>
-// CHECK-NEXT:    %floor_int = ktir.floor %i : tensor<8xi32>
-// CHECK-NEXT:    %square = ktir.square %i : tensor<8xi32>
-// CHECK-NEXT:    %square_scalar = ktir.square %s : tensor<f32>
+// CHECK-NEXT:    %abs = ktir.abs %x : tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %neg = ktir.neg %i : tensor<8xi32> -> tensor<8xi32>
+// CHECK-NEXT:    %exp = ktir.exp %x : tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %log = ktir.log %x : tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %sqrt = ktir.sqrt %x : tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %rsqrt = ktir.rsqrt %b : tensor<4x64xbf16> -> tensor<4x64xbf16>
+// CHECK-NEXT:    %reciprocal = ktir.reciprocal %s : tensor<f32> -> tensor<f32>
+// CHECK-NEXT:    %sigmoid = ktir.sigmoid %x : tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %tanh = ktir.tanh %x : tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %relu = ktir.relu %i : tensor<8xi32> -> tensor<8xi32>
+// CHECK-NEXT:    %gelu = ktir.gelu %x : tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %gelu_tanh = ktir.gelu %x {approximate = "tanh"} : tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %gelu_none = ktir.gelu %x {approximate = "none"} : tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %silu = ktir.silu %x : tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %softplus = ktir.softplus %x : tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %softplus_beta = ktir.softplus %x {beta = 2.000000e+00 : f64, threshold = 1.000000e+01 : f64} : tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %floor = ktir.floor %x : tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %floor_int = ktir.floor %i : tensor<8xi32> -> tensor<8xi32>
+// CHECK-NEXT:    %square = ktir.square %i : tensor<8xi32> -> tensor<8xi32>
+// CHECK-NEXT:    %square_scalar = ktir.square %s : tensor<f32> -> tensor<f32>
 // CHECK-NEXT:    func.return
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "unary"
 // CHECK-GENERIC:         %abs = "ktir.abs"(%x) : (tensor<4x64xf16>) -> tensor<4x64xf16>
@@ -33,26 +33,26 @@
 // CHECK-GENERIC:         %gelu_tanh = "ktir.gelu"(%x) <{approximate = "tanh"}> : (tensor<4x64xf16>) -> tensor<4x64xf16>
 // CHECK-GENERIC:         %softplus_beta = "ktir.softplus"(%x) <{beta = 2.000000e+00 : f64, threshold = 1.000000e+01 : f64}> : (tensor<4x64xf16>) -> tensor<4x64xf16>
 func.func @unary(%x: tensor<4x64xf16>, %b: tensor<4x64xbf16>, %i: tensor<8xi32>, %s: tensor<f32>) {
-  %abs = ktir.abs %x : tensor<4x64xf16>
-  %neg = ktir.neg %i : tensor<8xi32>
-  %exp = ktir.exp %x : tensor<4x64xf16>
-  %log = ktir.log %x : tensor<4x64xf16>
-  %sqrt = ktir.sqrt %x : tensor<4x64xf16>
-  %rsqrt = ktir.rsqrt %b : tensor<4x64xbf16>
-  %reciprocal = ktir.reciprocal %s : tensor<f32>
-  %sigmoid = ktir.sigmoid %x : tensor<4x64xf16>
-  %tanh = ktir.tanh %x : tensor<4x64xf16>
-  %relu = ktir.relu %i : tensor<8xi32>
-  %gelu = ktir.gelu %x : tensor<4x64xf16>
-  %gelu_tanh = ktir.gelu %x {approximate = "tanh"} : tensor<4x64xf16>
-  %gelu_none = ktir.gelu %x {approximate = "none"} : tensor<4x64xf16>
-  %silu = ktir.silu %x : tensor<4x64xf16>
-  %softplus = ktir.softplus %x : tensor<4x64xf16>
-  %softplus_beta = ktir.softplus %x {beta = 2.0 : f64, threshold = 10.0 : f64} : tensor<4x64xf16>
-  %floor = ktir.floor %x : tensor<4x64xf16>
-  %floor_int = ktir.floor %i : tensor<8xi32>
-  %square = ktir.square %i : tensor<8xi32>
-  %square_scalar = ktir.square %s : tensor<f32>
+  %abs = ktir.abs %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  %neg = ktir.neg %i : tensor<8xi32> -> tensor<8xi32>
+  %exp = ktir.exp %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  %log = ktir.log %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  %sqrt = ktir.sqrt %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  %rsqrt = ktir.rsqrt %b : tensor<4x64xbf16> -> tensor<4x64xbf16>
+  %reciprocal = ktir.reciprocal %s : tensor<f32> -> tensor<f32>
+  %sigmoid = ktir.sigmoid %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  %tanh = ktir.tanh %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  %relu = ktir.relu %i : tensor<8xi32> -> tensor<8xi32>
+  %gelu = ktir.gelu %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  %gelu_tanh = ktir.gelu %x {approximate = "tanh"} : tensor<4x64xf16> -> tensor<4x64xf16>
+  %gelu_none = ktir.gelu %x {approximate = "none"} : tensor<4x64xf16> -> tensor<4x64xf16>
+  %silu = ktir.silu %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  %softplus = ktir.softplus %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  %softplus_beta = ktir.softplus %x {beta = 2.0 : f64, threshold = 10.0 : f64} : tensor<4x64xf16> -> tensor<4x64xf16>
+  %floor = ktir.floor %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  %floor_int = ktir.floor %i : tensor<8xi32> -> tensor<8xi32>
+  %square = ktir.square %i : tensor<8xi32> -> tensor<8xi32>
+  %square_scalar = ktir.square %s : tensor<f32> -> tensor<f32>
   func.return
 }
 
@@ -141,14 +141,14 @@ func.func @comparisons(%x: tensor<4x1x64xf16>, %y: tensor<8x1xf16>, %s: tensor<f
 // pow has a constant f64 exponent; where broadcasts all three operands; clamp takes either
 // bound or both (printed as lossless f64).
 // CHECK-LABEL: func.func @pow_where_clamp
-// CHECK-NEXT:    %pow = ktir.pow %x {exponent = 2.000000e+00 : f64} : tensor<4x1x64xf16>
-// CHECK-NEXT:    %pow_half = ktir.pow %s {exponent = 5.000000e-01 : f64} : tensor<f32>
+// CHECK-NEXT:    %pow = ktir.pow %x {exponent = 2.000000e+00 : f64} : tensor<4x1x64xf16> -> tensor<4x1x64xf16>
+// CHECK-NEXT:    %pow_half = ktir.pow %s {exponent = 5.000000e-01 : f64} : tensor<f32> -> tensor<f32>
 // CHECK-NEXT:    %where = ktir.where %m, %x, %y : tensor<8x1xi1>, tensor<4x1x64xf16>, tensor<64xf16> -> tensor<4x8x64xf16>
 // CHECK-NEXT:    %where_scalar = ktir.where %c, %s, %s : tensor<i1>, tensor<f32>, tensor<f32> -> tensor<f32>
-// CHECK-NEXT:    %clamp = ktir.clamp %x {min = -1.000000e+00 : f64, max = 1.000000e+00 : f64} : tensor<4x1x64xf16>
-// CHECK-NEXT:    %clamp_min = ktir.clamp %x {min = 0.000000e+00 : f64} : tensor<4x1x64xf16>
-// CHECK-NEXT:    %clamp_max = ktir.clamp %i {max = 6.000000e+00 : f64} : tensor<16xi64>
-// CHECK-NEXT:    %clamp_exact = ktir.clamp %s {min = 0.123456789 : f64} : tensor<f32>
+// CHECK-NEXT:    %clamp = ktir.clamp %x {min = -1.000000e+00 : f64, max = 1.000000e+00 : f64} : tensor<4x1x64xf16> -> tensor<4x1x64xf16>
+// CHECK-NEXT:    %clamp_min = ktir.clamp %x {min = 0.000000e+00 : f64} : tensor<4x1x64xf16> -> tensor<4x1x64xf16>
+// CHECK-NEXT:    %clamp_max = ktir.clamp %i {max = 6.000000e+00 : f64} : tensor<16xi64> -> tensor<16xi64>
+// CHECK-NEXT:    %clamp_exact = ktir.clamp %s {min = 0.123456789 : f64} : tensor<f32> -> tensor<f32>
 // CHECK-NEXT:    func.return
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "pow_where_clamp"
 // CHECK-GENERIC:         %pow = "ktir.pow"(%x) <{exponent = 2.000000e+00 : f64}> : (tensor<4x1x64xf16>) -> tensor<4x1x64xf16>
@@ -157,14 +157,14 @@ func.func @comparisons(%x: tensor<4x1x64xf16>, %y: tensor<8x1xf16>, %s: tensor<f
 // CHECK-GENERIC:         %clamp_max = "ktir.clamp"(%i) <{max = 6.000000e+00 : f64}> : (tensor<16xi64>) -> tensor<16xi64>
 func.func @pow_where_clamp(%x: tensor<4x1x64xf16>, %y: tensor<64xf16>, %m: tensor<8x1xi1>, %c: tensor<i1>,
                            %s: tensor<f32>, %i: tensor<16xi64>) {
-  %pow = ktir.pow %x {exponent = 2.0 : f64} : tensor<4x1x64xf16>
-  %pow_half = ktir.pow %s {exponent = 0.5 : f64} : tensor<f32>
+  %pow = ktir.pow %x {exponent = 2.0 : f64} : tensor<4x1x64xf16> -> tensor<4x1x64xf16>
+  %pow_half = ktir.pow %s {exponent = 0.5 : f64} : tensor<f32> -> tensor<f32>
   %where = ktir.where %m, %x, %y : tensor<8x1xi1>, tensor<4x1x64xf16>, tensor<64xf16> -> tensor<4x8x64xf16>
   %where_scalar = ktir.where %c, %s, %s : tensor<i1>, tensor<f32>, tensor<f32> -> tensor<f32>
-  %clamp = ktir.clamp %x {min = -1.0 : f64, max = 1.0 : f64} : tensor<4x1x64xf16>
-  %clamp_min = ktir.clamp %x {min = 0.0 : f64} : tensor<4x1x64xf16>
-  %clamp_max = ktir.clamp %i {max = 6.0 : f64} : tensor<16xi64>
-  %clamp_exact = ktir.clamp %s {min = 0.123456789 : f64} : tensor<f32>
+  %clamp = ktir.clamp %x {min = -1.0 : f64, max = 1.0 : f64} : tensor<4x1x64xf16> -> tensor<4x1x64xf16>
+  %clamp_min = ktir.clamp %x {min = 0.0 : f64} : tensor<4x1x64xf16> -> tensor<4x1x64xf16>
+  %clamp_max = ktir.clamp %i {max = 6.0 : f64} : tensor<16xi64> -> tensor<16xi64>
+  %clamp_exact = ktir.clamp %s {min = 0.123456789 : f64} : tensor<f32> -> tensor<f32>
   func.return
 }
 

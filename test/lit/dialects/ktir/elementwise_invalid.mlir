@@ -9,7 +9,7 @@
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.abs' op ktir.abs is not defined on i1 tensors
 func.func @abs_i1(%x: tensor<4xi1>) {
   // expected-error @+1 {{ktir.abs is not defined on i1 tensors}}
-  %0 = ktir.abs %x : tensor<4xi1>
+  %0 = ktir.abs %x : tensor<4xi1> -> tensor<4xi1>
   func.return
 }
 
@@ -18,7 +18,7 @@ func.func @abs_i1(%x: tensor<4xi1>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.neg' op ktir.neg is not defined on i1 tensors
 func.func @neg_i1(%x: tensor<4xi1>) {
   // expected-error @+1 {{ktir.neg is not defined on i1 tensors}}
-  %0 = ktir.neg %x : tensor<4xi1>
+  %0 = ktir.neg %x : tensor<4xi1> -> tensor<4xi1>
   func.return
 }
 
@@ -28,7 +28,7 @@ func.func @neg_i1(%x: tensor<4xi1>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.exp' op ktir.exp needs a floating-point input, not i32
 func.func @exp_int(%x: tensor<4x64xi32>) {
   // expected-error @+1 {{ktir.exp needs a floating-point input, not i32}}
-  %0 = ktir.exp %x : tensor<4x64xi32>
+  %0 = ktir.exp %x : tensor<4x64xi32> -> tensor<4x64xi32>
   func.return
 }
 
@@ -37,7 +37,7 @@ func.func @exp_int(%x: tensor<4x64xi32>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.log' op ktir.log needs a floating-point input, not i1
 func.func @log_i1(%x: tensor<4xi1>) {
   // expected-error @+1 {{ktir.log needs a floating-point input, not i1}}
-  %0 = ktir.log %x : tensor<4xi1>
+  %0 = ktir.log %x : tensor<4xi1> -> tensor<4xi1>
   func.return
 }
 
@@ -46,7 +46,7 @@ func.func @log_i1(%x: tensor<4xi1>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.sqrt' op ktir.sqrt needs a floating-point input, not i64
 func.func @sqrt_int(%x: tensor<4xi64>) {
   // expected-error @+1 {{ktir.sqrt needs a floating-point input, not i64}}
-  %0 = ktir.sqrt %x : tensor<4xi64>
+  %0 = ktir.sqrt %x : tensor<4xi64> -> tensor<4xi64>
   func.return
 }
 
@@ -55,7 +55,7 @@ func.func @sqrt_int(%x: tensor<4xi64>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.rsqrt' op ktir.rsqrt needs a floating-point input, not i32
 func.func @rsqrt_int(%x: tensor<i32>) {
   // expected-error @+1 {{ktir.rsqrt needs a floating-point input, not i32}}
-  %0 = ktir.rsqrt %x : tensor<i32>
+  %0 = ktir.rsqrt %x : tensor<i32> -> tensor<i32>
   func.return
 }
 
@@ -64,7 +64,7 @@ func.func @rsqrt_int(%x: tensor<i32>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.reciprocal' op ktir.reciprocal needs a floating-point input, not i32
 func.func @reciprocal_int(%x: tensor<4xi32>) {
   // expected-error @+1 {{ktir.reciprocal needs a floating-point input, not i32}}
-  %0 = ktir.reciprocal %x : tensor<4xi32>
+  %0 = ktir.reciprocal %x : tensor<4xi32> -> tensor<4xi32>
   func.return
 }
 
@@ -73,7 +73,7 @@ func.func @reciprocal_int(%x: tensor<4xi32>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.sigmoid' op ktir.sigmoid needs a floating-point input, not i8
 func.func @sigmoid_int(%x: tensor<4xi8>) {
   // expected-error @+1 {{ktir.sigmoid needs a floating-point input, not i8}}
-  %0 = ktir.sigmoid %x : tensor<4xi8>
+  %0 = ktir.sigmoid %x : tensor<4xi8> -> tensor<4xi8>
   func.return
 }
 
@@ -82,7 +82,7 @@ func.func @sigmoid_int(%x: tensor<4xi8>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.tanh' op ktir.tanh needs a floating-point input, not i32
 func.func @tanh_int(%x: tensor<4xi32>) {
   // expected-error @+1 {{ktir.tanh needs a floating-point input, not i32}}
-  %0 = ktir.tanh %x : tensor<4xi32>
+  %0 = ktir.tanh %x : tensor<4xi32> -> tensor<4xi32>
   func.return
 }
 
@@ -91,7 +91,7 @@ func.func @tanh_int(%x: tensor<4xi32>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.relu' op ktir.relu is not defined on i1 tensors
 func.func @relu_i1(%x: tensor<4xi1>) {
   // expected-error @+1 {{ktir.relu is not defined on i1 tensors}}
-  %0 = ktir.relu %x : tensor<4xi1>
+  %0 = ktir.relu %x : tensor<4xi1> -> tensor<4xi1>
   func.return
 }
 
@@ -100,7 +100,7 @@ func.func @relu_i1(%x: tensor<4xi1>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.gelu' op approximate must be "none" or "tanh", not "erf"
 func.func @gelu_approximate(%x: tensor<4x64xf16>) {
   // expected-error @+1 {{approximate must be "none" or "tanh", not "erf"}}
-  %0 = ktir.gelu %x {approximate = "erf"} : tensor<4x64xf16>
+  %0 = ktir.gelu %x {approximate = "erf"} : tensor<4x64xf16> -> tensor<4x64xf16>
   func.return
 }
 
@@ -109,7 +109,7 @@ func.func @gelu_approximate(%x: tensor<4x64xf16>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.gelu' op ktir.gelu needs a floating-point input, not i32
 func.func @gelu_int(%x: tensor<4xi32>) {
   // expected-error @+1 {{ktir.gelu needs a floating-point input, not i32}}
-  %0 = ktir.gelu %x {approximate = "tanh"} : tensor<4xi32>
+  %0 = ktir.gelu %x {approximate = "tanh"} : tensor<4xi32> -> tensor<4xi32>
   func.return
 }
 
@@ -118,7 +118,7 @@ func.func @gelu_int(%x: tensor<4xi32>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.silu' op ktir.silu needs a floating-point input, not i32
 func.func @silu_int(%x: tensor<4xi32>) {
   // expected-error @+1 {{ktir.silu needs a floating-point input, not i32}}
-  %0 = ktir.silu %x : tensor<4xi32>
+  %0 = ktir.silu %x : tensor<4xi32> -> tensor<4xi32>
   func.return
 }
 
@@ -127,7 +127,7 @@ func.func @silu_int(%x: tensor<4xi32>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.softplus' op beta must be non-zero
 func.func @softplus_beta_zero(%x: tensor<4x64xf16>) {
   // expected-error @+1 {{beta must be non-zero}}
-  %0 = ktir.softplus %x {beta = 0.0 : f64} : tensor<4x64xf16>
+  %0 = ktir.softplus %x {beta = 0.0 : f64} : tensor<4x64xf16> -> tensor<4x64xf16>
   func.return
 }
 
@@ -137,7 +137,7 @@ func.func @softplus_beta_zero(%x: tensor<4x64xf16>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.softplus' op f32 should be of base attribute f64
 func.func @softplus_beta_f32(%x: tensor<4x64xf16>) {
   // expected-error @+1 {{f32 should be of base attribute f64}}
-  %0 = ktir.softplus %x {beta = 1.0 : f32} : tensor<4x64xf16>
+  %0 = ktir.softplus %x {beta = 1.0 : f32} : tensor<4x64xf16> -> tensor<4x64xf16>
   func.return
 }
 
@@ -146,7 +146,7 @@ func.func @softplus_beta_f32(%x: tensor<4x64xf16>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.floor' op ktir.floor is not defined on i1 tensors
 func.func @floor_i1(%x: tensor<4xi1>) {
   // expected-error @+1 {{ktir.floor is not defined on i1 tensors}}
-  %0 = ktir.floor %x : tensor<4xi1>
+  %0 = ktir.floor %x : tensor<4xi1> -> tensor<4xi1>
   func.return
 }
 
@@ -155,17 +155,16 @@ func.func @floor_i1(%x: tensor<4xi1>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.square' op ktir.square is not defined on i1 tensors
 func.func @square_i1(%x: tensor<4xi1>) {
   // expected-error @+1 {{ktir.square is not defined on i1 tensors}}
-  %0 = ktir.square %x : tensor<4xi1>
+  %0 = ktir.square %x : tensor<4xi1> -> tensor<4xi1>
   func.return
 }
 
 // -----
 
-// The custom form ties the result type to the input; the generic form can differ.
-// CHECK: elementwise_invalid.mlir:[[# @LINE + 4]]:8: error: 'ktir.sqrt' op result 'result' at position 0 does not verify:
-// CHECK-NEXT: attribute tensor<4x64xf16> expected from variable 'T', but got tensor<4x64xf32>
+// The result keeps the input's shape and element type (only its layout may differ).
+// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.sqrt' op result element type f32 must be f16 (the input's)
 func.func @unary_result_type(%x: tensor<4x64xf16>) {
-  // expected-error @+1 {{result 'result' at position 0 does not verify:}}
+  // expected-error @+1 {{result element type f32 must be f16 (the input's)}}
   %0 = "ktir.sqrt"(%x) : (tensor<4x64xf16>) -> tensor<4x64xf32>
   func.return
 }
@@ -176,7 +175,7 @@ func.func @unary_result_type(%x: tensor<4x64xf16>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.exp' op input must have a static shape (graph-level ktir has no dynamic dims)
 func.func @unary_dynamic(%x: tensor<?x4xf16>) {
   // expected-error @+1 {{input must have a static shape (graph-level ktir has no dynamic dims)}}
-  %0 = ktir.exp %x : tensor<?x4xf16>
+  %0 = ktir.exp %x : tensor<?x4xf16> -> tensor<?x4xf16>
   func.return
 }
 
@@ -359,16 +358,15 @@ func.func @logical_and_mixed(%x: tensor<4xi1>, %y: tensor<4xf16>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.pow' op ktir.pow needs a floating-point input, not i32
 func.func @pow_int(%x: tensor<4xi32>) {
   // expected-error @+1 {{ktir.pow needs a floating-point input, not i32}}
-  %0 = ktir.pow %x {exponent = 2.0 : f64} : tensor<4xi32>
+  %0 = ktir.pow %x {exponent = 2.0 : f64} : tensor<4xi32> -> tensor<4xi32>
   func.return
 }
 
 // -----
 
-// CHECK: elementwise_invalid.mlir:[[# @LINE + 4]]:8: error: 'ktir.pow' op result 'result' at position 0 does not verify:
-// CHECK-NEXT: attribute tensor<4xf16> expected from variable 'T', but got tensor<8xf16>
+// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.pow' op result shape [8] does not match the input shape [4]
 func.func @pow_result_type(%x: tensor<4xf16>) {
-  // expected-error @+1 {{result 'result' at position 0 does not verify:}}
+  // expected-error @+1 {{result shape [8] does not match the input shape [4]}}
   %0 = "ktir.pow"(%x) <{exponent = 2.0 : f64}> : (tensor<4xf16>) -> tensor<8xf16>
   func.return
 }
@@ -432,7 +430,7 @@ func.func @where_result_type(%c: tensor<4xi1>, %x: tensor<4xf16>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.clamp' op clamp needs a min or a max bound
 func.func @clamp_no_bound(%x: tensor<4x64xf16>) {
   // expected-error @+1 {{clamp needs a min or a max bound}}
-  %0 = ktir.clamp %x : tensor<4x64xf16>
+  %0 = ktir.clamp %x : tensor<4x64xf16> -> tensor<4x64xf16>
   func.return
 }
 
@@ -441,16 +439,15 @@ func.func @clamp_no_bound(%x: tensor<4x64xf16>) {
 // CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.clamp' op ktir.clamp is not defined on i1 tensors
 func.func @clamp_i1(%x: tensor<4xi1>) {
   // expected-error @+1 {{ktir.clamp is not defined on i1 tensors}}
-  %0 = ktir.clamp %x {min = 0.0 : f64} : tensor<4xi1>
+  %0 = ktir.clamp %x {min = 0.0 : f64} : tensor<4xi1> -> tensor<4xi1>
   func.return
 }
 
 // -----
 
-// CHECK: elementwise_invalid.mlir:[[# @LINE + 4]]:8: error: 'ktir.clamp' op result 'result' at position 0 does not verify:
-// CHECK-NEXT: attribute tensor<4xf16> expected from variable 'T', but got tensor<4xbf16>
+// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.clamp' op result element type bf16 must be f16 (the input's)
 func.func @clamp_result_type(%x: tensor<4xf16>) {
-  // expected-error @+1 {{result 'result' at position 0 does not verify:}}
+  // expected-error @+1 {{result element type bf16 must be f16 (the input's)}}
   %0 = "ktir.clamp"(%x) <{max = 1.0 : f64}> : (tensor<4xf16>) -> tensor<4xbf16>
   func.return
 }

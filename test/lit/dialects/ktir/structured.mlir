@@ -65,15 +65,15 @@ func.func @reductions(%x: tensor<2x4x64xf16>, %i: tensor<16xi64>) {
 // softmax, layer_norm (weight and bias each optional) and rms_norm (weight optional).
 // In the generic form the layer_norm operands are (input, weight, bias) with segment sizes.
 // CHECK-LABEL: func.func @compound
-// CHECK-NEXT:    %softmax = ktir.softmax %x dim 2 : tensor<2x4x64xf16>
-// CHECK-NEXT:    %softmax0 = ktir.softmax %x dim 0 : tensor<2x4x64xf16>
-// CHECK-NEXT:    %ln = ktir.layer_norm %x weight %w : tensor<64xf16> bias %b : tensor<64xf16> normalized_shape [64] {eps = 1.000000e-05 : f64} : tensor<2x4x64xf16>
-// CHECK-NEXT:    %ln_plain = ktir.layer_norm %x normalized_shape [64] {eps = 1.000000e-05 : f64} : tensor<2x4x64xf16>
-// CHECK-NEXT:    %ln_weight = ktir.layer_norm %x weight %w : tensor<64xf16> normalized_shape [64] {eps = 1.000000e-05 : f64} : tensor<2x4x64xf16>
-// CHECK-NEXT:    %ln_bias = ktir.layer_norm %x bias %b : tensor<64xf16> normalized_shape [64] {eps = 1.000000e-05 : f64} : tensor<2x4x64xf16>
-// CHECK-NEXT:    %ln_2d = ktir.layer_norm %x weight %w2 : tensor<4x64xf16> bias %w2 : tensor<4x64xf16> normalized_shape [4, 64] {eps = 0.000000e+00 : f64} : tensor<2x4x64xf16>
-// CHECK-NEXT:    %rms = ktir.rms_norm %x weight %w : tensor<64xf16> normalized_shape [64] {eps = 1.000000e-06 : f64} : tensor<2x4x64xf16>
-// CHECK-NEXT:    %rms_plain = ktir.rms_norm %x normalized_shape [4, 64] {eps = 1.000000e-06 : f64} : tensor<2x4x64xf16>
+// CHECK-NEXT:    %softmax = ktir.softmax %x dim 2 : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
+// CHECK-NEXT:    %softmax0 = ktir.softmax %x dim 0 : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
+// CHECK-NEXT:    %ln = ktir.layer_norm %x weight %w : tensor<64xf16> bias %b : tensor<64xf16> normalized_shape [64] {eps = 1.000000e-05 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
+// CHECK-NEXT:    %ln_plain = ktir.layer_norm %x normalized_shape [64] {eps = 1.000000e-05 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
+// CHECK-NEXT:    %ln_weight = ktir.layer_norm %x weight %w : tensor<64xf16> normalized_shape [64] {eps = 1.000000e-05 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
+// CHECK-NEXT:    %ln_bias = ktir.layer_norm %x bias %b : tensor<64xf16> normalized_shape [64] {eps = 1.000000e-05 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
+// CHECK-NEXT:    %ln_2d = ktir.layer_norm %x weight %w2 : tensor<4x64xf16> bias %w2 : tensor<4x64xf16> normalized_shape [4, 64] {eps = 0.000000e+00 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
+// CHECK-NEXT:    %rms = ktir.rms_norm %x weight %w : tensor<64xf16> normalized_shape [64] {eps = 1.000000e-06 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
+// CHECK-NEXT:    %rms_plain = ktir.rms_norm %x normalized_shape [4, 64] {eps = 1.000000e-06 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
 // CHECK-NEXT:    func.return
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "compound"
 // CHECK-GENERIC:         %softmax = "ktir.softmax"(%x) <{dim = 2 : i64}> : (tensor<2x4x64xf16>) -> tensor<2x4x64xf16>
@@ -84,15 +84,15 @@ func.func @reductions(%x: tensor<2x4x64xf16>, %i: tensor<16xi64>) {
 // CHECK-GENERIC:         %rms = "ktir.rms_norm"(%x, %w) <{normalized_shape = array<i64: 64>, eps = 1.000000e-06 : f64}> : (tensor<2x4x64xf16>, tensor<64xf16>) -> tensor<2x4x64xf16>
 // CHECK-GENERIC:         %rms_plain = "ktir.rms_norm"(%x) <{normalized_shape = array<i64: 4, 64>, eps = 1.000000e-06 : f64}> : (tensor<2x4x64xf16>) -> tensor<2x4x64xf16>
 func.func @compound(%x: tensor<2x4x64xf16>, %w: tensor<64xf16>, %b: tensor<64xf16>, %w2: tensor<4x64xf16>) {
-  %softmax = ktir.softmax %x dim 2 : tensor<2x4x64xf16>
-  %softmax0 = ktir.softmax %x dim 0 : tensor<2x4x64xf16>
-  %ln = ktir.layer_norm %x weight %w : tensor<64xf16> bias %b : tensor<64xf16> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
-  %ln_plain = ktir.layer_norm %x normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
-  %ln_weight = ktir.layer_norm %x weight %w : tensor<64xf16> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
-  %ln_bias = ktir.layer_norm %x bias %b : tensor<64xf16> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
-  %ln_2d = ktir.layer_norm %x weight %w2 : tensor<4x64xf16> bias %w2 : tensor<4x64xf16> normalized_shape [4, 64] {eps = 0.0 : f64} : tensor<2x4x64xf16>
-  %rms = ktir.rms_norm %x weight %w : tensor<64xf16> normalized_shape [64] {eps = 1.0e-06 : f64} : tensor<2x4x64xf16>
-  %rms_plain = ktir.rms_norm %x normalized_shape [4, 64] {eps = 1.0e-06 : f64} : tensor<2x4x64xf16>
+  %softmax = ktir.softmax %x dim 2 : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
+  %softmax0 = ktir.softmax %x dim 0 : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
+  %ln = ktir.layer_norm %x weight %w : tensor<64xf16> bias %b : tensor<64xf16> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
+  %ln_plain = ktir.layer_norm %x normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
+  %ln_weight = ktir.layer_norm %x weight %w : tensor<64xf16> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
+  %ln_bias = ktir.layer_norm %x bias %b : tensor<64xf16> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
+  %ln_2d = ktir.layer_norm %x weight %w2 : tensor<4x64xf16> bias %w2 : tensor<4x64xf16> normalized_shape [4, 64] {eps = 0.0 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
+  %rms = ktir.rms_norm %x weight %w : tensor<64xf16> normalized_shape [64] {eps = 1.0e-06 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
+  %rms_plain = ktir.rms_norm %x normalized_shape [4, 64] {eps = 1.0e-06 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
   func.return
 }
 
@@ -223,13 +223,13 @@ func.func @operand_attr() attributes {refs = [#ktir.operand<0>, #ktir.operand<12
 // whole numbers) round-trip too.
 // CHECK-LABEL: func.func @hex_float_properties
 // CHECK-NEXT: ktir.pad %x low [0, 0] high [0, 4] {value = 0xfff0000000000000 : f64} : tensor<4x60xf16> -> tensor<4x64xf16>
-// CHECK-NEXT: ktir.clamp %x {min = 0xfff0000000000000 : f64, max = 0x4132D68700000000 : f64} : tensor<4x60xf16>
-// CHECK-NEXT: ktir.pow %x {exponent = 0x7ff8000000000000 : f64} : tensor<4x60xf16>
+// CHECK-NEXT: ktir.clamp %x {min = 0xfff0000000000000 : f64, max = 0x4132D68700000000 : f64} : tensor<4x60xf16> -> tensor<4x60xf16>
+// CHECK-NEXT: ktir.pow %x {exponent = 0x7ff8000000000000 : f64} : tensor<4x60xf16> -> tensor<4x60xf16>
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "hex_float_properties"
 // CHECK-GENERIC: "ktir.pad"(%{{.*}}) <{low = array<i64: 0, 0>, high = array<i64: 0, 4>, value = 0xfff0000000000000 : f64}>
 func.func @hex_float_properties(%x: tensor<4x60xf16>) {
   %p = ktir.pad %x low [0, 0] high [0, 4] {value = 0xFFF0000000000000 : f64} : tensor<4x60xf16> -> tensor<4x64xf16>
-  %c = ktir.clamp %x {min = 0xFFF0000000000000 : f64, max = 1234567.0 : f64} : tensor<4x60xf16>
-  %q = ktir.pow %x {exponent = 0x7FF8000000000000 : f64} : tensor<4x60xf16>
+  %c = ktir.clamp %x {min = 0xFFF0000000000000 : f64, max = 1234567.0 : f64} : tensor<4x60xf16> -> tensor<4x60xf16>
+  %q = ktir.pow %x {exponent = 0x7FF8000000000000 : f64} : tensor<4x60xf16> -> tensor<4x60xf16>
   func.return
 }

@@ -220,7 +220,7 @@ func.func @sum_dynamic(%x: tensor<?x4xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.softmax' op dim 3 is out of range for rank 3
 func.func @softmax_dim(%x: tensor<2x4x64xf16>) {
   // expected-error @+1 {{dim 3 is out of range for rank 3}}
-  %0 = ktir.softmax %x dim 3 : tensor<2x4x64xf16>
+  %0 = ktir.softmax %x dim 3 : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
   func.return
 }
 
@@ -229,7 +229,7 @@ func.func @softmax_dim(%x: tensor<2x4x64xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.softmax' op dim -1 is out of range for rank 3
 func.func @softmax_negative_dim(%x: tensor<2x4x64xf16>) {
   // expected-error @+1 {{dim -1 is out of range for rank 3}}
-  %0 = ktir.softmax %x dim -1 : tensor<2x4x64xf16>
+  %0 = ktir.softmax %x dim -1 : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
   func.return
 }
 
@@ -238,16 +238,15 @@ func.func @softmax_negative_dim(%x: tensor<2x4x64xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.softmax' op ktir.softmax needs a floating-point input, not i32
 func.func @softmax_int(%x: tensor<4xi32>) {
   // expected-error @+1 {{ktir.softmax needs a floating-point input, not i32}}
-  %0 = ktir.softmax %x dim 0 : tensor<4xi32>
+  %0 = ktir.softmax %x dim 0 : tensor<4xi32> -> tensor<4xi32>
   func.return
 }
 
 // -----
 
-// CHECK: structured_invalid.mlir:[[# @LINE + 4]]:8: error: 'ktir.softmax' op result 'result' at position 0 does not verify:
-// CHECK-NEXT: attribute tensor<4x64xf16> expected from variable 'T', but got tensor<4x64xf32>
+// CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.softmax' op result element type f32 must be f16 (the input's)
 func.func @softmax_result_type(%x: tensor<4x64xf16>) {
-  // expected-error @+1 {{result 'result' at position 0 does not verify:}}
+  // expected-error @+1 {{result element type f32 must be f16 (the input's)}}
   %0 = "ktir.softmax"(%x) <{dim = 1 : i64}> : (tensor<4x64xf16>) -> tensor<4x64xf32>
   func.return
 }
@@ -257,7 +256,7 @@ func.func @softmax_result_type(%x: tensor<4x64xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.layer_norm' op normalized_shape [4] must be a non-empty suffix of the input shape [2, 4, 64]
 func.func @layer_norm_not_suffix(%x: tensor<2x4x64xf16>) {
   // expected-error @+1 {{normalized_shape [4] must be a non-empty suffix of the input shape [2, 4, 64]}}
-  %0 = ktir.layer_norm %x normalized_shape [4] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
+  %0 = ktir.layer_norm %x normalized_shape [4] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
   func.return
 }
 
@@ -266,7 +265,7 @@ func.func @layer_norm_not_suffix(%x: tensor<2x4x64xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.layer_norm' op normalized_shape [] must be a non-empty suffix of the input shape [2, 4, 64]
 func.func @layer_norm_empty(%x: tensor<2x4x64xf16>) {
   // expected-error @+1 {{normalized_shape [] must be a non-empty suffix of the input shape [2, 4, 64]}}
-  %0 = ktir.layer_norm %x normalized_shape [] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
+  %0 = ktir.layer_norm %x normalized_shape [] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
   func.return
 }
 
@@ -275,7 +274,7 @@ func.func @layer_norm_empty(%x: tensor<2x4x64xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.layer_norm' op normalized_shape [1, 4, 64] must be a non-empty suffix of the input shape [4, 64]
 func.func @layer_norm_too_long(%x: tensor<4x64xf16>) {
   // expected-error @+1 {{normalized_shape [1, 4, 64] must be a non-empty suffix of the input shape [4, 64]}}
-  %0 = ktir.layer_norm %x normalized_shape [1, 4, 64] {eps = 1.0e-05 : f64} : tensor<4x64xf16>
+  %0 = ktir.layer_norm %x normalized_shape [1, 4, 64] {eps = 1.0e-05 : f64} : tensor<4x64xf16> -> tensor<4x64xf16>
   func.return
 }
 
@@ -284,7 +283,7 @@ func.func @layer_norm_too_long(%x: tensor<4x64xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.layer_norm' op weight shape [32] must equal normalized_shape [64]
 func.func @layer_norm_weight(%x: tensor<2x4x64xf16>, %w: tensor<32xf16>) {
   // expected-error @+1 {{weight shape [32] must equal normalized_shape [64]}}
-  %0 = ktir.layer_norm %x weight %w : tensor<32xf16> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
+  %0 = ktir.layer_norm %x weight %w : tensor<32xf16> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
   func.return
 }
 
@@ -293,7 +292,7 @@ func.func @layer_norm_weight(%x: tensor<2x4x64xf16>, %w: tensor<32xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.layer_norm' op bias shape [4, 64] must equal normalized_shape [64]
 func.func @layer_norm_bias(%x: tensor<2x4x64xf16>, %w: tensor<64xf16>, %b: tensor<4x64xf16>) {
   // expected-error @+1 {{bias shape [4, 64] must equal normalized_shape [64]}}
-  %0 = ktir.layer_norm %x weight %w : tensor<64xf16> bias %b : tensor<4x64xf16> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
+  %0 = ktir.layer_norm %x weight %w : tensor<64xf16> bias %b : tensor<4x64xf16> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
   func.return
 }
 
@@ -302,7 +301,7 @@ func.func @layer_norm_bias(%x: tensor<2x4x64xf16>, %w: tensor<64xf16>, %b: tenso
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.layer_norm' op weight has element type f32 but input has f16: operands must share one element type
 func.func @layer_norm_weight_type(%x: tensor<2x4x64xf16>, %w: tensor<64xf32>) {
   // expected-error @+1 {{weight has element type f32 but input has f16: operands must share one element type}}
-  %0 = ktir.layer_norm %x weight %w : tensor<64xf32> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16>
+  %0 = ktir.layer_norm %x weight %w : tensor<64xf32> normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
   func.return
 }
 
@@ -311,7 +310,7 @@ func.func @layer_norm_weight_type(%x: tensor<2x4x64xf16>, %w: tensor<64xf32>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.layer_norm' op eps must be non-negative
 func.func @layer_norm_eps(%x: tensor<2x4x64xf16>) {
   // expected-error @+1 {{eps must be non-negative}}
-  %0 = ktir.layer_norm %x normalized_shape [64] {eps = -1.0e-05 : f64} : tensor<2x4x64xf16>
+  %0 = ktir.layer_norm %x normalized_shape [64] {eps = -1.0e-05 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
   func.return
 }
 
@@ -320,7 +319,7 @@ func.func @layer_norm_eps(%x: tensor<2x4x64xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.layer_norm' op ktir.layer_norm needs a floating-point input, not i32
 func.func @layer_norm_int(%x: tensor<4x64xi32>) {
   // expected-error @+1 {{ktir.layer_norm needs a floating-point input, not i32}}
-  %0 = ktir.layer_norm %x normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<4x64xi32>
+  %0 = ktir.layer_norm %x normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<4x64xi32> -> tensor<4x64xi32>
   func.return
 }
 
@@ -329,7 +328,7 @@ func.func @layer_norm_int(%x: tensor<4x64xi32>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.rms_norm' op weight shape [4, 64] must equal normalized_shape [64]
 func.func @rms_norm_weight(%x: tensor<2x4x64xf16>, %w: tensor<4x64xf16>) {
   // expected-error @+1 {{weight shape [4, 64] must equal normalized_shape [64]}}
-  %0 = ktir.rms_norm %x weight %w : tensor<4x64xf16> normalized_shape [64] {eps = 1.0e-06 : f64} : tensor<2x4x64xf16>
+  %0 = ktir.rms_norm %x weight %w : tensor<4x64xf16> normalized_shape [64] {eps = 1.0e-06 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
   func.return
 }
 
@@ -338,7 +337,7 @@ func.func @rms_norm_weight(%x: tensor<2x4x64xf16>, %w: tensor<4x64xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.rms_norm' op eps must be non-negative
 func.func @rms_norm_eps(%x: tensor<2x4x64xf16>) {
   // expected-error @+1 {{eps must be non-negative}}
-  %0 = ktir.rms_norm %x normalized_shape [64] {eps = -1.0 : f64} : tensor<2x4x64xf16>
+  %0 = ktir.rms_norm %x normalized_shape [64] {eps = -1.0 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
   func.return
 }
 
@@ -347,7 +346,7 @@ func.func @rms_norm_eps(%x: tensor<2x4x64xf16>) {
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.rms_norm' op normalized_shape [2, 4] must be a non-empty suffix of the input shape [2, 4, 64]
 func.func @rms_norm_not_suffix(%x: tensor<2x4x64xf16>) {
   // expected-error @+1 {{normalized_shape [2, 4] must be a non-empty suffix of the input shape [2, 4, 64]}}
-  %0 = ktir.rms_norm %x normalized_shape [2, 4] {eps = 1.0e-06 : f64} : tensor<2x4x64xf16>
+  %0 = ktir.rms_norm %x normalized_shape [2, 4] {eps = 1.0e-06 : f64} : tensor<2x4x64xf16> -> tensor<2x4x64xf16>
   func.return
 }
 
@@ -752,7 +751,7 @@ func.func @fallback_without_overload(%x: tensor<16xi64>) {
 // CHECK: error: 'ktir.rms_norm' op eps must be non-negative
 func.func @nan_eps(%x: tensor<4x64xf16>) {
   // expected-error @+1 {{eps must be non-negative}}
-  %r = ktir.rms_norm %x normalized_shape [64] {eps = 0x7FF8000000000000 : f64} : tensor<4x64xf16>
+  %r = ktir.rms_norm %x normalized_shape [64] {eps = 0x7FF8000000000000 : f64} : tensor<4x64xf16> -> tensor<4x64xf16>
   func.return
 }
 

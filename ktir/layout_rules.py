@@ -1,0 +1,287 @@
+"""
+Per-op stick rules of graph-level ktir: which sticks an op's results may take and which
+sticks each operand must then have. Layout propagation searches over these rules,
+restickify insertion materializes them, and the legality check verifies them.
+
+A *stick* is the host dim a tensor's sticks walk, or `SPARSE` (see `ktir.sticks`). An op's
+rule gives, for every tensor result, its candidate sticks, and for a choice of result sticks,
+a `Need` per operand: the operand sticks it reads as they are, and the dense dim a
+restickify may move a mismatched operand to (none when only a gather/scatter could help,
+e.g. from a sparse tensor to a dense one). Views (permute, reshape, expand, slice) have a
+`through` function instead: their result's stick is a function of the input's stick, or
+None when the view splits or offsets the stick, in which case the view itself must copy.
+
+The rules (seed 000, "Per-operation stick and padding constraints"; the reference's
+`propagate_layouts.py`):
+
+| op | result sticks | operands |
+|---|---|---|
+| pointwise (unary, binary, where, clamp, pow, convert) | any | aligned with the result stick (broadcast operands: sparse along it) |
+| reductions | any; sparse iff reducing over the stick | input on the matching dim |
+| matmul / bmm | N | x on K, y on N |
+| softmax, layer_norm, rms_norm | the normalized dim | the same |
+| cat, pad | any dim not split by the op | aligned |
+| copy | any, same density | any |
+| `ktir.full` | any (free) | - |
+| `ktir.cpu_fallback` | the default layout | any |
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, Operation
+
+from ktir import sticks
+from ktir.dialects import ktir_elementwise as ew
+from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import ELEMENT_TYPE_TO_DEVICE_DTYPE
+from ktir.sticks import SPARSE
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Need:
+    """
+    What one operand must look like: `accept` are the sticks read as they are (None: any),
+    `target` the dense dim a restickify moves any other dense stick to (None: impossible).
+    """
+
+    accept: frozenset[int] | None
+    target: int | None = None
+
+    def satisfied_by(self, stick: int) -> bool:
+        """Whether an operand with `stick` is read as it is."""
+        return self.accept is None or stick in self.accept
+
+    def cost(self, stick: int, numel: int) -> float:
+        """0 if read as is, `numel` if a restickify fixes it, infinity otherwise."""
+        if self.satisfied_by(stick):
+            return 0.0
+        if stick != SPARSE and self.target is not None:
+            return float(numel)
+        return math.inf
+
+
+ANY = Need(None)
+
+
+def on(stick: int) -> Need:
+    """The operand must be sticked on `stick` (a dense dim, or `SPARSE`, which nothing restickifies to)."""
+    return Need(frozenset({stick}), None if stick == SPARSE else stick)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """
+    The stick rule of one op: `domains[i]` are the candidate sticks of tensor result `i`;
+    `needs(result_sticks)` gives a `Need` per operand (None for non-tensor operands).
+    A view instead has `through`, mapping its input's stick to its result's stick.
+    `copies` marks ops that move data themselves (copy, restickify): nothing is inserted
+    before them.
+    """
+
+    domains: tuple[tuple[int, ...], ...]
+    needs: Callable[[tuple[int, ...]], tuple[Need | None, ...]]
+    through: Callable[[int], int | None] | None = None
+    copies: bool = False
+
+
+class RuleError(Exception):
+    """An op that layout propagation has no rule for; `op` is the culprit."""
+
+    def __init__(self, op: Operation, message: str) -> None:
+        super().__init__(message)
+        self.op = op
+
+
+def shape_of(value_type: Attribute) -> Shape:
+    """The static shape of a tensor type."""
+    return tuple(cast(TensorType[Attribute], value_type).get_shape())
+
+
+def elems_per_stick(value_type: Attribute) -> int:
+    """Elements per stick of a tensor type's element type (64 for f16, 32 for f32)."""
+    element = str(cast(TensorType[Attribute], value_type).element_type)
+    return ELEMENT_TYPE_TO_DEVICE_DTYPE[element].elems_per_stick
+
+
+def pointwise_need(operand: Shape, result_stick: int, result: Shape) -> Need:
+    """
+    What a broadcasting pointwise op needs of an operand of shape `operand`.
+
+    A single element fits any stick. Otherwise the operand dim under the result stick
+    (NumPy right-alignment) must be the operand's stick; if the operand is missing or size 1
+    there, each result stick sees one operand element, so the operand must be sparse.
+    Example: (64,) + (4, 64) with result stick 1 needs the (64,) operand on dim 0;
+    with result stick 0 it would need a sparse (64,), which a restickify cannot make.
+    """
+    if math.prod(operand) == 1:
+        return ANY
+    if result_stick == SPARSE:
+        return on(SPARSE)
+    own = result_stick - (len(result) - len(operand))
+    if own < 0 or operand[own] == 1:
+        return on(SPARSE)
+    return on(own)
+
+
+def _operand_shapes(op: Operation) -> list[Shape | None]:
+    return [shape_of(v.type) if isinstance(v.type, TensorType) else None for v in op.operands]
+
+
+def _pointwise(op: Operation, exclude: Sequence[int] = ()) -> Rule:
+    result = shape_of(op.results[0].type)
+    operands = _operand_shapes(op)
+    domain = tuple(s for s in sticks.candidate_sticks(result) if s not in exclude)
+
+    def needs(chosen: tuple[int, ...]) -> tuple[Need | None, ...]:
+        return tuple(None if s is None else pointwise_need(s, chosen[0], result) for s in operands)
+
+    return Rule((domain,), needs)
+
+
+def _fixed(op: Operation, stick: int, operand_sticks: Sequence[int | None]) -> Rule:
+    """A result with one allowed stick; operand `i` must be on `operand_sticks[i]` (None: any)."""
+    result = shape_of(op.results[0].type)
+    fixed = sticks.normalize(stick, result)
+    operands = _operand_shapes(op)
+    needs = tuple(
+        ANY if wanted is None or shape is None else on(cast(int, sticks.normalize(wanted, shape)))
+        for wanted, shape in zip(operand_sticks, operands, strict=True)
+    )
+    return Rule(((cast(int, fixed),),), lambda _chosen: needs)
+
+
+def _reduction(op: st.ReductionOp) -> Rule:
+    source = shape_of(op.input.type)
+    result = shape_of(op.result.type)
+    dims = st.ints(op.dims)
+    keepdim = op.keepdim is not None
+    kept = [d for d in range(len(source)) if keepdim or d not in dims]
+    reduced = [d for d in dims if source[d] > 1]
+
+    def needs(chosen: tuple[int, ...]) -> tuple[Need | None, ...]:
+        if chosen[0] == SPARSE:  # reduce over the stick: the input is sticked on a reduced dim
+            return (Need(frozenset({*reduced, SPARSE}), reduced[0] if reduced else None),)
+        return (on(kept[chosen[0]]),)
+
+    return Rule((sticks.candidate_sticks(result),), needs)
+
+
+def _matmul(op: st.MatmulBase) -> Rule:
+    x, y = shape_of(op.x.type), shape_of(op.y.type)
+    return _fixed(op, len(shape_of(op.result.type)) - 1, [len(x) - 1, len(y) - 1])
+
+
+def _norm(op: st.NormOp) -> Rule:
+    rank = len(shape_of(op.result.type))
+    wanted = [rank - 1] + [len(s) - 1 if s else None for s in _operand_shapes(op)[1:]]
+    return _fixed(op, rank - 1, wanted)
+
+
+def _copy(op: Operation, relayout_cost: bool) -> Rule:
+    """copy / restickify: any dense input to any dense result (a sparse one stays sparse)."""
+    source = shape_of(op.operands[0].type)
+    result = shape_of(op.results[0].type)
+    dense = frozenset(s for s in sticks.candidate_sticks(source) if s != SPARSE)
+
+    def needs(chosen: tuple[int, ...]) -> tuple[Need | None, ...]:
+        if math.prod(source) == 1:
+            return (ANY,)
+        if chosen[0] == SPARSE:
+            return (on(SPARSE),)
+        # A restickify op charges its own move (target = its result stick); a copy is free.
+        return (on(chosen[0]) if relayout_cost else Need(dense, None),)
+
+    return Rule((sticks.candidate_sticks(result),), needs, copies=True)
+
+
+def _view(op: st.ShapeChangeOp) -> Rule:
+    source = shape_of(op.input.type)
+    result = shape_of(op.result.type)
+    eps = elems_per_stick(op.input.type)
+    if isinstance(op, st.PermuteOp):
+        perm = st.ints(op.perm)
+
+        def through(stick: int) -> int | None:
+            return sticks.through_permute(stick, perm)
+    elif isinstance(op, st.ReshapeOp):
+
+        def through(stick: int) -> int | None:
+            return sticks.through_reshape(stick, source, result, eps)
+    elif isinstance(op, st.ExpandOp):
+
+        def through(stick: int) -> int | None:
+            return sticks.through_expand(stick, source, result)
+    else:
+        assert isinstance(op, st.SliceOp)
+        dim, start, step = (cast(int, a.value.data) for a in (op.dim, op.start, op.step))
+
+        def through(stick: int) -> int | None:
+            return sticks.through_slice(stick, dim, start, step, eps)
+
+    def normalized(stick: int) -> int | None:
+        return sticks.normalize(through(stick), result)
+
+    return Rule((sticks.candidate_sticks(result),), lambda _chosen: (ANY,), through=normalized)
+
+
+def _cat(op: st.CatOp) -> Rule:
+    dim = cast(int, op.dim.value.data)
+    eps = elems_per_stick(op.result.type)
+    leading = [shape_of(v.type)[dim] for v in op.inputs][:-1]
+    # Sticks along the cat dim stay whole only if every piece but the last fills whole sticks.
+    return _pointwise(op, exclude=() if all(n % eps == 0 for n in leading) else (dim,))
+
+
+def _pad(op: st.PadOp) -> Rule:
+    eps = elems_per_stick(op.result.type)
+    shifted = [d for d, low in enumerate(st.ints(op.low)) if low % eps]
+    return _pointwise(op, exclude=shifted)
+
+
+def _default_stick(value_type: Attribute) -> int:
+    shape = shape_of(value_type)
+    return cast(int, sticks.normalize(len(shape) - 1, shape)) if shape else SPARSE
+
+
+POINTWISE = (ew.UnaryOp, ew.LogicalNotOp, ew.ConvertOp, ew.BinaryOp, ew.PowOp, ew.WhereOp, ew.ClampOp)
+VIEWS = (st.PermuteOp, st.ReshapeOp, st.ExpandOp, st.SliceOp)
+
+
+def rule_of(op: Operation) -> Rule:
+    """The stick rule of a graph-level op; raises `RuleError` for ops without one."""
+    if isinstance(op, POINTWISE):
+        return _pointwise(op)
+    if isinstance(op, VIEWS):
+        return _view(op)
+    if isinstance(op, st.ReductionOp):
+        return _reduction(op)
+    if isinstance(op, st.MatmulBase):
+        return _matmul(op)
+    if isinstance(op, st.SoftmaxOp):
+        dim = cast(int, op.dim.value.data)
+        return _fixed(op, dim, [dim])
+    if isinstance(op, st.NormOp):
+        return _norm(op)
+    if isinstance(op, (st.CopyOp, st.RestickifyOp)):
+        return _copy(op, relayout_cost=isinstance(op, st.RestickifyOp))
+    if isinstance(op, st.CatOp):
+        return _cat(op)
+    if isinstance(op, st.PadOp):
+        return _pad(op)
+    if isinstance(op, ew.FullOp):
+        return Rule((sticks.candidate_sticks(shape_of(op.result.type)),), lambda _chosen: ())
+    if isinstance(op, st.CpuFallbackOp):
+        domains = tuple((_default_stick(r.type),) for r in op.outputs)
+        return Rule(domains, lambda _chosen: tuple(ANY for _ in op.operands))
+    if isinstance(op, func.ReturnOp):
+        return Rule((), lambda _chosen: tuple(ANY for _ in op.operands))
+    raise RuleError(op, "has no layout rule: layout propagation handles graph-level ktir ops only")
