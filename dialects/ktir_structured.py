@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 from abc import ABC
 from collections.abc import Callable, Sequence
-from typing import ClassVar, TypeVar
+from typing import ClassVar, TypeVar, cast
 
 from xdsl.dialects.builtin import (
     I64,
+    AnyFloat,
     ArrayAttr,
     DenseArrayBase,
     DictionaryAttr,
@@ -61,6 +62,7 @@ from ktir.dialects.ktir_elementwise import (
     tensor_of,
 )
 from ktir.shapes import ShapeError
+from ktir.target import SPYRE
 
 _R = TypeVar("_R")
 
@@ -86,8 +88,23 @@ def ints(attr: DenseArrayBase) -> tuple[int, ...]:
 #### Matmul ####
 
 
+def padded_k(k: int, element_type: Attribute) -> int:
+    """
+    `k` rounded up to whole sticks of `element_type` (64 for f16, 32 for f32).
+
+    Example: K = 67 in f16 pads to 128; K = 128 stays 128.
+    """
+    eps = SPYRE.stick_bytes * 8 // cast(AnyFloat, element_type).bitwidth
+    return -(-k // eps) * eps
+
+
 class MatmulBase(IRDLOperation, ABC):
-    """Base of `ktir.matmul` and `ktir.bmm`: `x @ y`, accumulated in fp32, same element type."""
+    """
+    Base of `ktir.matmul` and `ktir.bmm`: `x @ y`, accumulated in fp32, same element type.
+
+    After `ktir-pad-matmul`, y's K may be x's K rounded up to whole sticks: the extra rows are
+    zero padding that the multiply-accumulate never reads (the reduction range stays x's K).
+    """
 
     x = operand_def(TensorType)
     y = operand_def(TensorType)
@@ -104,6 +121,9 @@ class MatmulBase(IRDLOperation, ABC):
         if (len(x_shape), len(y_shape)) not in self.RANKS:
             forms = ", ".join(f"{a}D x {b}D" for a, b in self.RANKS)
             raise VerifyException(f"{self.name} takes {forms}, not {len(x_shape)}D x {len(y_shape)}D")
+        y_k = y_shape[-2]
+        if y_k != x_shape[-1] and y_k == padded_k(x_shape[-1], element_type):
+            y_shape = (*y_shape[:-2], x_shape[-1], y_shape[-1])  # y padded along K
         require_shape(self.result, _shape_rule(shapes.matmul_shape, x_shape, y_shape), "x @ y, which is")
         require_element_type(self.result, element_type, "the operands' element type")
 

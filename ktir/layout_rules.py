@@ -16,14 +16,16 @@ The rules (seed 000, "Per-operation stick and padding constraints"; the referenc
 
 | op | result sticks | operands |
 |---|---|---|
-| pointwise (unary, binary, where, clamp, pow, convert) | any | aligned with the result stick (broadcast operands: sparse along it) |
+| pointwise (unary, binary, where, clamp, pow, convert) | any | on the result stick (*) |
 | reductions | any; sparse iff reducing over the stick | input on the matching dim |
 | matmul / bmm | N | x on K, y on N |
 | softmax, layer_norm, rms_norm | the normalized dim | the same |
-| cat, pad | any dim not split by the op | aligned |
+| cat, pad | any (a stick the op shifts costs a copy) | aligned |
 | copy | any, same density | any |
 | `ktir.full` | any (free) | - |
 | `ktir.cpu_fallback` | the default layout | any |
+
+(*) An operand broadcast along the result stick (missing or size 1 there) must be sparse.
 """
 
 from __future__ import annotations
@@ -50,7 +52,12 @@ Shape = tuple[int, ...]
 class Need:
     """
     What one operand must look like: `accept` are the sticks read as they are (None: any),
-    `target` the dense dim a restickify moves any other dense stick to (None: impossible).
+    `target` the stick a restickify moves any other dense operand to (None: impossible).
+
+    A restickify reads dense sticks: it can move a dense tensor's stick to another dim, or
+    spread it to one element per stick (`SPARSE`, a strided write). A sparse tensor can never
+    be restickified: gathering single elements back into dense sticks has no mechanism
+    (the reference's "No mechanism to gather/scatter elements").
     """
 
     accept: frozenset[int] | None
@@ -73,8 +80,8 @@ ANY = Need(None)
 
 
 def on(stick: int) -> Need:
-    """The operand must be sticked on `stick` (a dense dim, or `SPARSE`, which nothing restickifies to)."""
-    return Need(frozenset({stick}), None if stick == SPARSE else stick)
+    """The operand must be sticked on `stick` (a dense dim or `SPARSE`); a restickify can move it there."""
+    return Need(frozenset({stick}), stick)
 
 
 @dataclass(frozen=True)
@@ -84,13 +91,16 @@ class Rule:
     `needs(result_sticks)` gives a `Need` per operand (None for non-tensor operands).
     A view instead has `through`, mapping its input's stick to its result's stick.
     `copies` marks ops that move data themselves (copy, restickify): nothing is inserted
-    before them.
+    before them. `shifts` are the result sticks for which the op must shift elements inside
+    sticks (a cat or pad that does not start its pieces on stick boundaries): it then moves
+    its whole result, which counts as a relayout of that many elements.
     """
 
     domains: tuple[tuple[int, ...], ...]
     needs: Callable[[tuple[int, ...]], tuple[Need | None, ...]]
     through: Callable[[int], int | None] | None = None
     copies: bool = False
+    shifts: frozenset[int] = frozenset()
 
 
 class RuleError(Exception):
@@ -136,15 +146,14 @@ def _operand_shapes(op: Operation) -> list[Shape | None]:
     return [shape_of(v.type) if isinstance(v.type, TensorType) else None for v in op.operands]
 
 
-def _pointwise(op: Operation, exclude: Sequence[int] = ()) -> Rule:
+def _pointwise(op: Operation, shifts: Sequence[int] = ()) -> Rule:
     result = shape_of(op.results[0].type)
     operands = _operand_shapes(op)
-    domain = tuple(s for s in sticks.candidate_sticks(result) if s not in exclude)
 
     def needs(chosen: tuple[int, ...]) -> tuple[Need | None, ...]:
         return tuple(None if s is None else pointwise_need(s, chosen[0], result) for s in operands)
 
-    return Rule((domain,), needs)
+    return Rule((sticks.candidate_sticks(result),), needs, shifts=frozenset(shifts))
 
 
 def _fixed(op: Operation, stick: int, operand_sticks: Sequence[int | None]) -> Rule:
@@ -169,7 +178,7 @@ def _reduction(op: st.ReductionOp) -> Rule:
 
     def needs(chosen: tuple[int, ...]) -> tuple[Need | None, ...]:
         if chosen[0] == SPARSE:  # reduce over the stick: the input is sticked on a reduced dim
-            return (Need(frozenset({*reduced, SPARSE}), reduced[0] if reduced else None),)
+            return (Need(frozenset({*reduced, SPARSE}), reduced[0] if reduced else SPARSE),)
         return (on(kept[chosen[0]]),)
 
     return Rule((sticks.candidate_sticks(result),), needs)
@@ -195,10 +204,11 @@ def _copy(op: Operation, relayout_cost: bool) -> Rule:
     def needs(chosen: tuple[int, ...]) -> tuple[Need | None, ...]:
         if math.prod(source) == 1:
             return (ANY,)
-        if chosen[0] == SPARSE:
-            return (on(SPARSE),)
-        # A restickify op charges its own move (target = its result stick); a copy is free.
-        return (on(chosen[0]) if relayout_cost else Need(dense, None),)
+        # A restickify op charges its own move (target = its result stick); a copy is free,
+        # and may spread a dense input to a sparse result, but not gather a sparse one.
+        if relayout_cost:
+            return (on(chosen[0]),)
+        return (Need(dense | {SPARSE}) if chosen[0] == SPARSE else Need(dense),)
 
     return Rule((sticks.candidate_sticks(result),), needs, copies=True)
 
@@ -238,13 +248,13 @@ def _cat(op: st.CatOp) -> Rule:
     eps = elems_per_stick(op.result.type)
     leading = [shape_of(v.type)[dim] for v in op.inputs][:-1]
     # Sticks along the cat dim stay whole only if every piece but the last fills whole sticks.
-    return _pointwise(op, exclude=() if all(n % eps == 0 for n in leading) else (dim,))
+    return _pointwise(op, shifts=() if all(n % eps == 0 for n in leading) else (dim,))
 
 
 def _pad(op: st.PadOp) -> Rule:
     eps = elems_per_stick(op.result.type)
     shifted = [d for d, low in enumerate(st.ints(op.low)) if low % eps]
-    return _pointwise(op, exclude=shifted)
+    return _pointwise(op, shifts=shifted)
 
 
 def _default_stick(value_type: Attribute) -> int:

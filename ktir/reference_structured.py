@@ -31,8 +31,11 @@ implements = STRUCTURED.register
 
 @implements(st.MatmulOp, st.BmmOp)
 def _matmul(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
-    # fp16 operands are widened exactly to fp32, so the product accumulates in fp32.
-    return [store(np.matmul(widen(args[0]), widen(args[1])), result_element(op))]
+    # fp16 operands are widened exactly to fp32, so the product accumulates in fp32. A y padded
+    # along K (`ktir-pad-matmul`) contributes only its first K rows, as on the hardware.
+    x, y = args
+    k = x.shape[-1]
+    return [store(np.matmul(widen(x), widen(y[..., :k, :])), result_element(op))]
 
 
 def _reduction_axes(op: st.ReductionOp) -> tuple[tuple[int, ...], bool]:

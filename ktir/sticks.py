@@ -149,11 +149,12 @@ def normalize(stick: int | None, shape: Sequence[int]) -> int | None:
 
 def candidate_sticks(shape: Sequence[int]) -> tuple[int, ...]:
     """
-    Every stick a tensor of `shape` can have: its dims longer than 1, then `SPARSE`.
+    Every stick a tensor of `shape` can have: its dims longer than 1, innermost first (the
+    default layout's stick comes first, so searches prefer it on ties), then `SPARSE`.
 
-    Example: (4, 1, 64) can be sticked on dim 0, dim 2 or be sparse: `(0, 2, SPARSE)`.
+    Example: (4, 1, 64) can be sticked on dim 2, dim 0 or be sparse: `(2, 0, SPARSE)`.
     """
-    return (*(d for d, n in enumerate(shape) if n > 1), SPARSE)
+    return (*(d for d in reversed(range(len(shape))) if shape[d] > 1), SPARSE)
 
 
 def layout_stick(stl: SpyreTensorLayout, shape: Sequence[int]) -> int | None:
@@ -210,13 +211,13 @@ def restickified_layout(
     stl: SpyreTensorLayout, shape: Sequence[int], old: int | None, new: int
 ) -> SpyreTensorLayout:
     """
-    The layout a restickify from stick `old` to dense dim `new` produces: the reference's
+    The layout a restickify from stick `old` to `new` (a dim, or `SPARSE`) produces: the reference's
     target formula (`ktir.layout.restickify_target`) when `stl` is sticked on a real dim,
     otherwise (a split stick, or slots the formula cannot find) the canonical `stick_layout`.
 
     Example: (256, 128) fp16 default, `old=1`, `new=0` gives [4, 128, 64] / [8192, 1, 128].
     """
-    if old is not None and old != SPARSE and shape[old] > 1:
+    if old is not None and old != SPARSE and new != SPARSE and shape[old] > 1:
         try:
             return restickify_target(stl, shape, old, new)
         except LayoutError:
@@ -225,7 +226,13 @@ def restickified_layout(
 
 
 @functools.lru_cache(maxsize=4096)
-def _dim_order_of(stl: SpyreTensorLayout, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+def dim_order_of(stl: SpyreTensorLayout, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """
+    The `dim_order` that builds `stl` for `shape` (`SpyreTensorLayout(shape, dtype, dim_order)`),
+    or None for layouts no dim order builds (sparse, split, or hand-written).
+
+    Example: `restickify_target` of the (2, 8, 64) default from dim 2 to dim 1 is `(0, 2, 1)`.
+    """
     stick = layout_stick(stl, shape)
     if stick is None or stick == SPARSE:
         return None
@@ -248,7 +255,7 @@ def permuted_layout(
     `dim_order=[1, 0]`: device_size [2, 256, 64] with stride_map [64, 1, 256]... the same
     [2, 256, 64] bytes as the input, now read with the stick on dim 0.
     """
-    order = _dim_order_of(stl, tuple(shape))
+    order = dim_order_of(stl, tuple(shape))
     if order is None:
         return None
     target = [shape[p] for p in perm]

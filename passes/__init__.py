@@ -10,6 +10,35 @@ from collections.abc import Callable
 from xdsl.passes import ModulePass
 
 
+def _propagate_layouts() -> type[ModulePass]:
+    from ktir.passes.propagate_layouts import PropagateLayoutsPass
+
+    return PropagateLayoutsPass
+
+
+def _insert_restickify() -> type[ModulePass]:
+    from ktir.passes.insert_restickify import InsertRestickifyPass
+
+    return InsertRestickifyPass
+
+
+def _pad_matmul() -> type[ModulePass]:
+    from ktir.passes.pad_matmul import PadMatmulPass
+
+    return PadMatmulPass
+
+
+def _verify_layouts() -> type[ModulePass]:
+    from ktir.passes.verify_layouts import VerifyLayoutsPass
+
+    return VerifyLayoutsPass
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Pass name -> import thunk for every ktir pass."""
-    return {}
+    return {
+        "ktir-propagate-layouts": _propagate_layouts,
+        "ktir-insert-restickify": _insert_restickify,
+        "ktir-pad-matmul": _pad_matmul,
+        "ktir-verify-layouts": _verify_layouts,
+    }

@@ -194,7 +194,8 @@ def test_exact_unary(
     assert_identical(ours, eager(function, x))
     x32 = x.astype(np.float32) * np.float32(1.0 + 2**-20)  # values with more than fp16's 11 bits
     assert_identical(
-        run_op(f"ktir.{name} %a : {type_of(x32)} -> {type_of(x32)}", x32, result=type_of(x32)), eager(function, x32)
+        run_op(f"ktir.{name} %a : {type_of(x32)} -> {type_of(x32)}", x32, result=type_of(x32)),
+        eager(function, x32),
     )
 
 
@@ -303,7 +304,9 @@ def test_gelu_tanh() -> None:
     at most 0.45 * |x| * 2^-24). fp32: the same absolute bound plus rtol 2^-20.
     """
     x = f16_grid(-12.0, 12.0)
-    ours = run_op(f'ktir.gelu %a {{approximate = "tanh"}} : {type_of(x)} -> {type_of(x)}', x, result=type_of(x))
+    ours = run_op(
+        f'ktir.gelu %a {{approximate = "tanh"}} : {type_of(x)} -> {type_of(x)}', x, result=type_of(x)
+    )
 
     def function(t: torch.Tensor) -> torch.Tensor:
         return F.gelu(t, approximate="tanh")
@@ -316,7 +319,9 @@ def test_gelu_tanh() -> None:
     assert np.all(error <= ulp + np.abs(x.astype(np.float64)) * 2**-24)
     assert f16_ulps(ours[core], in_fp32_once(function, x)[core]) <= 1
     x32 = rng().uniform(-12, 12, (16, 64)).astype(np.float32)
-    ours32 = run_op(f'ktir.gelu %a {{approximate = "tanh"}} : {type_of(x32)} -> {type_of(x32)}', x32, result=type_of(x32))
+    ours32 = run_op(
+        f'ktir.gelu %a {{approximate = "tanh"}} : {type_of(x32)} -> {type_of(x32)}', x32, result=type_of(x32)
+    )
     expected = eager(function, x32)
     assert np.all(np.abs(ours32 - expected) <= 2**-20 * np.abs(expected) + np.abs(x32) * 2**-24)
 
@@ -360,7 +365,9 @@ def test_integer_unary_ops() -> None:
         ("floor", torch.floor),
         ("square", torch.square),
     ]:
-        assert_identical(run_op(f"ktir.{name} %a : {type_of(x)} -> {type_of(x)}", x, result=type_of(x)), eager(function, x))
+        assert_identical(
+            run_op(f"ktir.{name} %a : {type_of(x)} -> {type_of(x)}", x, result=type_of(x)), eager(function, x)
+        )
 
 
 def test_logical_not() -> None:
@@ -515,7 +522,11 @@ def test_pow(exponent: float) -> None:
     """
     x = f16_grid(2**-24, 65504)
     with np.errstate(over="ignore"):
-        ours = run_op(f"ktir.pow %a {{exponent = {exponent!r} : f64}} : {type_of(x)} -> {type_of(x)}", x, result=type_of(x))
+        ours = run_op(
+            f"ktir.pow %a {{exponent = {exponent!r} : f64}} : {type_of(x)} -> {type_of(x)}",
+            x,
+            result=type_of(x),
+        )
     expected = eager(lambda t: torch.pow(t, exponent), x)
     assert f16_ulps(ours, expected) <= 1
     if exponent in (2.0, 3.0, 0.0, 1.0, -1.0, 0.5):
@@ -562,10 +573,16 @@ def test_clamp(low: float | None, high: float | None) -> None:
     bounds = f" {{{', '.join(entries)}}}"
     x = np.concatenate([normal((64,)), np.array([np.nan, np.inf, -np.inf, 1.0, 1.00097656], np.float16)])
     for values in (x, x.astype(np.float32) / 3):
-        ours = run_op(f"ktir.clamp %a{bounds} : {type_of(values)} -> {type_of(values)}", values, result=type_of(values))
+        ours = run_op(
+            f"ktir.clamp %a{bounds} : {type_of(values)} -> {type_of(values)}", values, result=type_of(values)
+        )
         assert_identical(ours, eager(lambda t: torch.clamp(t, low, high), values))
     i = rng().integers(-5, 5, (16,))
-    ours = run_op(f"ktir.clamp %a {{min = -2.0 : f64, max = 3.0 : f64}} : {type_of(i)} -> {type_of(i)}", i, result=type_of(i))
+    ours = run_op(
+        f"ktir.clamp %a {{min = -2.0 : f64, max = 3.0 : f64}} : {type_of(i)} -> {type_of(i)}",
+        i,
+        result=type_of(i),
+    )
     assert_identical(ours, eager(lambda t: torch.clamp(t, -2, 3), i))
 
 

@@ -1,0 +1,332 @@
+"""
+Layout planning for one function of graph-level ktir: choose every tensor's stick so that the
+restickify cost is minimal, then derive each tensor's full `#ktir.tiled` layout.
+
+The problem (`build_problem`): one search variable per tensor value (function arguments
+first, then op results in program order) whose domain is its candidate sticks
+(`ktir.layout_rules`); arguments are fixed to their layout. Every consumer edge adds a term
+over the operand's variable and the consumer's result variables: 0 when the operand is read
+as it is, its host element count when a restickify fixes it, infinity when nothing can (a
+sparse tensor to a dense one needs a gather). A view adds a term tying its result stick to its
+input's; a view that splits or offsets the stick (`through` gives None) must copy, costing its
+own element count. The cost of a plan is therefore the host elements moved by relayouts:
+inserted `ktir.restickify` ops plus copying views.
+
+`plan_function` solves it exactly (`ktir.layout_search.solve_exact`, dynamic programming over
+the program order) or with a beam, and `assign_layouts` turns the chosen sticks into layouts:
+arguments keep theirs; an operand that needs a restickify is read in the restickify target
+layout (`ktir.sticks.restickified_layout`); a result takes the layout of a same-shape operand
+on the same stick (as the reference copies its input's layout), a view the same bytes seen
+through the view where that is a layout, and otherwise the canonical layout of its stick.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import cast
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from ktir import layout_search, sticks
+from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import ELEMENT_TYPE_TO_DEVICE_DTYPE, TiledLayoutAttr
+from ktir.layout import LayoutError, SpyreTensorLayout
+from ktir.layout_rules import Need, Rule, RuleError, rule_of, shape_of
+from ktir.sticks import SPARSE
+
+LAYOUT_ARG_ATTR = "ktir.layout"
+"""Argument attribute pinning an argument's layout (`{ktir.layout = #ktir.tiled<...>}`)."""
+
+
+class PlanError(Exception):
+    """A function whose layouts cannot be planned; `op` (if any) locates the problem."""
+
+    def __init__(self, message: str, op: Operation | None = None) -> None:
+        super().__init__(message)
+        self.op = op
+
+
+def describe(stick: int | None) -> str:
+    """`sparse`, `split` or `dim N`, for messages."""
+    if stick is None:
+        return "split"
+    return "sparse" if stick == SPARSE else f"dim {stick}"
+
+
+def is_tensor(value: SSAValue) -> bool:
+    """Whether `value` is a ranked tensor (the values that get layouts)."""
+    return isinstance(value.type, TensorType)
+
+
+def numel(value: SSAValue) -> int:
+    """Host element count of a tensor value."""
+    return math.prod(shape_of(value.type))
+
+
+def device_dtype(value_type: Attribute) -> object:
+    """The Spyre data format of a tensor type's element type."""
+    return ELEMENT_TYPE_TO_DEVICE_DTYPE[str(cast(TensorType[Attribute], value_type).element_type)]
+
+
+def encoding_of(value: SSAValue) -> SpyreTensorLayout | None:
+    """The `#ktir.tiled` layout a value's type carries, if any."""
+    value_type = cast(TensorType[Attribute], value.type)
+    if isinstance(value_type.encoding, TiledLayoutAttr):
+        return value_type.encoding.layout_for(value_type.element_type)
+    return None
+
+
+@dataclass
+class LayoutPlan:
+    """The chosen stick of every tensor value, with the search's cost and bounds."""
+
+    sticks: dict[SSAValue, int]
+    cost: float
+    lower_bound: float
+    exact: bool
+    search: str  # "exact" or "beam"
+    states: int
+    layouts: dict[SSAValue, SpyreTensorLayout] = field(default_factory=dict[SSAValue, SpyreTensorLayout])
+
+
+@dataclass
+class _Builder:
+    """Variables and terms of one function's layout problem."""
+
+    problem: layout_search.Problem = field(default_factory=layout_search.Problem)
+    variables: dict[SSAValue, int] = field(default_factory=dict[SSAValue, int])
+    owners: list[Operation | None] = field(default_factory=list[Operation | None])
+    term_ops: list[Operation] = field(default_factory=list[Operation])  # the op behind each term
+
+    def variable(self, value: SSAValue, domain: Sequence[int], owner: Operation | None) -> None:
+        self.variables[value] = self.problem.add_variable(list(domain))
+        self.owners.append(owner)
+
+    def term(self, op: Operation, variables: Sequence[int], table: dict[tuple[int, ...], float]) -> None:
+        # Terms are tables: domains are a handful of sticks, so lookups beat recomputing rules.
+        if all(cost == 0 for cost in table.values()):
+            return
+        self.problem.add_term(variables, lambda *values: table[values])
+        self.term_ops.append(op)
+
+
+def argument_layout(function: func.FuncOp, index: int) -> SpyreTensorLayout:
+    """An argument's layout: its `ktir.layout` argument attribute, its encoding, or the default."""
+    argument = function.body.block.args[index]
+    if function.arg_attrs is not None:
+        pinned = function.arg_attrs.data[index].data.get(LAYOUT_ARG_ATTR)
+        if isinstance(pinned, TiledLayoutAttr):
+            element = cast(TensorType[Attribute], argument.type).element_type
+            return pinned.layout_for(element)
+    if (encoded := encoding_of(argument)) is not None:
+        return encoded
+    return SpyreTensorLayout(shape_of(argument.type), device_dtype(argument.type))
+
+
+def _argument_stick(function: func.FuncOp, index: int) -> int:
+    argument = function.body.block.args[index]
+    layout = argument_layout(function, index)
+    try:
+        stick = sticks.layout_stick(layout, shape_of(argument.type))
+    except LayoutError as error:
+        raise PlanError(
+            f"argument #{index}: layout {layout} does not fit its type: {error}", function
+        ) from error
+    if stick is None:
+        raise PlanError(
+            f"argument #{index}: layout {layout} splits its sticks across host dims; "
+            "pin a layout whose stick walks one dim",
+            function,
+        )
+    return stick
+
+
+def build_problem(function: func.FuncOp) -> tuple[_Builder, dict[Operation, Rule]]:
+    """The layout problem of `function` and the rule of each op (see the module docstring)."""
+    builder = _Builder()
+    rules: dict[Operation, Rule] = {}
+    for index, argument in enumerate(function.body.block.args):
+        if is_tensor(argument):
+            builder.variable(argument, (_argument_stick(function, index),), None)
+    for op in function.body.block.ops:
+        try:
+            rule = rule_of(op)
+        except RuleError as error:
+            raise PlanError(str(error), error.op) from error
+        rules[op] = rule
+        tensors = [r for r in op.results if is_tensor(r)]
+        for result, domain in zip(tensors, rule.domains, strict=True):
+            builder.variable(result, domain, op)
+        _add_terms(builder, op, rule)
+    return builder, rules
+
+
+def _add_terms(builder: _Builder, op: Operation, rule: Rule) -> None:
+    results = [builder.variables[r] for r in op.results if r in builder.variables]
+    domains = builder.problem.domains
+    if rule.through is not None:
+        source, result = builder.variables[op.operands[0]], results[0]
+        size = float(numel(op.results[0]))
+        table = {
+            (a, r): _view_cost(rule.through(a), r, size)
+            for a, r in itertools.product(domains[source], domains[result])
+        }
+        builder.term(op, (source, result), table)
+        return
+    if rule.shifts:
+        result, size = results[0], float(numel(op.results[0]))
+        builder.term(op, (result,), {(r,): size if r in rule.shifts else 0.0 for r in domains[result]})
+    free = [v for v in results if len(domains[v]) > 1]  # fixed results add nothing to a term
+    fixed = {v: domains[v][0] for v in results if len(domains[v]) == 1}
+    for index, operand in enumerate(op.operands):
+        if operand not in builder.variables:
+            continue
+        source, size = builder.variables[operand], float(numel(operand))
+        table: dict[tuple[int, ...], float] = {}
+        for chosen in itertools.product(*(domains[v] for v in free)):
+            picked = dict(zip(free, chosen, strict=True)) | fixed
+            need = rule.needs(tuple(picked[v] for v in results))[index]
+            for stick in domains[source]:
+                table[(stick, *chosen)] = 0.0 if need is None else need.cost(stick, int(size))
+        builder.term(op, (source, *free), table)
+
+
+def _view_cost(through: int | None, result: int, size: float) -> float:
+    if through is None:
+        return size  # the view cannot re-index the stick: it copies into `result`'s layout
+    return 0.0 if through == result else math.inf
+
+
+def plan_function(
+    function: func.FuncOp, strategy: str = "exact", beam_width: int = 64, state_limit: int = 200_000
+) -> LayoutPlan:
+    """
+    Choose the sticks of every tensor in `function` (see the module docstring).
+
+    `strategy="exact"` solves by dynamic programming and falls back to the beam (reporting a
+    lower bound) if the frontier would exceed `state_limit` states; `"beam"` always uses the
+    beam of `beam_width`. Raises `PlanError` naming the op where no layout is feasible.
+    """
+    builder, rules = build_problem(function)
+    problem = builder.problem
+    solution: layout_search.Solution | None = None
+    if strategy == "exact":
+        try:
+            solution = layout_search.solve_exact(problem, state_limit)
+        except layout_search.TooManyStates:
+            solution = None
+    if solution is None:
+        solution = layout_search.solve_beam(problem, beam_width)
+    if solution.cost == math.inf:
+        raise _infeasible(builder, layout_search.infeasible_term(problem))
+    chosen = dict(zip(builder.variables, solution.assignment, strict=True))
+    plan = LayoutPlan(
+        {v: cast(int, s) for v, s in chosen.items()},
+        solution.cost,
+        solution.lower_bound,
+        solution.exact,
+        "exact" if solution.exact else "beam",
+        solution.states,
+    )
+    plan.layouts = assign_layouts(function, plan.sticks, rules)
+    return plan
+
+
+def _infeasible(builder: _Builder, term: int | None) -> PlanError:
+    if term is None:
+        return PlanError("no layout assignment is feasible")
+    op = builder.term_ops[term]
+    domains = builder.problem.domains
+    parts = []
+    for index, operand in enumerate(op.operands):
+        if operand in builder.variables:
+            options = ", ".join(describe(s) for s in domains[builder.variables[operand]])
+            parts.append(f"operand #{index} can be {options}")
+    results = [builder.variables[r] for r in op.results if r in builder.variables]
+    wanted = ", ".join(describe(s) for v in results for s in domains[v])
+    return PlanError(
+        f"has no feasible layout: {'; '.join(parts)}; its result can be {wanted}. "
+        "A sparse tensor (one element per stick) cannot be restickified to a dense one or back "
+        "(no gather/scatter)",
+        op,
+    )
+
+
+def read_layout(
+    layout: SpyreTensorLayout, value: SSAValue, stick: int, need: Need | None
+) -> tuple[SpyreTensorLayout, int]:
+    """
+    The layout and stick an op reads `value` in: as it is when `need` accepts it, otherwise
+    the restickify target (to `need.target`).
+    """
+    if need is None or need.satisfied_by(stick) or need.target is None:
+        return layout, stick
+    shape = shape_of(value.type)
+    return sticks.restickified_layout(layout, shape, stick, need.target), need.target
+
+
+def assign_layouts(
+    function: func.FuncOp, chosen: dict[SSAValue, int], rules: dict[Operation, Rule]
+) -> dict[SSAValue, SpyreTensorLayout]:
+    """The full layout of every tensor value for the chosen sticks (see the module docstring)."""
+    layouts: dict[SSAValue, SpyreTensorLayout] = {}
+    for index, argument in enumerate(function.body.block.args):
+        if is_tensor(argument):
+            layouts[argument] = argument_layout(function, index)
+    for op in function.body.block.ops:
+        rule = rules[op]
+        results = [r for r in op.results if is_tensor(r)]
+        result_sticks = tuple(chosen[r] for r in results)
+        needs = rule.needs(result_sticks)
+        reads = [
+            read_layout(layouts[v], v, chosen[v], needs[i]) if v in layouts else None
+            for i, v in enumerate(op.operands)
+        ]
+        for result, stick in zip(results, result_sticks, strict=True):
+            layouts[result] = _result_layout(op, rule, result, stick, reads)
+    return layouts
+
+
+def _result_layout(
+    op: Operation,
+    rule: Rule,
+    result: SSAValue,
+    stick: int,
+    reads: Sequence[tuple[SpyreTensorLayout, int] | None],
+) -> SpyreTensorLayout:
+    shape = shape_of(result.type)
+    dtype = device_dtype(result.type)
+    if rule.through is not None:
+        source_layout, source_stick = cast(tuple[SpyreTensorLayout, int], reads[0])
+        if rule.through(source_stick) == stick:
+            seen = _seen_through(op, source_layout, stick)
+            if seen is not None:
+                return seen
+        return sticks.stick_layout(shape, dtype, stick)
+    if not rule.copies:
+        eps = SpyreTensorLayout(shape, dtype).elems_per_stick
+        for operand, read in zip(op.operands, reads, strict=True):
+            if read is None or shape_of(operand.type) != shape or read[1] != stick:
+                continue
+            if read[0].elems_per_stick == eps:
+                return SpyreTensorLayout.from_device(read[0].device_size, read[0].stride_map, dtype)
+    return sticks.stick_layout(shape, dtype, stick)
+
+
+def _seen_through(op: Operation, layout: SpyreTensorLayout, stick: int) -> SpyreTensorLayout | None:
+    """A permute's or reshape's result layout holding the input's device bytes, if any."""
+    source, target = shape_of(op.operands[0].type), shape_of(op.results[0].type)
+    if isinstance(op, st.PermuteOp):
+        seen = sticks.permuted_layout(layout, source, st.ints(op.perm))
+    elif isinstance(op, st.ReshapeOp):
+        seen = sticks.reshaped_layout(layout, target)
+    else:
+        return None
+    if seen is None or sticks.layout_stick(seen, target) != stick:
+        return None
+    return seen
