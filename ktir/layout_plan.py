@@ -22,6 +22,7 @@ through the view where that is a layout, and otherwise the canonical layout of i
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -77,8 +78,14 @@ def encoding_of(value: SSAValue) -> SpyreTensorLayout | None:
     """The `#ktir.tiled` layout a value's type carries, if any."""
     value_type = cast(TensorType[Attribute], value.type)
     if isinstance(value_type.encoding, TiledLayoutAttr):
-        return value_type.encoding.layout_for(value_type.element_type)
+        return _layout_of(value_type.encoding, value_type.element_type)
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _layout_of(encoding: TiledLayoutAttr, element_type: Attribute) -> SpyreTensorLayout:
+    # Attributes are immutable and hashable; decoding one is the costly part of reading IR.
+    return encoding.layout_for(element_type)
 
 
 @dataclass
@@ -89,7 +96,7 @@ class LayoutPlan:
     cost: float
     lower_bound: float
     exact: bool
-    search: str  # "exact" or "beam"
+    search: str  # the search that ran: "exact", or "beam" (asked for, or the exact one was too large)
     states: int
     layouts: dict[SSAValue, SpyreTensorLayout] = field(default_factory=dict[SSAValue, SpyreTensorLayout])
 
@@ -230,7 +237,7 @@ def plan_function(
         solution.cost,
         solution.lower_bound,
         solution.exact,
-        "exact" if solution.exact else "beam",
+        "exact" if strategy == "exact" and solution.exact else "beam",
         solution.states,
     )
     plan.layouts = assign_layouts(function, plan.sticks, rules)

@@ -78,13 +78,13 @@ class PropagateLayoutsPass(ModulePass):
     strategy: str = "exact"
     beam_width: int = 64
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
-            raise op_error(
-                op, f"unknown strategy '{self.strategy}' (expected one of: {', '.join(STRATEGIES)})"
-            )
+            raise ValueError(f"unknown strategy '{self.strategy}' (expected one of: {', '.join(STRATEGIES)})")
         if self.beam_width < 1:
-            raise op_error(op, f"beam-width must be positive, not {self.beam_width}")
+            raise ValueError(f"beam-width must be positive, not {self.beam_width}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in functions_of(op):
             try:
                 plan = plan_function(function, self.strategy, self.beam_width)
@@ -92,7 +92,7 @@ class PropagateLayoutsPass(ModulePass):
                 raise op_error(error.op or function, str(error)) from error
             write_layouts(function, plan)
             function.attributes[PLAN_ATTR] = plan_attribute(plan)
-            if plan.search != self.strategy:
+            if self.strategy == "exact" and plan.search != "exact":
                 emit(
                     function,
                     Severity.REMARK,

@@ -1,0 +1,1 @@
+"""pytest configuration: this directory is on sys.path, so tests import `model_zoo`."""
