@@ -101,7 +101,8 @@ def main() -> None:
     deep, shallow = depths[-1], depths[-2]
     ratio = best[deep] / best[shallow]
     console.print(
-        f"time ratio {deep}/{shallow} layers: {ratio:.2f} (ops ratio {ops[deep] / ops[shallow]:.2f}; target <= 2.2)"
+        f"time ratio {deep}/{shallow} layers: {ratio:.2f} "
+        f"(ops ratio {ops[deep] / ops[shallow]:.2f}; target <= 2.2)"
     )
 
 

@@ -192,7 +192,8 @@ def parse(text: str) -> func.FuncOp:
 
 def test_pinned_argument_layout_changes_the_cost() -> None:
     text = """
-    func.func @f(%a: tensor<128x128xf16>, %x: tensor<128x128xf16> {{ktir.layout = {pin}}}) -> tensor<128x128xf16> {{
+    func.func @f(%a: tensor<128x128xf16>,
+                 %x: tensor<128x128xf16> {{ktir.layout = {pin}}}) -> tensor<128x128xf16> {{
       %t = ktir.permute %a perm [1, 0] : tensor<128x128xf16> -> tensor<128x128xf16>
       %s = ktir.add %t, %x : tensor<128x128xf16>, tensor<128x128xf16> -> tensor<128x128xf16>
       func.return %s : tensor<128x128xf16>

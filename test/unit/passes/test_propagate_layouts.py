@@ -1,0 +1,63 @@
+"""`ktir-propagate-layouts`: options, the recorded plan, written encodings, determinism."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from xdsl.dialects.builtin import ModuleOp, TensorType
+
+import ktir
+from ktir.compile import PipelineError, parse_pipeline
+from ktir.dialects.ktir import TiledLayoutAttr
+from ktir.passes.propagate_layouts import PLAN_ATTR, PropagateLayoutsPass, functions_of
+
+S = 128
+
+
+def imported(fn, *shapes: tuple[int, ...]) -> ModuleOp:
+    return ktir.import_fx(fn, tuple(torch.ones(*s, dtype=torch.float16) for s in shapes))
+
+
+def plan_of(module: ModuleOp) -> dict[str, object]:
+    data = functions_of(module)[0].attributes[PLAN_ATTR].data  # type: ignore[attr-defined]
+    return {key: getattr(value, "value", value).data for key, value in data.items()}
+
+
+def test_every_tensor_gets_a_layout_and_the_plan_is_recorded() -> None:
+    module = imported(lambda x, y: (x.t() @ y).sum(dim=1, keepdim=True), (S, S), (S, S))
+    ktir.run_pipeline(module, "ktir-propagate-layouts")
+    function = functions_of(module)[0]
+    values = [*function.body.block.args, *(r for op in function.body.block.ops for r in op.results)]
+    assert all(
+        isinstance(v.type, TensorType) and isinstance(v.type.encoding, TiledLayoutAttr) for v in values
+    )
+    assert all(isinstance(t.encoding, TiledLayoutAttr) for t in function.function_type.outputs)  # type: ignore[attr-defined]
+    assert plan_of(module) == {"cost": S * S, "lower_bound": S * S, "search": "exact"}
+
+
+def test_options_parse_with_mlir_spelling_and_are_validated() -> None:
+    (beam,) = parse_pipeline("ktir-propagate-layouts{strategy=beam beam-width=8}")
+    assert beam == PropagateLayoutsPass(strategy="beam", beam_width=8)
+    with pytest.raises(PipelineError, match="unknown strategy 'greedy'"):
+        parse_pipeline("ktir-propagate-layouts{strategy=greedy}")
+    with pytest.raises(PipelineError, match="beam-width must be positive"):
+        parse_pipeline("ktir-propagate-layouts{beam-width=0}")
+
+
+def test_beam_reports_a_valid_bound() -> None:
+    fn = lambda a, b, c, d, e: (a + b.t() + c.t() + d.t()) @ e  # noqa: E731
+    beam = imported(fn, *[(S, S)] * 5)
+    ktir.run_pipeline(beam, "ktir-propagate-layouts{strategy=beam beam-width=1}")
+    plan = plan_of(beam)
+    assert plan["search"] == "beam"
+    assert plan["lower_bound"] <= 2 * S * S <= plan["cost"]
+
+
+def test_same_input_same_output() -> None:
+    fn = lambda a, b, c: torch.softmax(a.t() + b, dim=0) @ c  # noqa: E731
+    texts = []
+    for _ in range(2):
+        module = imported(fn, (S, 64), (64, S), (S, 32))
+        ktir.run_pipeline(module, "ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul")
+        texts.append(str(module))
+    assert texts[0] == texts[1]
