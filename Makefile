@@ -28,6 +28,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/layout_bench.py
 	$(BIN)/python bench/import_bench.py
+	$(BIN)/python bench/layout_pass_bench.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

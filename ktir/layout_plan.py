@@ -52,6 +52,11 @@ class PlanError(Exception):
         self.op = op
 
 
+def functions_of(module: Operation) -> list[func.FuncOp]:
+    """The function definitions (not declarations) of a module, in order."""
+    return [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
+
+
 def describe(stick: int | None) -> str:
     """`sparse`, `split` or `dim N`, for messages."""
     if stick is None:

@@ -35,9 +35,9 @@ from ktir.dialects.ktir import TiledLayoutAttr
 from ktir.dialects.ktir_structured import RestickifyOp
 from ktir.layout import SpyreTensorLayout
 from ktir.layout_legality import LayoutViolation, value_stick
-from ktir.layout_plan import encoding_of, is_tensor
+from ktir.layout_plan import encoding_of, functions_of, is_tensor
 from ktir.layout_rules import RuleError, rule_of, shape_of
-from ktir.passes.propagate_layouts import functions_of
+from ktir.passes.verify_layouts import check_layouts_in_debug_mode
 
 
 def insert_restickifies(function: func.FuncOp) -> int:
@@ -87,6 +87,10 @@ class InsertRestickifyPass(ModulePass):
     name = "ktir-insert-restickify"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self._apply(op)
+        check_layouts_in_debug_mode(op)
+
+    def _apply(self, op: ModuleOp) -> None:
         for function in functions_of(op):
             try:
                 insert_restickifies(function)

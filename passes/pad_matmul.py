@@ -36,9 +36,9 @@ from ktir.dialects.ktir import TiledLayoutAttr
 from ktir.dialects.ktir_elementwise import MulOp
 from ktir.dialects.ktir_structured import MatmulBase, PadOp, padded_k
 from ktir.layout import SpyreTensorLayout
-from ktir.layout_plan import device_dtype, encoding_of
+from ktir.layout_plan import device_dtype, encoding_of, functions_of
 from ktir.layout_rules import shape_of
-from ktir.passes.propagate_layouts import functions_of
+from ktir.passes.verify_layouts import check_layouts_in_debug_mode
 
 
 def padded_layout(y: SSAValue, shape: tuple[int, ...]) -> SpyreTensorLayout | None:
@@ -102,6 +102,10 @@ class PadMatmulPass(ModulePass):
     name = "ktir-pad-matmul"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self._apply(op)
+        check_layouts_in_debug_mode(op)
+
+    def _apply(self, op: ModuleOp) -> None:
         for function in functions_of(op):
             for matmul in [o for o in function.body.block.ops if isinstance(o, MatmulBase)]:
                 try:

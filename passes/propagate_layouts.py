@@ -33,17 +33,15 @@ from xdsl.rewriter import Rewriter
 
 from ktir.diagnostics import Severity, emit, op_error
 from ktir.dialects.ktir import TiledLayoutAttr
-from ktir.layout_plan import LayoutPlan, PlanError, plan_function
+from ktir.layout_plan import LayoutPlan, PlanError, functions_of, plan_function
+from ktir.passes.verify_layouts import check_layouts_in_debug_mode
+
+__all__ = ["PLAN_ATTR", "PropagateLayoutsPass", "functions_of", "plan_attribute", "write_layouts"]
 
 PLAN_ATTR = "ktir.layout_plan"
 """Function attribute recording the chosen plan's cost, lower bound and search."""
 
 STRATEGIES = ("exact", "beam")
-
-
-def functions_of(module: ModuleOp) -> list[func.FuncOp]:
-    """The function definitions (not declarations) of a module, in order."""
-    return [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
 
 
 def write_layouts(function: func.FuncOp, plan: LayoutPlan) -> None:
@@ -85,6 +83,10 @@ class PropagateLayoutsPass(ModulePass):
             raise ValueError(f"beam-width must be positive, not {self.beam_width}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self._apply(op)
+        check_layouts_in_debug_mode(op, pending=True)
+
+    def _apply(self, op: ModuleOp) -> None:
         for function in functions_of(op):
             try:
                 plan = plan_function(function, self.strategy, self.beam_width)

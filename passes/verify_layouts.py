@@ -2,10 +2,14 @@
 `ktir-verify-layouts`: fail with located errors if any op's stick rules do not hold
 (`ktir.layout_legality`). Runs after `ktir-insert-restickify` (or, with `pending=true`,
 right after `ktir-propagate-layouts`, accepting edges a restickify would fix).
+
+With the environment variable `KTIR_DEBUG=1`, the layout passes run the same check at their
+end (propagation with `pending`), so a broken invariant is reported by the pass that broke it.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -14,7 +18,7 @@ from xdsl.passes import ModulePass
 
 from ktir.diagnostics import DiagnosticError, op_error
 from ktir.layout_legality import layout_violations
-from ktir.passes.propagate_layouts import functions_of
+from ktir.layout_plan import functions_of
 
 
 def check_layouts(module: ModuleOp, pending: bool = False) -> None:
@@ -26,6 +30,16 @@ def check_layouts(module: ModuleOp, pending: bool = False) -> None:
     ]
     if errors:
         raise DiagnosticError(errors)
+
+
+DEBUG_ENV = "KTIR_DEBUG"
+"""Set to a non-empty value other than 0 to check layouts at the end of every layout pass."""
+
+
+def check_layouts_in_debug_mode(module: ModuleOp, pending: bool = False) -> None:
+    """`check_layouts` when the `KTIR_DEBUG` environment variable is set (tests, debugging)."""
+    if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+        check_layouts(module, pending)
 
 
 @dataclass(frozen=True)

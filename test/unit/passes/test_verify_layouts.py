@@ -56,3 +56,12 @@ def test_untyped_tensors_need_propagation_first() -> None:
     )
     with pytest.raises(DiagnosticError, match=r"has no #ktir\.tiled layout"):
         ktir.run_pipeline(module, "ktir-verify-layouts")
+
+
+def test_debug_mode_checks_at_the_end_of_each_layout_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    ktir.run_pipeline(module_with(COLUMN, ROW), "ktir-pad-matmul")  # no check by default
+    monkeypatch.setenv("KTIR_DEBUG", "1")
+    with pytest.raises(DiagnosticError, match="operand #0 is sticked on dim 0"):
+        ktir.run_pipeline(module_with(COLUMN, ROW), "ktir-pad-matmul")
+    # After propagation alone, restickifiable edges are pending, not errors.
+    ktir.run_pipeline(module_with(COLUMN, ROW), "ktir-propagate-layouts")
