@@ -246,3 +246,22 @@ def test_ops_without_a_rule_are_rejected() -> None:
     """)
     with pytest.raises(PlanError, match="has no layout rule"):
         plan_function(function)
+
+
+def test_exact_on_a_45_op_decoder_block_equals_exhaustive_dynamic_programming() -> None:
+    """
+    Beyond enumeration's reach: the program-order dynamic program with an unbounded beam keeps
+    every distinct state, so it is exhaustive too; variable elimination must agree with it.
+    """
+    from model_zoo import DecoderBlock, pair
+
+    from ktir import layout_search
+
+    model, _ = pair(DecoderBlock)
+    function = functions_of(ktir.import_fx(model, (f16(2, 32, 128), torch.zeros(32, 32).half())))[0]
+    assert sum(1 for _ in function.body.block.ops) >= 41
+    builder, _ = build_problem(function)
+    exhaustive = layout_search.solve_beam(builder.problem, width=10**7)
+    assert exhaustive.exact
+    plan = plan_function(function)
+    assert plan.search == "exact" and plan.cost == exhaustive.cost > 0
