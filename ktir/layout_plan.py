@@ -101,7 +101,7 @@ class LayoutPlan:
     cost: float
     lower_bound: float
     exact: bool
-    search: str  # the search that ran: "exact", or "beam" (asked for, or the exact one was too large)
+    search: str  # the search that ran: "exact", or "beam" (asked for, or exact tables too large)
     states: int
     layouts: dict[SSAValue, SpyreTensorLayout] = field(default_factory=dict[SSAValue, SpyreTensorLayout])
 
@@ -227,9 +227,10 @@ def plan_function(
     builder, rules = build_problem(function)
     problem = builder.problem
     solution: layout_search.Solution | None = None
+    search = "beam"
     if strategy == "exact":
         try:
-            solution = layout_search.solve_exact(problem, state_limit)
+            solution, search = layout_search.solve_exact(problem, state_limit), "exact"
         except layout_search.TooManyStates:
             solution = None
     if solution is None:
@@ -242,7 +243,7 @@ def plan_function(
         solution.cost,
         solution.lower_bound,
         solution.exact,
-        "exact" if strategy == "exact" and solution.exact else "beam",
+        search,
         solution.states,
     )
     plan.layouts = assign_layouts(function, plan.sticks, rules)

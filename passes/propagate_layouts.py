@@ -15,8 +15,9 @@ Operands that the plan reads in another layout keep their own type: `ktir-insert
 materializes those edges. Arguments keep their encoding, a `{ktir.layout = #ktir.tiled<...>}`
 argument attribute, or get the default layout.
 
-Options: `strategy=exact|beam` (exact dynamic programming, falling back to the beam with a
-reported lower bound when the frontier is too large) and `beam-width=64`.
+Options: `strategy=exact|beam` (exact min-sum variable elimination, falling back to the beam
+with a reported lower bound when a table would exceed `max-table-size=200000` entries) and
+`beam-width=64`.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class PropagateLayoutsPass(ModulePass):
 
     strategy: str = "exact"
     beam_width: int = 64
+    max_table_size: int = 200_000
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -89,7 +91,7 @@ class PropagateLayoutsPass(ModulePass):
     def _apply(self, op: ModuleOp) -> None:
         for function in functions_of(op):
             try:
-                plan = plan_function(function, self.strategy, self.beam_width)
+                plan = plan_function(function, self.strategy, self.beam_width, self.max_table_size)
             except PlanError as error:
                 raise op_error(error.op or function, str(error)) from error
             write_layouts(function, plan)

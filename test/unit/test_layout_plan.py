@@ -265,3 +265,11 @@ def test_exact_on_a_45_op_decoder_block_equals_exhaustive_dynamic_programming() 
     assert exhaustive.exact
     plan = plan_function(function)
     assert plan.search == "exact" and plan.cost == exhaustive.cost > 0
+
+
+def test_exact_falls_back_to_beam_with_a_bound_when_tables_grow_too_large() -> None:
+    fn, shapes = WORKED[5][1], WORKED[5][2]
+    function = function_of(fn, *(f16(*s) for s in shapes))
+    fallback = plan_function(function, "exact", beam_width=2, state_limit=1)
+    assert fallback.search == "beam"
+    assert fallback.lower_bound <= 2 * S * S <= fallback.cost

@@ -2,6 +2,7 @@
 // RUN: ktir-opt %s -p ktir-propagate-layouts | filecheck %s --check-prefix=EXACT
 // RUN: ktir-opt %s -p 'ktir-propagate-layouts{strategy=beam beam-width=1}' | filecheck %s --check-prefix=BEAM
 // RUN: ktir-opt %s -p ktir-propagate-layouts,ktir-propagate-layouts | filecheck %s --check-prefix=EXACT
+// RUN: ktir-opt %s -p 'ktir-propagate-layouts{max-table-size=1}' 2>&1 | filecheck %s --check-prefix=FALLBACK
 // RUN: not ktir-opt %s -p 'ktir-propagate-layouts{strategy=greedy}' 2>&1 | filecheck %s --check-prefix=STRATEGY
 // RUN: not ktir-opt %s -p 'ktir-propagate-layouts{beam-width=0}' 2>&1 | filecheck %s --check-prefix=WIDTH
 
@@ -11,6 +12,9 @@
 // EXACT-SAME: ktir.layout_plan = {cost = 32768 : i64, lower_bound = 32768 : i64, search = "exact"}
 // BEAM-LABEL: func.func @majority
 // BEAM-SAME: ktir.layout_plan = {cost = [[COST:[0-9]+]] : i64, lower_bound = [[BOUND:[0-9]+]] : i64, search = "beam"}
+// When an exact table would exceed max-table-size, the beam takes over and a remark says so.
+// FALLBACK: remark: exact layout search too large; beam search found cost 32768, at most {{[0-9]+}} above the optimum
+// FALLBACK: ktir.layout_plan = {cost = 32768 : i64, lower_bound = {{[0-9]+}} : i64, search = "beam"}
 // STRATEGY: ktir-opt: error: invalid pass pipeline 'ktir-propagate-layouts{strategy=greedy}': unknown strategy 'greedy' (expected one of: exact, beam)
 // WIDTH: ktir-opt: error: invalid pass pipeline 'ktir-propagate-layouts{beam-width=0}': beam-width must be positive, not 0
 func.func @majority(%a: tensor<128x128xf16>, %b: tensor<128x128xf16>, %c: tensor<128x128xf16>, %d: tensor<128x128xf16>, %e: tensor<128x128xf16>) -> tensor<128x128xf16> {
