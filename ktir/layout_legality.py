@@ -96,6 +96,9 @@ def _check(op: Operation, pending: bool) -> Iterator[LayoutViolation]:
         need = needs[index]
         if need is None or (stick is not None and need.satisfied_by(stick)):
             continue
+        if stick is None:
+            yield LayoutViolation(op, f"operand #{index} has a split-stick layout, which no op reads")
+            continue
         fixable = stick is not None and stick != sticks.SPARSE and need.target is not None
         if pending and fixable:
             continue

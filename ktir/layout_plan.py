@@ -12,8 +12,8 @@ input's; a view that splits or offsets the stick (`through` gives None) must cop
 own element count. The cost of a plan is therefore the host elements moved by relayouts:
 inserted `ktir.restickify` ops plus copying views.
 
-`plan_function` solves it exactly (`ktir.layout_search.solve_exact`, dynamic programming over
-the program order) or with a beam, and `assign_layouts` turns the chosen sticks into layouts:
+`plan_function` solves it exactly (`ktir.layout_search.solve_exact`, min-sum variable
+elimination) or with a beam, and `assign_layouts` turns the chosen sticks into layouts:
 arguments keep theirs; an operand that needs a restickify is read in the restickify target
 layout (`ktir.sticks.restickified_layout`); a result takes the layout of a same-shape operand
 on the same stick (as the reference copies its input's layout), a view the same bytes seen
@@ -158,14 +158,31 @@ def _argument_stick(function: func.FuncOp, index: int) -> int:
     return stick
 
 
+def check_tensor_type(value_type: Attribute, what: str, op: Operation) -> None:
+    """A tensor that can have a Spyre layout: static, non-empty, with a device format."""
+    tensor = cast(TensorType[Attribute], value_type)
+    shape = tensor.get_shape()
+    if any(n < 0 for n in shape):
+        raise PlanError(f"{what} {tensor} has a dynamic shape; layouts need static shapes", op)
+    if any(n == 0 for n in shape):
+        raise PlanError(f"{what} {tensor} is empty; layouts need non-zero dims", op)
+    if str(tensor.element_type) not in ELEMENT_TYPE_TO_DEVICE_DTYPE:
+        known = ", ".join(ELEMENT_TYPE_TO_DEVICE_DTYPE)
+        raise PlanError(f"{what} {tensor}: {tensor.element_type} has no Spyre device format ({known})", op)
+
+
 def build_problem(function: func.FuncOp) -> tuple[_Builder, dict[Operation, Rule]]:
     """The layout problem of `function` and the rule of each op (see the module docstring)."""
     builder = _Builder()
     rules: dict[Operation, Rule] = {}
     for index, argument in enumerate(function.body.block.args):
         if is_tensor(argument):
+            check_tensor_type(argument.type, f"argument #{index}", function)
             builder.variable(argument, (_argument_stick(function, index),), None)
     for op in function.body.block.ops:
+        for index, result in enumerate(op.results):
+            if is_tensor(result):
+                check_tensor_type(result.type, f"result #{index}", op)
         try:
             rule = rule_of(op)
         except RuleError as error:
@@ -220,9 +237,9 @@ def plan_function(
     """
     Choose the sticks of every tensor in `function` (see the module docstring).
 
-    `strategy="exact"` solves by dynamic programming and falls back to the beam (reporting a
-    lower bound) if the frontier would exceed `state_limit` states; `"beam"` always uses the
-    beam of `beam_width`. Raises `PlanError` naming the op where no layout is feasible.
+    `strategy="exact"` solves by variable elimination and falls back to the beam (reporting a
+    lower bound) if a table would exceed `state_limit` entries; `"beam"` always uses the beam
+    of `beam_width` (and the exact search if the beam pruned away every feasible state). Raises `PlanError` naming the op where no layout is feasible.
     """
     builder, rules = build_problem(function)
     problem = builder.problem
@@ -235,6 +252,15 @@ def plan_function(
             solution = None
     if solution is None:
         solution = layout_search.solve_beam(problem, beam_width)
+    if solution.cost == math.inf and not solution.exact:  # the beam pruned every feasible state
+        try:
+            solution, search = layout_search.solve_exact(problem, state_limit), "exact"
+        except layout_search.TooManyStates:
+            raise PlanError(
+                f"the beam search (width {beam_width}) lost every feasible layout assignment and the "
+                "exact search is too large; use a wider beam-width",
+                function,
+            ) from None
     if solution.cost == math.inf:
         raise _infeasible(builder, layout_search.infeasible_term(problem))
     chosen = dict(zip(builder.variables, solution.assignment, strict=True))
@@ -247,6 +273,10 @@ def plan_function(
         solution.states,
     )
     plan.layouts = assign_layouts(function, plan.sticks, rules)
+    # A permute or reshape whose stick survives but whose input layout cannot be seen through
+    # it (a hand-pinned layout, or dims merged against their device order) copies as well.
+    forced = relayout_elements(function, plan.layouts, rules) - solution.cost
+    plan.cost += forced
     return plan
 
 
@@ -343,3 +373,60 @@ def _seen_through(op: Operation, layout: SpyreTensorLayout, stick: int) -> Spyre
     if seen is None or sticks.layout_stick(seen, target) != stick:
         return None
     return seen
+
+
+def copying_view(op: Operation, rule: Rule, source: SpyreTensorLayout, result: SpyreTensorLayout) -> bool:
+    """
+    Whether a view must copy its input: it splits or offsets the stick, or (permute, reshape)
+    its result layout is not the input's device bytes seen through it.
+    """
+    assert rule.through is not None
+    source_shape, result_shape = shape_of(op.operands[0].type), shape_of(op.results[0].type)
+    stick = sticks.layout_stick(source, source_shape)
+    through = rule.through(stick) if stick is not None else None
+    if through is None or through != sticks.layout_stick(result, result_shape):
+        return True
+    if isinstance(op, (st.PermuteOp, st.ReshapeOp)):
+        return _seen_through(op, source, through) != result
+    return False
+
+
+def relayout_elements(
+    function: func.FuncOp,
+    layouts: dict[SSAValue, SpyreTensorLayout] | None = None,
+    rules: dict[Operation, Rule] | None = None,
+) -> float:
+    """
+    Host elements moved by relayouts in `function` with these layouts (default: the types'
+    encodings): every operand its op reads in another layout (a restickify, inserted or still
+    to insert), every restickify op that changes the stick, every copying view, and the result
+    of every cat or pad that shifts its stick. After `ktir-insert-restickify` this is what the
+    inserted ops and the copies move; it equals the plan's cost.
+    """
+    total = 0.0
+    for op in function.body.block.ops:
+        rule = rules[op] if rules is not None else rule_of(op)
+        layout = {
+            v: (layouts[v] if layouts is not None else encoding_of(v))
+            for v in (*op.operands, *op.results)
+            if is_tensor(v)
+        }
+        stick = {
+            v: sticks.layout_stick(cast(SpyreTensorLayout, known), shape_of(v.type))
+            for v, known in layout.items()
+        }
+        if rule.through is not None:
+            source, result = op.operands[0], op.results[0]
+            if copying_view(
+                op, rule, cast(SpyreTensorLayout, layout[source]), cast(SpyreTensorLayout, layout[result])
+            ):
+                total += numel(result)
+            continue
+        results = tuple(cast(int, stick[r]) for r in op.results if is_tensor(r))
+        if results and results[0] in rule.shifts:
+            total += numel(op.results[0])
+        needs = rule.needs(results)
+        for operand, need in zip(op.operands, needs, strict=True):
+            if need is not None and is_tensor(operand):
+                total += need.cost(cast(int, stick[operand]), numel(operand))
+    return total

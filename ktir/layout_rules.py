@@ -23,7 +23,7 @@ The rules (seed 000, "Per-operation stick and padding constraints"; the referenc
 | cat, pad | any (a stick the op shifts costs a copy) | aligned |
 | copy | any, same density | any |
 | `ktir.full` | any (free) | - |
-| `ktir.cpu_fallback` | the default layout | any |
+| `ktir.cpu_fallback` | any (the host writes it), for free | any |
 
 (*) An operand broadcast along the result stick (missing or size 1 there) must be sparse.
 """
@@ -130,7 +130,7 @@ def pointwise_need(operand: Shape, result_stick: int, result: Shape) -> Need:
     (NumPy right-alignment) must be the operand's stick; if the operand is missing or size 1
     there, each result stick sees one operand element, so the operand must be sparse.
     Example: (64,) + (4, 64) with result stick 1 needs the (64,) operand on dim 0;
-    with result stick 0 it would need a sparse (64,), which a restickify cannot make.
+    with result stick 0 it needs a sparse (64,), one element per stick (a restickify spreads it).
     """
     if math.prod(operand) == 1:
         return ANY
@@ -257,11 +257,6 @@ def _pad(op: st.PadOp) -> Rule:
     return _pointwise(op, shifts=shifted)
 
 
-def _default_stick(value_type: Attribute) -> int:
-    shape = shape_of(value_type)
-    return cast(int, sticks.normalize(len(shape) - 1, shape)) if shape else SPARSE
-
-
 POINTWISE = (ew.UnaryOp, ew.LogicalNotOp, ew.ConvertOp, ew.BinaryOp, ew.PowOp, ew.WhereOp, ew.ClampOp)
 VIEWS = (st.PermuteOp, st.ReshapeOp, st.ExpandOp, st.SliceOp)
 
@@ -290,7 +285,8 @@ def rule_of(op: Operation) -> Rule:
     if isinstance(op, ew.FullOp):
         return Rule((sticks.candidate_sticks(shape_of(op.result.type)),), lambda _chosen: ())
     if isinstance(op, st.CpuFallbackOp):
-        domains = tuple((_default_stick(r.type),) for r in op.outputs)
+        # The host computes the results and the DMA back lays them out: any layout, for free.
+        domains = tuple(sticks.candidate_sticks(shape_of(r.type)) for r in op.outputs)
         return Rule(domains, lambda _chosen: tuple(ANY for _ in op.operands))
     if isinstance(op, func.ReturnOp):
         return Rule((), lambda _chosen: tuple(ANY for _ in op.operands))

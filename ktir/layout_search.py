@@ -296,6 +296,11 @@ def _beam(problem: Problem, width: int) -> tuple[tuple[Hashable, ...], float, bo
     for term in problem.terms:
         buckets[max(term.variables)].append(term)
     last = _last_reference(problem)
+    index_of = [{value: i for i, value in enumerate(domain)} for domain in problem.domains]
+
+    def positions(history: tuple[Hashable, ...]) -> tuple[int, ...]:
+        return tuple(index_of[v][value] for v, value in enumerate(history))
+
     live: tuple[int, ...] = ()
     states: dict[tuple[Hashable, ...], tuple[float, tuple[Hashable, ...]]] = {(): (0.0, ())}
     largest, pruned = 1, False
@@ -318,22 +323,26 @@ def _beam(problem: Problem, width: int) -> tuple[tuple[Hashable, ...], float, bo
         if not next_states:
             return (), INF, pruned, largest
         if len(next_states) > width:
-            ranked = sorted(next_states.items(), key=lambda item: (item[1][0], repr(item[0])))
+            # Ties go to the earliest domain values (the preferred ones), deterministically.
+            ranked = sorted(next_states.items(), key=lambda item: (item[1][0], positions(item[1][1])))
             next_states = dict(ranked[:width])
             pruned = True
         live = tuple(v for v in (*live, index) if last[v] > index)
         states = next_states
         largest = max(largest, len(states))
-    cost, assignment = min(states.values(), key=lambda item: (item[0], repr(item[1])))
+    cost, assignment = min(states.values(), key=lambda item: (item[0], positions(item[1])))
     return assignment, cost, pruned, largest
 
 
 def solve_beam(problem: Problem, width: int = 64, bound_frontier: int = 8) -> Solution:
     """
     The sweep keeping the `width` cheapest states, with a mini-bucket lower bound
-    (`bound_frontier` variables per table); exact when nothing was pruned.
+    (`bound_frontier` variables per table); exact when nothing was pruned. A pruned sweep can
+    lose every feasible state: its cost is then INF with `exact` False (not a proof).
     """
     assignment, cost, pruned, largest = _beam(problem, width)
+    if cost == INF:
+        return Solution((), INF, -INF if pruned else INF, not pruned, largest)
     if not pruned:
         return Solution(assignment, cost, cost, True, largest)
     bound = min(lower_bound(problem, bound_frontier), cost)

@@ -63,11 +63,13 @@ def through_reshape(
 ) -> int | None:
     """
     A row-major reshape keeps the stick on the target dim that holds the same consecutive
-    elements: the dim with the stick's stride, if it is at least a whole stick long (a multiple
-    of the stick) or covers the whole source dim.
+    elements (the dim with the stick's stride) when the sticks stay the same: that dim is the
+    whole source dim, or both are whole numbers of sticks (then no stick is padded, and
+    merging or splitting them moves whole sticks).
 
     Example: stick 1 of (4, 128) -> (4, 2, 64) lands on dim 2; (4, 64) -> (256,) on dim 0;
-    (4, 96) -> (4, 3, 32) splits the stick (None).
+    (4, 96) -> (4, 3, 32) splits the stick and (4, 96) -> (384,) drops the padding of each
+    row's second stick: both None (the view must copy).
     """
     if stick == SPARSE:
         return SPARSE
@@ -80,7 +82,7 @@ def through_reshape(
     for dim, (length, step) in enumerate(zip(target, contiguous_strides(tuple(target)), strict=True)):
         if step != stride or length == 1:
             continue
-        if length % elems_per_stick == 0 or length >= size:
+        if length == size or (length % elems_per_stick == 0 and size % elems_per_stick == 0):
             return dim
         return None
     return None
@@ -248,18 +250,70 @@ def permuted_layout(
 ) -> SpyreTensorLayout | None:
     """
     The layout of `permute(x, perm)` that holds the same device bytes as `x` (layout `stl`,
-    host `shape`), or None when `stl` is not a `dim_order` layout of `shape`.
+    host `shape`), or None when no layout can say it.
 
-    Result dim `i` is input dim `perm[i]`, so the dim order maps through `perm.index`.
+    Result dim `i` is input dim `perm[i]`. A `dim_order` layout maps its dim order through
+    `perm.index`. Any other layout is rewritten device dim by device dim: a device dim that
+    walks several host dims at once (a merged group) is first split, row-major, into one
+    device dim per host dim (the same bytes), then every stride is re-expressed in the
+    result's host strides.
     Example: (256, 128) default (`dim_order=[0, 1]`) transposed is the (128, 256) layout with
-    `dim_order=[1, 0]`: device_size [2, 256, 64] with stride_map [64, 1, 256]... the same
-    [2, 256, 64] bytes as the input, now read with the stick on dim 0.
+    `dim_order=[1, 0]`: device_size [2, 256, 64], stride_map [16384, 1, 256], the same bytes
+    read with the stick on dim 0. The (128, 64) default [1, 128, 64] / [64, 64, 1] read as
+    (4, 32, 64) and permuted by [1, 0, 2] becomes [1, 4, 32, 64] / [-1, 64, 256, 1].
     """
-    order = dim_order_of(stl, tuple(shape))
-    if order is None:
-        return None
     target = [shape[p] for p in perm]
-    return SpyreTensorLayout(target, stl.device_dtype, dim_order=[list(perm).index(d) for d in order])
+    order = dim_order_of(stl, tuple(shape))
+    if order is not None:
+        return SpyreTensorLayout(target, stl.device_dtype, dim_order=[list(perm).index(d) for d in order])
+    try:
+        groups = stl.bind(shape).groups
+    except LayoutError:
+        return None
+    digit_of = {d.device_dim: (group, d) for group in groups for d in group.digits}
+    target_strides = contiguous_strides(tuple(target))
+    where = {d: list(perm).index(d) for d in range(len(shape))}
+    sizes: list[int] = []
+    strides: list[int] = []
+    for j, (size, step) in enumerate(zip(stl.device_size, stl.stride_map, strict=True)):
+        if j not in digit_of:  # synthetic, broadcast or size 1: no host stride to move
+            sizes.append(size)
+            strides.append(step if step <= 0 else -1)
+            continue
+        group, digit = digit_of[j]
+        pieces = _split_digit(group.host_dims, group.host_sizes, digit.unit, digit.size)
+        if pieces is None:
+            return None
+        for dim, piece, unit in pieces:
+            sizes.append(piece)
+            strides.append(unit * target_strides[where[dim]])
+    try:
+        return SpyreTensorLayout.from_device(sizes, strides, stl.device_dtype)
+    except LayoutError:
+        return None
+
+
+def _split_digit(
+    dims: Sequence[int], sizes: Sequence[int], unit: int, size: int
+) -> list[tuple[int, int, int]] | None:
+    """
+    Split a device dim stepping `unit` positions `size` times through a merged group of host
+    `dims` (outer to inner) into `(host dim, size, unit within that dim)` pieces, outer first;
+    None if it does not split at host dim boundaries. Positions past the group are padding and
+    stay with the outermost piece.
+    """
+    pieces: list[tuple[int, int, int]] = []
+    inner = 1
+    top = unit * size
+    for k in reversed(range(len(dims))):
+        outer = inner * sizes[k] if k else max(inner * sizes[k], top)
+        low, high = max(unit, inner), min(top, outer)
+        if low < high:
+            if low % inner or high % low:
+                return None
+            pieces.append((dims[k], high // low, low // inner))
+        inner *= sizes[k]
+    return pieces[::-1]
 
 
 def reshaped_layout(stl: SpyreTensorLayout, target: Sequence[int]) -> SpyreTensorLayout | None:

@@ -53,8 +53,12 @@ def _fix_operands(op: Operation) -> int:
     if rule.through is not None or rule.copies:
         return 0  # views re-index or copy, copies relayout: nothing to insert
     results = [r for r in op.results if is_tensor(r)]
-    chosen = tuple(cast(int, value_stick(r, op, f"result #{i}")) for i, r in enumerate(results))
-    needs = rule.needs(chosen)
+    found = [value_stick(r, op, f"result #{i}") for i, r in enumerate(results)]
+    if None in found:
+        raise LayoutViolation(
+            op, f"result #{found.index(None)} has a split-stick layout, which no op produces"
+        )
+    needs = rule.needs(tuple(cast(int, s) for s in found))
     moved = 0
     for index, operand in enumerate(op.operands):
         need = needs[index]

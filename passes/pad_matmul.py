@@ -63,7 +63,7 @@ def pad_matmul(op: MatmulBase) -> bool:
     k = x_shape[-1]
     element = cast(TensorType[Attribute], op.y.type).element_type
     block = cast(Block, op.parent_block())
-    if k == 1:
+    if k == 1 and y_shape[-2] == 1:
         mul = MulOp(op.x, op.y, op.result.type)
         mul.location = op.location
         block.insert_op_before(mul, op)

@@ -83,6 +83,8 @@ class PropagateLayoutsPass(ModulePass):
             raise ValueError(f"unknown strategy '{self.strategy}' (expected one of: {', '.join(STRATEGIES)})")
         if self.beam_width < 1:
             raise ValueError(f"beam-width must be positive, not {self.beam_width}")
+        if self.max_table_size < 1:
+            raise ValueError(f"max-table-size must be positive, not {self.max_table_size}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self._apply(op)

@@ -17,7 +17,7 @@ from xdsl.ir import Operation, SSAValue
 import ktir
 from ktir.context import make_context
 from ktir.diagnostics import DiagnosticError, parse_module
-from ktir.layout_plan import LayoutPlan, PlanError, build_problem, numel, plan_function
+from ktir.layout_plan import LayoutPlan, PlanError, build_problem, numel, plan_function, relayout_elements
 from ktir.layout_rules import rule_of
 from ktir.passes.propagate_layouts import functions_of
 
@@ -166,6 +166,11 @@ def test_exact_equals_enumeration(
     assert sum(op_cost(op, plan.sticks) for op in function.body.block.ops) == plan.cost
     beam = plan_function(function, "beam", beam_width=1)
     assert beam.lower_bound <= plan.cost <= beam.cost
+    # Materialized, the plan moves exactly its cost: inserted restickifies plus copies.
+    module = function.parent_op()
+    assert module is not None
+    ktir.run_pipeline(module, "ktir-propagate-layouts,ktir-insert-restickify,ktir-verify-layouts")  # type: ignore[arg-type]
+    assert relayout_elements(functions_of(module)[0]) == plan.cost
 
 
 def test_plans_are_deterministic() -> None:

@@ -96,3 +96,14 @@ def test_reshaped_layout_keeps_bytes_or_says_none() -> None:
     layout = SpyreTensorLayout((4, 128), "float16")
     assert reshaped_layout(layout, (4, 2, 64)) == layout
     assert reshaped_layout(SpyreTensorLayout((8, 64), "float16"), (8, 4, 16)) is None  # split sticks
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.permutations([0, 1, 2]))
+def test_permuting_a_merged_layout_splits_its_device_dims(perm: list[int]) -> None:
+    """(128, 64) bytes read as (4, 32, 64): one device dim walks two host dims at once."""
+    layout = SpyreTensorLayout((128, 64), "float16")
+    host = np.arange(128 * 64, dtype=np.float16).reshape(4, 32, 64)
+    seen = permuted_layout(layout, (4, 32, 64), perm)
+    assert seen is not None
+    assert np.array_equal(to_device(np.transpose(host, perm), seen).ravel(), to_device(host, layout).ravel())

@@ -55,6 +55,9 @@ def test_slice(stick: int, dim: int, start: int, step: int, expected: int | None
         (2, (2, 8, 128), (2, 8, 2, 64), 3),
         (0, (8, 2), (16,), None),  # the stick dim is not the innermost of its merged group
         (1, (4, 64), (4, 64), 1),
+        (1, (4, 96), (384,), None),  # each row's second stick is padded: merging moves elements
+        (1, (4, 96), (6, 64), None),
+        (3, (1, 64, 4, 32), (1, 64, 128), None),  # merging 32-wide heads
     ],
 )
 def test_reshape(stick: int, source: tuple, target: tuple, expected: int | None) -> None:

@@ -16,6 +16,7 @@ from model_zoo import MLP, DecoderBlock, pair, tiny_llama_config
 import ktir
 from ktir.dialects.ktir_structured import PadOp, RestickifyOp
 from ktir.frontend.fx import import_program
+from ktir.layout_plan import relayout_elements
 from ktir.passes.propagate_layouts import PLAN_ATTR, functions_of
 from ktir.reference import run
 
@@ -35,6 +36,7 @@ def check_unchanged(model: torch.nn.Module, args: tuple, kwargs: dict | None = N
         assert old.dtype == new.dtype and np.array_equal(old, new, equal_nan=True)
     function = functions_of(program.module)[0]
     ops = list(function.body.block.ops)
+    assert relayout_elements(function) == function.attributes[PLAN_ATTR].data["cost"].value.data  # type: ignore[attr-defined]
     return {
         "cost": function.attributes[PLAN_ATTR].data["cost"].value.data,  # type: ignore[attr-defined]
         "restickified": sum(

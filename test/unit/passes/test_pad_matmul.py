@@ -55,3 +55,17 @@ def test_whole_stick_k_is_untouched_and_the_pass_is_idempotent() -> None:
     ktir.run_pipeline(ragged.module, "ktir-pad-matmul")
     assert str(ragged.module) == padded and padded.count("ktir.pad") == 1
     assert any(isinstance(op, MatmulOp) for op in functions_of(ragged.module)[0].body.block.ops)
+
+
+def test_k_of_one_with_an_already_padded_y_stays_a_matmul() -> None:
+    from ktir.context import make_context
+    from ktir.diagnostics import parse_module
+
+    module = parse_module(
+        make_context(),
+        "func.func @f(%x: tensor<16x1xf16>, %y: tensor<64x32xf16>) -> tensor<16x32xf16> {\n"
+        "  %r = ktir.matmul %x, %y : tensor<16x1xf16>, tensor<64x32xf16> -> tensor<16x32xf16>\n"
+        "  func.return %r : tensor<16x32xf16>\n}\n",
+    )
+    ktir.run_pipeline(module, "ktir-pad-matmul")
+    assert "ktir.matmul" in str(module) and "ktir.mul" not in str(module)

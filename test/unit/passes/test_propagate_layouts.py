@@ -61,3 +61,44 @@ def test_same_input_same_output() -> None:
         ktir.run_pipeline(module, "ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul")
         texts.append(str(module))
     assert texts[0] == texts[1]
+
+
+COPY_EXP_MATMUL = """
+func.func @f(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  %c = ktir.copy %x : tensor<64x64xf16> -> tensor<64x64xf16>
+  %e = ktir.exp %c : tensor<64x64xf16> -> tensor<64x64xf16>
+  %m = ktir.matmul %e, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+  func.return %m : tensor<64x64xf16>
+}
+"""
+
+
+def test_a_narrow_beam_prefers_default_sticks_and_never_declares_a_feasible_graph_infeasible() -> None:
+    from ktir.context import make_context
+    from ktir.diagnostics import parse_module
+
+    module = parse_module(make_context(), COPY_EXP_MATMUL)
+    ktir.run_pipeline(module, "ktir-propagate-layouts{strategy=beam beam-width=1},ktir-insert-restickify")
+    assert plan_of(module)["cost"] == 0
+    assert "stride_map = [1, -1" not in str(module)  # nothing made sparse on a tie
+
+
+def test_cpu_fallback_results_take_whatever_layout_their_consumers_want() -> None:
+    from ktir.context import make_context
+    from ktir.diagnostics import parse_module
+
+    module = parse_module(
+        make_context(),
+        """
+func.func @f(%i: tensor<64x1xi64>, %w: tensor<64x32xf16>) -> tensor<1x32xf16> {
+  %c = ktir.cpu_fallback "aten::cumsum.default"(%i) {args = [#ktir.operand<0>, 0 : i64]}
+      : (tensor<64x1xi64>) -> tensor<64x1xi64>
+  %h = ktir.convert %c : tensor<64x1xi64> -> tensor<64x1xf16>
+  %t = ktir.permute %h perm [1, 0] : tensor<64x1xf16> -> tensor<1x64xf16>
+  %m = ktir.matmul %t, %w : tensor<1x64xf16>, tensor<64x32xf16> -> tensor<1x32xf16>
+  func.return %m : tensor<1x32xf16>
+}
+""",
+    )
+    ktir.run_pipeline(module, "ktir-propagate-layouts,ktir-insert-restickify,ktir-verify-layouts")
+    assert plan_of(module)["cost"] == 0  # the host writes the cumsum sticked on dim 0

@@ -22,3 +22,25 @@ func.func @foreign(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @split_pin(%x: tensor<8x4x16xf16> {ktir.layout = #ktir.tiled<device_size = [8, 64], stride_map = [64, 1]>}) -> tensor<8x4x16xf16> {
   func.return %x : tensor<8x4x16xf16>
 }
+
+// -----
+
+// expected-error @+1 {{argument #0 tensor<4x64xf64>: f64 has no Spyre device format}}
+func.func @f64(%x: tensor<4x64xf64>) -> tensor<4x64xf64> {
+  func.return %x : tensor<4x64xf64>
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 tensor<?x64xf16> has a dynamic shape; layouts need static shapes}}
+func.func @dynamic(%x: tensor<?x64xf16>) -> tensor<?x64xf16> {
+  func.return %x : tensor<?x64xf16>
+}
+
+// -----
+
+func.func @empty_result(%x: tensor<4x64xf16>) -> tensor<0x64xf16> {
+  // expected-error @+1 {{result #0 tensor<0x64xf16> is empty; layouts need non-zero dims}}
+  %s = ktir.slice %x dim 0 start 2 end 2 step 1 : tensor<4x64xf16> -> tensor<0x64xf16>
+  func.return %s : tensor<0x64xf16>
+}
