@@ -239,7 +239,8 @@ def plan_function(
 
     `strategy="exact"` solves by variable elimination and falls back to the beam (reporting a
     lower bound) if a table would exceed `state_limit` entries; `"beam"` always uses the beam
-    of `beam_width` (and the exact search if the beam pruned away every feasible state). Raises `PlanError` naming the op where no layout is feasible.
+    of `beam_width` (and the exact search if the beam pruned away every feasible state).
+    Raises `PlanError` naming the op where no layout is feasible.
     """
     builder, rules = build_problem(function)
     problem = builder.problem
