@@ -19,32 +19,21 @@ import time
 import warnings
 
 import torch
+from import_bench import HIDDEN, SEQ, build_model  # bench/ is on sys.path when run as a script
 from rich.console import Console
 from rich.table import Table
-from transformers import LlamaConfig, LlamaForCausalLM
 from xdsl.dialects.builtin import ModuleOp
 
 from ktir.compile import run_pipeline
 from ktir.frontend.fx import export_program, import_exported
 from ktir.passes.propagate_layouts import PLAN_ATTR, functions_of
 
-HIDDEN, INTERMEDIATE, HEADS, VOCAB, SEQ = 4096, 11008, 32, 32000, 128
 PIPELINE = "ktir-propagate-layouts,ktir-insert-restickify"
 
 
 def decoder_module(layers: int) -> ModuleOp:
-    """Graph-level ktir of a Llama-shaped decoder with `layers` layers."""
-    config = LlamaConfig(
-        hidden_size=HIDDEN,
-        intermediate_size=INTERMEDIATE,
-        num_attention_heads=HEADS,
-        num_key_value_heads=HEADS,
-        num_hidden_layers=layers,
-        vocab_size=VOCAB,
-        max_position_embeddings=2048,
-    )
-    with torch.device("meta"):
-        model = LlamaForCausalLM(config).to(torch.float16).eval()
+    """Graph-level ktir of a Llama-shaped decoder with `layers` layers (the import benchmark's model)."""
+    model = build_model(layers)
     ids = torch.zeros((1, SEQ), dtype=torch.int64, device="meta")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # torch 2.13 pytree internals
