@@ -99,8 +99,7 @@ class LayoutPlan:
 
     sticks: dict[SSAValue, int]
     cost: float
-    lower_bound: float
-    exact: bool
+    lower_bound: float  # equal to `cost` when the search proved it minimal
     search: str  # the search that ran: "exact", or "beam" (asked for, or exact tables too large)
     states: int
     layouts: dict[SSAValue, SpyreTensorLayout] = field(default_factory=dict[SSAValue, SpyreTensorLayout])
@@ -269,7 +268,6 @@ def plan_function(
         {v: cast(int, s) for v, s in chosen.items()},
         solution.cost,
         solution.lower_bound,
-        solution.exact,
         search,
         solution.states,
     )

@@ -19,7 +19,6 @@ idempotent: a second run finds every operand readable.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import cast
 
@@ -40,18 +39,16 @@ from ktir.layout_rules import RuleError, rule_of, shape_of
 from ktir.passes.verify_layouts import check_layouts_in_debug_mode
 
 
-def insert_restickifies(function: func.FuncOp) -> int:
-    """Insert the restickifies `function` needs; returns how many host elements they move."""
-    moved = 0
+def insert_restickifies(function: func.FuncOp) -> None:
+    """Insert the restickifies `function` needs (what they move: `layout_plan.relayout_elements`)."""
     for op in list(function.body.block.ops):
-        moved += _fix_operands(op)
-    return moved
+        _fix_operands(op)
 
 
-def _fix_operands(op: Operation) -> int:
+def _fix_operands(op: Operation) -> None:
     rule = rule_of(op)
     if rule.through is not None or rule.copies:
-        return 0  # views re-index or copy, copies relayout: nothing to insert
+        return  # views re-index or copy, copies relayout: nothing to insert
     results = [r for r in op.results if is_tensor(r)]
     found = [value_stick(r, op, f"result #{i}") for i, r in enumerate(results)]
     if None in found:
@@ -59,7 +56,6 @@ def _fix_operands(op: Operation) -> int:
             op, f"result #{found.index(None)} has a split-stick layout, which no op produces"
         )
     needs = rule.needs(tuple(cast(int, s) for s in found))
-    moved = 0
     for index, operand in enumerate(op.operands):
         need = needs[index]
         if need is None or not is_tensor(operand):
@@ -80,8 +76,6 @@ def _fix_operands(op: Operation) -> int:
         restickify.location = op.location
         cast(Block, op.parent_block()).insert_op_before(restickify, op)
         op.operands = (*op.operands[:index], restickify.results[0], *op.operands[index + 1 :])
-        moved += math.prod(shape)
-    return moved
 
 
 @dataclass(frozen=True)
@@ -91,12 +85,9 @@ class InsertRestickifyPass(ModulePass):
     name = "ktir-insert-restickify"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        self._apply(op)
-        check_layouts_in_debug_mode(op)
-
-    def _apply(self, op: ModuleOp) -> None:
         for function in functions_of(op):
             try:
                 insert_restickifies(function)
             except (LayoutViolation, RuleError) as error:
                 raise op_error(error.op, str(error)) from error
+        check_layouts_in_debug_mode(op)

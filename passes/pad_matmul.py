@@ -102,13 +102,10 @@ class PadMatmulPass(ModulePass):
     name = "ktir-pad-matmul"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        self._apply(op)
-        check_layouts_in_debug_mode(op)
-
-    def _apply(self, op: ModuleOp) -> None:
         for function in functions_of(op):
             for matmul in [o for o in function.body.block.ops if isinstance(o, MatmulBase)]:
                 try:
                     pad_matmul(matmul)
                 except ValueError as error:
                     raise op_error(matmul, str(error)) from error
+        check_layouts_in_debug_mode(op)

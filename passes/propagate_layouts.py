@@ -87,10 +87,6 @@ class PropagateLayoutsPass(ModulePass):
             raise ValueError(f"max-table-size must be positive, not {self.max_table_size}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        self._apply(op)
-        check_layouts_in_debug_mode(op, pending=True)
-
-    def _apply(self, op: ModuleOp) -> None:
         for function in functions_of(op):
             try:
                 plan = plan_function(function, self.strategy, self.beam_width, self.max_table_size)
@@ -105,3 +101,4 @@ class PropagateLayoutsPass(ModulePass):
                     f"exact layout search too large; beam search found cost {int(plan.cost)}, "
                     f"at most {int(plan.cost - plan.lower_bound)} above the optimum",
                 )
+        check_layouts_in_debug_mode(op, pending=True)
