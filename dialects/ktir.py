@@ -30,6 +30,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from ktir.dialects.ktir_core import CORE_ATTRIBUTES, CORE_OPS
 from ktir.dialects.ktir_elementwise import ELEMENTWISE_OPS
 from ktir.dialects.ktir_structured import STRUCTURED_ATTRIBUTES, STRUCTURED_OPS
 from ktir.layout import (
@@ -220,7 +221,7 @@ def verify_tiled_tensor(tensor: TensorType[Attribute]) -> None:
 
 Ktir = Dialect(
     "ktir",
-    [*ELEMENTWISE_OPS, *STRUCTURED_OPS],
-    [TiledLayoutAttr, *STRUCTURED_ATTRIBUTES],
+    [*ELEMENTWISE_OPS, *STRUCTURED_OPS, *CORE_OPS],
+    [TiledLayoutAttr, *STRUCTURED_ATTRIBUTES, *CORE_ATTRIBUTES],
 )
-"""The `ktir` dialect: the `#ktir.tiled` encoding and the graph-level ops."""
+"""The `ktir` dialect: the `#ktir.tiled` encoding, the graph-level ops and the core-level ops."""

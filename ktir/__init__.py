@@ -10,7 +10,7 @@ from typing import Any
 
 from ktir.layout import SpyreTensorLayout, to_device, to_host
 
-__all__ = ["SpyreTensorLayout", "import_fx", "run_pipeline", "to_device", "to_host"]
+__all__ = ["SpyreTensorLayout", "compile", "import_fx", "run_pipeline", "to_device", "to_host"]
 __version__ = "0.1.0"
 
 
@@ -27,3 +27,14 @@ def run_pipeline(module: Any, spec: str) -> Any:
     from ktir.compile import run_pipeline as _run_pipeline
 
     return _run_pipeline(module, spec)
+
+
+
+def __getattr__(name: str) -> Any:
+    # `ktir.compile` is both the pipeline module and, being callable, the compile function
+    # ARCHITECTURE.md promises: `ktir.compile(model, example_args, cores=32)`.
+    if name == "compile":
+        import importlib
+
+        return importlib.import_module("ktir.compile")
+    raise AttributeError(f"module 'ktir' has no attribute '{name}'")

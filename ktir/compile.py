@@ -14,8 +14,12 @@ encodings), so a pass that breaks the IR is named in the error.
 
 from __future__ import annotations
 
+import sys
+import types
 from collections.abc import Callable
+from typing import Any
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
@@ -81,3 +85,57 @@ def run_pipeline(module: ModuleOp, spec: str, *, ctx: Context | None = None, ver
                 error.message += f" (after pass '{module_pass.name}')"
             raise DiagnosticError(errors)
     return module
+
+
+class Program:
+    """
+    A compiled model: core-level ktir for every op, runnable on NumPy inputs.
+
+    `program(*args)` runs the cores' programs functionally (`ktir.core_executor`) and returns
+    torch tensors; `program.module` is the core-level IR.
+    """
+
+    def __init__(self, module: ModuleOp, imported: Any) -> None:
+        self.module = module
+        self.imported = imported
+
+    def __call__(self, *args: Any) -> list[Any]:
+        import torch
+
+        from ktir.core_executor import run
+
+        outputs = run(self.module, self.imported.arguments(*args))
+        return [torch.from_numpy(np.ascontiguousarray(o)) for o in outputs]
+
+
+def compile(
+    model_or_fn: Any,
+    example_args: Any,
+    example_kwargs: Any = None,
+    *,
+    cores: int = 32,
+    policy: str = "default",
+) -> Program:
+    """
+    Import a PyTorch model and lower it to core-level ktir over `cores` cores.
+
+    ```python
+    prog = ktir.compile(model, (x,), cores=32)
+    y, = prog(x)
+    ```
+    """
+    from ktir.frontend.fx import import_program
+
+    imported = import_program(model_or_fn, tuple(example_args), example_kwargs or {})
+    run_pipeline(imported.module, f"ktir-compile{{cores={cores} policy={policy}}}")
+    return Program(imported.module, imported)
+
+
+class _CallableModule(types.ModuleType):
+    """Lets `ktir.compile(model, args)` call `compile` although `ktir.compile` is this module."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Program:
+        return compile(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

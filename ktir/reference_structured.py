@@ -31,11 +31,14 @@ implements = STRUCTURED.register
 
 @implements(st.MatmulOp, st.BmmOp)
 def _matmul(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
-    # fp16 operands are widened exactly to fp32, so the product accumulates in fp32. A y padded
-    # along K (`ktir-pad-matmul`) contributes only its first K rows, as on the hardware.
+    # The products of fp16 or fp32 operands are exact in float64 and so, for any realistic K,
+    # is their sum: the result is the exact dot product rounded once to the element type. That
+    # makes it independent of the summation order, so a matmul cut into tiles along M, N or K
+    # (`ktir-lower-to-cores`) gives the same bits as the whole one, whatever BLAS does inside.
+    # A y padded along K (`ktir-pad-matmul`) contributes only its first K rows, as on the hardware.
     x, y = args
     k = x.shape[-1]
-    return [store(np.matmul(widen(x), widen(y[..., :k, :])), result_element(op))]
+    return [store(np.matmul(x.astype(np.float64), y[..., :k, :].astype(np.float64)), result_element(op))]
 
 
 def _reduction_axes(op: st.ReductionOp) -> tuple[tuple[int, ...], bool]:

@@ -59,6 +59,24 @@ class Target:
     """Not published; 1.5 GHz is consistent with the fp16 peak."""
     fp16_peak_flops: float = 98.304e12
 
+    # The reference's matmul work-division cost model (spyre-compiler-algorithms.md §4.4);
+    # tuning knobs that upstream retunes often.
+    pt_target_passes: int = 8
+    """PT passes (of `pe_rows` rows each) per core that keep the PE pipeline full."""
+    psum_us_per_element: float = 1.4e-4
+    """Microseconds per output element per K-split ring-reduction hop."""
+    broadcast_cohort: int = 8
+    """Cores that share one broadcast read before it contends for bandwidth."""
+    batch_split_exponent: float = 1.4
+    """Batch-split cost grows like `b ** batch_split_exponent` (fit to bmm sweeps)."""
+    pt_underfill_penalty_us: float = 50.0
+    """Tie-break weight when a core's M under-fills the PE array."""
+
+    @property
+    def peak_macs_per_us_per_core(self) -> float:
+        """fp16 multiply-accumulates per microsecond per core: 1.536e6 for Spyre."""
+        return self.fp16_peak_flops / 2 / self.cores / 1e6
+
     @property
     def lx_usable_bytes(self) -> int:
         """Scratchpad bytes the compiler may plan: 1,677,721 for Spyre."""

@@ -24,22 +24,12 @@ tiles of K x 8192 rows x 128 B), so K is split in 2; then M takes the 16 cores l
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from ktir import sticks
-from ktir.layout import SpyreTensorLayout
-from ktir.target import SPYRE
-
-
-@dataclass(frozen=True)
-class Access:
-    """A tensor an op touches: its layout and shape, and the iteration dim of each host dim."""
-
-    layout: SpyreTensorLayout
-    shape: tuple[int, ...]
-    dims: tuple[str | None, ...]  # None: a broadcast (size-1) host dim
+from ktir.target import SPYRE, Target
+from ktir.tiling import Access, granules
 
 
 def divisors(n: int) -> list[int]:
@@ -52,20 +42,14 @@ def core_split(size: int, cores: int) -> int:
     return max(d for d in divisors(size) if d <= max(cores, 1))
 
 
-def adjusted_sizes(sizes: dict[str, int], accesses: Sequence[Access]) -> dict[str, int]:
+def adjusted_sizes(
+    sizes: dict[str, int], accesses: Sequence[Access], whole: frozenset[str] = frozenset()
+) -> dict[str, int]:
     """
-    Iteration sizes with stick dims counted in sticks (the largest stick among the tensors
-    that share the dim): (256, 128, 512) fp32 sticked on the last dim gives {d2: 16}.
+    Iteration sizes in cuttable units (`ktir.tiling.granules`): stick dims count sticks, dims
+    in `whole` count 1. Example: (256, 128, 512) fp32 sticked on the last dim gives {d2: 16}.
     """
-    adjusted = dict(sizes)
-    for access in accesses:
-        stick = sticks.layout_stick(access.layout, access.shape)
-        if stick is None or stick == sticks.SPARSE or access.dims[stick] is None:
-            continue
-        name = access.dims[stick]
-        eps = access.layout.elems_per_stick
-        adjusted[name] = min(adjusted[name], -(-sizes[name] // eps))
-    return adjusted
+    return granules(sizes, accesses, whole)
 
 
 def _device_dims(access: Access) -> list[tuple[int, str | None]]:
@@ -128,26 +112,43 @@ def span_reduction(
     return {d: s for d, s in splits.items() if s > 1}
 
 
-def divide(
-    sizes: dict[str, int],
-    reduction: Sequence[str],
-    inputs: Sequence[Access],
-    output: Access,
-    cores: int = SPYRE.cores,
-    limit: int = SPYRE.core_address_span,
+class HintError(ValueError):
+    """A `work_division_hint` that breaks one of the reference's rules."""
+
+
+def check_hint(
+    hint: dict[str, int], adjusted: dict[str, int], reduction: Sequence[str], cores: int
 ) -> dict[str, int]:
     """
-    Slices per iteration dim for one op (every dim of `sizes`, in its order; 1 = not split).
-
-    `sizes` maps iteration dims to their sizes (output dims first), `reduction` names the
-    reduced ones. Example: `abs` on a (256, 128, 512) fp32 tensor over 32 cores gives
-    `{d0: 32, d1: 1, d2: 1}`; over 16 cores d0 is 16.
+    Validate a user hint like the reference: every value a positive integer naming a known
+    dim, product <= cores, each split dividing the dim's cuttable size, at most one reduction
+    dim split. Returns the full split (1 for unnamed dims); raises `HintError`.
     """
-    if not 1 <= cores <= SPYRE.cores:
-        raise ValueError(f"invalid core count {cores} (1..{SPYRE.cores})")
-    accesses = [*inputs, output]
-    adjusted = adjusted_sizes(sizes, accesses)
-    committed = span_reduction(accesses, adjusted, set(reduction), cores, limit)
+    for name, split in hint.items():
+        if name not in adjusted:
+            raise HintError(f"hint names '{name}', which is not one of the dims {list(adjusted)}")
+        if split < 1:
+            raise HintError(f"hint {name} = {split} must be a positive integer")
+        if adjusted[name] % split:
+            raise HintError(
+                f"hint {name} = {split} does not divide the dim's {adjusted[name]} cuttable unit(s)"
+                + (" (it must stay whole on a core)" if adjusted[name] == 1 else "")
+            )
+    if (used := math.prod(hint.values())) > cores:
+        raise HintError(f"hint uses {used} cores, more than the {cores} available")
+    if len(split := [d for d in hint if d in reduction and hint[d] > 1]) > 1:
+        raise HintError(f"hint splits more than one reduction dim: {split}")
+    return {name: hint.get(name, 1) for name in adjusted}
+
+
+def _default(
+    sizes: dict[str, int],
+    adjusted: dict[str, int],
+    committed: dict[str, int],
+    reduction: Sequence[str],
+    output: Access,
+    cores: int,
+) -> dict[str, int]:
     outputs = {dim for size, dim in _device_dims(output) if dim is not None and size > 1}
     output_dims = sorted(
         (d for d in sizes if d in outputs and d not in committed), key=lambda d: -adjusted[d]
@@ -166,6 +167,99 @@ def divide(
         dim = max(reduction_dims, key=lambda d: core_split(adjusted[d], left))
         splits[dim] = core_split(adjusted[dim], left)
     return {dim: splits.get(dim, 1) for dim in sizes}
+
+
+def matmul_cost_us(
+    sizes: dict[str, int], splits: dict[str, int], element_bytes: int, target: Target = SPYRE
+) -> float:
+    """
+    The reference's matmul split cost in microseconds (spyre-compiler-algorithms.md §4.4):
+    `(compute + hbm + psum + m_tiebreak) * b ** 1.4`, every constant from `target`.
+
+    Example: M = 256, N = K = 4096 fp16 over {m: 4, n: 8, k: 1} costs 271.7 µs: compute
+    87.4 µs (64 rows per core fill the PE array) and HBM traffic 184.3 µs.
+    """
+    batch = math.prod(v for d, v in sizes.items() if d.startswith("b"))
+    b = math.prod(v for d, v in splits.items() if d.startswith("b"))
+    m_size, n_size, k_size = sizes["m"], sizes["n"], sizes["k"]
+    m, n, k = splits.get("m", 1), splits.get("n", 1), splits.get("k", 1)
+    used = math.prod(splits.values())
+    if used == 0 or used > target.cores:
+        return math.inf
+    rows = target.pe_rows
+    passes = max(1.0, (m_size / m) / rows)
+    efficiency = min(1.0, math.sqrt(passes / target.pt_target_passes))
+    macs = batch * m_size * n_size * k_size
+    compute = (macs / used) / (target.peak_macs_per_us_per_core * efficiency)
+    traffic = (batch * m_size * k_size + batch * k_size * n_size + batch * m_size * n_size) * element_bytes
+    hbm = traffic / (target.device_memory_bandwidth / 1e6) * max(1.0, max(m, n) / target.broadcast_cohort)
+    psum = max(0, k - 1) * batch * m_size * n_size * target.psum_us_per_element
+    tiebreak = (
+        math.log2(target.pt_target_passes / passes) * target.pt_underfill_penalty_us
+        if passes < target.pt_target_passes
+        else 0.0
+    )
+    return (compute + hbm + psum + tiebreak) * b**target.batch_split_exponent
+
+
+def _cheapest_matmul(
+    sizes: dict[str, int],
+    adjusted: dict[str, int],
+    element_bytes: int,
+    cores: int,
+    at_least: int,
+    target: Target,
+) -> dict[str, int]:
+    names = list(sizes)
+    best: tuple[float, tuple[int, ...]] | None = None
+    for choice in itertools.product(*(divisors(adjusted[d]) for d in names)):
+        used = math.prod(choice)
+        if used > cores or used < at_least:
+            continue
+        cost = matmul_cost_us(sizes, dict(zip(names, choice, strict=True)), element_bytes, target)
+        if best is None or cost < best[0]:
+            best = (cost, choice)
+    assert best is not None  # the default split itself is a candidate
+    return dict(zip(names, best[1], strict=True))
+
+
+def divide(
+    sizes: dict[str, int],
+    reduction: Sequence[str],
+    inputs: Sequence[Access],
+    output: Access,
+    cores: int = SPYRE.cores,
+    limit: int = SPYRE.core_address_span,
+    *,
+    whole: frozenset[str] = frozenset(),
+    hint: dict[str, int] | None = None,
+    policy: str = "default",
+    target: Target = SPYRE,
+) -> dict[str, int]:
+    """
+    Slices per iteration dim for one op (every dim of `sizes`, in its order; 1 = not split).
+
+    `sizes` maps iteration dims to their sizes (output dims first), `reduction` names the
+    reduced ones, `whole` those a core must see whole. A valid `hint` is taken as given;
+    `policy="cost"` picks a matmul's split with `matmul_cost_us` (never on fewer cores than
+    the default, and not when span reduction already committed a split). Example: `abs` on a
+    (256, 128, 512) fp32 tensor over 32 cores gives `{d0: 32, d1: 1, d2: 1}`; over 16, d0 is 16.
+    """
+    if not 1 <= cores <= target.cores:
+        raise ValueError(f"invalid core count {cores} (1..{target.cores})")
+    if policy not in ("default", "cost"):
+        raise ValueError(f"unknown work division policy '{policy}' (default, cost)")
+    accesses = [*inputs, output]
+    adjusted = adjusted_sizes(sizes, accesses, whole)
+    if hint:
+        return check_hint(hint, adjusted, reduction, cores)
+    committed = span_reduction(accesses, adjusted, set(reduction), cores, limit)
+    splits = _default(sizes, adjusted, committed, reduction, output, cores)
+    if policy == "cost" and not committed and {"m", "n", "k"} <= set(sizes):
+        at_least = math.prod(splits.values())
+        element_bytes = output.layout.device_dtype.element_bytes
+        splits = _cheapest_matmul(sizes, adjusted, element_bytes, cores, at_least, target)
+    return splits
 
 
 def core_slices(splits: dict[str, int], fastest: str | None = None) -> list[dict[str, int]]:

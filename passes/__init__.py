@@ -34,6 +34,36 @@ def _verify_layouts() -> type[ModulePass]:
     return VerifyLayoutsPass
 
 
+def _divide_work() -> type[ModulePass]:
+    from ktir.passes.divide_work import DivideWorkPass
+
+    return DivideWorkPass
+
+
+def _plan_scratchpad() -> type[ModulePass]:
+    from ktir.passes.plan_scratchpad import PlanScratchpadPass
+
+    return PlanScratchpadPass
+
+
+def _lower_to_cores() -> type[ModulePass]:
+    from ktir.passes.lower_to_cores import LowerToCoresPass
+
+    return LowerToCoresPass
+
+
+def _emit_superdsc() -> type[ModulePass]:
+    from ktir.passes.emit_superdsc import EmitSuperDscPass
+
+    return EmitSuperDscPass
+
+
+def _compile() -> type[ModulePass]:
+    from ktir.passes.compile import CompilePass
+
+    return CompilePass
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Pass name -> import thunk for every ktir pass."""
     return {
@@ -41,4 +71,9 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "ktir-insert-restickify": _insert_restickify,
         "ktir-pad-matmul": _pad_matmul,
         "ktir-verify-layouts": _verify_layouts,
+        "ktir-divide-work": _divide_work,
+        "ktir-plan-scratchpad": _plan_scratchpad,
+        "ktir-lower-to-cores": _lower_to_cores,
+        "ktir-emit-superdsc": _emit_superdsc,
+        "ktir-compile": _compile,
     }

@@ -1,0 +1,439 @@
+"""
+Core-level ktir: the program each Spyre core runs for one graph op (a *kernel*).
+
+A `ktir.kernel` replaces one graph-level op. Its region is the single program every core of
+its grid runs (SPMD); `ktir.core_id` tells a core which slice of the work it owns. The
+kernel's `tiles` say where each tensor's tile lies on every core and in every chunk: the
+region's block arguments are the kernel's input and result tensors in device memory (HBM),
+and DMA ops name a tile by its index.
+
+```mlir
+%y = ktir.kernel "ktir.abs" cores 2 chunks 1 work_division {d0 = 2 : i64, d1 = 1 : i64}
+     tiles [#ktir.tile<extent = [1, 2, 64], starts = [[0, 0, 0], [0, 2, 0]], chunk_starts = [[0, 0, 0]]>,
+            #ktir.tile<...>] (%x) : (tensor<4x64xf16, #L>) -> tensor<4x64xf16, #L> {
+^bb0(%in: tensor<4x64xf16, #L>, %out: tensor<4x64xf16, #L>):
+  %core = ktir.core_id : index
+  %a = ktir.lx_alloc address 0 : memref<1x1x2x64xf16, "lx">
+  ktir.dma_load %in -> %a [%core, %chunk, %slot] tile 0 : ...
+  ktir.compute "sfu" ...                                  // the payload: ktir.abs on the tile
+  ktir.dma_store %b -> %out [%core, %chunk, %slot] tile 1 : ...
+  ktir.yield
+}
+```
+
+A tile is a box of device positions (`ktir.tiling`): `extent` per device dim, the same on every
+core, starting at `starts[core] + chunk_starts[chunk]`. LX buffers are memrefs in the `"lx"`
+memory space whose leading dim is the slot count (2 when chunks double-buffer) followed by the
+tile extent; `address` is the byte offset in the core's scratchpad.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    I64,
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, ParametrizedAttribute, Region, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.traits import IsolatedFromAbove, IsTerminator, Pure
+from xdsl.utils.exceptions import VerifyException
+
+LX_SPACE = StringAttr("lx")
+"""The memory space of scratchpad buffers."""
+
+
+def _rows(parser: AttrParser) -> list[list[int]]:
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE,
+        lambda: parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer),
+    )
+
+
+@irdl_attr_definition
+class TileAttr(ParametrizedAttribute):
+    """
+    Where one tensor's tile lies: `extent` device positions per device dim, starting at
+    `starts[core] + chunk_starts[chunk]`. Example (4, 64) fp16 on 2 cores, rows 0-1 and 2-3:
+    `#ktir.tile<extent = [1, 2, 64], starts = [[0, 0, 0], [0, 2, 0]], chunk_starts = [[0, 0, 0]]>`.
+    """
+
+    name = "ktir.tile"
+
+    extent_attr: DenseArrayBase
+    starts_attr: DenseArrayBase
+    chunk_starts_attr: DenseArrayBase
+
+    @staticmethod
+    def make(
+        extent: Sequence[int], starts: Sequence[Sequence[int]], chunk_starts: Sequence[Sequence[int]]
+    ) -> TileAttr:
+        """Build from nested lists (one row per core, one row per chunk)."""
+        flat = [v for row in starts for v in row]
+        chunks = [v for row in chunk_starts for v in row]
+        return TileAttr(
+            DenseArrayBase.from_list(i64, list(extent)),
+            DenseArrayBase.from_list(i64, flat),
+            DenseArrayBase.from_list(i64, chunks),
+        )
+
+    @property
+    def extent(self) -> tuple[int, ...]:
+        """Device positions per device dim."""
+        return tuple(int(v) for v in self.extent_attr.get_values())
+
+    def _rows_of(self, attr: DenseArrayBase) -> list[tuple[int, ...]]:
+        values = [int(v) for v in attr.get_values()]
+        rank = len(self.extent)
+        return [tuple(values[i : i + rank]) for i in range(0, len(values), rank)]
+
+    @property
+    def starts(self) -> list[tuple[int, ...]]:
+        """The tile's first device position on each core."""
+        return self._rows_of(self.starts_attr)
+
+    @property
+    def chunk_starts(self) -> list[tuple[int, ...]]:
+        """The offset of each chunk inside the core's slice."""
+        return self._rows_of(self.chunk_starts_attr)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        """`<extent = [..], starts = [[..], ..], chunk_starts = [[..], ..]>`."""
+        with parser.in_angle_brackets():
+            parser.parse_keyword("extent")
+            parser.parse_punctuation("=")
+            extent = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+            parser.parse_punctuation(",")
+            parser.parse_keyword("starts")
+            parser.parse_punctuation("=")
+            starts = _rows(parser)
+            parser.parse_punctuation(",")
+            parser.parse_keyword("chunk_starts")
+            parser.parse_punctuation("=")
+            chunk_starts = _rows(parser)
+        tile = cls.make(extent, starts, chunk_starts)
+        return (tile.extent_attr, tile.starts_attr, tile.chunk_starts_attr)
+
+    def print_parameters(self, printer: Printer) -> None:
+        """Print as `parse_parameters` reads."""
+
+        def rows(values: list[tuple[int, ...]]) -> str:
+            return "[" + ", ".join("[" + ", ".join(map(str, r)) + "]" for r in values) + "]"
+
+        extent = ", ".join(map(str, self.extent))
+        printer.print_string(
+            f"<extent = [{extent}], starts = {rows(self.starts)}, chunk_starts = {rows(self.chunk_starts)}>"
+        )
+
+    def verify(self) -> None:
+        rank = len(self.extent)
+        if rank == 0 or any(e < 1 for e in self.extent):
+            raise VerifyException("a tile's extent must be non-empty and positive")
+        for what, attr in (("starts", self.starts_attr), ("chunk_starts", self.chunk_starts_attr)):
+            count = len(attr.get_values())
+            if count == 0 or count % rank:
+                raise VerifyException(f"tile {what} must be rows of {rank} coordinates")
+            if any(int(v) < 0 for v in attr.get_values()):
+                raise VerifyException(f"tile {what} must be non-negative")
+
+
+def lx_buffer(slots: int, extent: Sequence[int], element_type: Attribute) -> MemRefType[Attribute]:
+    """The type of an LX buffer of `slots` tiles: `memref<slots x extent x T, "lx">`."""
+    return MemRefType(element_type, [slots, *extent], memory_space=LX_SPACE)
+
+
+def _require_lx(value_type: Attribute, what: str) -> MemRefType[Attribute]:
+    if not isinstance(value_type, MemRefType) or value_type.memory_space != LX_SPACE:
+        raise VerifyException(f'{what} must be an LX buffer (memref in "lx"), not {value_type}')
+    return value_type
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """
+    One graph op run on a grid of `cores` cores, its slice of work cut into `chunks` chunks.
+
+    Operands are the op's input tensors; the region's block arguments are those inputs
+    followed by the results (destination tensors), all in device memory. `tiles` has one
+    `#ktir.tile` per block argument; `op_name` and `work_division` record what was lowered.
+    """
+
+    name = "ktir.kernel"
+
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    op_name = prop_def(StringAttr)
+    cores = prop_def(IntegerAttr[I64])
+    chunks = prop_def(IntegerAttr[I64])
+    work_division = prop_def(DictionaryAttr)
+    tiles = prop_def(ArrayAttr[TileAttr])
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove())
+
+    assembly_format = (
+        "$op_name `cores` $cores `chunks` $chunks `work_division` $work_division `tiles` $tiles "
+        "`(` $inputs `)` `:` functional-type($inputs, $outputs) attr-dict-with-keyword $body"
+    )
+
+    def __init__(
+        self,
+        op_name: str,
+        inputs: Sequence[object],
+        result_types: Sequence[Attribute],
+        cores: int,
+        chunks: int,
+        work_division: DictionaryAttr,
+        tiles: Sequence[TileAttr],
+        body: Region,
+    ) -> None:
+        super().__init__(
+            operands=[inputs],
+            result_types=[result_types],
+            properties={
+                "op_name": StringAttr(op_name),
+                "cores": IntegerAttr(cores, i64),
+                "chunks": IntegerAttr(chunks, i64),
+                "work_division": work_division,
+                "tiles": ArrayAttr(tiles),
+            },
+            regions=[body],
+        )
+
+    def verify_(self) -> None:
+        args = self.body.block.args
+        expected = [*self.inputs.types, *self.outputs.types]
+        if [a.type for a in args] != expected:
+            raise VerifyException("the kernel's block arguments must be its inputs then its results")
+        if len(self.tiles.data) != len(args):
+            raise VerifyException(
+                f"expected {len(args)} tiles (one per block argument), got {len(self.tiles.data)}"
+            )
+        cores, chunks = self.cores.value.data, self.chunks.value.data
+        if cores < 1 or chunks < 1:
+            raise VerifyException("cores and chunks must be positive")
+        for i, (tile, arg) in enumerate(zip(self.tiles.data, args, strict=True)):
+            device = _device_size(arg.type)
+            if len(tile.extent) != len(device):
+                raise VerifyException(
+                    f"tile {i} has rank {len(tile.extent)}, its tensor's device rank is {len(device)}"
+                )
+            if len(tile.starts) != cores or len(tile.chunk_starts) != chunks:
+                raise VerifyException(f"tile {i} must give {cores} core starts and {chunks} chunk starts")
+
+
+def _device_size(value_type: Attribute) -> tuple[int, ...]:
+    from ktir.dialects.ktir import TiledLayoutAttr
+
+    if not isinstance(value_type, TensorType) or not isinstance(value_type.encoding, TiledLayoutAttr):
+        raise VerifyException(f"kernel tensors must carry a #ktir.tiled layout, not {value_type}")
+    return tuple(value_type.encoding.tiled.device_size)
+
+
+@irdl_op_definition
+class CoreIdOp(IRDLOperation):
+    """The id of the core running the kernel, in `0 .. cores-1`."""
+
+    name = "ktir.core_id"
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self) -> None:
+        super().__init__(result_types=[IndexType()])
+
+
+@irdl_op_definition
+class LxAllocOp(IRDLOperation):
+    """
+    A scratchpad buffer at byte `address` of every core's LX, live for the kernel. With
+    `resident` it is a planned scratchpad tensor (`ktir-plan-scratchpad`) that outlives the
+    kernel: its producer writes it and its consumers read it at the same address.
+    """
+
+    name = "ktir.lx_alloc"
+    address = prop_def(IntegerAttr[I64])
+    resident = opt_prop_def(UnitAttr)
+    result = result_def(MemRefType)
+    assembly_format = "`address` $address (`resident` $resident^)? attr-dict `:` type($result)"
+
+    def __init__(self, address: int, result_type: MemRefType[Attribute], resident: bool = False) -> None:
+        props: dict[str, Attribute] = {"address": IntegerAttr(address, i64)}
+        if resident:
+            props["resident"] = UnitAttr()
+        super().__init__(properties=props, result_types=[result_type])
+
+    def verify_(self) -> None:
+        _require_lx(self.result.type, "the result")
+        if self.address.value.data < 0:
+            raise VerifyException(f"LX address must be non-negative, not {self.address.value.data}")
+
+    @property
+    def bytes(self) -> int:
+        """Bytes the buffer takes."""
+        memref = _require_lx(self.result.type, "the result")
+        from ktir.dialects.ktir import _device_dtype_of_element
+
+        return memref.element_count() * _device_dtype_of_element(memref.element_type).element_bytes
+
+
+class _DmaOp(IRDLOperation):
+    source = operand_def()
+    target = operand_def()
+    core = operand_def(IndexType)
+    chunk = operand_def(IndexType)
+    slot = operand_def(IndexType)
+    tile = prop_def(IntegerAttr[I64])
+    assembly_format = (
+        "$source `->` $target `[` $core `,` $chunk `,` $slot `]` `tile` $tile attr-dict `:` "
+        "type($source) `->` type($target)"
+    )
+
+
+@irdl_op_definition
+class DmaLoadOp(_DmaOp):
+    """
+    Move tile `tile` of `source` (a tensor in device memory, or a resident LX buffer) at
+    (`core`, `chunk`) into slot `slot` of the LX buffer `target`: one loop nest over the
+    tile's device box, whole sticks at a time.
+    """
+
+    name = "ktir.dma_load"
+
+    def verify_(self) -> None:
+        _require_lx(self.target.type, "the target")
+
+
+@irdl_op_definition
+class DmaStoreOp(_DmaOp):
+    """
+    Move slot `slot` of the LX buffer `source` to tile `tile` of `target` at (`core`, `chunk`).
+    With `writers = g`, only cores whose id is a multiple of `g` store (after a ring reduction
+    the first core of each group of K partners holds the sum).
+    """
+
+    name = "ktir.dma_store"
+    writers = opt_prop_def(IntegerAttr[I64])
+    assembly_format = (
+        "$source `->` $target `[` $core `,` $chunk `,` $slot `]` `tile` $tile (`writers` $writers^)? "
+        "attr-dict `:` "
+        "type($source) `->` type($target)"
+    )
+
+    def verify_(self) -> None:
+        _require_lx(self.source.type, "the source")
+
+
+@irdl_op_definition
+class ComputeOp(IRDLOperation):
+    """
+    Run the payload (one graph-level op) on the tiles in slot `slot` of `ins`, writing `outs`,
+    on the PE array (`unit = "pt"`) or the SFU (`"sfu"`). `tiles[i]` names the kernel tile each
+    buffer holds, which places its lanes in the tensor (padding lanes are not computed). With
+    `accumulate`, the payload's fp32 result is added to the output buffer (partial sums of a
+    chunked or split reduction) instead of replacing it.
+    """
+
+    name = "ktir.compute"
+    core = operand_def(IndexType)
+    chunk = operand_def(IndexType)
+    slot = operand_def(IndexType)
+    ins = var_operand_def(MemRefType)
+    outs = var_operand_def(MemRefType)
+    unit = prop_def(StringAttr)
+    tiles = prop_def(DenseArrayBase.constr(I64))
+    accumulate = opt_prop_def(UnitAttr)
+    payload = region_def("single_block")
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$unit `[` $core `,` $chunk `,` $slot `]` `ins` `(` $ins `:` type($ins) `)` "
+        "`outs` `(` $outs `:` type($outs) `)` `tiles` $tiles (`accumulate` $accumulate^)? "
+        "attr-dict-with-keyword $payload"
+    )
+
+    def verify_(self) -> None:
+        if self.unit.data not in ("pt", "sfu"):
+            raise VerifyException(f'unit must be "pt" or "sfu", not "{self.unit.data}"')
+        for i, value in enumerate([*self.ins, *self.outs]):
+            _require_lx(value.type, f"buffer #{i}")
+        if len(self.tiles.get_values()) != len(self.ins) + len(self.outs):
+            raise VerifyException("tiles must name one kernel tile per buffer")
+
+
+@irdl_op_definition
+class FillOp(IRDLOperation):
+    """Set slot `slot` of an LX buffer to `value` (an accumulator's zero)."""
+
+    name = "ktir.lx_fill"
+    buffer = operand_def(MemRefType)
+    slot = operand_def(IndexType)
+    value = prop_def(Attribute)
+    assembly_format = "$buffer `[` $slot `]` `value` $value attr-dict `:` type($buffer)"
+
+    def verify_(self) -> None:
+        _require_lx(self.buffer.type, "the buffer")
+
+
+@irdl_op_definition
+class RingReduceOp(IRDLOperation):
+    """
+    Combine slot `slot` of `buffer` over each group of `group` consecutive cores (K partners,
+    ring neighbours) with `combine` (`add`, `max` or `min`); the group's first core gets the
+    result. The data travels the ring: `group - 1` hops of one tile each.
+    """
+
+    name = "ktir.ring_reduce"
+    buffer = operand_def(MemRefType)
+    slot = operand_def(IndexType)
+    group = prop_def(IntegerAttr[I64])
+    combine = prop_def(StringAttr)
+    assembly_format = "$buffer `[` $slot `]` `group` $group `combine` $combine attr-dict `:` type($buffer)"
+
+    def verify_(self) -> None:
+        _require_lx(self.buffer.type, "the buffer")
+        if self.combine.data not in ("add", "max", "min"):
+            raise VerifyException(f"combine must be add, max or min, not {self.combine.data}")
+        if self.group.value.data < 2:
+            raise VerifyException("a ring reduction needs a group of at least 2 cores")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a kernel body (no operands) or a compute payload (the payload's results)."""
+
+    name = "ktir.yield"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator())
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue) -> None:
+        super().__init__(operands=[list(values)])
+
+
+CORE_OPS = [KernelOp, CoreIdOp, LxAllocOp, DmaLoadOp, DmaStoreOp, ComputeOp, FillOp, RingReduceOp, YieldOp]
+CORE_ATTRIBUTES = [TileAttr]

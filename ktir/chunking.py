@@ -1,0 +1,146 @@
+"""
+Chunking a core's slice so that its tiles fit in the scratchpad, and placing them there.
+
+A kernel stages one tile of every tensor it touches in LX. When a core's whole slice does not
+fit, the slice is cut into chunks along its cuttable dims (`ktir.tiling.granules`, never a
+dim the core must see whole) and processed in a loop with two slots per buffer, so the DMA
+of chunk i+1 can overlap the compute of chunk i. A matmul whose K is chunked or split across
+cores accumulates into one fp32 tile instead of staging its output.
+
+`plan_chunks` grows the chunk counts greedily, each step taking the cut that shrinks the
+footprint most, until the buffers fit in the free LX ranges at that point of the program.
+Example: an fp16 matmul [128, 11008] @ [11008, 4096] with {m: 32} gives each core 4 rows and the
+whole 86 MiB weight; 2 slots of one 64-column stick of y is 2 x 1.4 MB, so K is chunked too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ktir.kernels import Kernel
+from ktir.tiling import Access, combine, device_box, granules
+from ktir.work_division import core_slices, divisors
+
+MAX_CHUNKS = 4096
+"""Chunks per core beyond which a kernel is rejected rather than unrolled further."""
+
+ACCUMULATOR_BYTES = 4
+"""Partial sums accumulate in fp32."""
+
+
+class ChunkingError(ValueError):
+    """The kernel's tiles cannot fit in LX however its slice is chunked."""
+
+
+@dataclass(frozen=True)
+class Staged:
+    """One LX buffer of a kernel: `slots` tiles of `extent` positions of `element_bytes` each."""
+
+    role: str  # "in<i>", "out<i>" or "acc"
+    slots: int
+    extent: tuple[int, ...]
+    element_bytes: int
+    address: int = 0
+
+    @property
+    def bytes(self) -> int:
+        """Bytes the buffer takes, rounded up to the LX alignment by `place`."""
+        return self.slots * math.prod(self.extent) * self.element_bytes
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """A kernel's chunk counts per dim (1 = whole) and its placed staging buffers."""
+
+    cuts: dict[str, int]
+    buffers: tuple[Staged, ...]
+
+    @property
+    def chunks(self) -> int:
+        """Chunks per core."""
+        return math.prod(self.cuts.values())
+
+    def pieces(self, reduction: Sequence[str]) -> list[dict[str, int]]:
+        """Each chunk's index per dim, reduction dims fastest (they accumulate innermost)."""
+        fastest = next((d for d in reduction if self.cuts.get(d, 1) > 1), None)
+        return core_slices(self.cuts, fastest=fastest)
+
+
+def accumulates(kernel: Kernel, cuts: dict[str, int]) -> bool:
+    """Whether the kernel adds up partial sums: a matmul with K split or chunked."""
+    return kernel.space.unit == "pt" and (
+        kernel.k_split > 1 or any(cuts.get(d, 1) > 1 for d in kernel.space.reduction)
+    )
+
+
+def _buffers(kernel: Kernel, cuts: dict[str, int]) -> list[Staged]:
+    total = combine(kernel.splits, cuts)
+    slots = 2 if math.prod(cuts.values()) > 1 else 1
+    staged = []
+    for i, access in enumerate(kernel.space.inputs):
+        if access is not None:
+            staged.append(_staged(f"in{i}", slots, access, total))
+    output = kernel.space.output
+    if accumulates(kernel, cuts):
+        _, extent = device_box(output, total, {})
+        staged.append(Staged("acc", 1, extent, ACCUMULATOR_BYTES))
+    else:
+        staged.append(_staged("out0", slots, output, total))
+    return staged
+
+
+def _staged(role: str, slots: int, access: Access, cuts: dict[str, int]) -> Staged:
+    _, extent = device_box(access, cuts, {})
+    return Staged(role, slots, extent, access.layout.device_dtype.element_bytes)
+
+
+def place(buffers: Sequence[Staged], free: Sequence[tuple[int, int]], alignment: int) -> list[Staged] | None:
+    """First-fit the buffers (largest first) into the free [lo, hi) ranges; None if one does not fit."""
+    ranges = [list(r) for r in free]
+    placed: dict[str, Staged] = {}
+    for buffer in sorted(buffers, key=lambda b: -b.bytes):
+        size = -(-buffer.bytes // alignment) * alignment
+        for r in ranges:
+            start = -(-r[0] // alignment) * alignment
+            if start + size <= r[1]:
+                placed[buffer.role] = Staged(
+                    buffer.role, buffer.slots, buffer.extent, buffer.element_bytes, start
+                )
+                r[0] = start + size
+                break
+        else:
+            return None
+    return [placed[b.role] for b in buffers]
+
+
+def plan_chunks(kernel: Kernel, free: Sequence[tuple[int, int]], alignment: int) -> ChunkPlan:
+    """
+    The fewest-steps greedy chunking whose buffers fit in `free` (module docstring); raises
+    `ChunkingError` naming the bytes needed and available when none does.
+    """
+    space = kernel.space
+    units = granules(space.sizes, space.accesses, space.whole)
+    cuts = {d: 1 for d in space.sizes}
+    while True:
+        buffers = _buffers(kernel, cuts)
+        placed = place(buffers, free, alignment)
+        if placed is not None:
+            return ChunkPlan(dict(cuts), tuple(placed))
+        options = []
+        for dim in space.sizes:
+            per_core = units[dim] // kernel.splits[dim]
+            larger = [c for c in divisors(per_core) if c > cuts[dim]]
+            if not larger or math.prod(cuts.values()) // cuts[dim] * larger[0] > MAX_CHUNKS:
+                continue
+            trial = cuts | {dim: larger[0]}
+            options.append((sum(b.bytes for b in _buffers(kernel, trial)), dim in space.reduction, trial))
+        if not options:
+            need = sum(b.bytes for b in buffers)
+            room = sum(hi - lo for lo, hi in free)
+            raise ChunkingError(
+                f"'{kernel.op.name}' needs {need:,} bytes of LX per core (core 0) for its smallest chunk, "
+                f"more than the {room:,} bytes free"
+            )
+        cuts = min(options, key=lambda o: (o[0], o[1]))[2]

@@ -1,0 +1,142 @@
+"""
+Static checks of core-level ktir: every core's scratchpad and every DMA stays in bounds.
+
+`check_function(function)` walks the kernels in program order. A resident LX buffer (a
+planned scratchpad tensor) is live from the first kernel that allocates it to the last; at
+every kernel, its own buffers and the live resident ones must lie inside the usable LX
+(`Target.lx_usable_bytes`) without overlapping, and every `ktir.dma_load` / `ktir.dma_store`
+must stay inside its tensor's device box (or its resident buffer) on every core and chunk.
+A violation raises `CoreCheckError` naming the op, the core and the byte counts, e.g.
+
+    'ktir.lx_alloc' at 1,572,864 + 262,144 bytes overruns the 1,677,721 usable bytes of LX
+    on every core (core 0: live 1,835,008 bytes)
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.ir import Operation
+
+from ktir.dialects import ktir_core as core
+from ktir.target import SPYRE, Target
+
+
+class CoreCheckError(ValueError):
+    """A core-level program that overflows LX or moves data out of bounds; `op` is the culprit."""
+
+    def __init__(self, op: Operation, message: str) -> None:
+        super().__init__(message)
+        self.op = op
+
+
+def _allocs(kernel: core.KernelOp) -> list[core.LxAllocOp]:
+    return [op for op in kernel.body.walk() if isinstance(op, core.LxAllocOp)]
+
+
+def check_function(function: func.FuncOp, target: Target = SPYRE) -> None:
+    """Check every kernel of `function` (see the module docstring)."""
+    kernels = [op for op in function.body.block.ops if isinstance(op, core.KernelOp)]
+    # A resident buffer starts at the kernel that stores to it and lasts to its last reader;
+    # the planner may reuse an address once a buffer is dead, so the address alone is no key.
+    lifetime: dict[tuple[int, int, int], tuple[int, int]] = {}
+    current: dict[int, tuple[int, int, int]] = {}
+    for position, kernel in enumerate(kernels):
+        stored = {op.target for op in kernel.body.walk() if isinstance(op, core.DmaStoreOp)}
+        for alloc in _allocs(kernel):
+            if alloc.resident is None:
+                continue
+            address = alloc.address.value.data
+            if alloc.result in stored or address not in current:
+                current[address] = (address, alloc.bytes, position)
+            key = current[address]
+            lifetime[key] = (lifetime.get(key, (position, position))[0], position)
+    for position, kernel in enumerate(kernels):
+        _check_lx(kernel, position, lifetime, target)
+        for op in kernel.body.walk():
+            if isinstance(op, (core.DmaLoadOp, core.DmaStoreOp)):
+                _check_dma(kernel, op)
+
+
+def _check_lx(
+    kernel: core.KernelOp,
+    position: int,
+    lifetime: dict[tuple[int, int, int], tuple[int, int]],
+    target: Target,
+) -> None:
+    usable = target.lx_usable_bytes
+    ranges: list[tuple[int, int, Operation]] = []
+    own = set()
+    for alloc in _allocs(kernel):
+        lo = alloc.address.value.data
+        hi = lo + alloc.bytes
+        if alloc.resident is not None:
+            if (lo, alloc.bytes) in own:
+                continue  # an in-place result over the input it replaces
+            own.add((lo, alloc.bytes))
+        ranges.append((lo, hi, alloc))
+    for (lo, size, _), (first, last) in lifetime.items():
+        if first <= position <= last and (lo, size) not in own:
+            ranges.append((lo, lo + size, kernel))
+    live = sum(hi - lo for lo, hi, _ in ranges)
+    for lo, hi, op in ranges:
+        if hi > usable:
+            raise CoreCheckError(
+                op,
+                f"'{op.name}' at {lo:,} + {hi - lo:,} bytes overruns the {usable:,} usable bytes of LX "
+                f"on every core (core 0: live {live:,} bytes)",
+            )
+    ordered = sorted(ranges, key=lambda r: (r[0], r[1]))
+    for (lo_a, hi_a, op_a), (lo_b, hi_b, _) in itertools.pairwise(ordered):
+        if lo_b < hi_a:
+            raise CoreCheckError(
+                op_a,
+                f"LX buffers [{lo_a:,}, {hi_a:,}) and [{lo_b:,}, {hi_b:,}) overlap while both are live "
+                f"(core 0: live {live:,} of {usable:,} usable bytes)",
+            )
+
+
+def _check_dma(kernel: core.KernelOp, op: core.DmaLoadOp | core.DmaStoreOp) -> None:
+    index = op.tile.value.data
+    tiles = kernel.tiles.data
+    if not 0 <= index < len(tiles):
+        raise CoreCheckError(op, f"'{op.name}' names tile {index}; the kernel has {len(tiles)}")
+    tile = tiles[index]
+    lx_side = op.target if isinstance(op, core.DmaLoadOp) else op.source
+    memory_side = op.source if isinstance(op, core.DmaLoadOp) else op.target
+    lx_type = lx_side.type
+    assert isinstance(lx_type, MemRefType)
+    if tuple(lx_type.get_shape()[1:]) != tile.extent:
+        raise CoreCheckError(
+            op,
+            f"'{op.name}': LX buffer {list(lx_type.get_shape()[1:])} does not hold "
+            f"tile extent {list(tile.extent)}",
+        )
+    memory_type = memory_side.type
+    if isinstance(memory_type, TensorType):
+        bounds = tuple(memory_type.encoding.tiled.device_size)  # type: ignore[union-attr]
+        starts = tile.starts
+    else:
+        assert isinstance(memory_type, MemRefType)
+        bounds = tuple(memory_type.get_shape()[1:])
+        starts = [(0,) * len(tile.extent)] * len(tile.starts)
+    element_bytes = _element_bytes(lx_type)
+    tile_bytes = element_bytes
+    for e in tile.extent:
+        tile_bytes *= e
+    for core_index, start in enumerate(starts):
+        for chunk_index, offset in enumerate(tile.chunk_starts):
+            end = [s + o + e for s, o, e in zip(start, offset, tile.extent, strict=True)]
+            if any(x > b for x, b in zip(end, bounds, strict=True)):
+                raise CoreCheckError(
+                    op,
+                    f"'{op.name}' of {tile_bytes:,} bytes on core {core_index}, chunk {chunk_index} ends at "
+                    f"device position {end}, outside the tensor's device size {list(bounds)}",
+                )
+
+
+def _element_bytes(memref: MemRefType) -> int:
+    width = getattr(memref.element_type, "bitwidth", 16)
+    return max(1, width // 8)

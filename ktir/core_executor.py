@@ -1,0 +1,269 @@
+"""
+A functional executor of core-level ktir: it runs every core's program and gives the numbers
+the chip would, without timing (the cycle simulator is `ktir.sim`).
+
+Device memory holds each tensor as its device buffer (`device_size` positions, padding zero),
+in the tensor's own NumPy type; each core's LX is a map from address to buffer, shared by the
+kernels so that a resident tensor written by one kernel is read by the next. A kernel runs
+its region once for all its cores in lockstep (`ktir.core_id` is the vector 0..cores-1), so a
+`ktir.ring_reduce` sees every partner's partial sum. DMAs copy device boxes; `ktir.compute`
+maps its LX tiles to host coordinates through the tensors' layouts (padding lanes are not
+computed) and runs its payload with the reference implementation of the op, so the results
+match `ktir.reference.run` bit for bit, except that a matmul whose K is chunked or split adds
+its fp32 partial sums in another order. Free views reuse their input's device buffer as is:
+a view the layout plan wrongly calls free gives wrong numbers here.
+
+```python
+outputs = ktir.core_executor.run(module, [x, w])      # after ktir-lower-to-cores
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from typing import Any, cast
+
+import numpy as np
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from ktir.dialects import ktir_core as core
+from ktir.dialects import ktir_elementwise as ew
+from ktir.dialects import ktir_structured as st
+from ktir.layout import SpyreTensorLayout
+from ktir.layout_plan import encoding_of
+from ktir.reference import IMPLEMENTATIONS, _entry
+from ktir.reference_ops import ExecutionError, numpy_dtype, store, to_numpy
+
+
+def _layout(value_type: Attribute) -> tuple[SpyreTensorLayout, tuple[int, ...], np.dtype[Any]]:
+    tensor = cast(TensorType[Attribute], value_type)
+    layout = encoding_of(cast(SSAValue, _Typed(tensor)))
+    if layout is None:
+        raise ExecutionError(f"tensor {tensor} has no layout; run the pipeline to ktir-lower-to-cores first")
+    return layout, tuple(tensor.get_shape()), numpy_dtype(tensor.element_type)
+
+
+class _Typed:
+    """A stand-in value carrying a type, for `encoding_of`."""
+
+    def __init__(self, value_type: Attribute) -> None:
+        self.type = value_type
+
+
+@cache
+def _host_index(layout: SpyreTensorLayout, shape: tuple[int, ...]) -> np.ndarray:
+    """Device-shaped array: the flat host index each device position holds, -1 for padding."""
+    count = int(np.prod(shape, dtype=np.int64))
+    host = np.arange(1, count + 1, dtype=np.int64).reshape(shape)
+    packed = layout.bind(shape).pack(host, np.dtype(np.int64))
+    return packed.reshape(layout.device_size) - 1
+
+
+def to_device(host: np.ndarray, value_type: Attribute) -> np.ndarray:
+    """A host array packed into its device buffer (device-shaped, the host's NumPy type)."""
+    layout, shape, dtype = _layout(value_type)
+    packed = layout.bind(shape).pack(np.asarray(host, dtype=dtype), dtype)
+    return packed.reshape(layout.device_size)
+
+
+def to_host(device: np.ndarray, value_type: Attribute) -> np.ndarray:
+    """A device buffer unpacked to its host array."""
+    layout, shape, _ = _layout(value_type)
+    return np.array(layout.bind(shape).unpack(device.reshape(-1)))
+
+
+def run(module: ModuleOp, inputs: Sequence[Any], func_name: str | None = None) -> list[np.ndarray]:
+    """Execute the lowered module's function on host `inputs`; returns host NumPy arrays."""
+    function = _entry(module, func_name)
+    block = function.body.block
+    if len(inputs) != len(block.args):
+        raise ExecutionError(f"@{function.sym_name.data} takes {len(block.args)} input(s), got {len(inputs)}")
+    memory: dict[SSAValue, np.ndarray] = {}
+    for arg, value in zip(block.args, inputs, strict=True):
+        memory[arg] = to_device(to_numpy(value), arg.type)
+    lx: dict[int, np.ndarray] = {}
+    with np.errstate(all="ignore"):
+        for op in block.ops:
+            if isinstance(op, func.ReturnOp):
+                return [to_host(memory[v], v.type) for v in op.operands]
+            args = [memory[v] for v in op.operands]
+            if isinstance(op, core.KernelOp):
+                results = _Kernel(op, lx).run(args)
+            else:
+                results = _host_op(op, args)
+            memory.update(zip(op.results, results, strict=True))
+    raise ExecutionError(f"@{function.sym_name.data} has no func.return")
+
+
+def _host_op(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
+    """A function-level op that is not a kernel: a free view or a CPU fallback."""
+    if isinstance(op, st.ShapeChangeOp) and not isinstance(op, (st.CopyOp, st.RestickifyOp)):
+        source, result = _layout(op.operands[0].type), _layout(op.results[0].type)
+        if (
+            source[0].device_size == result[0].device_size
+            and source[0].stride_map[-1] == result[0].stride_map[-1]
+        ):
+            return [args[0]]  # the plan says these are the same device bytes: reuse them
+    hosts = [to_host(a, v.type) for a, v in zip(args, op.operands, strict=True)]
+    implementation = IMPLEMENTATIONS.get(type(op))
+    if implementation is None:
+        raise ExecutionError(f"the core executor cannot run '{op.name}' at function level")
+    return [to_device(r, v.type) for r, v in zip(implementation(op, hosts), op.results, strict=True)]
+
+
+class _Kernel:
+    """One kernel's execution: the region run once, in lockstep, for all its cores."""
+
+    def __init__(self, op: core.KernelOp, lx: dict[int, np.ndarray]) -> None:
+        self.op = op
+        self.lx = lx
+        self.cores = op.cores.value.data
+        self.tiles = list(op.tiles.data)
+        self.args = list(op.body.block.args)
+        self.env: dict[SSAValue, Any] = {}
+
+    def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        outputs = [np.zeros(_layout(t)[0].device_size, dtype=_layout(t)[2]) for t in self.op.outputs.types]
+        for arg, buffer in zip(self.args, [*inputs, *outputs], strict=True):
+            self.env[arg] = buffer
+        self._block(self.op.body.block)
+        return outputs
+
+    def _block(self, block: Block) -> None:
+        for op in block.ops:
+            self._op(op)
+
+    def _op(self, op: Operation) -> None:
+        env = self.env
+        if isinstance(op, core.CoreIdOp):
+            env[op.results[0]] = np.arange(self.cores)
+        elif isinstance(op, arith.ConstantOp):
+            env[op.results[0]] = cast(IntegerAttr, op.value).value.data
+        elif isinstance(op, arith.AddiOp):
+            env[op.results[0]] = env[op.lhs] + env[op.rhs]
+        elif isinstance(op, arith.MuliOp):
+            env[op.results[0]] = env[op.lhs] * env[op.rhs]
+        elif isinstance(op, arith.RemUIOp):
+            env[op.results[0]] = env[op.lhs] % env[op.rhs]
+        elif isinstance(op, scf.ForOp):
+            for i in range(env[op.lb], env[op.ub], env[op.step]):
+                env[op.body.block.args[0]] = i
+                self._block(op.body.block)
+        elif isinstance(op, core.LxAllocOp):
+            env[op.results[0]] = self._alloc(op)
+        elif isinstance(op, core.DmaLoadOp | core.DmaStoreOp):
+            self._dma(op)
+        elif isinstance(op, core.FillOp):
+            env[op.buffer][:, env[op.slot]] = 0
+        elif isinstance(op, core.ComputeOp):
+            self._compute(op)
+        elif isinstance(op, core.RingReduceOp):
+            self._ring_reduce(op)
+        elif not isinstance(op, (core.YieldOp, scf.YieldOp)):
+            raise ExecutionError(f"the core executor cannot run '{op.name}' inside a kernel")
+
+    def _alloc(self, op: core.LxAllocOp) -> np.ndarray:
+        memref = cast(MemRefType[Attribute], op.result.type)
+        shape = (self.cores, *memref.get_shape())
+        dtype = numpy_dtype(memref.element_type)
+        address = op.address.value.data
+        existing = self.lx.get(address)
+        if op.resident is not None and existing is not None and existing.shape == shape:
+            return existing
+        self.lx[address] = np.zeros(shape, dtype=dtype)
+        return self.lx[address]
+
+    def _box(self, tile: core.TileAttr, core_index: int, chunk: int, resident: bool) -> tuple[slice, ...]:
+        start = (0,) * len(tile.extent) if resident else tile.starts[core_index]
+        offset = tile.chunk_starts[chunk]
+        return tuple(slice(s + o, s + o + e) for s, o, e in zip(start, offset, tile.extent, strict=True))
+
+    def _dma(self, op: core.DmaLoadOp | core.DmaStoreOp) -> None:
+        tile = self.tiles[op.tile.value.data]
+        chunk, slot = int(self.env[op.chunk]), int(self.env[op.slot])
+        source, target = self.env[op.source], self.env[op.target]
+        load = isinstance(op, core.DmaLoadOp)
+        memory_value = op.source if load else op.target
+        resident = isinstance(memory_value.type, MemRefType)
+        writers = op.writers.value.data if isinstance(op, core.DmaStoreOp) and op.writers is not None else 1
+        for c in range(self.cores):
+            box = self._box(tile, c, chunk, resident)
+            if load:
+                target[c, slot] = (source[c, 0] if resident else source)[box]
+            elif c % writers == 0:
+                tile_data = source[c, slot]
+                element = cast(MemRefType[Attribute] | TensorType[Attribute], memory_value.type).element_type
+                (target[c, 0] if resident else target)[box] = store(tile_data, element)
+
+    def _placement(
+        self, tile_index: int, core_index: int, chunk: int
+    ) -> tuple[np.ndarray, tuple, tuple[int, ...], tuple[int, ...]]:
+        """Valid-lane mask, host coordinates (relative), host box start and shape of a tile."""
+        layout, shape, _ = _layout(self.args[tile_index].type)
+        box = self._box(self.tiles[tile_index], core_index, chunk, False)
+        index = _host_index(layout, shape)[box]
+        valid = index >= 0
+        if not shape:  # a 0-d tensor: one element
+            return valid, (), (), ()
+        coords = np.unravel_index(index[valid], shape)
+        lo = tuple(int(c.min()) if c.size else 0 for c in coords)
+        hi = tuple(int(c.max()) + 1 if c.size else 0 for c in coords)
+        local = tuple(c - low for c, low in zip(coords, lo, strict=True))
+        return valid, local, lo, tuple(h - low for h, low in zip(hi, lo, strict=True))
+
+    def _compute(self, op: core.ComputeOp) -> None:
+        payload = op.payload.block.first_op
+        assert payload is not None
+        tiles = [int(t) for t in op.tiles.get_values()]
+        chunk, slot = int(self.env[op.chunk]), int(self.env[op.slot])
+        buffers = [self.env[v] for v in op.ins]
+        out = self.env[op.outs[0]]
+        accumulate = op.accumulate is not None
+        for c in range(self.cores):
+            hosts = []
+            for buffer, tile_index in zip(buffers, tiles, strict=False):
+                valid, local, _, extent = self._placement(tile_index, c, chunk)
+                host = np.zeros(extent, dtype=buffer.dtype)
+                host[local] = buffer[c, slot][valid].reshape(host[local].shape)
+                hosts.append(host)
+            valid, local, _, extent = self._placement(tiles[-1], c, chunk)
+            result = _tile_result(payload, hosts, extent, accumulate)
+            values = np.asarray(result)[local].reshape(-1)
+            if accumulate:
+                out[c, 0][valid] += values
+            else:
+                out[c, slot][valid] = values
+
+    def _ring_reduce(self, op: core.RingReduceOp) -> None:
+        buffer, slot, group = self.env[op.buffer], int(self.env[op.slot]), op.group.value.data
+        combine = {"add": np.add, "max": np.maximum, "min": np.minimum}[op.combine.data]
+        for first in range(0, self.cores, group):
+            for partner in range(first + 1, first + group):
+                buffer[first, slot] = combine(buffer[first, slot], buffer[partner, slot])
+
+
+def _tile_result(
+    payload: Operation, hosts: list[np.ndarray], extent: tuple[int, ...], accumulate: bool
+) -> np.ndarray:
+    """The payload op on host tiles; `extent` is the output tile's host shape."""
+    if accumulate:
+        x, y = hosts
+        return np.matmul(x.astype(np.float64), y[..., : x.shape[-1], :].astype(np.float64))
+    if isinstance(payload, st.ReshapeOp):
+        return hosts[0].reshape(extent)
+    if isinstance(payload, st.ExpandOp):
+        return np.broadcast_to(hosts[0], extent)
+    implementation = IMPLEMENTATIONS.get(type(payload))
+    if implementation is None:
+        raise ExecutionError(f"the core executor has no implementation of '{payload.name}'")
+    result = implementation(payload, hosts)[0]
+    if isinstance(payload, ew.FullOp):
+        return (
+            np.broadcast_to(result.reshape(-1)[:1].reshape((1,) * len(extent)), extent)
+            if result.size
+            else result
+        )
+    return result

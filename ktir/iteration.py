@@ -1,0 +1,192 @@
+"""
+The iteration space of each graph-level op: the dims a kernel loops over and how each tensor
+is indexed by them (ARCHITECTURE.md, "Work division").
+
+Names: `b0, b1, ..., m, n, k` for matmul and bmm; `d0, d1, ...` otherwise, output dims first,
+then reduced dims. Examples:
+
+    ktir.add  [4, 64] + [64]          -> {d0: 4, d1: 64}; the [64] operand is indexed by (d1,)
+    ktir.sum  [8, 32, 64] dims [1]    -> {d0: 8, d1: 64, d2: 32}; d2 is reduced
+    ktir.matmul [B, M, K] @ [K, N]    -> {b0: B, m: M, n: N, k: K}; y is indexed by (k, n)
+
+Some dims must stay whole on a core (`whole`): reduced and normalized dims of every op but
+matmul (whose K partial sums the ring adds up), the dim a cat, pad or slice works along, and
+the trailing dims a copying reshape regroups. Views that only reinterpret their input's
+device bytes and `ktir.cpu_fallback` are not kernels (`iteration_space` gives None).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+from xdsl.dialects import func
+from xdsl.ir import Operation, SSAValue
+
+from ktir.dialects import ktir_elementwise as ew
+from ktir.dialects import ktir_structured as st
+from ktir.layout import SpyreTensorLayout
+from ktir.layout_plan import copying_view, encoding_of, is_tensor
+from ktir.layout_rules import POINTWISE, VIEWS, rule_of, shape_of
+from ktir.tiling import Access
+
+
+class IterationError(ValueError):
+    """An op that cannot be lowered to a kernel (no layout, or no iteration space for it)."""
+
+    def __init__(self, op: Operation, message: str) -> None:
+        super().__init__(message)
+        self.op = op
+
+
+@dataclass(frozen=True)
+class IterationSpace:
+    """
+    What one kernel iterates over: `sizes` (output dims first, then reduced ones),
+    `reduction` (dims summed or maxed over), `whole` (dims a core must see whole), one
+    `Access` per tensor operand (None for a non-tensor operand) and one for the result, and
+    the compute unit: `pt` (the PE array) for matmul, `sfu` for everything else.
+    """
+
+    sizes: dict[str, int]
+    reduction: tuple[str, ...]
+    whole: frozenset[str]
+    inputs: tuple[Access | None, ...]
+    output: Access
+    unit: str
+
+    @property
+    def accesses(self) -> list[Access]:
+        """Every tensor access, inputs first."""
+        return [a for a in (*self.inputs, self.output) if a is not None]
+
+
+def layout_of(op: Operation, value: SSAValue) -> SpyreTensorLayout:
+    """The `#ktir.tiled` layout of `value`; an `IterationError` if it has none."""
+    layout = encoding_of(value)
+    if layout is None:
+        raise IterationError(
+            op, f"'{op.name}' has a tensor without a layout; run ktir-propagate-layouts first"
+        )
+    return layout
+
+
+def _access(op: Operation, value: SSAValue, dims: tuple[str | None, ...]) -> Access:
+    shape = shape_of(value.type)
+    dims = tuple(None if n == 1 else d for n, d in zip(shape, dims, strict=True))
+    return Access(layout_of(op, value), shape, dims)
+
+
+def _aligned(op: Operation, value: SSAValue, names: list[str]) -> Access:
+    """An operand indexed by the trailing output dims (NumPy broadcasting)."""
+    rank = len(shape_of(value.type))
+    return _access(op, value, tuple(names[len(names) - rank :]))
+
+
+def _names(rank: int) -> list[str]:
+    return [f"d{i}" for i in range(rank)]
+
+
+def _map(op: Operation, whole: frozenset[str] = frozenset()) -> IterationSpace:
+    result = op.results[0]
+    names = _names(len(shape_of(result.type)))
+    inputs = tuple(_aligned(op, v, names) if is_tensor(v) else None for v in op.operands)
+    sizes = dict(zip(names, shape_of(result.type), strict=True))
+    return IterationSpace(sizes, (), whole, inputs, _access(op, result, tuple(names)), "sfu")
+
+
+def _matmul(op: st.MatmulBase) -> IterationSpace:
+    x, y = shape_of(op.x.type), shape_of(op.y.type)
+    out = shape_of(op.result.type)
+    batch = [f"b{i}" for i in range(len(out) - 2)]
+    sizes = dict(zip([*batch, "m", "n"], out, strict=True)) | {"k": x[-1]}
+    inputs = (
+        _access(op, op.x, (*batch, "m", "k")),
+        _access(op, op.y, (*batch[len(batch) - (len(y) - 2) :], "k", "n")),
+    )
+    return IterationSpace(
+        sizes, ("k",), frozenset(), inputs, _access(op, op.result, (*batch, "m", "n")), "pt"
+    )
+
+
+def _reduction(op: st.ReductionOp) -> IterationSpace:
+    source = shape_of(op.input.type)
+    reduced = set(st.ints(op.dims))
+    kept = [d for d in range(len(source)) if d not in reduced]
+    names = {d: f"d{i}" for i, d in enumerate([*kept, *sorted(reduced)])}
+    keepdim = op.keepdim is not None
+    out_dims = (
+        tuple(names[d] if d in kept else None for d in range(len(source)))
+        if keepdim
+        else tuple(names[d] for d in kept)
+    )
+    sizes = {names[d]: source[d] for d in [*kept, *sorted(reduced)]}
+    reduction = tuple(names[d] for d in sorted(reduced))
+    inputs = (_access(op, op.input, tuple(names[d] for d in range(len(source)))),)
+    return IterationSpace(
+        sizes, reduction, frozenset(reduction), inputs, _access(op, op.result, out_dims), "sfu"
+    )
+
+
+def _normalizing(op: Operation, dims: list[int]) -> IterationSpace:
+    names = _names(len(shape_of(op.results[0].type)))
+    return _map(op, frozenset(names[d] for d in dims))
+
+
+def _view(op: Operation) -> IterationSpace | None:
+    source, result = op.operands[0], op.results[0]
+    rule = rule_of(op)
+    if not copying_view(op, rule, layout_of(op, source), layout_of(op, result)):
+        return None  # the result is the input's device bytes seen another way
+    in_shape, out_shape = shape_of(source.type), shape_of(result.type)
+    names = _names(len(out_shape))
+    if isinstance(op, st.PermuteOp):
+        perm = st.ints(op.perm)
+        dims = [""] * len(perm)
+        for out_dim, in_dim in enumerate(perm):
+            dims[in_dim] = names[out_dim]
+        space = _map(op)
+        return IterationSpace(
+            space.sizes, (), frozenset(), (_access(op, source, tuple(dims)),), space.output, "sfu"
+        )
+    if isinstance(op, st.SliceOp):
+        return _map(op, frozenset({names[op.dim.value.data]}))
+    # reshape / expand: the leading dims both sides share map one to one; the rest regroup
+    shared = 0
+    while shared < min(len(in_shape), len(out_shape)) and in_shape[shared] == out_shape[shared]:
+        shared += 1
+    if isinstance(op, st.ExpandOp):
+        return _map(op)
+    whole = frozenset(names[shared:])
+    sizes = dict(zip(names, out_shape, strict=True))
+    in_dims = tuple(names[i] if i < shared else None for i in range(len(in_shape)))
+    output = _access(op, result, tuple(names))
+    return IterationSpace(sizes, (), whole, (_access(op, source, in_dims),), output, "sfu")
+
+
+def iteration_space(op: Operation) -> IterationSpace | None:
+    """
+    The iteration space of a graph-level op, or None for an op that is not a kernel (a view
+    that moves no data, `ktir.cpu_fallback`, `func.return`).
+    """
+    if isinstance(op, (func.ReturnOp, st.CpuFallbackOp)):
+        return None
+    if isinstance(op, st.MatmulBase):
+        return _matmul(op)
+    if isinstance(op, st.ReductionOp):
+        return _reduction(op)
+    if isinstance(op, st.SoftmaxOp):
+        return _normalizing(op, [cast(int, op.dim.value.data) % len(shape_of(op.input.type))])
+    if isinstance(op, st.NormOp):
+        rank = len(shape_of(op.results[0].type))
+        return _normalizing(op, list(range(rank - len(st.ints(op.normalized_shape)), rank)))
+    if isinstance(op, VIEWS):
+        return _view(op)
+    if isinstance(op, st.CatOp):
+        return _map(op, frozenset({f"d{op.dim.value.data}"}))
+    if isinstance(op, st.PadOp):
+        low, high = st.ints(op.low), st.ints(op.high)
+        return _map(op, frozenset(f"d{d}" for d in range(len(low)) if low[d] or high[d]))
+    if isinstance(op, (*POINTWISE, ew.FullOp, st.CopyOp, st.RestickifyOp)):
+        return _map(op)
+    raise IterationError(op, f"'{op.name}' has no kernel lowering")

@@ -1,0 +1,65 @@
+"""
+The kernels of a divided graph: each op with a `work_division`, its iteration space, and the
+tile of every tensor on every core.
+
+`kernel_of(op)` reads what `ktir-divide-work` decided and answers the questions the later
+passes ask: how many cores run the op, which slice each core gets (mixed radix, first dim
+fastest, except that a split K goes first so K partners are ring neighbours), and the device
+box of a tensor on a core (`ktir.tiling.device_box`). Example: `abs` on (4, 64) fp16 with
+`{d0: 2, d1: 1}` runs on 2 cores; core 1 holds rows 2-3, device box start (0, 2, 0), extent
+(1, 2, 64).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+from xdsl.ir import Operation
+
+from ktir.iteration import IterationSpace, iteration_space
+from ktir.tiling import Access, device_box
+from ktir.work_division import core_slices
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One divided op: its iteration space and `splits` (dim -> slices, every dim)."""
+
+    op: Operation
+    space: IterationSpace
+    splits: dict[str, int]
+
+    @property
+    def cores(self) -> int:
+        """Cores the kernel runs on: the product of the splits."""
+        return math.prod(self.splits.values())
+
+    @property
+    def k_split(self) -> int:
+        """Cores that share one output tile and add up their partial sums (1: none)."""
+        return math.prod(self.splits[d] for d in self.space.reduction)
+
+    @cached_property
+    def slices(self) -> list[dict[str, int]]:
+        """Each core's slice index per dim; a split reduction dim varies fastest."""
+        fastest = next((d for d in self.space.reduction if self.splits[d] > 1), None)
+        return core_slices(self.splits, fastest=fastest)
+
+    def boxes(self, access: Access) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+        """(start, extent) of `access`'s device box on each core."""
+        return [device_box(access, self.splits, piece) for piece in self.slices]
+
+    def tile_bytes(self, access: Access) -> int:
+        """Bytes of one core's tile of `access` (every core's tile has the same extents)."""
+        _, extent = device_box(access, self.splits, self.slices[0])
+        return math.prod(extent) * access.layout.device_dtype.element_bytes
+
+
+def kernel_of(op: Operation, splits: dict[str, int] | None) -> Kernel | None:
+    """The kernel of a graph-level op with its split, or None if the op is not a kernel."""
+    space = iteration_space(op)
+    if space is None or splits is None:
+        return None
+    return Kernel(op, space, {d: splits.get(d, 1) for d in space.sizes})

@@ -1,0 +1,50 @@
+"""
+`ktir-compile{cores=32 policy=default solver=greedy}`: the whole pipeline from graph-level to
+core-level ktir, as one pass.
+
+It runs, in order: `ktir-propagate-layouts`, `ktir-insert-restickify`, `ktir-pad-matmul`,
+`ktir-divide-work{cores policy}`, `ktir-plan-scratchpad{solver}` and `ktir-lower-to-cores`.
+`ktir.compile(model, example_args)` is this pass applied to the imported model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from ktir.passes.divide_work import DivideWorkPass
+from ktir.passes.insert_restickify import InsertRestickifyPass
+from ktir.passes.lower_to_cores import LowerToCoresPass
+from ktir.passes.pad_matmul import PadMatmulPass
+from ktir.passes.plan_scratchpad import PlanScratchpadPass
+from ktir.passes.propagate_layouts import PropagateLayoutsPass
+from ktir.target import SPYRE
+
+
+@dataclass(frozen=True)
+class CompilePass(ModulePass):
+    """Graph-level ktir to core-level ktir (see the module docstring)."""
+
+    name = "ktir-compile"
+
+    cores: int = SPYRE.cores
+    policy: str = "default"
+    solver: str = "greedy"
+
+    def passes(self) -> list[ModulePass]:
+        """The pipeline's passes, in order."""
+        return [
+            PropagateLayoutsPass(),
+            InsertRestickifyPass(),
+            PadMatmulPass(),
+            DivideWorkPass(cores=self.cores, policy=self.policy),
+            PlanScratchpadPass(solver=self.solver),
+            LowerToCoresPass(),
+        ]
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for module_pass in self.passes():
+            module_pass.apply(ctx, op)

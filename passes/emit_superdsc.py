@@ -1,0 +1,83 @@
+"""
+`ktir-emit-superdsc{dir=.}`: write the SuperDSC JSON of every kernel, one file per kernel
+(`ktir.superdsc`, docs/superdsc.md).
+
+Kernels are the ops carrying a `work_division` (from `ktir-divide-work`), numbered in program
+order from 0 across the module's functions; kernel `i` running op `ktir.<f>` is written to
+`<dir>/<i>_<f>.json` (`0_abs.json`), keys sorted and indented by 2, so the same IR always gives
+the same bytes. The IR is left unchanged.
+
+A kernel op without a `work_division` is a located error ("run ktir-divide-work first"). Every
+spec is built before any file is written, so a module with an error writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+
+from ktir.diagnostics import Diagnostic, DiagnosticError, op_error
+from ktir.iteration import IterationError, iteration_space
+from ktir.layout_plan import functions_of
+from ktir.passes.divide_work import WORK_DIVISION_ATTR
+from ktir.superdsc import kernel_spec
+
+
+def module_specs(module: ModuleOp) -> list[tuple[str, dict[str, Any]]]:
+    """
+    (file name, SuperDSC spec) of every kernel in `module`, in program order. Raises one
+    `DiagnosticError` listing every kernel op that has no `work_division` or fails to export.
+    """
+    specs: list[tuple[str, dict[str, Any]]] = []
+    errors: list[Diagnostic] = []
+    for function in functions_of(module):
+        for op in function.body.block.ops:
+            try:
+                if WORK_DIVISION_ATTR not in op.attributes:
+                    if _is_kernel(op):
+                        raise op_error(op, f"has no {WORK_DIVISION_ATTR}; run ktir-divide-work first")
+                    continue
+                spec = kernel_spec(op, len(specs))
+            except DiagnosticError as error:
+                errors.extend(error.diagnostics)
+                continue
+            (key,) = spec
+            specs.append((f"{key}.json", spec))
+    if errors:
+        raise DiagnosticError(errors)
+    return specs
+
+
+def _is_kernel(op: Operation) -> bool:
+    try:
+        return iteration_space(op) is not None
+    except IterationError as error:
+        raise op_error(error.op, str(error)) from error
+
+
+def render_spec(spec: dict[str, Any]) -> str:
+    """The JSON text written for one spec: sorted keys, 2-space indent, a final newline."""
+    return json.dumps(spec, indent=2, sort_keys=True) + "\n"
+
+
+@dataclass(frozen=True)
+class EmitSuperDscPass(ModulePass):
+    """Write one SuperDSC JSON file per kernel into `dir` (see the module docstring)."""
+
+    name = "ktir-emit-superdsc"
+
+    dir: str = "."
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        specs = module_specs(op)
+        os.makedirs(self.dir, exist_ok=True)
+        for file_name, spec in specs:
+            with open(os.path.join(self.dir, file_name), "w", encoding="utf-8") as file:
+                file.write(render_spec(spec))

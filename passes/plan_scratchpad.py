@@ -1,0 +1,139 @@
+"""
+`ktir-plan-scratchpad{solver=greedy|firstfit|bestfit budget=838860 all-ops=false}`: keep
+intermediate tensors in the cores' scratchpads (LX) instead of device memory.
+
+A kernel's result stays in LX, at the same address on every core, when (the reference's
+eligibility, shared/reference/spyre-compiler-algorithms.md §5.2):
+
+- its op is one whose outputs the reference keeps (`max sum exp sub mul mean add rsqrt`), or
+  any kernel with `all-ops=true`;
+- it is not a function result;
+- every consumer is a kernel that sees on each core exactly the tile the producer wrote there
+  (same core count and the same device box per core); a consumer that divides work
+  differently, a view or a `ktir.cpu_fallback` keeps it in device memory, and so does a
+  matmul whose K is split (its partial sums meet on one core).
+
+Its per-core size is its tile; it lives from its producer to its last consumer. A
+pointwise consumer whose input dies there with the same tile size and layout may write over
+it in place. `ktir.scratchpad.plan` places the buffers within `budget` bytes (by default
+half of the usable LX, leaving the rest to the staging buffers of the kernels themselves)
+and the producer records `lx_address = A : i64` and `lx_bytes = S : i64`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from ktir.diagnostics import op_error
+from ktir.dialects import ktir_elementwise as ew
+from ktir.dialects import ktir_structured as st
+from ktir.kernels import Kernel, kernel_of
+from ktir.layout_plan import functions_of
+from ktir.passes.divide_work import read_division
+from ktir.scratchpad import SOLVERS, plan
+from ktir.target import SPYRE
+
+LX_ADDRESS_ATTR = "lx_address"
+LX_BYTES_ATTR = "lx_bytes"
+
+KEPT_OUTPUTS = (st.MaxOp, st.SumOp, st.MeanOp, ew.ExpOp, ew.SubOp, ew.MulOp, ew.AddOp, ew.RsqrtOp)
+"""Ops whose results the reference keeps in LX (`OP_OUTPUT_GOOD_FOR_LX_REUSE`)."""
+
+IN_PLACE = (ew.UnaryOp, ew.BinaryOp, ew.LogicalNotOp, ew.PowOp, ew.ClampOp, ew.WhereOp)
+"""Pointwise ops that may write over an input that dies there (`OP_GOOD_FOR_LX_INPLACE`)."""
+
+
+def kernels_of(function: func.FuncOp) -> dict[Operation, Kernel]:
+    """The divided kernels of a function, in program order."""
+    kernels = {}
+    for op in function.body.block.ops:
+        kernel = kernel_of(op, read_division(op))
+        if kernel is not None:
+            kernels[op] = kernel
+    return kernels
+
+
+def _same_tiles(value: SSAValue, producer: Kernel, kernels: dict[Operation, Kernel]) -> bool:
+    """Whether every use of `value` reads, core by core, the tile the producer wrote."""
+    written = producer.boxes(producer.space.output)
+    for use in value.uses:
+        consumer = kernels.get(use.operation)
+        if consumer is None:
+            return False
+        access = consumer.space.inputs[use.index]
+        if access is None or consumer.cores != producer.cores or consumer.boxes(access) != written:
+            return False
+    return True
+
+
+def scratchpad_buffers(function: func.FuncOp, all_ops: bool) -> list[dict[str, object]]:
+    """The `ktir.scratchpad.plan` buffers of a function: its LX-eligible kernel results."""
+    ops = list(function.body.block.ops)
+    index = {op: i for i, op in enumerate(ops)}
+    kernels = kernels_of(function)
+    returned = {v for op in ops if isinstance(op, func.ReturnOp) for v in op.operands}
+    buffers: dict[SSAValue, dict[str, object]] = {}
+    for op, kernel in kernels.items():
+        value = op.results[0]
+        if value in returned or not value.uses or kernel.k_split > 1:
+            continue
+        if not (all_ops or isinstance(op, KEPT_OUTPUTS)) or not _same_tiles(value, kernel, kernels):
+            continue
+        uses = sorted({index[op], *(index[u.operation] for u in value.uses)})
+        buffers[value] = {
+            "name": f"%{index[op]}",
+            "size": kernel.tile_bytes(kernel.space.output),
+            "uses": uses,
+        }
+    for op in kernels:
+        child = buffers.get(op.results[0])
+        if child is None or not isinstance(op, IN_PLACE):
+            continue
+        child["in_place_parents"] = [
+            parent["name"]
+            for operand in op.operands
+            if (parent := buffers.get(operand)) is not None
+            and parent["uses"][-1] == index[op]  # type: ignore[index]
+            and parent["size"] == child["size"]
+            and operand.type == op.results[0].type
+        ][:1]
+    return list(buffers.values())
+
+
+@dataclass(frozen=True)
+class PlanScratchpadPass(ModulePass):
+    """Give LX addresses to the kernel results that can stay in scratchpad (module docstring)."""
+
+    name = "ktir-plan-scratchpad"
+
+    solver: str = "greedy"
+    budget: int = SPYRE.lx_usable_bytes // 2
+    all_ops: bool = False
+
+    def __post_init__(self) -> None:
+        if self.solver not in SOLVERS:
+            raise ValueError(f"unknown solver '{self.solver}' (expected one of: {', '.join(SOLVERS)})")
+        if not 0 <= self.budget <= SPYRE.lx_usable_bytes:
+            raise ValueError(f"budget must be in 0..{SPYRE.lx_usable_bytes} bytes, not {self.budget}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in functions_of(op):
+            ops = list(function.body.block.ops)
+            for inner in ops:
+                if kernel_of(inner, {}) is not None and read_division(inner) is None:
+                    raise op_error(inner, f"'{inner.name}' has no work_division; run ktir-divide-work first")
+            buffers = scratchpad_buffers(function, self.all_ops)
+            addresses = plan(buffers, self.budget, SPYRE.lx_alignment, self.solver)
+            for buffer, address in zip(buffers, addresses, strict=True):
+                producer = ops[int(str(buffer["name"])[1:])]
+                producer.attributes.pop(LX_ADDRESS_ATTR, None)
+                if address is None:
+                    continue
+                producer.attributes[LX_ADDRESS_ATTR] = IntegerAttr(address, i64)
+                producer.attributes[LX_BYTES_ATTR] = IntegerAttr(int(buffer["size"]), i64)  # type: ignore[call-overload]
