@@ -52,6 +52,12 @@ def _lower_to_cores() -> type[ModulePass]:
     return LowerToCoresPass
 
 
+def _check_cores() -> type[ModulePass]:
+    from ktir.passes.check_cores import CheckCoresPass
+
+    return CheckCoresPass
+
+
 def _emit_superdsc() -> type[ModulePass]:
     from ktir.passes.emit_superdsc import EmitSuperDscPass
 
@@ -74,6 +80,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "ktir-divide-work": _divide_work,
         "ktir-plan-scratchpad": _plan_scratchpad,
         "ktir-lower-to-cores": _lower_to_cores,
+        "ktir-check-cores": _check_cores,
         "ktir-emit-superdsc": _emit_superdsc,
         "ktir-compile": _compile,
     }

@@ -23,6 +23,8 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.func import Func
+
+from ktir.dialects.ktir_core import CORE_OPS
 from xdsl.ir import Attribute
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
@@ -54,7 +56,7 @@ from ktir.dialects.ktir_structured import (
     operand_refs,
 )
 
-ALL_OPS = [*ELEMENTWISE_OPS, *STRUCTURED_OPS]
+ALL_OPS = [*ELEMENTWISE_OPS, *STRUCTURED_OPS, *CORE_OPS]
 LIT_DIR = Path(__file__).parents[2] / "lit" / "dialects" / "ktir"
 
 
@@ -233,7 +235,8 @@ def test_op_lists_are_complete_and_distinct():
     names = [cls.name for cls in ALL_OPS]
     assert len(ELEMENTWISE_OPS) == 34
     assert len(STRUCTURED_OPS) == 18
-    assert len(set(names)) == len(names) == 52
+    assert len(CORE_OPS) == 9
+    assert len(set(names)) == len(names) == 61
 
 
 @pytest.mark.parametrize("op_class", ALL_OPS, ids=lambda cls: cls.name)
@@ -250,13 +253,16 @@ def test_dialect_registers_every_op_and_attribute():
     assert len(registered) == len(ALL_OPS)
     attributes = list(Ktir.attributes)
     assert set(STRUCTURED_ATTRIBUTES) <= set(attributes)
-    assert {attr.name for attr in attributes} == {"ktir.tiled", "ktir.operand"}
+    assert {attr.name for attr in attributes} == {"ktir.tiled", "ktir.operand", "ktir.tile"}
     assert Ktir.name == "ktir"
 
 
 @pytest.mark.parametrize(
     "lit_files",
-    [("elementwise.mlir", "structured.mlir"), ("elementwise_invalid.mlir", "structured_invalid.mlir")],
+    [
+        ("elementwise.mlir", "structured.mlir", "core.mlir"),
+        ("elementwise_invalid.mlir", "structured_invalid.mlir", "core_invalid.mlir"),
+    ],
     ids=["roundtrip", "invalid"],
 )
 def test_every_op_has_lit_tests(lit_files):

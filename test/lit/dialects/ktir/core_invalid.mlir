@@ -1,0 +1,107 @@
+// RUN: ktir-opt %s --split-input-file --verify-diagnostics
+
+// Invalid core-level ops: the verifier rules of dialects/ktir_core.py.
+
+func.func @tile_count(%x: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> {
+  // expected-error @+1 {{expected 2 tiles (one per block argument), got 1}}
+  %y = ktir.kernel "ktir.abs" cores 1 chunks 1 work_division {d0 = 1 : i64, d1 = 1 : i64} tiles [#ktir.tile<extent = [1, 4, 64], starts = [[0, 0, 0]], chunk_starts = [[0, 0, 0]]>](%x) : (tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> {
+  ^bb0(%a: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, %b: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>):
+    ktir.yield
+  }
+  func.return %y : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
+}
+
+// -----
+
+func.func @tile_cores(%x: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> {
+  // expected-error @+1 {{tile 0 must give 2 core starts and 1 chunk starts}}
+  %y = ktir.kernel "ktir.abs" cores 2 chunks 1 work_division {d0 = 2 : i64, d1 = 1 : i64} tiles [#ktir.tile<extent = [1, 4, 64], starts = [[0, 0, 0]], chunk_starts = [[0, 0, 0]]>, #ktir.tile<extent = [1, 4, 64], starts = [[0, 0, 0]], chunk_starts = [[0, 0, 0]]>](%x) : (tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> {
+  ^bb0(%a: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, %b: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>):
+    ktir.yield
+  }
+  func.return %y : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
+}
+
+// -----
+
+func.func @alloc_space() {
+  // expected-error @+1 {{the result must be an LX buffer (memref in "lx")}}
+  %0 = ktir.lx_alloc address 0 : memref<1x4x64xf16>
+  func.return
+}
+
+// -----
+
+func.func @alloc_address() {
+  // expected-error @+1 {{LX address must be non-negative, not -128}}
+  %0 = ktir.lx_alloc address -128 : memref<1x4x64xf16, "lx">
+  func.return
+}
+
+// -----
+
+func.func @ring_combine(%b: memref<1x4x64xf32, "lx">, %s: index) {
+  // expected-error @+1 {{combine must be add, max or min, not mul}}
+  ktir.ring_reduce %b[%s] group 2 combine "mul" : memref<1x4x64xf32, "lx">
+  func.return
+}
+
+// -----
+
+func.func @ring_group(%b: memref<1x4x64xf32, "lx">, %s: index) {
+  // expected-error @+1 {{a ring reduction needs a group of at least 2 cores}}
+  ktir.ring_reduce %b[%s] group 1 combine "add" : memref<1x4x64xf32, "lx">
+  func.return
+}
+
+// -----
+
+func.func @dma_target(%x: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, %b: memref<1x1x4x64xf16>, %i: index) {
+  // expected-error @+1 {{the target must be an LX buffer}}
+  ktir.dma_load %x -> %b[%i, %i, %i] tile 0 : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> -> memref<1x1x4x64xf16>
+  func.return
+}
+
+// -----
+
+func.func @compute_unit(%b: memref<1x1x4x64xf16, "lx">, %i: index) {
+  // expected-error @+1 {{unit must be "pt" or "sfu", not "gpu"}}
+  ktir.compute "gpu"[%i, %i, %i] ins(%b : memref<1x1x4x64xf16, "lx">) outs(%b : memref<1x1x4x64xf16, "lx">) tiles [0, 1] {
+  ^bb0(%t: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>):
+    %r = ktir.abs %t : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
+    ktir.yield %r : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
+  }
+  func.return
+}
+
+// -----
+
+func.func @fill_space(%b: memref<1x4x64xf32>, %s: index) {
+  // expected-error @+1 {{the buffer must be an LX buffer}}
+  ktir.lx_fill %b[%s] value 0 : i64 : memref<1x4x64xf32>
+  func.return
+}
+
+// -----
+
+func.func @dma_source(%x: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, %b: memref<1x1x4x64xf16>, %i: index) {
+  // expected-error @+1 {{the source must be an LX buffer}}
+  ktir.dma_store %b -> %x[%i, %i, %i] tile 0 : memref<1x1x4x64xf16> -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
+  func.return
+}
+
+// -----
+
+func.func @core_id_type() {
+  // expected-error @+1 {{result 'result' at position 0 does not verify}}
+  %0 = "ktir.core_id"() : () -> i32
+  func.return
+}
+
+// -----
+
+func.func @yield_not_last() {
+  // expected-error @+1 {{'ktir.yield' must be the last operation in its parent block}}
+  "ktir.yield"() : () -> ()
+  func.return
+}
