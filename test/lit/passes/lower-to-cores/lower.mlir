@@ -1,0 +1,34 @@
+// RUN: ktir-opt %s --split-input-file -p 'ktir-propagate-layouts,ktir-divide-work{cores=2},ktir-lower-to-cores' | filecheck %s
+
+// The seed's (4, 64) abs on 2 cores: one 256-byte tile per tensor and core.
+// CHECK-LABEL: func.func @abs
+// CHECK: ktir.kernel "ktir.abs" cores 2 chunks 1 work_division {d0 = 2 : i64, d1 = 1 : i64}
+// CHECK-SAME: tiles [#ktir.tile<extent = [1, 2, 64], starts = {{\[\[}}0, 0, 0], [0, 2, 0]], chunk_starts = {{\[\[}}0, 0, 0]]>
+// CHECK: %[[CORE:.*]] = ktir.core_id : index
+// CHECK: %[[IN:.*]] = ktir.lx_alloc address 0 : memref<1x1x2x64xf16, "lx">
+// CHECK: %[[OUT:.*]] = ktir.lx_alloc address 256 : memref<1x1x2x64xf16, "lx">
+// CHECK: ktir.dma_load %{{.*}} -> %[[IN]][%[[CORE]],
+// CHECK: ktir.compute "sfu"[%[[CORE]], {{.*}} ins(%[[IN]] : {{.*}} outs(%[[OUT]] : {{.*}} tiles [0, 1]
+// CHECK: ktir.abs
+// CHECK: ktir.dma_store %[[OUT]] -> {{.*}} tile 1
+// CHECK: ktir.yield
+func.func @abs(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
+  %y = ktir.abs %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  return %y : tensor<4x64xf16>
+}
+
+// -----
+
+// 1024 x 1024 fp16 on 2 cores: 1 MiB in + 1 MiB out per core does not fit, nor do 2 chunks in two
+// slots (2 MiB); 4 chunks do (4 x 256 KiB). The loop
+// alternates the two slots.
+// CHECK-LABEL: func.func @chunked
+// CHECK: ktir.kernel "ktir.exp" cores 2 chunks 4
+// CHECK: ktir.lx_alloc address {{[0-9]+}} : memref<2x16x128x64xf16, "lx">
+// CHECK: scf.for %[[CHUNK:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[SLOT:.*]] = arith.remui %[[CHUNK]]
+// CHECK: ktir.dma_load {{.*}}[%{{.*}}, %[[CHUNK]], %[[SLOT]]]
+func.func @chunked(%x: tensor<1024x1024xf16>) -> tensor<1024x1024xf16> {
+  %y = ktir.exp %x : tensor<1024x1024xf16> -> tensor<1024x1024xf16>
+  return %y : tensor<1024x1024xf16>
+}
