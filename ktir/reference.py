@@ -3,7 +3,8 @@ The NumPy reference executor: the functional meaning of every graph-level ktir o
 
 `run(module, inputs)` executes one `func.func` op by op. Floating-point tensors narrower than
 fp32 (f16, bf16) are computed in fp32 and rounded to their element type after every op;
-matmul and the floating-point reductions accumulate in fp32; fp32 and fp64 compute in their
+the floating-point reductions accumulate in fp32 and matmul exactly (float64, rounded once, so
+that any tiling of it gives the same bits); fp32 and fp64 compute in their
 own precision. This is what the simulator is checked against later, so every op is one
 vectorized NumPy expression (no per-element Python). `ktir.cpu_fallback` runs its ATen op
 through PyTorch.
