@@ -29,7 +29,6 @@ def run_pipeline(module: Any, spec: str) -> Any:
     return _run_pipeline(module, spec)
 
 
-
 def __getattr__(name: str) -> Any:
     # `ktir.compile` is both the pipeline module and, being callable, the compile function
     # ARCHITECTURE.md promises: `ktir.compile(model, example_args, cores=32)`.

@@ -17,8 +17,8 @@ For each op with a `work_division` the pass
 A result the scratchpad plan keeps in LX (`lx_address`) is stored to a resident buffer at that
 address instead of device memory, and its consumers load it from there. Views that move no
 data and `ktir.cpu_fallback` stay at function level. The result is checked statically
-(`ktir.core_check`, also the pass `ktir-check-cores`): an LX overflow or an out-of-bounds DMA is a located error naming the op,
-core and bytes.
+(`ktir.core_check`, also the pass `ktir-check-cores`): an LX overflow or an out-of-bounds DMA
+is a located error naming the op, core and bytes.
 """
 
 from __future__ import annotations

@@ -23,14 +23,13 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.func import Func
-
-from ktir.dialects.ktir_core import CORE_OPS
 from xdsl.ir import Attribute
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
 from ktir.dialects.ktir import Ktir
+from ktir.dialects.ktir_core import CORE_OPS
 from ktir.dialects.ktir_elementwise import (
     ELEMENTWISE_OPS,
     AbsOp,

@@ -13,7 +13,9 @@ from ktir.passes.propagate_layouts import functions_of
 
 def divided(text: str, options: str = "") -> list[dict[str, int] | None]:
     module = parse_module(make_context(), text)
-    ktir.run_pipeline(module, f"ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul,ktir-divide-work{options}")
+    ktir.run_pipeline(
+        module, f"ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul,ktir-divide-work{options}"
+    )
     return [read_division(op) for op in functions_of(module)[0].body.block.ops]
 
 

@@ -21,7 +21,11 @@ def planned(text: str, options: str = "") -> dict[str, tuple[int, int] | None]:
         address, size = op.attributes.get("lx_address"), op.attributes.get("lx_bytes")
         if op.results:
             name = op.results[0].name_hint or op.name
-            found[name] = (address.value.data, size.value.data) if isinstance(address, IntegerAttr) and isinstance(size, IntegerAttr) else None
+            found[name] = (
+                (address.value.data, size.value.data)
+                if isinstance(address, IntegerAttr) and isinstance(size, IntegerAttr)
+                else None
+            )
     return found
 
 
