@@ -41,12 +41,12 @@ def decoder_module(layers: int) -> ModuleOp:
     return import_exported(export_program(exported, ())).module
 
 
-def time_pipeline(module: ModuleOp) -> tuple[float, ModuleOp]:
-    """Seconds to run `PIPELINE` on a fresh copy of `module`, and the result."""
+def time_pipeline(module: ModuleOp, pipeline: str = PIPELINE) -> tuple[float, ModuleOp]:
+    """Seconds to run `pipeline` on a fresh copy of `module`, and the result."""
     copy = module.clone()
     gc.collect()
     start = time.perf_counter()
-    run_pipeline(copy, PIPELINE, verify=False)
+    run_pipeline(copy, pipeline, verify=False)
     return time.perf_counter() - start, copy
 
 

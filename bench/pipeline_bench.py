@@ -19,28 +19,18 @@ import gc
 import io
 import time
 
-from layout_pass_bench import decoder_module  # bench/ is on sys.path when run as a script
+from layout_pass_bench import decoder_module, time_pipeline  # bench/ is on sys.path when run as a script
 from rich.console import Console
 from rich.table import Table
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from ktir.compile import run_pipeline
 from ktir.context import make_context
 from ktir.dialects.ktir_core import KernelOp
 from ktir.passes.propagate_layouts import functions_of
 
 PIPELINE = "ktir-compile"
-
-
-def time_pipeline(module: ModuleOp) -> tuple[float, ModuleOp]:
-    """Seconds to run `PIPELINE` on a fresh copy of `module`, and the result."""
-    copy = module.clone()
-    gc.collect()
-    start = time.perf_counter()
-    run_pipeline(copy, PIPELINE, verify=False)
-    return time.perf_counter() - start, copy
 
 
 def time_print_parse(module: ModuleOp) -> float:
@@ -69,7 +59,7 @@ def main() -> None:
     with console.status(f"{PIPELINE}, best of {args.repeats}"):
         for _ in range(args.repeats):
             for layers in depths:
-                seconds, results[layers] = time_pipeline(modules[layers])
+                seconds, results[layers] = time_pipeline(modules[layers], PIPELINE)
                 best[layers] = min(best[layers], seconds)
     io_time = {layers: time_print_parse(results[layers]) for layers in depths}
     ops = {layers: sum(1 for _ in functions_of(modules[layers])[0].body.block.ops) for layers in depths}
