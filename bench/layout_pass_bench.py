@@ -50,6 +50,28 @@ def time_pipeline(module: ModuleOp, pipeline: str = PIPELINE) -> tuple[float, Mo
     return time.perf_counter() - start, copy
 
 
+def measure(
+    pipeline: str, depths: tuple[int, ...], repeats: int, console: Console
+) -> tuple[dict[int, ModuleOp], dict[int, float], dict[int, ModuleOp], dict[int, int]]:
+    """
+    Import each depth once, then best of `repeats` rounds of `pipeline` (every depth per round,
+    so load from other processes hits all alike): graph modules, best seconds, results, op counts.
+    """
+    modules = {}
+    for layers in depths:
+        with console.status(f"export + import, {layers} layers"):
+            modules[layers] = decoder_module(layers)
+    best = {layers: float("inf") for layers in depths}
+    results: dict[int, ModuleOp] = {}
+    with console.status(f"{pipeline}, best of {repeats}"):
+        for _ in range(repeats):
+            for layers in depths:
+                seconds, results[layers] = time_pipeline(modules[layers], pipeline)
+                best[layers] = min(best[layers], seconds)
+    ops = {layers: sum(1 for _ in functions_of(modules[layers])[0].body.block.ops) for layers in depths}
+    return modules, best, results, ops
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="2, 4 and 8 layers")
@@ -57,18 +79,7 @@ def main() -> None:
     args = parser.parse_args()
     depths = (2, 4, 8) if args.quick else (8, 16, 32)
     console = Console()
-    modules = {}
-    for layers in depths:
-        with console.status(f"export + import, {layers} layers"):
-            modules[layers] = decoder_module(layers)
-    best = {layers: float("inf") for layers in depths}
-    results = {}
-    with console.status(f"{PIPELINE}, best of {args.repeats}"):
-        for _ in range(args.repeats):
-            for layers in depths:
-                seconds, results[layers] = time_pipeline(modules[layers])
-                best[layers] = min(best[layers], seconds)
-    ops = {layers: sum(1 for _ in functions_of(modules[layers])[0].body.block.ops) for layers in depths}
+    _, best, results, ops = measure(PIPELINE, depths, args.repeats, console)
 
     table = Table(title=f"{PIPELINE} on Llama decoders (hidden {HIDDEN}, seq {SEQ}), best of {args.repeats}")
     for column in ("layers", "ops", "restickifies", "cost (elements)", "search", "time (ms)", "µs / op"):

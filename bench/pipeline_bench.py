@@ -19,7 +19,7 @@ import gc
 import io
 import time
 
-from layout_pass_bench import decoder_module, time_pipeline  # bench/ is on sys.path when run as a script
+from layout_pass_bench import measure  # bench/ is on sys.path when run as a script
 from rich.console import Console
 from rich.table import Table
 from xdsl.dialects.builtin import ModuleOp
@@ -50,19 +50,8 @@ def main() -> None:
     args = parser.parse_args()
     depths = (2, 4, 8) if args.quick else (8, 16, 32)
     console = Console()
-    modules = {}
-    for layers in depths:
-        with console.status(f"export + import, {layers} layers"):
-            modules[layers] = decoder_module(layers)
-    best = {layers: float("inf") for layers in depths}
-    results: dict[int, ModuleOp] = {}
-    with console.status(f"{PIPELINE}, best of {args.repeats}"):
-        for _ in range(args.repeats):
-            for layers in depths:
-                seconds, results[layers] = time_pipeline(modules[layers], PIPELINE)
-                best[layers] = min(best[layers], seconds)
+    _, best, results, ops = measure(PIPELINE, depths, args.repeats, console)
     io_time = {layers: time_print_parse(results[layers]) for layers in depths}
-    ops = {layers: sum(1 for _ in functions_of(modules[layers])[0].body.block.ops) for layers in depths}
 
     table = Table(title=f"{PIPELINE} on Llama decoders (hidden 4096, seq 128), best of {args.repeats}")
     for column in (

@@ -138,5 +138,6 @@ def _check_dma(kernel: core.KernelOp, op: core.DmaLoadOp | core.DmaStoreOp) -> N
 
 
 def _element_bytes(memref: MemRefType) -> int:
-    width = getattr(memref.element_type, "bitwidth", 16)
-    return max(1, width // 8)
+    from ktir.dialects.ktir import _device_dtype_of_element
+
+    return _device_dtype_of_element(memref.element_type).element_bytes

@@ -33,24 +33,17 @@ from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.layout import SpyreTensorLayout
-from ktir.layout_plan import encoding_of
+from ktir.layout_plan import layout_of_type
 from ktir.reference import IMPLEMENTATIONS, _entry
 from ktir.reference_ops import ExecutionError, numpy_dtype, store, to_numpy
 
 
 def _layout(value_type: Attribute) -> tuple[SpyreTensorLayout, tuple[int, ...], np.dtype[Any]]:
     tensor = cast(TensorType[Attribute], value_type)
-    layout = encoding_of(cast(SSAValue, _Typed(tensor)))
+    layout = layout_of_type(tensor)
     if layout is None:
         raise ExecutionError(f"tensor {tensor} has no layout; run the pipeline to ktir-lower-to-cores first")
     return layout, tuple(tensor.get_shape()), numpy_dtype(tensor.element_type)
-
-
-class _Typed:
-    """A stand-in value carrying a type, for `encoding_of`."""
-
-    def __init__(self, value_type: Attribute) -> None:
-        self.type = value_type
 
 
 @cache

@@ -81,9 +81,14 @@ def device_dtype(value_type: Attribute) -> object:
 
 def encoding_of(value: SSAValue) -> SpyreTensorLayout | None:
     """The `#ktir.tiled` layout a value's type carries, if any."""
-    value_type = cast(TensorType[Attribute], value.type)
-    if isinstance(value_type.encoding, TiledLayoutAttr):
-        return _layout_of(value_type.encoding, value_type.element_type)
+    return layout_of_type(value.type)
+
+
+def layout_of_type(value_type: Attribute) -> SpyreTensorLayout | None:
+    """The `#ktir.tiled` layout a tensor type carries, if any."""
+    tensor = cast(TensorType[Attribute], value_type)
+    if isinstance(tensor.encoding, TiledLayoutAttr):
+        return _layout_of(tensor.encoding, tensor.element_type)
     return None
 
 

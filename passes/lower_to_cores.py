@@ -34,6 +34,8 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     TensorType,
+    UnitAttr,
+    f32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -129,11 +131,7 @@ def build_kernel(kernel: Kernel, plan: ChunkPlan) -> core.KernelOp:
     core_id = b.add(core.CoreIdOp()).results[0]
     buffers: dict[str, SSAValue] = {}
     for staged, value in zip(plan.buffers, _staged_values(plan, tensors), strict=True):
-        element = IntegerAttr(0, i64).type if staged.role == "acc" else _element_type(value)
-        if staged.role == "acc":
-            from xdsl.dialects.builtin import f32
-
-            element = f32
+        element = f32 if staged.role == "acc" else _element_type(value)
         buffers[staged.role] = b.add(
             core.LxAllocOp(staged.address, core.lx_buffer(staged.slots, staged.extent, element))
         ).results[0]
@@ -187,8 +185,6 @@ def build_kernel(kernel: Kernel, plan: ChunkPlan) -> core.KernelOp:
             "tiles": DenseArrayBase.from_list(i64, list(range(n_inputs + 1))),
         }
         if accumulate:
-            from xdsl.dialects.builtin import UnitAttr
-
             props["accumulate"] = UnitAttr()
         builder.add(
             core.ComputeOp(
