@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Operation
 
 from ktir.dialects import ktir_core as core
+from ktir.scratchpad import live_sets
 from ktir.target import SPYRE, Target
 
 
@@ -53,19 +54,15 @@ def check_function(function: func.FuncOp, target: Target = SPYRE) -> None:
                 current[address] = (address, alloc.bytes, position)
             key = current[address]
             lifetime[key] = (lifetime.get(key, (position, position))[0], position)
-    for position, kernel in enumerate(kernels):
-        _check_lx(kernel, position, lifetime, target)
+    resident_at = live_sets([(first, last, key) for key, (first, last) in lifetime.items()], len(kernels))
+    for kernel, resident in zip(kernels, resident_at, strict=True):
+        _check_lx(kernel, resident, target)
         for op in kernel.body.walk():
             if isinstance(op, (core.DmaLoadOp, core.DmaStoreOp)):
                 _check_dma(kernel, op)
 
 
-def _check_lx(
-    kernel: core.KernelOp,
-    position: int,
-    lifetime: dict[tuple[int, int, int], tuple[int, int]],
-    target: Target,
-) -> None:
+def _check_lx(kernel: core.KernelOp, resident: list[tuple[int, int, int]], target: Target) -> None:
     usable = target.lx_usable_bytes
     ranges: list[tuple[int, int, Operation]] = []
     own = set()
@@ -77,8 +74,8 @@ def _check_lx(
                 continue  # an in-place result over the input it replaces
             own.add((lo, alloc.bytes))
         ranges.append((lo, hi, alloc))
-    for (lo, size, _), (first, last) in lifetime.items():
-        if first <= position <= last and (lo, size) not in own:
+    for lo, size, _ in resident:
+        if (lo, size) not in own:
             ranges.append((lo, lo + size, kernel))
     live = sum(hi - lo for lo, hi, _ in ranges)
     for lo, hi, op in ranges:

@@ -30,12 +30,16 @@ parent it reuses address 0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import heapq
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ktir.target import SPYRE
 
 SOLVERS = ("greedy", "firstfit", "bestfit")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -248,3 +252,24 @@ def _free_ranges(used: list[tuple[int, int]], limit: int) -> list[tuple[int, int
     if cursor < limit:
         free.append((cursor, limit))
     return [(low, high) for low, high in free if high > low]
+
+
+def live_sets(lifetimes: Sequence[tuple[int, int, T]], count: int) -> Iterator[list[T]]:
+    """
+    For each position `0 .. count-1`, the payloads whose closed lifetime `[first, last]`
+    holds it, in one sweep (O(n log n + output), not a scan of every lifetime per position).
+    Example: `list(live_sets([(0, 1, "a"), (1, 2, "b")], 3))` is `[["a"], ["a", "b"], ["b"]]`.
+    """
+    pending = sorted(range(len(lifetimes)), key=lambda i: lifetimes[i][0])
+    active: dict[int, T] = {}
+    ending: list[tuple[int, int]] = []
+    cursor = 0
+    for position in range(count):
+        while cursor < len(pending) and lifetimes[pending[cursor]][0] <= position:
+            i = pending[cursor]
+            active[i] = lifetimes[i][2]
+            heapq.heappush(ending, (lifetimes[i][1], i))
+            cursor += 1
+        while ending and ending[0][0] < position:
+            active.pop(heapq.heappop(ending)[1], None)
+        yield [active[i] for i in sorted(active)]

@@ -51,6 +51,7 @@ from ktir.kernels import Kernel, kernel_of
 from ktir.layout_plan import functions_of
 from ktir.passes.divide_work import WORK_DIVISION_ATTR, read_division
 from ktir.passes.plan_scratchpad import LX_ADDRESS_ATTR, LX_BYTES_ATTR
+from ktir.scratchpad import live_sets
 from ktir.target import SPYRE
 from ktir.tiling import Access, combine, device_box, nested
 
@@ -285,7 +286,8 @@ def lower_function(function: func.FuncOp) -> None:
         if o.results and (resident := _resident(o.results[0])) is not None:
             last = max((index[u.operation] for u in o.results[0].uses), default=index[o])
             live.append((index[o], last, resident[0], resident[0] + resident[1]))
-    for position, graph_op in enumerate(ops):
+    busy_at = live_sets([(first, last, (lo, hi)) for first, last, lo, hi in live], len(ops))
+    for graph_op, busy in zip(ops, busy_at, strict=True):
         try:
             kernel = kernel_of(graph_op, read_division(graph_op))
         except IterationError as error:
@@ -296,7 +298,6 @@ def lower_function(function: func.FuncOp) -> None:
                     graph_op, f"'{graph_op.name}' has no work_division; run ktir-divide-work first"
                 )
             continue
-        busy = [(lo, hi) for first, last, lo, hi in live if first <= position <= last]
         try:
             plan = plan_chunks(kernel, _free_ranges(busy, SPYRE.lx_usable_bytes), SPYRE.lx_alignment)
         except ChunkingError as error:

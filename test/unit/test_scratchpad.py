@@ -149,3 +149,10 @@ def in_place_chain(
                 return True
             frontier.append(parent)
     return False
+
+
+def test_live_sets_sweeps_closed_lifetimes() -> None:
+    from ktir.scratchpad import live_sets
+
+    lifetimes = [(0, 1, "a"), (1, 2, "b"), (4, 4, "c"), (2, 5, "d")]
+    assert list(live_sets(lifetimes, 6)) == [["a"], ["a", "b"], ["b", "d"], ["d"], ["c", "d"], ["d"]]
