@@ -66,6 +66,7 @@ def measure(
     with console.status(f"{pipeline}, best of {repeats}"):
         for _ in range(repeats):
             for layers in depths:
+                results.pop(layers, None)  # do not time the next run with the last one still alive
                 seconds, results[layers] = time_pipeline(modules[layers], pipeline)
                 best[layers] = min(best[layers], seconds)
     ops = {layers: sum(1 for _ in functions_of(modules[layers])[0].body.block.ops) for layers in depths}

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
@@ -105,22 +106,34 @@ class TileAttr(ParametrizedAttribute):
     @property
     def extent(self) -> tuple[int, ...]:
         """Device positions per device dim."""
-        return tuple(int(v) for v in self.extent_attr.get_values())
+        return tuple(int(v) for v in self.extent_array)
 
-    def _rows_of(self, attr: DenseArrayBase) -> list[tuple[int, ...]]:
-        values = [int(v) for v in attr.get_values()]
-        rank = len(self.extent)
-        return [tuple(values[i : i + rank]) for i in range(0, len(values), rank)]
+    @property
+    def extent_array(self) -> np.ndarray:
+        """`extent` as a NumPy vector."""
+        return np.frombuffer(self.extent_attr.data.data, dtype=np.int64)
+
+    @property
+    def starts_array(self) -> np.ndarray:
+        """`starts` as a (cores, rank) NumPy array."""
+        return np.frombuffer(self.starts_attr.data.data, dtype=np.int64).reshape(-1, len(self.extent_array))
+
+    @property
+    def chunk_starts_array(self) -> np.ndarray:
+        """`chunk_starts` as a (chunks, rank) NumPy array."""
+        return np.frombuffer(self.chunk_starts_attr.data.data, dtype=np.int64).reshape(
+            -1, len(self.extent_array)
+        )
 
     @property
     def starts(self) -> list[tuple[int, ...]]:
         """The tile's first device position on each core."""
-        return self._rows_of(self.starts_attr)
+        return [tuple(int(v) for v in row) for row in self.starts_array]
 
     @property
     def chunk_starts(self) -> list[tuple[int, ...]]:
         """The offset of each chunk inside the core's slice."""
-        return self._rows_of(self.chunk_starts_attr)
+        return [tuple(int(v) for v in row) for row in self.chunk_starts_array]
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -243,7 +256,7 @@ class KernelOp(IRDLOperation):
                 raise VerifyException(
                     f"tile {i} has rank {len(tile.extent)}, its tensor's device rank is {len(device)}"
                 )
-            if len(tile.starts) != cores or len(tile.chunk_starts) != chunks:
+            if len(tile.starts_array) != cores or len(tile.chunk_starts_array) != chunks:
                 raise VerifyException(f"tile {i} must give {cores} core starts and {chunks} chunk starts")
 
 

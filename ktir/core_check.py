@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Operation
@@ -112,26 +113,25 @@ def _check_dma(kernel: core.KernelOp, op: core.DmaLoadOp | core.DmaStoreOp) -> N
             f"tile extent {list(tile.extent)}",
         )
     memory_type = memory_side.type
+    starts = tile.starts_array
     if isinstance(memory_type, TensorType):
-        bounds = tuple(memory_type.encoding.tiled.device_size)  # type: ignore[union-attr]
-        starts = tile.starts
+        bounds = np.array(memory_type.encoding.tiled.device_size)  # type: ignore[union-attr]
     else:
         assert isinstance(memory_type, MemRefType)
-        bounds = tuple(memory_type.get_shape()[1:])
-        starts = [(0,) * len(tile.extent)] * len(tile.starts)
-    element_bytes = _element_bytes(lx_type)
-    tile_bytes = element_bytes
-    for e in tile.extent:
-        tile_bytes *= e
-    for core_index, start in enumerate(starts):
-        for chunk_index, offset in enumerate(tile.chunk_starts):
-            end = [s + o + e for s, o, e in zip(start, offset, tile.extent, strict=True)]
-            if any(x > b for x, b in zip(end, bounds, strict=True)):
-                raise CoreCheckError(
-                    op,
-                    f"'{op.name}' of {tile_bytes:,} bytes on core {core_index}, chunk {chunk_index} ends at "
-                    f"device position {end}, outside the tensor's device size {list(bounds)}",
-                )
+        bounds = np.array(memory_type.get_shape()[1:])
+        starts = np.zeros_like(starts)  # a resident buffer holds the core's own slice
+    # ends[core, chunk, dim]: one past the last position each (core, chunk) DMA touches
+    ends = starts[:, None, :] + tile.chunk_starts_array[None, :, :] + tile.extent_array
+    outside = np.argwhere((ends > bounds).any(axis=2))
+    if outside.size:
+        core_index, chunk_index = (int(i) for i in outside[0])
+        tile_bytes = int(np.prod(tile.extent_array)) * _element_bytes(lx_type)
+        raise CoreCheckError(
+            op,
+            f"'{op.name}' of {tile_bytes:,} bytes on core {core_index}, chunk {chunk_index} ends at "
+            f"device position {[int(v) for v in ends[core_index, chunk_index]]}, "
+            f"outside the tensor's device size {[int(v) for v in bounds]}",
+        )
 
 
 def _element_bytes(memref: MemRefType) -> int:
