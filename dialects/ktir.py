@@ -116,7 +116,7 @@ class TiledLayoutAttr(ParametrizedAttribute):
 
     def layout_for(self, element_type: Attribute) -> SpyreTensorLayout:
         """The `SpyreTensorLayout` this encoding denotes on tensors of `element_type`."""
-        implied = _device_dtype_of_element(element_type)
+        implied = device_dtype_of_element(element_type)
         return SpyreTensorLayout.from_device(
             self.tiled.device_size, self.tiled.stride_map, self.explicit_device_dtype or implied
         )
@@ -175,7 +175,8 @@ class TiledLayoutAttr(ParametrizedAttribute):
             raise VerifyException(f"invalid #ktir.tiled layout: {error}") from error
 
 
-def _device_dtype_of_element(element_type: Attribute) -> DeviceDType:
+def device_dtype_of_element(element_type: Attribute) -> DeviceDType:
+    """The Spyre device format of an MLIR element type (f16 -> fp16, i64 -> int32 ...)."""
     name = str(element_type)
     if (found := ELEMENT_TYPE_TO_DEVICE_DTYPE.get(name)) is None:
         known = ", ".join(ELEMENT_TYPE_TO_DEVICE_DTYPE)
@@ -198,7 +199,7 @@ def verify_tiled_tensor(tensor: TensorType[Attribute]) -> None:
     shape = tensor.get_shape()
     if any(dim < 0 for dim in shape):
         raise VerifyException("a #ktir.tiled tensor must have a static shape")
-    implied = _device_dtype_of_element(tensor.element_type)
+    implied = device_dtype_of_element(tensor.element_type)
     explicit = encoding.explicit_device_dtype
     if explicit is not None and explicit != implied:
         raise VerifyException(

@@ -310,9 +310,9 @@ class LxAllocOp(IRDLOperation):
     def bytes(self) -> int:
         """Bytes the buffer takes."""
         memref = _require_lx(self.result.type, "the result")
-        from ktir.dialects.ktir import _device_dtype_of_element
+        from ktir.dialects.ktir import device_dtype_of_element
 
-        return memref.element_count() * _device_dtype_of_element(memref.element_type).element_bytes
+        return memref.element_count() * device_dtype_of_element(memref.element_type).element_bytes
 
 
 class _DmaOp(IRDLOperation):

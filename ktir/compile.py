@@ -29,6 +29,8 @@ from xdsl.utils.exceptions import ArgSpecParseError
 from ktir.context import make_context
 from ktir.diagnostics import DiagnosticError, verify_module
 from ktir.passes import get_all_passes
+from ktir.sim import Report, simulate
+from ktir.target import SPYRE, Target
 
 XDSL_PASSES = ("canonicalize", "cse", "dce", "arith-add-fastmath", "convert-linalg-to-loops")
 """General-purpose xDSL passes available in ktir pipelines."""
@@ -89,23 +91,31 @@ def run_pipeline(module: ModuleOp, spec: str, *, ctx: Context | None = None, ver
 
 class Program:
     """
-    A compiled model: core-level ktir for every op, runnable on NumPy inputs.
+    A compiled model: core-level ktir for every op, run on the simulated chip.
 
-    `program(*args)` runs the cores' programs functionally (`ktir.core_executor`) and returns
-    torch tensors; `program.module` is the core-level IR.
+    `program(*args)` runs the cores' programs on `ktir.sim` and returns torch tensors;
+    `program.report` is the cycle report of the last call; `program.module` is the core-level IR.
     """
 
-    def __init__(self, module: ModuleOp, imported: Any) -> None:
+    def __init__(self, module: ModuleOp, imported: Any, target: Target = SPYRE) -> None:
         self.module = module
         self.imported = imported
+        self.target = target
+        self._report: Report | None = None
+
+    @property
+    def report(self) -> Report:
+        """The simulator's report of the last call (cycles, per kernel and op, roofline, per core)."""
+        if self._report is None:
+            raise RuntimeError("the program has not run yet: call it first, e.g. prog(*example_args)")
+        return self._report
 
     def __call__(self, *args: Any) -> list[Any]:
         import torch
 
-        from ktir.core_executor import run
-
-        outputs = run(self.module, self.imported.arguments(*args))
-        return [torch.from_numpy(np.ascontiguousarray(o)) for o in outputs]
+        result = simulate(self.module, self.imported.arguments(*args), target=self.target)
+        self._report = result.report
+        return [torch.from_numpy(np.ascontiguousarray(o)) for o in result.outputs]
 
 
 def compile(
@@ -129,6 +139,46 @@ def compile(
     imported = import_program(model_or_fn, tuple(example_args), example_kwargs or {})
     run_pipeline(imported.module, f"ktir-compile{{cores={cores} policy={policy}}}")
     return Program(imported.module, imported)
+
+
+def torch_backend(graph_module: Any, example_inputs: list[Any]) -> Callable[..., Any]:
+    """
+    The `torch.compile` backend `"ktir"`: `torch.compile(model, backend="ktir")`.
+
+    aot_autograd turns Dynamo's graph into core ATen with parameters lifted to inputs; the
+    forward graph goes through `compile` once (Dynamo guards on shapes) and every call runs on
+    the simulator (`Program`). The last call's report is `ktir.compile.last_report()`.
+    """
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.aot_autograd import make_boxed_func
+
+    def forward_compiler(graph: Any, fake_inputs: list[Any]) -> Callable[..., Any]:
+        import torch
+        from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+        # Export needs real example tensors; only shapes and dtypes matter (static shapes).
+        with unset_fake_temporarily():
+            examples = [torch.zeros(tuple(t.shape), dtype=t.dtype) for t in fake_inputs]
+            program = compile(graph, examples)
+
+        def run(*args: Any) -> list[Any]:
+            outputs = program(*args)
+            _LAST_REPORT[0] = program.report
+            return outputs
+
+        return make_boxed_func(run)
+
+    return aot_autograd(fw_compiler=forward_compiler)(graph_module, example_inputs)
+
+
+_LAST_REPORT: list[Report | None] = [None]
+
+
+def last_report() -> Report:
+    """The report of the last program run through the `"ktir"` torch.compile backend."""
+    if _LAST_REPORT[0] is None:
+        raise RuntimeError("no model has run through torch.compile(backend='ktir') yet")
+    return _LAST_REPORT[0]
 
 
 class _CallableModule(types.ModuleType):

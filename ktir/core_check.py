@@ -135,6 +135,6 @@ def _check_dma(kernel: core.KernelOp, op: core.DmaLoadOp | core.DmaStoreOp) -> N
 
 
 def _element_bytes(memref: MemRefType) -> int:
-    from ktir.dialects.ktir import _device_dtype_of_element
+    from ktir.dialects.ktir import device_dtype_of_element
 
-    return _device_dtype_of_element(memref.element_type).element_bytes
+    return device_dtype_of_element(memref.element_type).element_bytes

@@ -34,11 +34,12 @@ from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.layout import SpyreTensorLayout
 from ktir.layout_plan import layout_of_type
-from ktir.reference import IMPLEMENTATIONS, _entry
+from ktir.reference import IMPLEMENTATIONS, entry_function
 from ktir.reference_ops import ExecutionError, numpy_dtype, store, to_numpy
 
 
-def _layout(value_type: Attribute) -> tuple[SpyreTensorLayout, tuple[int, ...], np.dtype[Any]]:
+def tensor_layout(value_type: Attribute) -> tuple[SpyreTensorLayout, tuple[int, ...], np.dtype[Any]]:
+    """The layout, host shape and NumPy storage type of a tensor with a `#ktir.tiled` encoding."""
     tensor = cast(TensorType[Attribute], value_type)
     layout = layout_of_type(tensor)
     if layout is None:
@@ -57,20 +58,20 @@ def _host_index(layout: SpyreTensorLayout, shape: tuple[int, ...]) -> np.ndarray
 
 def to_device(host: np.ndarray, value_type: Attribute) -> np.ndarray:
     """A host array packed into its device buffer (device-shaped, the host's NumPy type)."""
-    layout, shape, dtype = _layout(value_type)
+    layout, shape, dtype = tensor_layout(value_type)
     packed = layout.bind(shape).pack(np.asarray(host, dtype=dtype), dtype)
     return packed.reshape(layout.device_size)
 
 
 def to_host(device: np.ndarray, value_type: Attribute) -> np.ndarray:
     """A device buffer unpacked to its host array."""
-    layout, shape, _ = _layout(value_type)
+    layout, shape, _ = tensor_layout(value_type)
     return np.array(layout.bind(shape).unpack(device.reshape(-1)))
 
 
 def run(module: ModuleOp, inputs: Sequence[Any], func_name: str | None = None) -> list[np.ndarray]:
     """Execute the lowered module's function on host `inputs`; returns host NumPy arrays."""
-    function = _entry(module, func_name)
+    function = entry_function(module, func_name)
     block = function.body.block
     if len(inputs) != len(block.args):
         raise ExecutionError(f"@{function.sym_name.data} takes {len(block.args)} input(s), got {len(inputs)}")
@@ -84,17 +85,17 @@ def run(module: ModuleOp, inputs: Sequence[Any], func_name: str | None = None) -
                 return [to_host(memory[v], v.type) for v in op.operands]
             args = [memory[v] for v in op.operands]
             if isinstance(op, core.KernelOp):
-                results = _Kernel(op, lx).run(args)
+                results = KernelInterpreter(op, lx).run(args)
             else:
-                results = _host_op(op, args)
+                results = host_op(op, args)
             memory.update(zip(op.results, results, strict=True))
     raise ExecutionError(f"@{function.sym_name.data} has no func.return")
 
 
-def _host_op(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
-    """A function-level op that is not a kernel: a free view or a CPU fallback."""
+def host_op(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
+    """Run a function-level op that is not a kernel (a free view or a CPU fallback) on device buffers."""
     if isinstance(op, st.ShapeChangeOp) and not isinstance(op, (st.CopyOp, st.RestickifyOp)):
-        source, result = _layout(op.operands[0].type), _layout(op.results[0].type)
+        source, result = tensor_layout(op.operands[0].type), tensor_layout(op.results[0].type)
         if (
             source[0].device_size == result[0].device_size
             and source[0].stride_map[-1] == result[0].stride_map[-1]
@@ -107,8 +108,13 @@ def _host_op(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
     return [to_device(r, v.type) for r, v in zip(implementation(op, hosts), op.results, strict=True)]
 
 
-class _Kernel:
-    """One kernel's execution: the region run once, in lockstep, for all its cores."""
+class KernelInterpreter:
+    """
+    One kernel's execution: the region run once, in lockstep, for all its cores.
+
+    The simulator (`ktir.sim`) subclasses it and overrides the memory and compute hooks
+    (`_alloc`, `_dma`, `_fill`, `_compute`, `_tile_result`, `_ring_reduce`).
+    """
 
     def __init__(self, op: core.KernelOp, lx: dict[int, np.ndarray]) -> None:
         self.op = op
@@ -119,7 +125,10 @@ class _Kernel:
         self.env: dict[SSAValue, Any] = {}
 
     def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        outputs = [np.zeros(_layout(t)[0].device_size, dtype=_layout(t)[2]) for t in self.op.outputs.types]
+        outputs = [
+            np.zeros(tensor_layout(t)[0].device_size, dtype=tensor_layout(t)[2])
+            for t in self.op.outputs.types
+        ]
         for arg, buffer in zip(self.args, [*inputs, *outputs], strict=True):
             self.env[arg] = buffer
         self._block(self.op.body.block)
@@ -150,13 +159,16 @@ class _Kernel:
         elif isinstance(op, core.DmaLoadOp | core.DmaStoreOp):
             self._dma(op)
         elif isinstance(op, core.FillOp):
-            env[op.buffer][:, env[op.slot]] = 0
+            self._fill(op)
         elif isinstance(op, core.ComputeOp):
             self._compute(op)
         elif isinstance(op, core.RingReduceOp):
             self._ring_reduce(op)
         elif not isinstance(op, (core.YieldOp, scf.YieldOp)):
             raise ExecutionError(f"the core executor cannot run '{op.name}' inside a kernel")
+
+    def _fill(self, op: core.FillOp) -> None:
+        self.env[op.buffer][:, self.env[op.slot]] = 0
 
     def _alloc(self, op: core.LxAllocOp) -> np.ndarray:
         memref = cast(MemRefType[Attribute], op.result.type)
@@ -195,7 +207,7 @@ class _Kernel:
         self, tile_index: int, core_index: int, chunk: int
     ) -> tuple[np.ndarray, tuple, tuple[int, ...], tuple[int, ...]]:
         """Valid-lane mask, host coordinates (relative), host box start and shape of a tile."""
-        layout, shape, _ = _layout(self.args[tile_index].type)
+        layout, shape, _ = tensor_layout(self.args[tile_index].type)
         box = self._box(self.tiles[tile_index], core_index, chunk, False)
         index = _host_index(layout, shape)[box]
         valid = index >= 0
@@ -223,12 +235,17 @@ class _Kernel:
                 host[local] = buffer[c, slot][valid].reshape(host[local].shape)
                 hosts.append(host)
             valid, local, _, extent = self._placement(tiles[-1], c, chunk)
-            result = _tile_result(payload, hosts, extent, accumulate)
+            result = self._tile_result(payload, hosts, extent, accumulate)
             values = np.asarray(result)[local].reshape(-1)
             if accumulate:
                 out[c, 0][valid] += values
             else:
                 out[c, slot][valid] = values
+
+    def _tile_result(
+        self, payload: Operation, hosts: list[np.ndarray], extent: tuple[int, ...], accumulate: bool
+    ) -> np.ndarray:
+        return tile_result(payload, hosts, extent, accumulate)
 
     def _ring_reduce(self, op: core.RingReduceOp) -> None:
         buffer, slot, group = self.env[op.buffer], int(self.env[op.slot]), op.group.value.data
@@ -238,7 +255,7 @@ class _Kernel:
                 buffer[first, slot] = combine(buffer[first, slot], buffer[partner, slot])
 
 
-def _tile_result(
+def tile_result(
     payload: Operation, hosts: list[np.ndarray], extent: tuple[int, ...], accumulate: bool
 ) -> np.ndarray:
     """The payload op on host tiles; `extent` is the output tile's host shape."""

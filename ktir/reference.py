@@ -35,7 +35,8 @@ IMPLEMENTATIONS = {**ELEMENTWISE, **STRUCTURED}
 """Every graph-level op the executor runs, by op class."""
 
 
-def _entry(module: ModuleOp, func_name: str | None) -> func.FuncOp:
+def entry_function(module: ModuleOp, func_name: str | None) -> func.FuncOp:
+    """The function to run: the one named `func_name`, or the module's only function with a body."""
     functions = [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]
     if func_name is not None:
         functions = [f for f in functions if f.sym_name.data == func_name]
@@ -45,7 +46,8 @@ def _entry(module: ModuleOp, func_name: str | None) -> func.FuncOp:
     return functions[0]
 
 
-def _argument_names(function: func.FuncOp) -> list[str]:
+def argument_names(function: func.FuncOp) -> list[str]:
+    """Input names: the `ktir.name` argument attribute, else the SSA name, else `arg<i>`."""
     names = []
     for i, arg in enumerate(function.body.block.args):
         name = arg.name_hint or f"arg{i}"
@@ -57,7 +59,8 @@ def _argument_names(function: func.FuncOp) -> list[str]:
     return names
 
 
-def _as_array(value: Any, expected: TensorType[Attribute], what: str) -> np.ndarray:
+def input_array(value: Any, expected: TensorType[Attribute], what: str) -> np.ndarray:
+    """`value` as a NumPy array, checked to have exactly the argument's shape and storage dtype."""
     array = to_numpy(value)
     shape = tuple(expected.get_shape())
     if array.shape != shape:
@@ -80,9 +83,23 @@ def run(
     argument attribute, else the SSA name) to value. Values are NumPy arrays or torch tensors of
     exactly the argument's shape and storage dtype.
     """
-    function = _entry(module, func_name)
+    function = entry_function(module, func_name)
     block = function.body.block
-    names = _argument_names(function)
+    env: dict[SSAValue, np.ndarray] = dict(zip(block.args, ordered_inputs(function, inputs), strict=True))
+
+    last_use = last_uses(block.ops)
+    # Overflow to inf and 0/0 are part of IEEE semantics (e.g. sigmoid's exp(-x)); no warnings.
+    with np.errstate(all="ignore"):
+        return _run_block(function, block, env, last_use)
+
+
+def ordered_inputs(function: func.FuncOp, inputs: Sequence[Any] | Mapping[str, Any]) -> list[np.ndarray]:
+    """
+    `inputs` (in argument order, or by argument name) as checked NumPy arrays in argument order.
+
+    Raises `ExecutionError` for a missing input, a wrong count, shape or dtype.
+    """
+    names = argument_names(function)
     if isinstance(inputs, Mapping):
         missing = [n for n in names if n not in inputs]
         if missing:
@@ -92,16 +109,11 @@ def run(
         ordered = list(inputs)
         if len(ordered) != len(names):
             raise ExecutionError(f"@{function.sym_name.data} takes {len(names)} input(s), got {len(ordered)}")
-
-    env: dict[SSAValue, np.ndarray] = {}
-    for arg, value, name in zip(block.args, ordered, names, strict=True):
+    arrays = []
+    for arg, value, name in zip(function.body.block.args, ordered, names, strict=True):
         assert isinstance(arg.type, TensorType)
-        env[arg] = _as_array(value, arg.type, f"input '{name}'")
-
-    last_use = _last_uses(block.ops)
-    # Overflow to inf and 0/0 are part of IEEE semantics (e.g. sigmoid's exp(-x)); no warnings.
-    with np.errstate(all="ignore"):
-        return _run_block(function, block, env, last_use)
+        arrays.append(input_array(value, arg.type, f"input '{name}'"))
+    return arrays
 
 
 def _run_block(
@@ -117,7 +129,7 @@ def _run_block(
     raise ExecutionError(f"@{function.sym_name.data} has no func.return")
 
 
-def _last_uses(ops: Any) -> dict[int, list[SSAValue]]:
+def last_uses(ops: Any) -> dict[int, list[SSAValue]]:
     """Op index -> values whose last use is that op (returned values are never freed)."""
     last: dict[SSAValue, int] = {}
     for index, op in enumerate(ops):

@@ -72,10 +72,37 @@ class Target:
     pt_underfill_penalty_us: float = 50.0
     """Tie-break weight when a core's M under-fills the PE array."""
 
+    # The simulator's rates (`ktir.cost_model`, docs/simulator.md). Calibrated values are
+    # torch-spyre fits to device kernel times (hardware-model.md §2.2); the rest are marked
+    # as assumptions: the figure is not published and the value only sets an order of magnitude.
+    sfu_pass_elems_per_us: float = 8.8e3
+    """Elements per µs per core for one simple SFU pass. torch-spyre fits a whole silu at
+    1.76e3 elem/µs/core (`_COST_PEAK_ELEMENTS_US_CORE`); silu is about 5 SFU passes."""
+    reduce_elems_per_us: float = 1.2e4
+    """Input elements per µs per core of a sum/mean/max/min (`_COST_REDUCE_ELEM_PER_US_CORE`)."""
+    softmax_elems_per_us: float = 1.4e3
+    """Input elements per µs per core of a softmax (the same calibration, amax+exp+sum+div)."""
+    dma_setup_cycles: int = 500
+    """Fixed cost of one DMA (descriptor fetch, first LPDDR access). Assumption: not published."""
+    ring_hop_cycles: int = 32
+    """Latency of one ring hop. Assumption: not published."""
+    lx_copy_bytes_per_cycle: int = 128
+    """LX -> LX copy rate, one stick per cycle. Assumption: LX bandwidth is not published."""
+
     @property
     def peak_macs_per_us_per_core(self) -> float:
         """fp16 multiply-accumulates per microsecond per core: 1.536e6 for Spyre."""
         return self.fp16_peak_flops / 2 / self.cores / 1e6
+
+    @property
+    def clock_mhz(self) -> float:
+        """Cycles per microsecond: 1500 for Spyre."""
+        return self.clock_hz / 1e6
+
+    @property
+    def device_bytes_per_cycle(self) -> float:
+        """LPDDR5 bytes per cycle for the whole chip: 136.5 for Spyre."""
+        return self.device_memory_bandwidth / self.clock_hz
 
     @property
     def lx_usable_bytes(self) -> int:

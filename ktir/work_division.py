@@ -28,6 +28,7 @@ import itertools
 import math
 from collections.abc import Sequence
 
+from ktir.cost_model import matmul_cost_us
 from ktir.target import SPYRE, Target
 from ktir.tiling import Access, granules
 
@@ -167,39 +168,6 @@ def _default(
         dim = max(reduction_dims, key=lambda d: core_split(adjusted[d], left))
         splits[dim] = core_split(adjusted[dim], left)
     return {dim: splits.get(dim, 1) for dim in sizes}
-
-
-def matmul_cost_us(
-    sizes: dict[str, int], splits: dict[str, int], element_bytes: int, target: Target = SPYRE
-) -> float:
-    """
-    The reference's matmul split cost in microseconds (spyre-compiler-algorithms.md §4.4):
-    `(compute + hbm + psum + m_tiebreak) * b ** 1.4`, every constant from `target`.
-
-    Example: M = 256, N = K = 4096 fp16 over {m: 4, n: 8, k: 1} costs 271.7 µs: compute
-    87.4 µs (64 rows per core fill the PE array) and HBM traffic 184.3 µs.
-    """
-    batch = math.prod(v for d, v in sizes.items() if d.startswith("b"))
-    b = math.prod(v for d, v in splits.items() if d.startswith("b"))
-    m_size, n_size, k_size = sizes["m"], sizes["n"], sizes["k"]
-    m, n, k = splits.get("m", 1), splits.get("n", 1), splits.get("k", 1)
-    used = math.prod(splits.values())
-    if used == 0 or used > target.cores:
-        return math.inf
-    rows = target.pe_rows
-    passes = max(1.0, (m_size / m) / rows)
-    efficiency = min(1.0, math.sqrt(passes / target.pt_target_passes))
-    macs = batch * m_size * n_size * k_size
-    compute = (macs / used) / (target.peak_macs_per_us_per_core * efficiency)
-    traffic = (batch * m_size * k_size + batch * k_size * n_size + batch * m_size * n_size) * element_bytes
-    hbm = traffic / (target.device_memory_bandwidth / 1e6) * max(1.0, max(m, n) / target.broadcast_cohort)
-    psum = max(0, k - 1) * batch * m_size * n_size * target.psum_us_per_element
-    tiebreak = (
-        math.log2(target.pt_target_passes / passes) * target.pt_underfill_penalty_us
-        if passes < target.pt_target_passes
-        else 0.0
-    )
-    return (compute + hbm + psum + tiebreak) * b**target.batch_split_exponent
 
 
 def _cheapest_matmul(

@@ -1,0 +1,183 @@
+"""
+The one cost model shared by the passes and the simulator.
+
+Every rate comes from a `Target` (`ktir/target.py`, where each constant names its source);
+this module only turns work into time. Two consumers:
+
+- `ktir-divide-work{policy=cost}` ranks matmul splits with `matmul_cost_us`, the reference
+  stack's fitted formula;
+- `ktir.sim` charges every core-level op: `dma_cycles` for LPDDR5 transfers shared by all
+  cores, `pt_cycles` for matmul on the PE arrays, `sfu_cycles` for everything else, and
+  `ring_cycles` for a K-split partial-sum reduction.
+
+```python
+from ktir.cost_model import pt_cycles
+pt_cycles(macs=128 * 512 * 512, rows=128)      # 32768.0 cycles: 21.8 µs at full PE efficiency
+```
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.ir import Operation
+
+from ktir.dialects import ktir_elementwise as ew
+from ktir.dialects import ktir_structured as st
+from ktir.target import SPYRE, Target
+
+# SFU passes per element of each graph op. One pass is `Target.sfu_pass_elems_per_us`; the
+# calibration point is silu = 5 passes (x / (1 + exp(-x)): neg, exp, add, reciprocal, mul),
+# which reproduces torch-spyre's fitted 1.76e3 elem/µs/core exactly. Transcendental functions
+# take 2 passes (the exp of silu's count), division and reciprocal 2 (a reciprocal then a
+# multiply); other counts follow the op's formula in `ktir.reference_ops`.
+_SFU_PASSES: dict[type[Operation], float] = {
+    ew.ExpOp: 2,
+    ew.LogOp: 2,
+    ew.SqrtOp: 2,
+    ew.RsqrtOp: 2,
+    ew.ReciprocalOp: 2,
+    ew.DivOp: 2,
+    ew.TanhOp: 2,
+    ew.PowOp: 2,
+    ew.SigmoidOp: 4,  # neg, exp, add, reciprocal
+    ew.SiluOp: 5,  # the calibration point
+    ew.SoftplusOp: 5,  # scale, exp, log1p, select
+    ew.GeluOp: 8,  # erf (or tanh) plus five multiply/add passes
+    ew.ClampOp: 2,
+    ew.WhereOp: 1,
+}
+_REDUCTIONS = (st.SumOp, st.MeanOp, st.MaxOp, st.MinOp)
+_NORM_EXTRA_PASSES = {st.RmsNormOp: 3.0, st.LayerNormOp: 5.0}
+"""Passes a norm adds to its statistics reduction: rms_norm squares, scales and applies the
+weight; layer_norm also subtracts the mean and adds the bias (a reduction for each moment)."""
+
+
+def pt_efficiency(rows: float, target: Target = SPYRE) -> float:
+    """
+    Fraction of the PE arrays' peak a matmul with `rows` output rows per core reaches.
+
+    The reference's fit: the PT streams M in passes of `pe_rows` rows and needs
+    `pt_target_passes` of them to fill its pipeline; below that efficiency falls as a square
+    root. Example: 64 rows -> 1.0, 16 rows -> 0.5, 1 row -> 0.354 (one pass at least).
+    """
+    passes = max(1.0, rows / target.pe_rows)
+    return min(1.0, math.sqrt(passes / target.pt_target_passes))
+
+
+def matmul_cost_us(
+    sizes: dict[str, int], splits: dict[str, int], element_bytes: int, target: Target = SPYRE
+) -> float:
+    """
+    The reference's matmul split cost in microseconds (spyre-compiler-algorithms.md §4.4):
+    `(compute + hbm + psum + m_tiebreak) * b ** 1.4`, every constant from `target`.
+
+    Example: M = 256, N = K = 4096 fp16 over {m: 4, n: 8, k: 1} costs 271.7 µs: compute
+    87.4 µs (64 rows per core fill the PE array) and HBM traffic 184.3 µs.
+    """
+    batch = math.prod(v for d, v in sizes.items() if d.startswith("b"))
+    b = math.prod(v for d, v in splits.items() if d.startswith("b"))
+    m_size, n_size, k_size = sizes["m"], sizes["n"], sizes["k"]
+    m, n, k = splits.get("m", 1), splits.get("n", 1), splits.get("k", 1)
+    used = math.prod(splits.values())
+    if used == 0 or used > target.cores:
+        return math.inf
+    passes = max(1.0, (m_size / m) / target.pe_rows)
+    macs = batch * m_size * n_size * k_size
+    compute = (macs / used) / (target.peak_macs_per_us_per_core * pt_efficiency(m_size / m, target))
+    traffic = (batch * m_size * k_size + batch * k_size * n_size + batch * m_size * n_size) * element_bytes
+    hbm = traffic / (target.device_memory_bandwidth / 1e6) * max(1.0, max(m, n) / target.broadcast_cohort)
+    psum = max(0, k - 1) * batch * m_size * n_size * target.psum_us_per_element
+    tiebreak = (
+        math.log2(target.pt_target_passes / passes) * target.pt_underfill_penalty_us
+        if passes < target.pt_target_passes
+        else 0.0
+    )
+    return (compute + hbm + psum + tiebreak) * b**target.batch_split_exponent
+
+
+def pt_cycles(macs: float, rows: float, target: Target = SPYRE) -> float:
+    """
+    Cycles one core's PE arrays take for `macs` multiply-accumulates with `rows` output rows.
+
+    Example: a 128 x 512 x 512 tile is 33.5 M MACs at full efficiency: 21.8 µs, 32,768 cycles.
+    """
+    us = macs / (target.peak_macs_per_us_per_core * pt_efficiency(rows, target))
+    return us * target.clock_mhz
+
+
+def sfu_passes(op: Operation) -> float:
+    """SFU passes per element of a non-matmul graph op (see `_SFU_PASSES`); 1 by default."""
+    return _SFU_PASSES.get(type(op), 1.0)
+
+
+def sfu_cycles(op: Operation, in_elements: int, out_elements: int, target: Target = SPYRE) -> float:
+    """
+    Cycles one core's SFU takes for `op` on a tile (elements counted in whole sticks).
+
+    - reductions: `in_elements / reduce_elems_per_us` (calibrated);
+    - softmax: `in_elements / softmax_elems_per_us` (calibrated);
+    - rms_norm / layer_norm: the statistics reduction plus 3 / 5 elementwise passes;
+    - everything else, data movement included: `out_elements * passes / sfu_pass_elems_per_us`.
+
+    Example: exp on 64 x 64 fp16 = 4096 elements x 2 passes / 8.8e3 per µs = 0.93 µs = 1396 cycles.
+    """
+    if isinstance(op, _REDUCTIONS):
+        us = in_elements / target.reduce_elems_per_us
+    elif isinstance(op, st.SoftmaxOp):
+        us = in_elements / target.softmax_elems_per_us
+    elif isinstance(op, st.NormOp):
+        extra = _NORM_EXTRA_PASSES.get(type(op), 3.0)
+        us = in_elements / target.reduce_elems_per_us + in_elements * extra / target.sfu_pass_elems_per_us
+    else:
+        us = out_elements * sfu_passes(op) / target.sfu_pass_elems_per_us
+    return us * target.clock_mhz
+
+
+def sfu_flops(op: Operation, in_elements: int, out_elements: int) -> float:
+    """Floating-point operations the report credits to an SFU op: one per element and pass."""
+    if isinstance(op, _REDUCTIONS):
+        return float(in_elements)
+    if isinstance(op, st.SoftmaxOp):
+        return 5.0 * in_elements  # max, subtract, exp, sum, divide
+    if isinstance(op, st.NormOp):
+        return in_elements * (2.0 + _NORM_EXTRA_PASSES.get(type(op), 3.0))
+    if isinstance(op, st.ShapeChangeOp | st.CatOp):
+        return 0.0  # data movement
+    return out_elements * sfu_passes(op)
+
+
+def dma_cycles(chip_bytes: float, target: Target = SPYRE) -> float:
+    """
+    Cycles a DMA issued by all cores in lockstep takes: setup plus the chip-wide traffic at the
+    shared LPDDR5 bandwidth (every core's transfer finishes when the slowest share does).
+
+    Example: 32 cores loading 128 KiB each = 4 MiB -> 500 + 4194304 / 136.5 = 31,220 cycles.
+    """
+    return target.dma_setup_cycles + chip_bytes / target.device_bytes_per_cycle
+
+
+def lx_copy_cycles(core_bytes: float, target: Target = SPYRE) -> float:
+    """Cycles one core takes to copy `core_bytes` inside its LX (no LPDDR5 traffic)."""
+    return target.dma_setup_cycles + core_bytes / target.lx_copy_bytes_per_cycle
+
+
+def ring_cycles(elements: int, element_bytes: int, group: int, target: Target = SPYRE) -> float:
+    """
+    Cycles a K-split partial-sum reduction over `group` ring-adjacent cores takes.
+
+    `group - 1` steps (the reference's fit: each step brings one partner's partial to the root
+    and adds it); a step costs the hop latency plus the larger of the transfer at ring bandwidth
+    and the calibrated `psum_us_per_element`. Example: 64 x 64 fp32 over 2 cores: 32 + max(128,
+    4096 x 1.4e-4 µs = 860 cycles) = 892 cycles.
+    """
+    if group <= 1:
+        return 0.0
+    transfer = elements * element_bytes / target.ring_bytes_per_cycle
+    psum = elements * target.psum_us_per_element * target.clock_mhz
+    return (group - 1) * (target.ring_hop_cycles + max(transfer, psum))
+
+
+def fill_cycles(elements: int, target: Target = SPYRE) -> float:
+    """Cycles one core's SFU takes to zero `elements` of an accumulator: one simple pass."""
+    return elements / target.sfu_pass_elems_per_us * target.clock_mhz

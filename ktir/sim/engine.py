@@ -1,0 +1,366 @@
+"""
+The simulator's kernel engine: numerics of every core plus its timeline.
+
+`SimKernel` runs a `ktir.kernel` region once for all cores in lockstep, like the functional
+executor it extends, and at every op
+
+- moves or computes the data with NumPy for all cores at once where the tiles allow it
+  (`ktir.sim.tiles`): elementwise ops on same-layout tiles run on the device tiles directly,
+  matmul is one batched fp32 matmul over cores, other ops map device tiles to host tiles with
+  one transpose and run the reference implementation per core; anything else goes through the
+  executor's per-core placement;
+- checks it (`ktir.sim.memory`): LX capacity and overlap, DMA bounds, reads of unwritten LX,
+  two cores writing the same device bytes;
+- charges it on the core's units (`ktir.sim.timeline`) with `ktir.cost_model`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import cast
+
+import numpy as np
+from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from ktir import cost_model
+from ktir.core_executor import KernelInterpreter, tensor_layout, tile_result
+from ktir.dialects import ktir_core as core
+from ktir.dialects import ktir_elementwise as ew
+from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import device_dtype_of_element
+from ktir.layout_plan import layout_of_type
+from ktir.reference import IMPLEMENTATIONS
+from ktir.reference_ops import numpy_dtype, store
+from ktir.sim.memory import LxBuffer, Scratchpad, WriteOwners, check_box, check_written
+from ktir.sim.report import KernelReport
+from ktir.sim.tiles import HostTiles
+from ktir.sim.timeline import UNITS, Timeline
+from ktir.target import Target
+
+_ELEMENTWISE = (ew.UnaryOp, ew.BinaryOp, ew.LogicalNotOp, ew.ConvertOp, ew.PowOp, ew.WhereOp, ew.ClampOp)
+
+
+def _element_type(value: SSAValue) -> Attribute:
+    return cast(MemRefType[Attribute] | TensorType[Attribute], value.type).element_type
+
+
+class SimKernel(KernelInterpreter):
+    """One kernel on the simulated chip: numerics, checks and timing for all its cores."""
+
+    def __init__(
+        self, op: core.KernelOp, index: int, name: str, scratchpad: Scratchpad, start: float, target: Target
+    ) -> None:
+        super().__init__(op, {})
+        self.index = index
+        self.name = name
+        self.scratchpad = scratchpad
+        self.target = target
+        self.timeline = Timeline(self.cores, start)
+        self.where = f"kernel {index} ({name} = {op.op_name.data})"
+        self.buffers: dict[SSAValue, LxBuffer] = {}
+        self.owners: dict[SSAValue, WriteOwners] = {}
+        self.host_tiles: dict[tuple[int, int], HostTiles | None] = {}
+        self.all_cores = np.arange(self.cores)
+        self.bytes = 0.0
+        self.flops = 0.0
+
+    # -- the run ------------------------------------------------------------------------------
+
+    def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        """Run the region; returns the output device buffers."""
+        for result, arg in zip(self.op.outputs, self.args[len(inputs) :], strict=True):
+            self.owners[arg] = WriteOwners(tuple(tensor_layout(result.type)[0].device_size))
+        try:
+            return super().run(inputs)
+        finally:
+            self.scratchpad.end_kernel()
+
+    def report(self) -> KernelReport:
+        """The kernel's line of the report (call after `run`)."""
+        line = self.timeline
+        busy = np.stack([line.busy[u] for u in UNITS], axis=1)
+        return KernelReport(
+            index=self.index,
+            name=self.name,
+            op=self.op.op_name.data,
+            unit=self._unit(),
+            cores=self.cores,
+            chunks=self.op.chunks.value.data,
+            start=line.start,
+            cycles=line.end - line.start,
+            bytes=self.bytes,
+            flops=self.flops,
+            busy=busy,
+            finish=line.end_per_core - line.start,
+            events=line.events,
+            target=self.target,
+        )
+
+    def _unit(self) -> str:
+        for op in self.op.body.walk():
+            if isinstance(op, core.ComputeOp):
+                return op.unit.data
+        return "sfu"
+
+    def _located(self, op: Operation) -> str:
+        return f"{self.where}, {op.name}"
+
+    # -- memory -------------------------------------------------------------------------------
+
+    def _alloc(self, op: core.LxAllocOp) -> np.ndarray:
+        memref = cast(MemRefType[Attribute], op.result.type)
+        shape = (self.cores, *memref.get_shape())
+        buffer = self.scratchpad.allocate(
+            op.address.value.data,
+            op.bytes,
+            shape,
+            numpy_dtype(memref.element_type),
+            op.resident is not None,
+            self._located(op),
+        )
+        self.buffers[op.result] = buffer
+        return buffer.data
+
+    def _fill(self, op: core.FillOp) -> None:
+        slot = int(self.env[op.slot])
+        buffer = self.buffers[op.buffer]
+        buffer.data[:, slot] = 0
+        buffer.written[:, slot] = True
+        elements = math.prod(buffer.data.shape[2:])
+        cycles = np.full(self.cores, cost_model.fill_cycles(elements, self.target))
+        self.timeline.issue("sfu", [], [(op.buffer, slot)], cycles, "fill")
+
+    def _dma(self, op: core.DmaLoadOp | core.DmaStoreOp) -> None:
+        tile = self.tiles[op.tile.value.data]
+        chunk, slot = int(self.env[op.chunk]), int(self.env[op.slot])
+        load = isinstance(op, core.DmaLoadOp)
+        memory_value, lx_value = (op.source, op.target) if load else (op.target, op.source)
+        memory, staging = self.env[memory_value], self.buffers[lx_value]
+        resident = isinstance(memory_value.type, MemRefType)
+        where = self._located(op) + f" tile {op.tile.value.data}"
+        extent = tuple(tile.extent_array)
+        offset = tile.chunk_starts_array[chunk]
+        first = (np.zeros_like(tile.starts_array) if resident else tile.starts_array) + offset
+        size = memory.shape[2:] if resident else memory.shape
+        check_box(first, extent, tuple(size), "the resident buffer" if resident else "the tensor", where)
+        writers = op.writers.value.data if isinstance(op, core.DmaStoreOp) and op.writers is not None else 1
+        active = self.all_cores[self.all_cores % writers == 0]
+        if load and resident:
+            check_written(self.buffers[memory_value], 0, active, where)
+        if not load:
+            check_written(staging, slot, active, where)
+        element = _element_type(memory_value)
+        for c in active:
+            box = tuple(slice(int(s), int(s) + e) for s, e in zip(first[c], extent, strict=True))
+            if load:
+                staging.data[c, slot] = memory[c, 0][box] if resident else memory[box]
+            elif resident:
+                memory[c, 0][box] = store(staging.data[c, slot], element)
+            else:
+                self.owners[memory_value].stamp(int(c), box, where)
+                memory[box] = store(staging.data[c, slot], element)
+        if load:
+            staging.written[active, slot] = True
+        elif resident:
+            self.buffers[memory_value].written[active, 0] = True
+        itemsize = device_dtype_of_element(element).element_bytes
+        self._charge_dma(op, first, extent, itemsize, active, resident, (lx_value, slot), load)
+
+    def _charge_dma(
+        self,
+        op: core.DmaLoadOp | core.DmaStoreOp,
+        first: np.ndarray,
+        extent: tuple[int, ...],
+        itemsize: int,
+        active: np.ndarray,
+        resident: bool,
+        slot: tuple[SSAValue, int],
+        load: bool,
+    ) -> None:
+        tile_bytes = math.prod(extent) * itemsize
+        cycles = np.zeros(self.cores)
+        if resident:
+            cycles[active] = cost_model.lx_copy_cycles(tile_bytes, self.target)
+        else:
+            # Cores reading the same box share one broadcast read per cohort of cores.
+            _, readers = np.unique(first[active], axis=0, return_counts=True)
+            copies = np.ceil(readers / self.target.broadcast_cohort) if load else readers
+            traffic = float(copies.sum()) * tile_bytes
+            self.bytes += traffic
+            cycles[active] = cost_model.dma_cycles(traffic, self.target)
+        label = f"{'load' if load else 'store'} tile {op.tile.value.data}"
+        reads, writes = ([], [slot]) if load else ([slot], [])
+        self.timeline.issue("dma", reads, writes, cycles, label)
+
+    # -- compute ------------------------------------------------------------------------------
+
+    def _tiles_of(self, tile_index: int, chunk: int) -> HostTiles | None:
+        key = (tile_index, chunk)
+        if key not in self.host_tiles:
+            tile = self.tiles[tile_index]
+            layout, shape, _ = tensor_layout(self.args[tile_index].type)
+            starts = tile.starts_array + tile.chunk_starts_array[chunk]
+            self.host_tiles[key] = HostTiles.of(layout, shape, tuple(tile.extent_array), starts, self.cores)
+        return self.host_tiles[key]
+
+    def _compute(self, op: core.ComputeOp) -> None:
+        payload = op.payload.block.first_op
+        assert payload is not None
+        tiles = [int(t) for t in op.tiles.get_values()]
+        chunk, slot = int(self.env[op.chunk]), int(self.env[op.slot])
+        accumulate = op.accumulate is not None
+        out_slot = 0 if accumulate else slot
+        where = self._located(op)
+        for value in op.ins:
+            check_written(self.buffers[value], slot, self.all_cores, where)
+        if accumulate:
+            check_written(self.buffers[op.outs[0]], 0, self.all_cores, where)
+        maps = [self._tiles_of(t, chunk) for t in tiles]
+        if not self._compute_fast(payload, op, tiles, maps, slot, out_slot, accumulate):
+            super()._compute(op)
+        self.buffers[op.outs[0]].written[:, out_slot] = True
+        self._charge_compute(op, payload, tiles, maps, slot, out_slot, accumulate)
+
+    def _compute_fast(
+        self,
+        payload: Operation,
+        op: core.ComputeOp,
+        tiles: list[int],
+        maps: list[HostTiles | None],
+        slot: int,
+        out_slot: int,
+        accumulate: bool,
+    ) -> bool:
+        if any(m is None for m in maps):
+            return False
+        ins = [self.env[v][:, slot] for v in op.ins]
+        out = self.env[op.outs[0]][:, out_slot]
+        if isinstance(payload, st.MatmulBase):
+            x, y, o = (cast(HostTiles, m) for m in maps)
+            hx, hy = (self._shared(m, t, tile) for m, t, tile in zip((x, y), ins, tiles, strict=False))
+            product = _matmul_f32(hx, hy, self.cores)
+            if accumulate:
+                product += o.to_host(out)
+            o.to_device(store(product, _element_type(op.outs[0])), out)
+            return True
+        if self._same_layout_elementwise(payload, tiles):
+            out[...] = self._implementation(payload, ins)
+            return True
+        hosts = [cast(HostTiles, m).to_host(t) for m, t in zip(maps, ins, strict=False)]
+        extent = cast(HostTiles, maps[-1]).extent
+        results = [tile_result(payload, [h[c] for h in hosts], extent, False) for c in range(self.cores)]
+        cast(HostTiles, maps[-1]).to_device(np.stack([np.asarray(r) for r in results]), out)
+        return True
+
+    def _shared(self, tiles: HostTiles, device: np.ndarray, tile_index: int) -> np.ndarray:
+        """
+        Host tiles of an input; when every core loaded the same box (a broadcast operand such
+        as a matmul's weights split only along M) one copy of shape (1, ...) stands for all:
+        their LX holds the same bytes, so the compute needs converting only once.
+        """
+        starts = self.tiles[tile_index].starts_array
+        if self.cores > 1 and not np.any(starts != starts[0]):
+            return tiles.to_host(device[:1])
+        return tiles.to_host(device)
+
+    def _same_layout_elementwise(self, payload: Operation, tiles: list[int]) -> bool:
+        """True if the payload maps position i of each input to position i of the output."""
+        if not isinstance(payload, _ELEMENTWISE) or not payload.operands:
+            return False
+        types = [v.type for v in payload.operands] + [payload.results[0].type]
+        shapes = {tuple(cast(TensorType[Attribute], t).get_shape()) for t in types}
+        layouts = {layout_of_type(cast(TensorType[Attribute], t)) for t in types}
+        boxes = {
+            (
+                self.tiles[t].extent_array.tobytes(),
+                self.tiles[t].starts_array.tobytes(),
+                self.tiles[t].chunk_starts_array.tobytes(),
+            )
+            for t in tiles
+        }
+        return len(shapes) == 1 and len(layouts) == 1 and len(boxes) == 1
+
+    @staticmethod
+    def _implementation(payload: Operation, ins: list[np.ndarray]) -> np.ndarray:
+        return IMPLEMENTATIONS[type(payload)](payload, ins)[0]
+
+    def _tile_result(
+        self, payload: Operation, hosts: list[np.ndarray], extent: tuple[int, ...], accumulate: bool
+    ) -> np.ndarray:
+        """The per-core fallback; matmul accumulates in fp32 like the PE arrays."""
+        if not isinstance(payload, st.MatmulBase):
+            return tile_result(payload, hosts, extent, accumulate)
+        x, y = hosts
+        product = np.matmul(x.astype(np.float32), y[..., : x.shape[-1], :].astype(np.float32))
+        return product if accumulate else store(product, _element_type(payload.results[0]))
+
+    def _charge_compute(
+        self,
+        op: core.ComputeOp,
+        payload: Operation,
+        tiles: list[int],
+        maps: list[HostTiles | None],
+        slot: int,
+        out_slot: int,
+        accumulate: bool,
+    ) -> None:
+        in_elements = int(np.prod(self.tiles[tiles[0]].extent_array)) if len(tiles) > 1 else 0
+        out_elements = int(np.prod(self.tiles[tiles[-1]].extent_array))
+        if isinstance(payload, st.MatmulBase):
+            rows, macs = self._matmul_size(tiles, maps, out_elements, in_elements)
+            cycles = cost_model.pt_cycles(macs, rows, self.target)
+            flops = 2.0 * macs
+        else:
+            cycles = cost_model.sfu_cycles(payload, in_elements, out_elements, self.target)
+            flops = cost_model.sfu_flops(payload, in_elements, out_elements)
+        self.flops += flops * self.cores
+        reads = [(v, slot) for v in op.ins] + ([(op.outs[0], 0)] if accumulate else [])
+        label = payload.name + (" (accumulate)" if accumulate else "")
+        self.timeline.issue(op.unit.data, reads, [(op.outs[0], out_slot)], np.full(self.cores, cycles), label)
+
+    def _matmul_size(
+        self, tiles: list[int], maps: list[HostTiles | None], out_elements: int, x_elements: int
+    ) -> tuple[int, float]:
+        """Output rows per core and MACs of one matmul tile (K and N in whole sticks)."""
+        out_map = maps[-1]
+        if out_map is not None:
+            extent = out_map.extent
+        else:
+            extent = self._placement(tiles[-1], 0, 0)[3]
+        rows_total = math.prod(extent[:-1]) or 1
+        n_padded = out_elements / rows_total
+        return int(extent[-2]) if len(extent) >= 2 else 1, x_elements * n_padded
+
+    # -- ring ---------------------------------------------------------------------------------
+
+    def _ring_reduce(self, op: core.RingReduceOp) -> None:
+        slot, group = int(self.env[op.slot]), op.group.value.data
+        buffer = self.buffers[op.buffer]
+        check_written(buffer, slot, self.all_cores, self._located(op))
+        combine = {"add": np.add, "max": np.maximum, "min": np.minimum}[op.combine.data]
+        parts = buffer.data[:, slot].reshape(self.cores // group, group, *buffer.data.shape[2:])
+        root = parts[:, 0]
+        for partner in range(1, group):  # in ring order, as the hops deliver them
+            combine(root, parts[:, partner], out=root)
+        elements = math.prod(buffer.data.shape[2:])
+        cycles = np.full(
+            self.cores, cost_model.ring_cycles(elements, buffer.data.itemsize, group, self.target)
+        )
+        self.timeline.issue_group("ring", [(op.buffer, slot)], cycles, group, f"ring reduce x{group}")
+
+
+def _matmul_f32(x: np.ndarray, y: np.ndarray, cores: int) -> np.ndarray:
+    """
+    fp32 products of host tiles x (cores or 1, ..., M, K) and y (cores or 1, ..., K', N), K' >= K
+    (y may carry matmul padding rows), accumulated in fp32 by BLAS; shape (cores, ..., M, N).
+    With one shared 2-D y, the cores' rows go through a single GEMM.
+    """
+    k = x.shape[-1]
+    xf = x.astype(np.float32)
+    yf = y[..., :k, :].astype(np.float32)
+    if y.shape[0] == 1 and y.ndim == 3 and x.ndim == 3:
+        product = (xf.reshape(-1, k) @ yf[0]).reshape(x.shape[0], x.shape[1], -1)
+    else:
+        product = np.matmul(xf, yf)
+    return np.broadcast_to(product, (cores, *product.shape[1:])) if product.shape[0] != cores else product

@@ -1,0 +1,137 @@
+"""
+The simulated memories and their run-time checks: every core's LX, and device-memory writes.
+
+- `Scratchpad` holds every core's LX as buffers keyed by address (shape (cores, slots, *tile)),
+  shared by the kernels so that a resident tensor one kernel stores is there for the next. An
+  allocation past the usable LX or over a live buffer, and a read of a slot nothing wrote, are
+  `SimulationError`s naming the kernel, the op, the core and the byte counts.
+- `WriteOwners` stamps, per kernel output, which core wrote each stick: two cores writing the
+  same device bytes in one kernel is an error (one int16 per 128-byte stick, not per element).
+- `check_box` rejects a DMA box outside its tensor on any core.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ktir.reference_ops import ExecutionError
+
+
+class SimulationError(ExecutionError):
+    """The program does something the chip cannot: the message names kernel, op, core and sizes."""
+
+
+@dataclass
+class LxBuffer:
+    """One LX allocation on every core: data (cores, slots, *tile) and which slots hold data."""
+
+    address: int
+    bytes: int
+    data: np.ndarray
+    written: np.ndarray
+    resident: bool
+    owner: object = None
+    """The function-level value a resident buffer holds (in-place reuse passes it on)."""
+
+    @property
+    def end(self) -> int:
+        """First byte past the allocation."""
+        return self.address + self.bytes
+
+
+class Scratchpad:
+    """The LX of all cores: resident tensors live across kernels, staging buffers per kernel."""
+
+    def __init__(self, usable_bytes: int) -> None:
+        self.usable = usable_bytes
+        self.buffers: dict[int, LxBuffer] = {}
+
+    def allocate(
+        self, address: int, size: int, shape: tuple[int, ...], dtype: np.dtype, resident: bool, where: str
+    ) -> LxBuffer:
+        """
+        The buffer of `size` device bytes per core at `address`, held as (cores, slots, *tile)
+        elements of `dtype` (the host type: an i64 tensor lives as int32 on the device); a
+        resident buffer that is live is reused. `where` locates errors.
+        """
+        existing = self.buffers.get(address)
+        if resident and existing is not None and existing.data.shape == shape:
+            return existing
+        cores = shape[0]
+        if address + size > self.usable:
+            raise SimulationError(
+                f"{where}: LX capacity exceeded on cores 0-{cores - 1}: {size} bytes at address "
+                f"{address} end at {address + size} > {self.usable} usable bytes"
+            )
+        for other in self.buffers.values():
+            if other.address != address and other.address < address + size and address < other.end:
+                raise SimulationError(
+                    f"{where}: LX bytes [{address}, {address + size}) overlap the live buffer "
+                    f"[{other.address}, {other.end}) on cores 0-{cores - 1}"
+                )
+        buffer = LxBuffer(address, size, np.zeros(shape, dtype), np.zeros(shape[:2], bool), resident)
+        self.buffers[address] = buffer
+        return buffer
+
+    def end_kernel(self) -> None:
+        """Drop the kernel's staging buffers; resident tensors stay."""
+        self.buffers = {a: b for a, b in self.buffers.items() if b.resident}
+
+    def hold(self, address: int, value: object) -> None:
+        """Record that the resident buffer at `address` now holds `value`."""
+        if (buffer := self.buffers.get(address)) is not None:
+            buffer.owner = value
+
+    def release(self, address: int, value: object) -> None:
+        """Free the resident buffer at `address` after the last use of `value`, if it still holds it."""
+        if (buffer := self.buffers.get(address)) is not None and buffer.owner is value:
+            del self.buffers[address]
+
+    @property
+    def live_bytes(self) -> int:
+        """Bytes allocated per core right now."""
+        return sum(b.bytes for b in self.buffers.values())
+
+
+def check_written(buffer: LxBuffer, slot: int, cores: np.ndarray, where: str) -> None:
+    """Raise unless every core in `cores` has data in `slot` of `buffer`."""
+    missing = cores[~buffer.written[cores, slot]]
+    if missing.size:
+        raise SimulationError(
+            f"{where}: core {int(missing[0])} reads LX bytes [{buffer.address}, {buffer.end}) "
+            f"slot {slot}, which nothing has written"
+        )
+
+
+def check_box(
+    first: np.ndarray, extent: tuple[int, ...], size: tuple[int, ...], what: str, where: str
+) -> None:
+    """Raise unless every core's box `first` (cores x rank) + `extent` lies inside `size`."""
+    last = first + np.asarray(extent)
+    bad = np.flatnonzero(np.any((first < 0) | (last > np.asarray(size)), axis=1))
+    if bad.size:
+        core = int(bad[0])
+        raise SimulationError(
+            f"{where}: DMA out of bounds on core {core}: box {first[core].tolist()} + {list(extent)} "
+            f"does not fit {what} of size {list(size)}"
+        )
+
+
+class WriteOwners:
+    """Which core wrote each stick of one kernel output (-1: none yet)."""
+
+    def __init__(self, device_size: tuple[int, ...]) -> None:
+        self.owner = np.full(device_size[:-1] or (1,), -1, dtype=np.int16)
+
+    def stamp(self, core: int, box: tuple[slice, ...], where: str) -> None:
+        """Record `core` writing the sticks of `box`; raise if another core wrote one already."""
+        sticks = self.owner[box[:-1]] if len(box) > 1 else self.owner
+        others = sticks[(sticks >= 0) & (sticks != core)]
+        if others.size:
+            raise SimulationError(
+                f"{where}: cores {int(others[0])} and {core} both write device bytes of the output "
+                f"box {[(s.start, s.stop) for s in box]} in one kernel"
+            )
+        sticks[...] = core

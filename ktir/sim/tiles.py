@@ -1,0 +1,114 @@
+"""
+Device tiles <-> host tiles for all cores at once, without per-element index arrays.
+
+A `#ktir.tile` gives every core a box of its tensor's device buffer. When the layout maps that
+box onto a box of the host tensor, the same for every core up to its start, the host tile is a
+transpose and reshape of the device tile (XLA's view of tiling): one NumPy copy for the 32
+cores. `HostTiles.of` finds that map or returns None, and the simulator falls back to the
+functional executor's per-core placement (device boxes that cut into a group's inner digits,
+padding inside the box, broadcast device dims).
+
+Example: x = (256, 512) fp16 has device size [8, 256, 64] (stick of 64 columns outermost in
+device order, then rows, then lanes). The tile extent [8, 64, 64] starting at row 64·c on core
+c is the host box rows [64c, 64c+64) x all 512 columns: device axes (stick, row, lane) go to
+host (row, stick·64 + lane), i.e. `tile.transpose(0, 2, 1, 3).reshape(cores, 64, 512)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from ktir.layout import BoundLayout, SpyreTensorLayout
+
+
+@cache
+def bound_layout(layout: SpyreTensorLayout, shape: tuple[int, ...]) -> BoundLayout:
+    """The layout bound to its host shape (cached: binding checks the whole layout)."""
+    return layout.bind(shape)
+
+
+@dataclass(frozen=True)
+class HostTiles:
+    """
+    How the device tiles of every core map onto host boxes of the same shape.
+
+    `index` picks position 0 of device dims that hold no host data in the box (size 1 in the
+    box, broadcast or synthetic); `perm` orders the remaining (digit) axes, cores first, outer
+    group first and outer digit first within a group; `digits` is the shape after that
+    transpose; `extent` is the host box shape and `lo` (cores x host rank) each core's start.
+    """
+
+    index: tuple[slice | int, ...]
+    perm: tuple[int, ...]
+    digits: tuple[int, ...]
+    extent: tuple[int, ...]
+    lo: np.ndarray
+
+    @staticmethod
+    def of(
+        layout: SpyreTensorLayout,
+        shape: tuple[int, ...],
+        extent: tuple[int, ...],
+        starts: np.ndarray,
+        cores: int,
+    ) -> HostTiles | None:
+        """
+        The map for device boxes of `extent` at `starts` (cores x device rank), or None.
+
+        None when some core's box covers padding, when a box cuts a group below its outermost
+        digit, or when a multi-dim group is cut at all (its host box would not be a box).
+        """
+        if not shape:
+            return None
+        bound = bound_layout(layout, shape)
+        grouped = {d.device_dim for g in bound.groups for d in g.digits}
+        index: list[slice | int] = []
+        for dim, size in enumerate(extent):
+            if dim in grouped:
+                index.append(slice(None))
+            elif size == 1:
+                index.append(0)
+            else:
+                return None  # a broadcast or synthetic dim inside the box
+        kept = [d for d in range(len(extent)) if d in grouped]
+        perm, digits, group_extent = [0], [cores], []
+        lo = np.zeros((cores, len(shape)), dtype=np.int64)
+        for group in bound.groups:
+            outer = group.digits[-1]
+            for digit in group.digits[:-1]:
+                if extent[digit.device_dim] != digit.size or np.any(starts[:, digit.device_dim]):
+                    return None
+            first = starts[:, outer.device_dim] * outer.unit
+            span = extent[outer.device_dim] * outer.unit
+            if int(first.max()) + span > group.size:
+                return None  # padding inside some core's box
+            if len(group.host_dims) > 1 and span != group.size:
+                return None
+            for digit in reversed(group.digits):
+                perm.append(1 + kept.index(digit.device_dim))
+                digits.append(extent[digit.device_dim])
+            if len(group.host_dims) == 1:
+                lo[:, group.host_dims[0]] = first
+                group_extent.append((group.host_dims[0], span))
+            else:
+                group_extent.extend(zip(group.host_dims, group.host_sizes, strict=True))
+        host_extent = [1] * len(shape)
+        for dim, size in group_extent:
+            host_extent[dim] = size
+        order = [dim for dim, _ in group_extent]
+        if order != sorted(order):
+            return None  # host dims not in group order (a strided host view): use the slow path
+        return HostTiles(tuple(index), tuple(perm), tuple(digits), tuple(host_extent), lo)
+
+    def to_host(self, tiles: np.ndarray) -> np.ndarray:
+        """Device tiles (cores, *extent) -> host tiles (cores, *host extent)."""
+        digits = tiles[(slice(None), *self.index)].transpose(self.perm)
+        return digits.reshape((tiles.shape[0], *self.extent))
+
+    def to_device(self, hosts: np.ndarray, tiles: np.ndarray) -> None:
+        """Write host tiles (cores, *host extent) into device tiles (cores, *extent) in place."""
+        target = tiles[(slice(None), *self.index)].transpose(self.perm)
+        target[...] = hosts.reshape(self.digits)
