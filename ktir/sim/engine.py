@@ -25,6 +25,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir import cost_model
 from ktir.core_executor import KernelInterpreter, tensor_layout, tile_result
+from ktir.diagnostics import location_of
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
@@ -32,7 +33,14 @@ from ktir.dialects.ktir import device_dtype_of_element
 from ktir.layout_plan import layout_of_type
 from ktir.reference import IMPLEMENTATIONS
 from ktir.reference_ops import numpy_dtype, store
-from ktir.sim.memory import LxBuffer, Scratchpad, WriteOwners, check_box, check_written
+from ktir.sim.memory import (
+    LxBuffer,
+    Scratchpad,
+    SimulationError,
+    WriteOwners,
+    check_box,
+    check_written,
+)
 from ktir.sim.report import KernelReport
 from ktir.sim.tiles import HostTiles
 from ktir.sim.timeline import UNITS, Timeline
@@ -75,6 +83,14 @@ class SimKernel(KernelInterpreter):
             return super().run(inputs)
         finally:
             self.scratchpad.end_kernel()
+
+    def _op(self, op: Operation) -> None:
+        try:
+            super()._op(op)
+        except SimulationError as error:
+            if error.location is None:
+                error.location = location_of(op) or location_of(self.op)
+            raise
 
     def report(self) -> KernelReport:
         """The kernel's line of the report (call after `run`)."""

@@ -16,11 +16,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ktir.diagnostics import Location
 from ktir.reference_ops import ExecutionError
 
 
 class SimulationError(ExecutionError):
-    """The program does something the chip cannot: the message names kernel, op, core and sizes."""
+    """
+    The program does something the chip cannot: the message names kernel, op, core and sizes;
+    `location` is the offending op's source location when the IR came from a file.
+    """
+
+    def __init__(self, message: str, location: Location | None = None) -> None:
+        super().__init__(message)
+        self.location = location
 
 
 @dataclass

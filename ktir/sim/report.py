@@ -140,30 +140,17 @@ class Report:
         return busy / total if total else busy
 
     def kernel_table(self, limit: int | None = None) -> Table:
-        """Per-kernel rows: cycles, µs, bytes, FLOPs, efficiency, bottleneck."""
-        table = Table(
-            title=f"ktir.sim: {len(self.kernels)} ops, {self.total_cycles:,} cycles, {self.time_us:,.1f} µs"
-        )
-        for column in (
-            "#",
-            "result",
-            "op",
-            "cores",
-            "chunks",
-            "cycles",
-            "µs",
-            "MB",
-            "GFLOP",
-            "roofline",
-            "bound",
-        ):
-            table.add_column(column, justify="right" if column not in ("result", "op", "bound") else "left")
+        """Per-kernel rows (all, or the `limit` slowest): cycles, MB, GFLOP, roofline, bottleneck."""
+        title = f"ktir.sim: {len(self.kernels)} ops, {self.total_cycles:,} cycles, {self.time_us:,.1f} µs"
+        table = Table(title=title)
+        for column in ("#", "result", "op", "cores", "chunks", "cycles", "MB", "GFLOP", "roofline", "bound"):
+            table.add_column(column, justify="left" if column in ("result", "op", "bound") else "right")
         rows = self.kernels if limit is None else sorted(self.kernels, key=lambda k: -k.cycles)[:limit]
         for k in rows:
+            op = k.op.removeprefix("ktir.")
             table.add_row(
-                str(k.index), k.name, k.op, str(k.cores), str(k.chunks), f"{k.cycles:,.0f}",
-                f"{k.cycles / self.target.clock_mhz:,.2f}", f"{k.bytes / 1e6:,.3f}", f"{k.flops / 1e9:,.4f}",
-                f"{k.efficiency:.0%}", k.bottleneck,
+                str(k.index), k.name, op, str(k.cores), str(k.chunks), f"{k.cycles:,.0f}",
+                f"{k.bytes / 1e6:,.3f}", f"{k.flops / 1e9:,.4f}", f"{k.efficiency:.0%}", k.bottleneck,
             )  # fmt: skip
         return table
 
@@ -181,13 +168,20 @@ class Report:
         return table
 
     def core_table(self) -> Table:
-        """Per-core busy fractions of each unit."""
+        """Busy fraction of each unit per core; consecutive cores with equal rows share one line."""
         table = Table(title="per core: busy fraction of the run")
-        table.add_column("core", justify="right")
+        table.add_column("cores", justify="right")
         for unit in UNITS:
             table.add_column(unit, justify="right")
-        for core, row in enumerate(self.core_busy):
-            table.add_row(str(core), *(f"{v:.1%}" for v in row))
+        used = max((k.cores for k in self.kernels), default=0)
+        rows = [tuple(f"{v:.1%}" for v in row) for row in self.core_busy[:used]]
+        first = 0
+        for core in range(1, used + 1):
+            if core < used and rows[core] == rows[first]:
+                continue
+            label = str(first) if core - 1 == first else f"{first}-{core - 1}"
+            table.add_row(label, *rows[first])
+            first = core
         return table
 
     def print(self, console: Console | None = None, limit: int | None = None) -> None:

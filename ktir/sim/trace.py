@@ -86,15 +86,15 @@ def write_png(report: Report, path: str | Path) -> None:
     cores = max((k.cores for k in report.kernels), default=1)
     colors = {"dma": "tab:blue", "pt": "tab:red", "sfu": "tab:green", "ring": "tab:purple"}
     figure, axes = plt.subplots(figsize=(12, max(3.0, cores * 0.35)))
+    bars: dict[tuple[int, str], list[tuple[float, float]]] = {}
     for k in report.kernels:
         for event in k.events:
-            lane = UNITS.index(event.unit)
             for c in np.flatnonzero(event.end > event.start):
-                axes.broken_barh(
-                    [(float(event.start[c]) / mhz, float(event.end[c] - event.start[c]) / mhz)],
-                    (c + lane / len(UNITS), 1 / len(UNITS)),
-                    color=colors[event.unit],
-                )
+                span = (float(event.start[c]) / mhz, float(event.end[c] - event.start[c]) / mhz)
+                bars.setdefault((int(c), event.unit), []).append(span)
+    for (c, unit), spans in sorted(bars.items()):
+        lane = UNITS.index(unit)
+        axes.broken_barh(spans, (c + lane / len(UNITS), 1 / len(UNITS)), color=colors[unit])
     axes.set_xlabel("simulated µs")
     axes.set_ylabel("core (rows: dma, pt, sfu, ring)")
     axes.set_ylim(0, cores)
