@@ -155,7 +155,7 @@ class SimKernel(KernelInterpreter):
         memory, staging = self.env[memory_value], self.buffers[lx_value]
         resident = isinstance(memory_value.type, MemRefType)
         where = self._located(op) + f" tile {op.tile.value.data}"
-        extent = tuple(tile.extent_array)
+        extent = tuple(int(e) for e in tile.extent_array)
         offset = tile.chunk_starts_array[chunk]
         first = (np.zeros_like(tile.starts_array) if resident else tile.starts_array) + offset
         size = memory.shape[2:] if resident else memory.shape

@@ -16,7 +16,7 @@ config.test_source_root = os.path.dirname(__file__)
 # Tools come from the environment lit runs in (the project's .venv): put its bin first.
 bin_dir = os.path.dirname(sys.executable)
 config.environment["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", "")])
-for tool in ("ktir-opt", "ktir-import", "filecheck"):
+for tool in ("ktir-opt", "ktir-import", "ktir-run", "filecheck"):
     if shutil.which(tool, path=config.environment["PATH"]) is None:
         lit_config.fatal(f"{tool} not found next to {sys.executable}: run `make test`")
 

@@ -1,0 +1,26 @@
+// Graph-level IR goes through ktir-compile, then runs on the simulator; the same module lowered
+// by ktir-opt first runs as is. (4, 64) fp16 abs on 2 cores: each core loads 256 bytes (the two
+// DMAs share the LPDDR5: 500 + 512 / 136.53 = 503.75 cycles), abs costs 128 / 8.8e3 µs = 21.82
+// cycles on the SFU, the store 503.75 again: 1029.3 cycles.
+// RUN: ktir-run %s --cores 2 | filecheck %s
+// RUN: ktir-opt %s -p 'ktir-compile{cores=2}' | ktir-run - | filecheck %s
+// RUN: ktir-run %s --cores 2 --trace %t.json -o %t.npz --png %t.png
+// RUN: %python -c "import json, sys; d = json.load(open(sys.argv[1])); print(sorted({e['name'] for e in d['traceEvents'] if e['ph'] == 'X'}))" %t.json | filecheck %s --check-prefix=TRACE
+// RUN: %python -c "import numpy as np, sys; o = np.load(sys.argv[1])['out0']; print(o.shape, o.dtype, bool((o >= 0).all()))" %t.npz | filecheck %s --check-prefix=NPZ
+
+// CHECK: outputs
+// CHECK: │ 0 │ %y     │ [4, 64] │ float16 │
+// CHECK: ktir.sim: 1 ops, 1,030 cycles, 0.7 µs
+// CHECK: │ 0 │ %y     │ abs │     2 │      1 │  1,029 │ 0.001 │
+// CHECK-SAME: dma
+// CHECK: per op
+// CHECK: ktir.abs │       1 │  1,029 │ 100.0%
+// CHECK: per core: busy fraction of the run
+// CHECK: │   0-1 │ 97.9% │ 0.0% │ 2.1% │ 0.0% │
+
+// TRACE: ['%y = ktir.abs', 'ktir.abs', 'load tile 0', 'store tile 1']
+// NPZ: (4, 64) float16 True
+func.func @abs(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
+  %y = ktir.abs %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  return %y : tensor<4x64xf16>
+}
