@@ -40,11 +40,7 @@ from ktir.sim import SimResult, SimulationError, simulate, write_png, write_trac
 
 
 class RunError(Exception):
-    """A user-facing failure with an optional location; printed as one diagnostic."""
-
-    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()) -> None:
-        super().__init__(message)
-        self.diagnostics = list(diagnostics) or [Diagnostic(Severity.ERROR, message)]
+    """A user-facing failure outside the IR (a file, the inputs); printed as one line."""
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -201,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _report(error.diagnostics, filename)
         return 1
     except RunError as error:
-        _report(error.diagnostics, filename)
+        print(f"ktir-run: error: {error}", file=sys.stderr)
         return 1
     except SimulationError as error:
         _report([Diagnostic(Severity.ERROR, str(error), error.location)], filename)

@@ -15,5 +15,5 @@
 // OVERFLOW: overflow.mlir:6:10: error: kernel 0 (%y = ktir.abs), ktir.lx_alloc: LX capacity exceeded on cores 0-1: 256 bytes at address 1677568 end at 1677824 > 1677721 usable bytes
 // Both cores store rows 0-1.
 // RACE: race.mlir:14:5: error: kernel 0 (%y = ktir.abs), ktir.dma_store tile 1: cores 0 and 1 both write device bytes of the output box [(0, 1), (0, 2), (0, 64)] in one kernel
-// INPUTS: error: ktir-run: cannot read inputs
+// INPUTS: ktir-run: error: cannot read inputs
 
