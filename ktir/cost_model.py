@@ -147,14 +147,20 @@ def sfu_flops(op: Operation, in_elements: int, out_elements: int) -> float:
     return out_elements * sfu_passes(op)
 
 
+def transfer_cycles(chip_bytes: float, target: Target = SPYRE) -> float:
+    """Cycles the LPDDR5 channel is busy moving `chip_bytes` (all cores' share of one DMA op)."""
+    return chip_bytes / target.device_bytes_per_cycle
+
+
 def dma_cycles(chip_bytes: float, target: Target = SPYRE) -> float:
     """
-    Cycles a DMA issued by all cores in lockstep takes: setup plus the chip-wide traffic at the
-    shared LPDDR5 bandwidth (every core's transfer finishes when the slowest share does).
+    Cycles a DMA issued by all cores in lockstep takes on an idle channel: setup plus the
+    chip-wide traffic at the shared LPDDR5 bandwidth (every core's transfer finishes when the
+    slowest share does). The simulator schedules the two parts separately (`Timeline.transfer`).
 
     Example: 32 cores loading 128 KiB each = 4 MiB -> 500 + 4194304 / 136.5 = 31,220 cycles.
     """
-    return target.dma_setup_cycles + chip_bytes / target.device_bytes_per_cycle
+    return target.dma_setup_cycles + transfer_cycles(chip_bytes, target)
 
 
 def lx_copy_cycles(core_bytes: float, target: Target = SPYRE) -> float:
@@ -178,6 +184,6 @@ def ring_cycles(elements: int, element_bytes: int, group: int, target: Target = 
     return (group - 1) * (target.ring_hop_cycles + max(transfer, psum))
 
 
-def fill_cycles(elements: int, target: Target = SPYRE) -> float:
-    """Cycles one core's SFU takes to zero `elements` of an accumulator: one simple pass."""
-    return elements / target.sfu_pass_elems_per_us * target.clock_mhz
+def fill_cycles(core_bytes: int, target: Target = SPYRE) -> float:
+    """Cycles one core takes to zero `core_bytes` of an accumulator: a write at LX copy speed."""
+    return core_bytes / target.lx_copy_bytes_per_cycle

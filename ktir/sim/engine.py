@@ -144,7 +144,7 @@ class SimKernel(KernelInterpreter):
         buffer.data[:, slot] = 0
         buffer.written[:, slot] = True
         elements = math.prod(buffer.data.shape[2:])
-        cycles = np.full(self.cores, cost_model.fill_cycles(elements, self.target))
+        cycles = np.full(self.cores, cost_model.fill_cycles(elements * buffer.data.itemsize, self.target))
         self.timeline.issue("sfu", [], [(op.buffer, slot)], cycles, "fill")
 
     def _dma(self, op: core.DmaLoadOp | core.DmaStoreOp) -> None:
@@ -195,19 +195,23 @@ class SimKernel(KernelInterpreter):
         load: bool,
     ) -> None:
         tile_bytes = math.prod(extent) * itemsize
+        queue = "load" if load else "store"
+        label = f"{queue} tile {op.tile.value.data}"
+        reads, writes = ([], [slot]) if load else ([slot], [])
         cycles = np.zeros(self.cores)
         if resident:
             cycles[active] = cost_model.lx_copy_cycles(tile_bytes, self.target)
-        else:
-            # Cores reading the same box share one broadcast read per cohort of cores.
-            _, readers = np.unique(first[active], axis=0, return_counts=True)
-            copies = np.ceil(readers / self.target.broadcast_cohort) if load else readers
-            traffic = float(copies.sum()) * tile_bytes
-            self.bytes += traffic
-            cycles[active] = cost_model.dma_cycles(traffic, self.target)
-        label = f"{'load' if load else 'store'} tile {op.tile.value.data}"
-        reads, writes = ([], [slot]) if load else ([slot], [])
-        self.timeline.issue("dma", reads, writes, cycles, label)
+            self.timeline.issue(queue, reads, writes, cycles, label)
+            return
+        # Cores reading the same box share one broadcast read per cohort of cores.
+        _, readers = np.unique(first[active], axis=0, return_counts=True)
+        copies = np.ceil(readers / self.target.broadcast_cohort) if load else readers
+        traffic = float(copies.sum()) * tile_bytes
+        self.bytes += traffic
+        cycles[active] = self.target.dma_setup_cycles
+        self.timeline.transfer(
+            queue, reads, writes, cycles, cost_model.transfer_cycles(traffic, self.target), label
+        )
 
     # -- compute ------------------------------------------------------------------------------
 
@@ -228,6 +232,17 @@ class SimKernel(KernelInterpreter):
         accumulate = op.accumulate is not None
         out_slot = 0 if accumulate else slot
         where = self._located(op)
+        for t in tiles:  # the compute places its tiles in their tensors as the DMAs do
+            tile = self.tiles[t]
+            size = tuple(tensor_layout(self.args[t].type)[0].device_size)
+            extent = tuple(int(e) for e in tile.extent_array)
+            check_box(
+                tile.starts_array + tile.chunk_starts_array[chunk],
+                extent,
+                size,
+                f"the tensor of tile {t}",
+                where,
+            )
         for value in op.ins:
             check_written(self.buffers[value], slot, self.all_cores, where)
         if accumulate:
@@ -373,8 +388,13 @@ def _matmul_f32(x: np.ndarray, y: np.ndarray, cores: int) -> np.ndarray:
     With one shared 2-D y, the cores' rows go through a single GEMM.
     """
     k = x.shape[-1]
-    xf = x.astype(np.float32)
-    yf = y[..., :k, :].astype(np.float32)
+    # A matmul of a batched x with a 2-D y (or the reverse) broadcasts the batch dims, which sit
+    # after the cores axis: line the ranks up before NumPy broadcasts cores against batch.
+    x = x.reshape(x.shape[0], *(1,) * (y.ndim - x.ndim), *x.shape[1:])
+    y = y.reshape(y.shape[0], *(1,) * (x.ndim - y.ndim), *y.shape[1:])
+    # C order: NumPy's matmul uses BLAS only for contiguous operands (astype keeps strides).
+    xf = np.ascontiguousarray(x, dtype=np.float32)
+    yf = np.ascontiguousarray(y[..., :k, :], dtype=np.float32)
     if y.shape[0] == 1 and y.ndim == 3 and x.ndim == 3:
         product = (xf.reshape(-1, k) @ yf[0]).reshape(x.shape[0], x.shape[1], -1)
     else:

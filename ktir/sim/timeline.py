@@ -1,16 +1,19 @@
 """
-Per-core timelines of one kernel: units, in-order issue, and dependencies through LX buffers.
+Per-core timelines of one kernel: units, in-order issue queues, and dependencies through LX.
 
-Every core has four units: `dma` (one engine, loads and stores in program order), `pt` (the two
-corelets' PE arrays, matmul), `sfu` (everything else) and `ring`. An op starts on its unit when
-the unit is free and its LX operands are ready: a read waits for the last write of that buffer
-slot, a write waits for the last read and write of it. So a double-buffered loop (two slots)
-overlaps the load of chunk i+1 with the compute of chunk i, and a single-slot program
-serializes. All cores are handled at once: times are NumPy vectors over cores.
+Every core has four units: `dma`, `pt` (the two corelets' PE arrays, matmul), `sfu` (everything
+else) and `ring`. The DMA unit has a load queue and a store queue, each in program order, and
+all cores' transfers share one LPDDR5 channel (`Channel`): a transfer uses the channel's free
+time after it is ready, so a load may go ahead of an earlier store still waiting for its data.
+An op starts on its queue when the queue is free and its LX operands are ready: a read waits
+for the last write of that buffer slot, a write waits for the last read and write of it. So a
+double-buffered loop (two slots) overlaps the load of chunk i+1 with the compute and store of
+chunk i, and a single-slot program serializes. All cores are handled at once: times are NumPy
+vectors over cores.
 
 ```python
 line = Timeline(cores=2, start=0.0)
-line.issue("dma", reads=[], writes=[("x", 0)], cycles=np.array([100.0, 100.0]), label="load")
+line.issue("load", reads=[], writes=[("x", 0)], cycles=np.array([100.0, 100.0]), label="load")
 line.issue("sfu", reads=[("x", 0)], writes=[("y", 0)], cycles=np.array([50.0, 50.0]), label="exp")
 line.end  # 150.0
 ```
@@ -18,6 +21,7 @@ line.end  # 150.0
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
@@ -25,6 +29,58 @@ import numpy as np
 
 UNITS = ("dma", "pt", "sfu", "ring")
 """The units of a core, in report order."""
+
+QUEUES = {"load": "dma", "store": "dma", "pt": "pt", "sfu": "sfu", "ring": "ring"}
+"""Issue queues of a core and the unit each belongs to (the trace shows one track per queue)."""
+
+
+class Channel:
+    """
+    A resource shared by time slicing (the chip's LPDDR5): its busy intervals, and `fill`, which
+    gives a transfer the free time after its ready time until it has had its duration.
+
+    Slicing a transfer into the gaps other transfers leave is how shared bandwidth behaves in
+    aggregate: the channel never idles while a transfer is ready, and the bytes per cycle never
+    exceed the bandwidth. Example: with [0, 10) and [20, 30) busy, `fill(5, 15)` takes [10, 20)
+    and [30, 35) and returns 35.
+    """
+
+    def __init__(self) -> None:
+        self.starts: list[float] = []
+        self.ends: list[float] = []
+
+    def fill(self, ready: float, duration: float) -> float:
+        """Use the channel's free time from `ready` on for `duration` cycles; returns the end."""
+        time, remaining = ready, duration
+        index = bisect.bisect_right(self.ends, time)
+        pieces: list[tuple[float, float]] = []
+        while remaining > 0:
+            if index < len(self.starts) and self.starts[index] <= time:
+                time = max(time, self.ends[index])
+                index += 1
+                continue
+            gap_end = self.starts[index] if index < len(self.starts) else float("inf")
+            take = min(remaining, gap_end - time)
+            pieces.append((time, time + take))
+            time += take
+            remaining -= take
+        for start, end in pieces:
+            self._insert(start, end)
+        return time
+
+    def _insert(self, start: float, end: float) -> None:
+        """Add a busy interval that overlaps none, merging it with the ones it touches."""
+        index = bisect.bisect_left(self.starts, start)
+        if index > 0 and self.ends[index - 1] == start:
+            index -= 1
+            self.ends[index] = end
+        else:
+            self.starts.insert(index, start)
+            self.ends.insert(index, end)
+        if index + 1 < len(self.starts) and self.starts[index + 1] == self.ends[index]:
+            self.ends[index] = self.ends.pop(index + 1)
+            self.starts.pop(index + 1)
+
 
 Slot = tuple[Hashable, int]
 """An LX buffer slot: (buffer key, slot index)."""
@@ -35,6 +91,7 @@ class Event:
     """One op on one unit of every core: start and end cycle per core (end == start: idle)."""
 
     unit: str
+    queue: str
     label: str
     start: np.ndarray
     end: np.ndarray
@@ -46,8 +103,9 @@ class Timeline:
     def __init__(self, cores: int, start: float) -> None:
         self.cores = cores
         self.start = float(start)
-        self.free = {unit: np.full(cores, self.start) for unit in UNITS}
+        self.free = {queue: np.full(cores, self.start) for queue in QUEUES}
         self.busy = {unit: np.zeros(cores) for unit in UNITS}
+        self.channel = Channel()
         self.written: dict[Slot, np.ndarray] = {}
         self.read: dict[Slot, np.ndarray] = {}
         self.events: list[Event] = []
@@ -60,55 +118,83 @@ class Timeline:
         return ready
 
     def issue(
-        self, unit: str, reads: Sequence[Slot], writes: Sequence[Slot], cycles: np.ndarray, label: str
+        self, queue: str, reads: Sequence[Slot], writes: Sequence[Slot], cycles: np.ndarray, label: str
     ) -> np.ndarray:
         """
-        Run an op of `cycles` (per core; 0 where a core does nothing) on `unit`; returns its end.
+        Run an op of `cycles` (per core; 0 where a core does nothing) on `queue`; returns its end.
 
-        It starts when the unit is free, every slot it reads has been written, and every slot
+        It starts when the queue is free, every slot it reads has been written, and every slot
         it writes has been read and written by the ops before it.
         """
-        start = np.maximum(self.free[unit], self._ready(reads, self.written))
+        start = self._ready_to_start(queue, reads, writes)
+        return self._occupy(queue, reads, writes, start, start + cycles, cycles, label)
+
+    def transfer(
+        self,
+        queue: str,
+        reads: Sequence[Slot],
+        writes: Sequence[Slot],
+        setup: np.ndarray,
+        chip_cycles: float,
+        label: str,
+    ) -> np.ndarray:
+        """
+        A DMA issued by the cores where `setup` > 0, in lockstep: after its setup, the chip-wide
+        transfer of `chip_cycles` uses the LPDDR5 channel's free time from when every
+        participating core is ready; all of them finish together.
+        """
+        start = self._ready_to_start(queue, reads, writes)
+        active = setup > 0
+        if not active.any():
+            return self._occupy(queue, reads, writes, start, start, setup, label)
+        ready = float((start + setup)[active].max())
+        end = np.where(active, self.channel.fill(ready, chip_cycles), start)
+        return self._occupy(
+            queue, reads, writes, start, end, np.where(active, setup + chip_cycles, 0.0), label
+        )
+
+    def _ready_to_start(self, queue: str, reads: Sequence[Slot], writes: Sequence[Slot]) -> np.ndarray:
+        start = np.maximum(self.free[queue], self._ready(reads, self.written))
         start = np.maximum(start, self._ready(writes, self.read))
-        start = np.maximum(start, self._ready(writes, self.written))
-        return self._occupy(unit, reads, writes, start, cycles, label)
+        return np.maximum(start, self._ready(writes, self.written))
 
     def issue_group(
-        self, unit: str, slots: Sequence[Slot], cycles: np.ndarray, group: int, label: str
+        self, queue: str, slots: Sequence[Slot], cycles: np.ndarray, group: int, label: str
     ) -> np.ndarray:
         """
         A collective over consecutive groups of `group` cores (a ring reduction): every member
         starts when all members are ready, and the slots are read and written by all of them.
         """
-        start = np.maximum(self.free[unit], self._ready(slots, self.written))
+        start = np.maximum(self.free[queue], self._ready(slots, self.written))
         start = np.maximum(start, self._ready(slots, self.read))
         start = np.repeat(start.reshape(-1, group).max(axis=1), group)
-        return self._occupy(unit, slots, slots, start, cycles, label)
+        return self._occupy(queue, slots, slots, start, start + cycles, cycles, label)
 
     def _occupy(
         self,
-        unit: str,
+        queue: str,
         reads: Sequence[Slot],
         writes: Sequence[Slot],
         start: np.ndarray,
+        end: np.ndarray,
         cycles: np.ndarray,
         label: str,
     ) -> np.ndarray:
-        end = start + cycles
+        """Mark the queue busy from `start` to `end` where `cycles` > 0; `cycles` count as busy time."""
         active = cycles > 0
-        self.free[unit] = np.where(active, end, self.free[unit])
-        self.busy[unit] += cycles
+        self.free[queue] = np.where(active, end, self.free[queue])
+        self.busy[QUEUES[queue]] += cycles
         for slot in reads:
             self.read[slot] = np.maximum(self.read.get(slot, end), end)
         for slot in writes:
             self.written[slot] = end
-        self.events.append(Event(unit, label, start, end))
+        self.events.append(Event(QUEUES[queue], queue, label, start, end))
         return end
 
     @property
     def end_per_core(self) -> np.ndarray:
         """The cycle each core finishes its last op."""
-        ends = [self.free[unit] for unit in UNITS]
+        ends = [self.free[queue] for queue in QUEUES]
         return np.maximum.reduce(ends)
 
     @property

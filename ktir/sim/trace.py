@@ -1,8 +1,8 @@
 """
 Timelines of a simulated run: Chrome trace-event JSON (Perfetto, chrome://tracing) and a PNG.
 
-The JSON has one process per core (`core 0` ...) with one thread per unit (`dma`, `pt`, `sfu`,
-`ring`), plus a `chip` process whose track shows the kernels. Times are simulated
+The JSON has one process per core (`core 0` ...) with one thread per issue queue (`dma load`,
+`dma store`, `pt`, `sfu`, `ring`), plus a `chip` process whose track shows the kernels. Times are simulated
 microseconds, the trace format's unit.
 
 ```python
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ktir.sim.report import Report
-from ktir.sim.timeline import UNITS
+from ktir.sim.timeline import QUEUES, UNITS
 
 _CHIP = 0
 """Process id of the chip-level track; core c is process c + 1."""
@@ -41,8 +41,9 @@ def trace_events(report: Report) -> list[dict[str, Any]]:
         events.append(
             {"ph": "M", "name": "process_sort_index", "pid": c + 1, "tid": 0, "args": {"sort_index": c + 1}}
         )
-        for t, unit in enumerate(UNITS):
-            events.append({"ph": "M", "name": "thread_name", "pid": c + 1, "tid": t, "args": {"name": unit}})
+        for t, queue in enumerate(QUEUES):
+            name = f"dma {queue}" if QUEUES[queue] == "dma" else queue
+            events.append({"ph": "M", "name": "thread_name", "pid": c + 1, "tid": t, "args": {"name": name}})
     for k in report.kernels:
         if k.cycles <= 0:
             continue
@@ -55,7 +56,7 @@ def trace_events(report: Report) -> list[dict[str, Any]]:
             }
         )  # fmt: skip
         for event in k.events:
-            tid = UNITS.index(event.unit)
+            tid = list(QUEUES).index(event.queue)
             for c in np.flatnonzero(event.end > event.start):
                 events.append(
                     {
@@ -91,12 +92,13 @@ def write_png(report: Report, path: str | Path) -> None:
         for event in k.events:
             for c in np.flatnonzero(event.end > event.start):
                 span = (float(event.start[c]) / mhz, float(event.end[c] - event.start[c]) / mhz)
-                bars.setdefault((int(c), event.unit), []).append(span)
-    for (c, unit), spans in sorted(bars.items()):
-        lane = UNITS.index(unit)
-        axes.broken_barh(spans, (c + lane / len(UNITS), 1 / len(UNITS)), color=colors[unit])
+                bars.setdefault((int(c), event.queue), []).append(span)
+    lanes = list(QUEUES)
+    for (c, queue), spans in sorted(bars.items()):
+        lane = lanes.index(queue)
+        axes.broken_barh(spans, (c + lane / len(lanes), 1 / len(lanes)), color=colors[QUEUES[queue]])
     axes.set_xlabel("simulated µs")
-    axes.set_ylabel("core (rows: dma, pt, sfu, ring)")
+    axes.set_ylabel("core (rows: dma load, dma store, pt, sfu, ring)")
     axes.set_ylim(0, cores)
     axes.invert_yaxis()
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors[u]) for u in UNITS]

@@ -1,0 +1,175 @@
+"""
+`ktir.cost_model`: every rule against numbers worked out by hand from the Spyre `Target`.
+
+The constants used below (all from `ktir/target.py`): 1.5 GHz clock (1500 cycles per µs),
+fp16 peak 98.304e12 FLOP/s over 32 cores (1.536e6 MACs per µs per core), 8-row PE passes and 8
+target passes, one SFU pass at 8.8e3 elements per µs, reductions at 1.2e4 and softmax at 1.4e3
+input elements per µs, 500 cycles of DMA setup, LPDDR5 204.8e9 B/s (136.53 bytes per cycle),
+LX copies at 128 bytes per cycle, 32-cycle ring hops at 128 bytes per cycle, and
+1.4e-4 µs per element per partial-sum hop.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+
+from ktir import cost_model
+from ktir.context import make_context
+from ktir.target import SPYRE
+
+CLOCK_MHZ = 1500.0
+DEVICE_BYTES_PER_CYCLE = 204.8e9 / 1.5e9
+
+_OPS = """
+func.func @ops(%x: tensor<64x64xf16>, %w: tensor<64xf16>) -> tensor<64x64xf16> {
+  %add = ktir.add %x, %x : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+  %exp = ktir.exp %x : tensor<64x64xf16> -> tensor<64x64xf16>
+  %silu = ktir.silu %x : tensor<64x64xf16> -> tensor<64x64xf16>
+  %sum = ktir.sum %x dims [1] : tensor<64x64xf16> -> tensor<64xf16>
+  %softmax = ktir.softmax %x dim 1 : tensor<64x64xf16> -> tensor<64x64xf16>
+  %rms = ktir.rms_norm %x weight %w : tensor<64xf16> normalized_shape [64] {eps = 1.0e-06 : f64} : tensor<64x64xf16> -> tensor<64x64xf16>
+  %ln = ktir.layer_norm %x normalized_shape [64] {eps = 1.0e-05 : f64} : tensor<64x64xf16> -> tensor<64x64xf16>
+  return %add : tensor<64x64xf16>
+}
+"""  # noqa: E501
+
+
+def graph_op(name: str) -> Operation:
+    """The first op called `name` (e.g. "ktir.exp") of a parsed graph-level module."""
+    module = Parser(make_context(), _OPS).parse_module()
+    return next(op for op in module.walk() if op.name == name)
+
+
+def test_the_target_constants_used_here() -> None:
+    """The derived rates the hand computations below rely on."""
+    assert SPYRE.clock_mhz == CLOCK_MHZ
+    assert SPYRE.peak_macs_per_us_per_core == pytest.approx(1.536e6, rel=1e-15)
+    assert SPYRE.device_bytes_per_cycle == pytest.approx(136.533333333, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    [(64, 1.0), (128, 1.0), (16, 0.5), (8, math.sqrt(1 / 8)), (1, math.sqrt(1 / 8)), (32, math.sqrt(0.5))],
+)
+def test_pt_efficiency(rows: int, expected: float) -> None:
+    """8 passes of 8 rows fill the PE pipeline; fewer fall as a square root, one pass at least."""
+    assert cost_model.pt_efficiency(rows) == pytest.approx(expected, rel=1e-15)
+
+
+def test_pt_cycles() -> None:
+    """MACs at 1.536e6 per µs per core, divided by the efficiency, in 1500-cycle µs."""
+    macs = 128 * 512 * 512
+    assert cost_model.pt_cycles(macs, rows=128) == pytest.approx(32768.0, rel=1e-12)
+    assert cost_model.pt_cycles(macs, rows=16) == pytest.approx(65536.0, rel=1e-12)  # half efficiency
+    assert cost_model.pt_cycles(1.536e6, rows=64) == pytest.approx(1500.0, rel=1e-12)  # one µs
+
+
+def test_sfu_cycles_of_a_simple_op() -> None:
+    """ktir.add is one pass: out elements / 8.8e3 per µs; the input count does not matter."""
+    add = graph_op("ktir.add")
+    assert cost_model.sfu_passes(add) == 1.0
+    assert cost_model.sfu_cycles(add, 0, 8800) == pytest.approx(1500.0, rel=1e-12)
+    assert cost_model.sfu_cycles(add, 123456, 4096) == pytest.approx(4096 * 1500 / 8800, rel=1e-12)
+
+
+def test_a_transcendental_op_costs_exactly_twice_a_simple_one() -> None:
+    """ktir.exp is 2 passes: the docstring's 64 x 64 example is 1396 cycles."""
+    exp, add = graph_op("ktir.exp"), graph_op("ktir.add")
+    assert cost_model.sfu_cycles(exp, 4096, 4096) == pytest.approx(4096 * 2 / 8.8e3 * 1500, rel=1e-12)
+    assert round(cost_model.sfu_cycles(exp, 4096, 4096)) == 1396
+    assert cost_model.sfu_cycles(exp, 4096, 4096) == pytest.approx(
+        2 * cost_model.sfu_cycles(add, 4096, 4096), rel=1e-15
+    )
+
+
+def test_silu_is_the_calibration_point() -> None:
+    """silu = 5 passes reproduces torch-spyre's 1.76e3 elements per µs per core."""
+    silu = graph_op("ktir.silu")
+    assert cost_model.sfu_passes(silu) == 5
+    # 17,600 elements at 1.76e3 per µs: exactly 10 µs.
+    assert cost_model.sfu_cycles(silu, 17600, 17600) == pytest.approx(10 * CLOCK_MHZ, rel=1e-12)
+
+
+def test_a_reduction_is_charged_on_input_elements() -> None:
+    """ktir.sum: input elements at 1.2e4 per µs per core, whatever its output."""
+    total = graph_op("ktir.sum")
+    assert cost_model.sfu_cycles(total, 12000, 1) == pytest.approx(1500.0, rel=1e-12)
+    assert cost_model.sfu_cycles(total, 12000, 64) == pytest.approx(1500.0, rel=1e-12)
+    assert cost_model.sfu_flops(total, 12000, 64) == 12000.0
+
+
+def test_softmax() -> None:
+    """ktir.softmax: input elements at 1.4e3 per µs per core."""
+    softmax = graph_op("ktir.softmax")
+    assert cost_model.sfu_cycles(softmax, 1400, 1400) == pytest.approx(1500.0, rel=1e-12)
+    assert cost_model.sfu_cycles(softmax, 4096, 4096) == pytest.approx(4096 / 1.4e3 * 1500, rel=1e-12)
+
+
+def test_rms_norm_and_layer_norm() -> None:
+    """A norm is its statistics reduction plus 3 (rms_norm) or 5 (layer_norm) simple passes."""
+    elements = 52800  # 4.4 µs of reduction; one pass is 6 µs
+    rms, layer = graph_op("ktir.rms_norm"), graph_op("ktir.layer_norm")
+    assert cost_model.sfu_cycles(rms, elements, elements) == pytest.approx((4.4 + 18) * 1500, rel=1e-12)
+    assert cost_model.sfu_cycles(layer, elements, elements) == pytest.approx((4.4 + 30) * 1500, rel=1e-12)
+
+
+def test_dma_cycles() -> None:
+    """Setup plus chip-wide bytes at 204.8e9 / 1.5e9 bytes per cycle (the docstring's example)."""
+    assert cost_model.dma_cycles(4 * 1024 * 1024) == pytest.approx(500 + 30720, rel=1e-12)
+    assert cost_model.dma_cycles(0) == 500.0
+    assert cost_model.dma_cycles(25600) == pytest.approx(500 + 25600 / DEVICE_BYTES_PER_CYCLE, rel=1e-12)
+
+
+def test_lx_copy_cycles() -> None:
+    """Setup plus one 128-byte stick per cycle, no LPDDR5 traffic."""
+    assert cost_model.lx_copy_cycles(12800) == pytest.approx(600.0, rel=1e-12)
+    assert cost_model.lx_copy_cycles(0) == 500.0
+
+
+def test_ring_cycles_of_one_core_is_zero() -> None:
+    """A group of one has no partner to reduce with."""
+    assert cost_model.ring_cycles(4096, 4, 1) == 0.0
+
+
+def test_ring_cycles_are_psum_dominated() -> None:
+    """64 x 64 fp32: a step is 32 + max(16384 / 128 = 128, 4096 x 1.4e-4 µs = 860.16) cycles."""
+    step = 32 + 4096 * 1.4e-4 * 1500
+    assert cost_model.ring_cycles(4096, 4, 2) == pytest.approx(step, rel=1e-12)
+    assert cost_model.ring_cycles(4096, 4, 2) == pytest.approx(892.16, rel=1e-12)
+    assert cost_model.ring_cycles(4096, 4, 4) == pytest.approx(3 * step, rel=1e-12)
+
+
+def test_ring_cycles_grow_with_the_group() -> None:
+    """Each extra member adds one step."""
+    costs = [cost_model.ring_cycles(4096, 4, g) for g in (1, 2, 4, 8, 16)]
+    assert costs == sorted(costs) and len(set(costs)) == len(costs)
+    assert costs[-1] == pytest.approx(15 * 892.16, rel=1e-12)
+
+
+def test_fill_cycles() -> None:
+    """Zeroing an accumulator writes LX at one stick (128 bytes) per cycle."""
+    assert cost_model.fill_cycles(128) == pytest.approx(1.0, rel=1e-12)
+    assert cost_model.fill_cycles(128 * 1024 * 4) == pytest.approx(4096.0, rel=1e-12)
+
+
+def test_matmul_cost_us_docstring_example() -> None:
+    """M = 256, N = K = 4096 fp16 over {m: 4, n: 8, k: 1}: 87.4 µs compute + 184.3 µs HBM."""
+    sizes = {"m": 256, "n": 4096, "k": 4096}
+    compute = 256 * 4096 * 4096 / 32 / 1.536e6  # 64 rows per core: full efficiency
+    hbm = (256 * 4096 + 4096 * 4096 + 256 * 4096) * 2 / 204800  # bytes per µs
+    cost = cost_model.matmul_cost_us(sizes, {"m": 4, "n": 8, "k": 1}, 2)
+    assert cost == pytest.approx(compute + hbm, rel=1e-12)
+    assert round(cost, 1) == 271.7
+
+
+def test_matmul_cost_us_psum_and_limits() -> None:
+    """A K split adds (k - 1) psum hops per output element; more than 32 cores is infinite."""
+    sizes = {"m": 256, "n": 4096, "k": 4096}
+    base = cost_model.matmul_cost_us(sizes, {"m": 4, "n": 8, "k": 1}, 2)
+    split = cost_model.matmul_cost_us(sizes, {"m": 4, "n": 4, "k": 2}, 2)
+    assert split - base == pytest.approx(256 * 4096 * 1.4e-4, rel=1e-9)
+    assert cost_model.matmul_cost_us(sizes, {"m": 8, "n": 8, "k": 1}, 2) == math.inf

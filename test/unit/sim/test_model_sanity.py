@@ -1,0 +1,225 @@
+"""
+`ktir.sim` model sanity: simulated cycles against what the Spyre `Target` constants predict.
+
+Hand-derived rates (see `ktir/target.py`): 1500 cycles per µs, LPDDR5 at 204.8e9 / 1.5e9 =
+136.53 bytes per cycle for the whole chip, 500 cycles of setup per DMA, one SFU pass at 8.8e3
+elements per µs per core (silu is 5 passes, exp 2), 1.536e6 MACs per µs per core on the PE
+arrays, a ring step of 32 cycles plus 1.4e-4 µs per element.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import cast
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.parser import Parser
+
+import ktir
+import ktir.sim
+from ktir.context import make_context
+from ktir.dialects import ktir_core as core
+from ktir.sim import KernelReport, SimResult
+from ktir.sim.timeline import UNITS
+from ktir.target import SPYRE
+
+CLOCK_MHZ = 1500.0
+BYTES_PER_CYCLE = 204.8e9 / 1.5e9
+SETUP = 500.0
+DMA, PT, SFU, RING = (UNITS.index(u) for u in ("dma", "pt", "sfu", "ring"))
+BIG = (8192, 4096)
+BIG_BYTES = 8192 * 4096 * 2  # 64 MiB of fp16
+
+
+def t(shape: str) -> str:
+    """An fp16 tensor type."""
+    return f"tensor<{shape}xf16>"
+
+
+def unary(op: str, shape: str) -> str:
+    """@f(%x) -> op(%x)."""
+    x = t(shape)
+    return f"func.func @f(%x: {x}) -> {x} {{\n  %y = {op} %x : {x} -> {x}\n  return %y : {x}\n}}"
+
+
+def matmul(m: int, k: int, n: int, hint: str = "") -> str:
+    """@mm(%x, %w) -> x @ w, optionally with a work-division hint."""
+    x, w, y = t(f"{m}x{k}"), t(f"{k}x{n}"), t(f"{m}x{n}")
+    attributes = f" {{work_division_hint = {{{hint}}}}}" if hint else ""
+    return (
+        f"func.func @mm(%x: {x}, %w: {w}) -> {y} {{\n"
+        f"  %y = ktir.matmul %x, %w{attributes} : {x}, {w} -> {y}\n  return %y : {y}\n}}"
+    )
+
+
+def compiled(text: str, cores: int) -> ModuleOp:
+    """The graph compiled with `ktir-compile{cores=N}`."""
+    module = Parser(make_context(), text).parse_module()
+    ktir.run_pipeline(module, f"ktir-compile{{cores={cores}}}")
+    return module
+
+
+def only_kernel(result: SimResult) -> KernelReport:
+    """The report line of the run's single kernel."""
+    (kernel,) = [k for k in result.report.kernels if k.cores]
+    return kernel
+
+
+def work_division(module: ModuleOp) -> dict[str, int]:
+    """The work division of the module's single kernel."""
+    (kernel,) = [op for op in module.walk() if isinstance(op, core.KernelOp)]
+    return {name: cast(IntegerAttr, v).value.data for name, v in kernel.work_division.data.items()}
+
+
+def simulate_matmul(m: int, k: int, n: int, cores: int, hint: str = "") -> tuple[ModuleOp, SimResult]:
+    """Compile and run a matmul on inputs of ones."""
+    module = compiled(matmul(m, k, n, hint), cores)
+    inputs = [np.ones((m, k), np.float16), np.ones((k, n), np.float16)]
+    return module, ktir.sim.simulate(module, inputs)
+
+
+@pytest.fixture(scope="module")
+def big_add() -> SimResult:
+    """8192 x 4096 fp16 add on 32 cores: 3 x 64 MiB of LPDDR5 traffic, 1 SFU pass."""
+    x = t(f"{BIG[0]}x{BIG[1]}")
+    text = (
+        f"func.func @f(%a: {x}, %b: {x}) -> {x} {{\n"
+        f"  %y = ktir.add %a, %b : {x}, {x} -> {x}\n  return %y : {x}\n}}"
+    )
+    a, b = np.full(BIG, 1.5, np.float16), np.full(BIG, -0.25, np.float16)
+    result = ktir.sim.simulate(compiled(text, 32), [a, b])
+    assert np.all(result.outputs[0] == np.float16(1.25))
+    return result
+
+
+@pytest.fixture(scope="module")
+def big_silu() -> dict[int, KernelReport]:
+    """8192 x 4096 fp16 silu on 32 cores and on 1 core."""
+    x = np.full(BIG, 0.5, np.float16)
+    return {
+        cores: only_kernel(ktir.sim.simulate(compiled(unary("ktir.silu", "8192x4096"), cores), [x]))
+        for cores in (32, 1)
+    }
+
+
+@pytest.fixture(scope="module")
+def big_matmul() -> KernelReport:
+    """1024 x 1024 x 1024 fp16 matmul on 4 cores (256 rows per core, K chunked)."""
+    return only_kernel(simulate_matmul(1024, 1024, 1024, 4)[1])
+
+
+def test_a_memory_bound_kernel_moves_exactly_its_tensors(big_add: SimResult) -> None:
+    """The add reads two 64 MiB tensors and writes one; its DMA is busy for exactly that traffic."""
+    kernel = only_kernel(big_add)
+    assert kernel.cores == 32 and kernel.chunks > 1
+    assert kernel.bytes == 3 * BIG_BYTES
+    dma_busy = kernel.busy[kernel.critical_core, DMA]
+    assert dma_busy == pytest.approx(3 * BIG_BYTES / BYTES_PER_CYCLE + 3 * kernel.chunks * SETUP, rel=1e-9)
+    assert kernel.cycles >= kernel.bytes / SPYRE.device_bytes_per_cycle
+
+
+def test_a_memory_bound_kernel_runs_at_bandwidth(big_add: SimResult) -> None:
+    """The add takes its bytes over the LPDDR5 bandwidth, within 10%."""
+    kernel = only_kernel(big_add)
+    ideal = kernel.bytes / SPYRE.device_bytes_per_cycle
+    assert abs(kernel.cycles / ideal - 1) <= 0.10
+
+
+def test_pointwise_work_divides_over_the_cores(big_silu: dict[int, KernelReport]) -> None:
+    """silu's SFU time is 5 passes over 32 M elements, split evenly over 32 cores."""
+    one, many = big_silu[1], big_silu[32]
+    total = BIG[0] * BIG[1] * 5 / 8.8e3 * CLOCK_MHZ
+    assert one.cores == 1 and many.cores == 32
+    assert one.busy[0, SFU] == pytest.approx(total, rel=1e-9)
+    assert np.allclose(many.busy[:, SFU], total / 32, rtol=1e-9)
+    assert one.bottleneck == "sfu" and one.cycles >= total
+    assert many.cycles >= max(many.busy[many.critical_core])
+
+
+def test_a_large_pointwise_op_is_20x_faster_on_32_cores(big_silu: dict[int, KernelReport]) -> None:
+    """8192 x 4096 silu: 32 cores take at most 1/20 of one core's simulated cycles."""
+    assert big_silu[1].cycles >= 20 * big_silu[32].cycles
+
+
+def test_splitting_k_adds_ring_time() -> None:
+    """
+    256 x 512 x 1024 on 4 cores: with {m: 2, k: 2} every core spends one ring step on its
+    16 x 128 x 64 fp32 partial sums (32 + 131072 x 1.4e-4 µs = 27,557.12 cycles); without a K
+    split the ring is idle. The split kernel takes longer than its pure compute plus the ring.
+    """
+    plain_module, plain = simulate_matmul(256, 512, 1024, 4)
+    split_module, split = simulate_matmul(256, 512, 1024, 4, "m = 2 : i64, k = 2 : i64")
+    assert work_division(plain_module)["k"] == 1
+    assert work_division(split_module) == {"m": 2, "n": 1, "k": 2}
+    plain_kernel, split_kernel = only_kernel(plain), only_kernel(split)
+    assert np.all(plain_kernel.busy[:, RING] == 0)
+    step = 32 + 16 * 128 * 64 * 1.4e-4 * CLOCK_MHZ
+    assert np.allclose(split_kernel.busy[:, RING], step, rtol=1e-12)
+    compute = 256 * 512 * 1024 / 4 / 1.536e6 * CLOCK_MHZ  # 128 rows per core: full PE efficiency
+    assert np.allclose(split_kernel.busy[:, PT], compute, rtol=1e-12)
+    assert split_kernel.cycles > compute + step
+    assert split_kernel.cycles > plain_kernel.cycles
+
+
+def test_a_single_chunk_kernel_is_serial_with_no_overhead() -> None:
+    """
+    100 x 70 exp on 4 cores (chunks 1): load 4 x 6400 bytes, exp on 2 x 25 x 64 elements at 2
+    passes, store 4 x 6400 bytes, back to back: nothing else is charged.
+    """
+    result = ktir.sim.simulate(compiled(unary("ktir.exp", "100x70"), 4), [np.ones((100, 70), np.float16)])
+    kernel = only_kernel(result)
+    assert kernel.chunks == 1 and kernel.cores == 4
+    dma = SETUP + 4 * 6400 / BYTES_PER_CYCLE
+    exp = 2 * 25 * 64 * 2 / 8.8e3 * CLOCK_MHZ
+    assert kernel.cycles == pytest.approx(dma + exp + dma, rel=1e-12)
+    assert kernel.bytes == 2 * 4 * 6400
+
+
+def test_a_single_chunk_matmul_is_serial_with_no_overhead() -> None:
+    """256 x 512 x 1024 on 4 cores: load x (256 KiB), broadcast w (1 MiB), 64-row matmul, store."""
+    _, result = simulate_matmul(256, 512, 1024, 4)
+    kernel = only_kernel(result)
+    assert kernel.chunks == 1
+    loads = (SETUP + 256 * 512 * 2 / BYTES_PER_CYCLE) + (SETUP + 512 * 1024 * 2 / BYTES_PER_CYCLE)
+    compute = 256 * 512 * 1024 / 4 / 1.536e6 * CLOCK_MHZ
+    store = SETUP + 256 * 1024 * 2 / BYTES_PER_CYCLE
+    assert kernel.cycles == pytest.approx(loads + compute + store, rel=1e-12)
+    assert kernel.cycles == pytest.approx(47708.0, rel=1e-12)
+
+
+def test_a_double_buffered_matmul_overlaps(big_matmul: KernelReport) -> None:
+    """The K-chunked matmul loads chunk i+1 while the PE arrays work on chunk i."""
+    kernel = big_matmul
+    assert kernel.chunks > 1
+    busy = kernel.busy[kernel.critical_core]
+    assert kernel.cycles < busy.sum()
+    assert kernel.cycles >= busy.max()
+
+
+def test_a_double_buffered_elementwise_kernel_overlaps() -> None:
+    """
+    1024 x 1024 exp on one core (8 chunks, two slots): loading chunk i+1 and storing chunk i-1
+    overlap computing chunk i, hiding at least half of the smaller unit's time.
+    """
+    result = ktir.sim.simulate(
+        compiled(unary("ktir.exp", "1024x1024"), 1), [np.ones((1024, 1024), np.float16)]
+    )
+    kernel = only_kernel(result)
+    assert kernel.chunks > 1
+    busy = kernel.busy[kernel.critical_core]
+    assert kernel.cycles <= busy.sum() - 0.5 * min(busy[DMA], busy[SFU])
+
+
+def test_report_time_bottleneck_and_efficiency(big_add: SimResult, big_matmul: KernelReport) -> None:
+    """time_us is cycles / 1500; a big add is DMA-bound, a big matmul PT-bound; efficiency in (0, 1]."""
+    report = big_add.report
+    assert report.total_cycles == math.ceil(sum(k.cycles for k in report.kernels))
+    assert report.time_us == report.total_cycles / 1500
+    add = only_kernel(big_add)
+    assert add.bottleneck == "dma"
+    assert big_matmul.bottleneck == "pt" and big_matmul.unit == "pt"
+    for kernel in (add, big_matmul):
+        assert 0 < kernel.efficiency <= 1
+        assert kernel.roofline_cycles <= kernel.cycles
