@@ -182,9 +182,9 @@ class KernelInterpreter:
         return self.lx[address]
 
     def _box(self, tile: core.TileAttr, core_index: int, chunk: int, resident: bool) -> tuple[slice, ...]:
-        start = (0,) * len(tile.extent) if resident else tile.starts[core_index]
-        offset = tile.chunk_starts[chunk]
-        return tuple(slice(s + o, s + o + e) for s, o, e in zip(start, offset, tile.extent, strict=True))
+        extent = tile.extent_array
+        first = tile.chunk_starts_array[chunk] + (0 if resident else tile.starts_array[core_index])
+        return tuple(slice(int(s), int(s) + int(e)) for s, e in zip(first, extent, strict=True))
 
     def _dma(self, op: core.DmaLoadOp | core.DmaStoreOp) -> None:
         tile = self.tiles[op.tile.value.data]

@@ -269,8 +269,9 @@ class SimKernel(KernelInterpreter):
         out = self.env[op.outs[0]][:, out_slot]
         if isinstance(payload, st.MatmulBase):
             x, y, o = (cast(HostTiles, m) for m in maps)
-            hx, hy = (self._shared(m, t, tile) for m, t, tile in zip((x, y), ins, tiles, strict=False))
-            product = _matmul_f32(hx, hy, self.cores)
+            hx, x_index = self._distinct(x, ins[0], tiles[0])
+            hy, y_index = self._distinct(y, ins[1], tiles[1])
+            product = _matmul_f32(hx, x_index, hy, y_index)
             if accumulate:
                 product += o.to_host(out)
             o.to_device(store(product, _element_type(op.outs[0])), out)
@@ -284,16 +285,18 @@ class SimKernel(KernelInterpreter):
         cast(HostTiles, maps[-1]).to_device(np.stack([np.asarray(r) for r in results]), out)
         return True
 
-    def _shared(self, tiles: HostTiles, device: np.ndarray, tile_index: int) -> np.ndarray:
+    def _distinct(
+        self, tiles: HostTiles, device: np.ndarray, tile_index: int
+    ) -> tuple[np.ndarray, np.ndarray]:
         """
-        Host tiles of an input; when every core loaded the same box (a broadcast operand such
-        as a matmul's weights split only along M) one copy of shape (1, ...) stands for all:
-        their LX holds the same bytes, so the compute needs converting only once.
+        Host tiles of the distinct boxes the cores loaded, and each core's index into them.
+
+        Cores that loaded the same box of a tensor (a matmul's weights shared by the cores
+        that split M) hold the same bytes, so the compute converts that tile once.
         """
         starts = self.tiles[tile_index].starts_array
-        if self.cores > 1 and not np.any(starts != starts[0]):
-            return tiles.to_host(device[:1])
-        return tiles.to_host(device)
+        _, first, inverse = np.unique(starts, axis=0, return_index=True, return_inverse=True)
+        return tiles.to_host(device[first]), inverse.reshape(-1)
 
     def _same_layout_elementwise(self, payload: Operation, tiles: list[int]) -> bool:
         """True if the payload maps position i of each input to position i of the output."""
@@ -381,22 +384,27 @@ class SimKernel(KernelInterpreter):
         self.timeline.issue_group("ring", [(op.buffer, slot)], cycles, group, f"ring reduce x{group}")
 
 
-def _matmul_f32(x: np.ndarray, y: np.ndarray, cores: int) -> np.ndarray:
+def _matmul_f32(x: np.ndarray, x_index: np.ndarray, y: np.ndarray, y_index: np.ndarray) -> np.ndarray:
     """
-    fp32 products of host tiles x (cores or 1, ..., M, K) and y (cores or 1, ..., K', N), K' >= K
-    (y may carry matmul padding rows), accumulated in fp32 by BLAS; shape (cores, ..., M, N).
-    With one shared 2-D y, the cores' rows go through a single GEMM.
+    fp32 products of host tiles: core c multiplies x[x_index[c]] (..., M, K) by y[y_index[c]]
+    (..., K', N), K' >= K (y may carry matmul padding rows), accumulating in fp32 in BLAS.
+    Returns (cores, ..., M, N). Cores sharing a y tile go through one GEMM.
     """
     k = x.shape[-1]
-    # A matmul of a batched x with a 2-D y (or the reverse) broadcasts the batch dims, which sit
-    # after the cores axis: line the ranks up before NumPy broadcasts cores against batch.
+    # A batched x with a 2-D y (or the reverse) broadcasts batch dims, which sit after the
+    # leading tile axis: line the ranks up so NumPy does not broadcast tiles against batch.
     x = x.reshape(x.shape[0], *(1,) * (y.ndim - x.ndim), *x.shape[1:])
     y = y.reshape(y.shape[0], *(1,) * (x.ndim - y.ndim), *y.shape[1:])
     # C order: NumPy's matmul uses BLAS only for contiguous operands (astype keeps strides).
     xf = np.ascontiguousarray(x, dtype=np.float32)
     yf = np.ascontiguousarray(y[..., :k, :], dtype=np.float32)
-    if y.shape[0] == 1 and y.ndim == 3 and x.ndim == 3:
-        product = (xf.reshape(-1, k) @ yf[0]).reshape(x.shape[0], x.shape[1], -1)
-    else:
-        product = np.matmul(xf, yf)
-    return np.broadcast_to(product, (cores, *product.shape[1:])) if product.shape[0] != cores else product
+    batch = np.broadcast_shapes(xf.shape[1:-2], yf.shape[1:-2])
+    product = np.empty((len(x_index), *batch, xf.shape[-2], yf.shape[-1]), dtype=np.float32)
+    for j in range(yf.shape[0]):
+        members = np.flatnonzero(y_index == j)
+        rows = xf if len(members) == len(x_index) and xf.shape[0] == len(x_index) else xf[x_index[members]]
+        if rows.ndim == 3:  # one GEMM for the group's rows
+            product[members] = (rows.reshape(-1, k) @ yf[j]).reshape(len(members), rows.shape[1], -1)
+        else:
+            product[members] = np.matmul(rows, yf[j])
+    return product
