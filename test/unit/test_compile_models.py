@@ -1,0 +1,119 @@
+"""
+End to end: real models through `ktir.compile` and `torch.compile(backend="ktir")`, run on the
+simulator, against torch eager and against the reference executor.
+
+The bound against the reference executor (`ktir.reference.run`, exact matmul rounded once):
+the simulator accumulates matmuls in fp32, so a matmul output may round to the neighbouring
+fp16 value (at most 1 ulp, `test/unit/sim/test_determinism_and_numerics.py` checks the per-op
+bound); everything else is bit-exact. Through a whole model such a flip moves the output by at
+most 2 fp16 ulps of its largest magnitude, and at least 95% of the outputs are bit-identical.
+Against eager, the simulator meets the reference executor's own bounds (test_models.py):
+within 8 ulps of eager, and no further from the fp64 truth than 1.5x eager's error + 2 ulps.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+import transformers
+from model_zoo import MLP, DecoderBlock, pair, tiny_llama_config
+
+import ktir
+from ktir import reference
+from ktir.frontend.fx import import_program
+
+
+def fp16_ulp(value: float) -> float:
+    """The spacing of fp16 values at `value`."""
+    return float(np.spacing(np.float16(abs(value))))
+
+
+def _logits(output: Any) -> torch.Tensor:
+    return output.logits if hasattr(output, "logits") else output
+
+
+def _double(args: tuple) -> tuple:
+    return tuple(a.double() if a.is_floating_point() else a for a in args)
+
+
+def mlp() -> tuple[torch.nn.Module, torch.nn.Module, tuple, dict]:
+    model16, model64 = pair(MLP)
+    return model16, model64, (torch.randn(16, 64, generator=torch.Generator().manual_seed(1)).half(),), {}
+
+
+def decoder_block() -> tuple[torch.nn.Module, torch.nn.Module, tuple, dict]:
+    model16, model64 = pair(DecoderBlock)
+    x = torch.randn(1, 32, 128, generator=torch.Generator().manual_seed(2)).half()
+    mask = torch.triu(torch.full((32, 32), float("-inf")), 1).half()
+    return model16, model64, (x, mask), {}
+
+
+def hf_llama() -> tuple[torch.nn.Module, torch.nn.Module, tuple, dict]:
+    config = tiny_llama_config()
+    model16, model64 = pair(lambda: transformers.LlamaForCausalLM(config))
+    ids = torch.randint(0, config.vocab_size, (1, 24), generator=torch.Generator().manual_seed(3))
+    return model16, model64, (ids,), {"use_cache": False}
+
+
+MODELS = {"mlp": mlp, "decoder_block": decoder_block, "hf_llama": hf_llama}
+
+
+def check_against_eager(ours: np.ndarray, model16: Any, model64: Any, args: tuple, kwargs: dict) -> None:
+    """The reference executor's bounds against eager fp16 and the fp64 truth."""
+    with torch.no_grad():
+        eager = _logits(model16(*args, **kwargs)).float().numpy()
+        truth = _logits(model64(*_double(args), **kwargs)).numpy()
+    ulp = fp16_ulp(float(np.abs(truth).max()))
+    ours64 = ours.astype(np.float64)
+    assert ours.dtype == np.float16 and ours.shape == eager.shape
+    assert np.abs(ours64 - truth).max() <= 1.5 * np.abs(eager - truth).max() + 2 * ulp
+    assert np.abs(ours64 - eager).max() <= 8 * ulp
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_compiled_model_matches_eager_and_the_reference(name: str) -> None:
+    """`ktir.compile` + the simulator against eager, and within the stated bound of the reference."""
+    model16, model64, args, kwargs = MODELS[name]()
+    program = ktir.compile(model16, args, kwargs)
+    (ours,) = program(*args)
+    assert isinstance(ours, torch.Tensor)
+    check_against_eager(ours.numpy(), model16, model64, args, kwargs)
+    imported = import_program(model16, args, kwargs)
+    (ref,) = reference.run(imported.module, imported.arguments(*args))
+    ulp = fp16_ulp(float(np.abs(ref).max()))
+    difference = np.abs(ours.numpy().astype(np.float64) - ref.astype(np.float64))
+    assert difference.max() <= 2 * ulp
+    assert np.mean(ours.numpy() == ref) >= 0.95
+    report = program.report
+    assert report.total_cycles > 0 and report.time_us == pytest.approx(report.total_cycles / 1500)
+    assert any(k.op == "ktir.matmul" and k.cores > 1 for k in report.kernels)
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_torch_compile_backend_runs_on_the_simulator(name: str) -> None:
+    """`torch.compile(model, backend="ktir")` gives eager's numbers within the same bounds."""
+    model16, model64, args, kwargs = MODELS[name]()
+    torch._dynamo.reset()
+    compiled = torch.compile(model16, backend="ktir")
+    with torch.no_grad():
+        ours = _logits(compiled(*args, **kwargs))
+    check_against_eager(ours.numpy(), model16, model64, args, kwargs)
+    assert ktir.compile.last_report().total_cycles > 0
+
+
+def test_report_is_refreshed_by_every_call() -> None:
+    """`prog.report` exists only after a call and is replaced, with identical numbers, by the next."""
+    model16, _, args, _ = mlp()
+    program = ktir.compile(model16, args)
+    with pytest.raises(RuntimeError, match="has not run yet"):
+        _ = program.report
+    (first_out,) = program(*args)
+    first = program.report
+    (second_out,) = program(*args)
+    assert program.report is not first
+    assert program.report.total_cycles == first.total_cycles
+    assert [k.cycles for k in program.report.kernels] == [k.cycles for k in first.kernels]
+    assert torch.equal(first_out, second_out)
