@@ -35,7 +35,7 @@ from ktir.dialects import ktir_structured as st
 from ktir.layout import SpyreTensorLayout
 from ktir.layout_plan import layout_of_type
 from ktir.reference import IMPLEMENTATIONS, entry_function
-from ktir.reference_ops import ExecutionError, numpy_dtype, store, to_numpy
+from ktir.reference_ops import ExecutionError, full_value, numpy_dtype, store, to_numpy
 
 
 def tensor_layout(value_type: Attribute) -> tuple[SpyreTensorLayout, tuple[int, ...], np.dtype[Any]]:
@@ -266,14 +266,9 @@ def tile_result(
         return hosts[0].reshape(extent)
     if isinstance(payload, st.ExpandOp):
         return np.broadcast_to(hosts[0], extent)
+    if isinstance(payload, ew.FullOp):  # only the tile, not the whole tensor, on each core
+        return np.broadcast_to(full_value(payload), extent)
     implementation = IMPLEMENTATIONS.get(type(payload))
     if implementation is None:
         raise ExecutionError(f"the core executor has no implementation of '{payload.name}'")
-    result = implementation(payload, hosts)[0]
-    if isinstance(payload, ew.FullOp):
-        return (
-            np.broadcast_to(result.reshape(-1)[:1].reshape((1,) * len(extent)), extent)
-            if result.size
-            else result
-        )
-    return result
+    return implementation(payload, hosts)[0]

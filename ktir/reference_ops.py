@@ -256,15 +256,21 @@ def _clamp(op: ew.ClampOp, args: list[np.ndarray]) -> list[np.ndarray]:
     return [store(x, result_element(op))]
 
 
+def full_value(op: ew.FullOp) -> np.ndarray:
+    """The 0-d array every element of `ktir.full` holds, in the result's storage type."""
+    result_type = op.result.type
+    assert isinstance(result_type, TensorType)
+    value = op.value.value.data
+    if isinstance(value, int):  # exact integers (an f64 would round beyond 2**53)
+        return np.array(value, dtype=numpy_dtype(result_type.element_type))
+    return store(np.array(value), result_type.element_type)
+
+
 @implements(ew.FullOp)
 def _full(op: ew.FullOp, args: list[np.ndarray]) -> list[np.ndarray]:
     result_type = op.result.type
     assert isinstance(result_type, TensorType)
-    shape = tuple(result_type.get_shape())
-    value = op.value.value.data
-    if isinstance(value, int):  # exact integers (an f64 would round beyond 2**53)
-        return [np.full(shape, value, dtype=numpy_dtype(result_type.element_type))]
-    return [store(np.full(shape, value), result_type.element_type)]
+    return [np.full(tuple(result_type.get_shape()), full_value(op))]
 
 
 #### Fallback argument decoding ####

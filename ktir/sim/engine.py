@@ -276,7 +276,7 @@ class SimKernel(KernelInterpreter):
                 product += o.to_host(out)
             o.to_device(store(product, _element_type(op.outs[0])), out)
             return True
-        if self._same_layout_elementwise(payload, tiles):
+        if all(cast(HostTiles, m).dense for m in maps) and self._same_layout_elementwise(payload, tiles):
             out[...] = self._implementation(payload, ins)
             return True
         hosts = [cast(HostTiles, m).to_host(t) for m, t in zip(maps, ins, strict=False)]

@@ -36,7 +36,7 @@ class HostTiles:
     How the device tiles of every core map onto host boxes of the same shape.
 
     `index` picks position 0 of device dims that hold no host data in the box (size 1 in the
-    box, broadcast or synthetic); `perm` orders the remaining (digit) axes, cores first, outer
+    box, or synthetic); `perm` orders the remaining (digit) axes, cores first, outer
     group first and outer digit first within a group; `digits` is the shape after that
     transpose; `extent` is the host box shape and `lo` (cores x host rank) each core's start.
     """
@@ -46,6 +46,8 @@ class HostTiles:
     digits: tuple[int, ...]
     extent: tuple[int, ...]
     lo: np.ndarray
+    dense: bool
+    """True if every position of the box holds host data (no synthetic lanes)."""
 
     @staticmethod
     def of(
@@ -58,21 +60,24 @@ class HostTiles:
         """
         The map for device boxes of `extent` at `starts` (cores x device rank), or None.
 
-        None when some core's box covers padding, when a box cuts a group below its outermost
-        digit, or when a multi-dim group is cut at all (its host box would not be a box).
+        None when some core's box covers padding of a group, when a box cuts a group below its
+        outermost digit, when a multi-dim group is cut at all (its host box would not be a
+        box), or when the box spans a broadcast dim. Synthetic dims (stride -1, data at
+        position 0 only) are allowed; `dense` says whether there are any.
         """
-        if not shape:
-            return None
         bound = bound_layout(layout, shape)
         grouped = {d.device_dim for g in bound.groups for d in g.digits}
         index: list[slice | int] = []
+        dense = True
         for dim, size in enumerate(extent):
             if dim in grouped:
                 index.append(slice(None))
-            elif size == 1:
-                index.append(0)
-            else:
-                return None  # a broadcast or synthetic dim inside the box
+                continue
+            if size > 1 and layout.stride_map[dim] != -1:
+                return None  # a broadcast dim inside the box: every position holds the data
+            # A synthetic dim (stride -1) holds data at position 0 only; the rest is padding.
+            dense &= size == 1
+            index.append(0)
         kept = [d for d in range(len(extent)) if d in grouped]
         perm, digits, group_extent = [0], [cores], []
         lo = np.zeros((cores, len(shape)), dtype=np.int64)
@@ -101,7 +106,7 @@ class HostTiles:
         order = [dim for dim, _ in group_extent]
         if order != sorted(order):
             return None  # host dims not in group order (a strided host view): use the slow path
-        return HostTiles(tuple(index), tuple(perm), tuple(digits), tuple(host_extent), lo)
+        return HostTiles(tuple(index), tuple(perm), tuple(digits), tuple(host_extent), lo, dense)
 
     def to_host(self, tiles: np.ndarray) -> np.ndarray:
         """Device tiles (cores, *extent) -> host tiles (cores, *host extent)."""
