@@ -279,10 +279,14 @@ class SimKernel(KernelInterpreter):
         if all(cast(HostTiles, m).dense for m in maps) and self._same_layout_elementwise(payload, tiles):
             out[...] = self._implementation(payload, ins)
             return True
-        hosts = [cast(HostTiles, m).to_host(t) for m, t in zip(maps, ins, strict=False)]
-        extent = cast(HostTiles, maps[-1]).extent
-        results = [tile_result(payload, [h[c] for h in hosts], extent, False) for c in range(self.cores)]
-        cast(HostTiles, maps[-1]).to_device(np.stack([np.asarray(r) for r in results]), out)
+        host_maps = [cast(HostTiles, m) for m in maps]
+        hosts = [m.to_host(t) for m, t in zip(host_maps, ins, strict=False)]
+        extent = host_maps[-1].extent
+        stacked = _rows_at_once(payload, host_maps, hosts)
+        if stacked is None:
+            results = [tile_result(payload, [h[c] for h in hosts], extent, False) for c in range(self.cores)]
+            stacked = np.stack([np.asarray(r) for r in results])
+        host_maps[-1].to_device(stacked, out)
         return True
 
     def _distinct(
@@ -382,6 +386,50 @@ class SimKernel(KernelInterpreter):
             self.cores, cost_model.ring_cycles(elements, buffer.data.itemsize, group, self.target)
         )
         self.timeline.issue_group("ring", [(op.buffer, slot)], cycles, group, f"ring reduce x{group}")
+
+
+_ROW_WISE = (*_ELEMENTWISE, st.SoftmaxOp, st.NormOp)
+"""Ops whose result along a dim they do not normalize is computed row by row."""
+
+
+def _rows_at_once(payload: Operation, maps: list[HostTiles], hosts: list[np.ndarray]) -> np.ndarray | None:
+    """
+    All cores' results from one call of the op, or None.
+
+    When the cores' output boxes differ along one host dim d only, and the op treats d row by
+    row (an elementwise op, or a softmax / norm that does not normalize d), the cores' input
+    tiles concatenated along d are one valid input: each input either follows the output along
+    d, or is the same on every core (broadcast along d, e.g. a norm's weight). Returns the
+    results as (cores, *output tile).
+    """
+    out = maps[-1]
+    rank, cores = len(out.extent), out.lo.shape[0]
+    if not isinstance(payload, _ROW_WISE) or cores == 1 or not payload.operands:
+        return None
+    varying = np.flatnonzero(np.any(out.lo != out.lo[0], axis=0))
+    if len(varying) != 1:
+        return None
+    d = int(varying[0])
+    if isinstance(payload, st.SoftmaxOp) and d == payload.dim.value.data % rank:
+        return None
+    if isinstance(payload, st.NormOp) and d >= rank - len(st.ints(payload.normalized_shape)):
+        return None
+    inputs = []
+    for m, h in zip(maps, hosts, strict=False):
+        dim = d - (rank - len(m.extent))
+        if dim >= 0 and m.extent[dim] == out.extent[d] and np.array_equal(m.lo[:, dim], out.lo[:, d]):
+            others = np.delete(m.lo, dim, axis=1)
+            if np.any(others != others[0]):
+                return None
+            merged = np.moveaxis(h, 0, dim)  # (..., cores, rows, ...) -> (..., cores * rows, ...)
+            inputs.append(merged.reshape(*m.extent[:dim], -1, *m.extent[dim + 1 :]))
+        elif (dim < 0 or m.extent[dim] == 1) and not np.any(m.lo != m.lo[0]):
+            inputs.append(h[0])
+        else:
+            return None
+    result = np.asarray(IMPLEMENTATIONS[type(payload)](payload, inputs)[0])
+    split = result.reshape(*out.extent[:d], cores, out.extent[d], *out.extent[d + 1 :])
+    return np.moveaxis(split, d, 0)
 
 
 def _matmul_f32(x: np.ndarray, x_index: np.ndarray, y: np.ndarray, y_index: np.ndarray) -> np.ndarray:
