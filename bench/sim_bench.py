@@ -176,6 +176,7 @@ def main() -> None:
         "--quick", action="store_true", help="smaller shapes (1024 matmul, 1024 x 1024, seq 128)"
     )
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--only", choices=["matmul", "pointwise", "llama"], help="run one workload")
     args = parser.parse_args()
     console = Console()
     cases = {
@@ -195,6 +196,8 @@ def main() -> None:
     ):
         table.add_column(column, justify="left" if column == "workload" else "right")
     for name, make in cases.items():
+        if args.only and not name.lower().startswith(args.only):
+            continue
         with console.status(f"{name}: build and compile"):
             graph, inputs, baseline = make()
             total = tensor_bytes(graph)
