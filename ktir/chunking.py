@@ -140,7 +140,7 @@ def plan_chunks(kernel: Kernel, free: Sequence[tuple[int, int]], alignment: int)
             need = sum(b.bytes for b in buffers)
             room = sum(hi - lo for lo, hi in free)
             raise ChunkingError(
-                f"'{kernel.op.name}' needs {need:,} bytes of LX per core (core 0) for its smallest chunk, "
+                f"needs {need:,} bytes of LX per core (core 0) for its smallest chunk, "
                 f"more than the {room:,} bytes free"
             )
         cuts = min(options, key=lambda o: (o[0], o[1]))[2]
