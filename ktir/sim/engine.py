@@ -141,6 +141,7 @@ class SimKernel(KernelInterpreter):
     def _fill(self, op: core.FillOp) -> None:
         slot = int(self.env[op.slot])
         buffer = self.buffers[op.buffer]
+        buffer.pending.pop(slot, None)
         buffer.data[:, slot] = 0
         buffer.written[:, slot] = True
         elements = math.prod(buffer.data.shape[2:])
@@ -167,10 +168,14 @@ class SimKernel(KernelInterpreter):
         if not load:
             check_written(staging, slot, active, where)
         element = _element_type(memory_value)
-        for c in active:
+        if load and not resident:
+            staging.defer(slot, memory, first, extent)
+        elif not load:
+            staging.slot(slot)
+        for c in active if resident or not load else ():
             box = tuple(slice(int(s), int(s) + e) for s, e in zip(first[c], extent, strict=True))
             if load:
-                staging.data[c, slot] = memory[c, 0][box] if resident else memory[box]
+                staging.data[c, slot] = memory[c, 0][box]
             elif resident:
                 memory[c, 0][box] = store(staging.data[c, slot], element)
             else:
@@ -248,6 +253,10 @@ class SimKernel(KernelInterpreter):
         if accumulate:
             check_written(self.buffers[op.outs[0]], 0, self.all_cores, where)
         maps = [self._tiles_of(t, chunk) for t in tiles]
+        self.buffers[op.outs[0]].pending.pop(out_slot, None)  # the compute overwrites the slot
+        if not isinstance(payload, st.MatmulBase) or any(m is None for m in maps):
+            for value in op.ins:  # only the matmul path reads deferred loads from the tensor
+                self.buffers[value].slot(slot)
         if not self._compute_fast(payload, op, tiles, maps, slot, out_slot, accumulate):
             super()._compute(op)
         self.buffers[op.outs[0]].written[:, out_slot] = True
@@ -269,8 +278,8 @@ class SimKernel(KernelInterpreter):
         out = self.env[op.outs[0]][:, out_slot]
         if isinstance(payload, st.MatmulBase):
             x, y, o = (cast(HostTiles, m) for m in maps)
-            hx, x_index = self._distinct(x, ins[0], tiles[0])
-            hy, y_index = self._distinct(y, ins[1], tiles[1])
+            hx, x_index = self._distinct(x, self.buffers[op.ins[0]], slot, tiles[0])
+            hy, y_index = self._distinct(y, self.buffers[op.ins[1]], slot, tiles[1])
             product = _matmul_f32(hx, x_index, hy, y_index)
             if accumulate:
                 product += o.to_host(out)
@@ -290,17 +299,26 @@ class SimKernel(KernelInterpreter):
         return True
 
     def _distinct(
-        self, tiles: HostTiles, device: np.ndarray, tile_index: int
+        self, tiles: HostTiles, buffer: LxBuffer, slot: int, tile_index: int
     ) -> tuple[np.ndarray, np.ndarray]:
         """
         Host tiles of the distinct boxes the cores loaded, and each core's index into them.
 
         Cores that loaded the same box of a tensor (a matmul's weights shared by the cores
-        that split M) hold the same bytes, so the compute converts that tile once.
+        that split M) hold the same bytes, so the compute converts that tile once; a deferred
+        load is read from the tensor once per distinct box.
         """
+        if (load := buffer.pending.get(slot)) is not None:
+            memory, first, extent = load
+            _, firsts, inverse = np.unique(first, axis=0, return_index=True, return_inverse=True)
+            boxes = [
+                memory[tuple(slice(int(s), int(s) + e) for s, e in zip(first[c], extent, strict=True))]
+                for c in firsts
+            ]
+            return tiles.to_host(np.stack(boxes)), inverse.reshape(-1)
         starts = self.tiles[tile_index].starts_array
-        _, first, inverse = np.unique(starts, axis=0, return_index=True, return_inverse=True)
-        return tiles.to_host(device[first]), inverse.reshape(-1)
+        _, firsts, inverse = np.unique(starts, axis=0, return_index=True, return_inverse=True)
+        return tiles.to_host(buffer.data[firsts, slot]), inverse.reshape(-1)
 
     def _same_layout_elementwise(self, payload: Operation, tiles: list[int]) -> bool:
         """True if the payload maps position i of each input to position i of the output."""

@@ -12,7 +12,7 @@ The simulated memories and their run-time checks: every core's LX, and device-me
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,6 +42,25 @@ class LxBuffer:
     resident: bool
     owner: object = None
     """The function-level value a resident buffer holds (in-place reuse passes it on)."""
+    pending: dict[int, tuple[np.ndarray, np.ndarray, tuple[int, ...]]] = field(default_factory=dict)
+    """Loads not copied yet, per slot: (device tensor, each core's box start, box extent)."""
+
+    def defer(self, slot: int, memory: np.ndarray, first: np.ndarray, extent: tuple[int, ...]) -> None:
+        """
+        Record a load of each core's box of `memory` into `slot` without copying it yet: a
+        matmul reads shared weight tiles straight from the tensor, once per distinct box,
+        instead of from 32 copies. Device tensors do not change while a kernel runs.
+        """
+        self.pending[slot] = (memory, first, extent)
+
+    def slot(self, slot: int) -> np.ndarray:
+        """The slot's data on every core (cores, *tile), copying a deferred load in first."""
+        if (load := self.pending.pop(slot, None)) is not None:
+            memory, first, extent = load
+            for c, start in enumerate(first):
+                box = tuple(slice(int(s), int(s) + e) for s, e in zip(start, extent, strict=True))
+                self.data[c, slot] = memory[box]
+        return self.data[:, slot]
 
     @property
     def end(self) -> int:
