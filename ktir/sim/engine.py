@@ -136,7 +136,7 @@ class SimKernel(KernelInterpreter):
             self._located(op),
         )
         self.buffers[op.result] = buffer
-        return buffer.data
+        return buffer  # type: ignore[return-value]  (the sim reads LX through self.buffers)
 
     def _fill(self, op: core.FillOp) -> None:
         slot = int(self.env[op.slot])
@@ -153,8 +153,9 @@ class SimKernel(KernelInterpreter):
         chunk, slot = int(self.env[op.chunk]), int(self.env[op.slot])
         load = isinstance(op, core.DmaLoadOp)
         memory_value, lx_value = (op.source, op.target) if load else (op.target, op.source)
-        memory, staging = self.env[memory_value], self.buffers[lx_value]
         resident = isinstance(memory_value.type, MemRefType)
+        memory = self.buffers[memory_value].data if resident else self.env[memory_value]
+        staging = self.buffers[lx_value]
         where = self._located(op) + f" tile {op.tile.value.data}"
         extent = tuple(int(e) for e in tile.extent_array)
         offset = tile.chunk_starts_array[chunk]
@@ -258,6 +259,8 @@ class SimKernel(KernelInterpreter):
             for value in op.ins:  # only the matmul path reads deferred loads from the tensor
                 self.buffers[value].slot(slot)
         if not self._compute_fast(payload, op, tiles, maps, slot, out_slot, accumulate):
+            for value in [*op.ins, *op.outs]:  # the executor's per-core path reads the arrays
+                self.env[value] = self.buffers[value].data
             super()._compute(op)
         self.buffers[op.outs[0]].written[:, out_slot] = True
         self._charge_compute(op, payload, tiles, maps, slot, out_slot, accumulate)
@@ -274,8 +277,10 @@ class SimKernel(KernelInterpreter):
     ) -> bool:
         if any(m is None for m in maps):
             return False
-        ins = [self.env[v][:, slot] for v in op.ins]
-        out = self.env[op.outs[0]][:, out_slot]
+        ins = (
+            [self.buffers[v].data[:, slot] for v in op.ins] if not isinstance(payload, st.MatmulBase) else []
+        )
+        out = self.buffers[op.outs[0]].data[:, out_slot]
         if isinstance(payload, st.MatmulBase):
             x, y, o = (cast(HostTiles, m) for m in maps)
             hx, x_index = self._distinct(x, self.buffers[op.ins[0]], slot, tiles[0])

@@ -33,17 +33,31 @@ class SimulationError(ExecutionError):
 
 @dataclass
 class LxBuffer:
-    """One LX allocation on every core: data (cores, slots, *tile) and which slots hold data."""
+    """
+    One LX allocation on every core: data (cores, slots, *tile) and which slots hold data.
+
+    The array is allocated on first use: a buffer whose loads are all read straight from the
+    tensor (`defer`) never needs its 32 copies.
+    """
 
     address: int
     bytes: int
-    data: np.ndarray
+    shape: tuple[int, ...]
+    dtype: np.dtype
     written: np.ndarray
     resident: bool
     owner: object = None
     """The function-level value a resident buffer holds (in-place reuse passes it on)."""
     pending: dict[int, tuple[np.ndarray, np.ndarray, tuple[int, ...]]] = field(default_factory=dict)
     """Loads not copied yet, per slot: (device tensor, each core's box start, box extent)."""
+    _data: np.ndarray | None = None
+
+    @property
+    def data(self) -> np.ndarray:
+        """Every core's bytes of the buffer, (cores, slots, *tile)."""
+        if self._data is None:
+            self._data = np.zeros(self.shape, self.dtype)
+        return self._data
 
     def defer(self, slot: int, memory: np.ndarray, first: np.ndarray, extent: tuple[int, ...]) -> None:
         """
@@ -84,7 +98,7 @@ class Scratchpad:
         resident buffer that is live is reused. `where` locates errors.
         """
         existing = self.buffers.get(address)
-        if resident and existing is not None and existing.data.shape == shape:
+        if resident and existing is not None and existing.shape == shape:
             return existing
         cores = shape[0]
         if address + size > self.usable:
@@ -98,7 +112,7 @@ class Scratchpad:
                     f"{where}: LX bytes [{address}, {address + size}) overlap the live buffer "
                     f"[{other.address}, {other.end}) on cores 0-{cores - 1}"
                 )
-        buffer = LxBuffer(address, size, np.zeros(shape, dtype), np.zeros(shape[:2], bool), resident)
+        buffer = LxBuffer(address, size, shape, dtype, np.zeros(shape[:2], bool), resident)
         self.buffers[address] = buffer
         return buffer
 
