@@ -27,12 +27,12 @@ from ktir import cost_model
 from ktir.core_executor import KernelInterpreter, tensor_layout, tile_result
 from ktir.diagnostics import location_of
 from ktir.dialects import ktir_core as core
-from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import device_dtype_of_element
 from ktir.layout_plan import layout_of_type
 from ktir.reference import IMPLEMENTATIONS
 from ktir.reference_ops import numpy_dtype, store
+from ktir.sim.compute import ELEMENTWISE, matmul_f32, rows_at_once
 from ktir.sim.memory import (
     LxBuffer,
     Scratchpad,
@@ -45,8 +45,6 @@ from ktir.sim.report import KernelReport
 from ktir.sim.tiles import HostTiles
 from ktir.sim.timeline import UNITS, Timeline
 from ktir.target import Target
-
-_ELEMENTWISE = (ew.UnaryOp, ew.BinaryOp, ew.LogicalNotOp, ew.ConvertOp, ew.PowOp, ew.WhereOp, ew.ClampOp)
 
 
 def _element_type(value: SSAValue) -> Attribute:
@@ -285,7 +283,7 @@ class SimKernel(KernelInterpreter):
             x, y, o = (cast(HostTiles, m) for m in maps)
             hx, x_index = self._distinct(x, self.buffers[op.ins[0]], slot, tiles[0])
             hy, y_index = self._distinct(y, self.buffers[op.ins[1]], slot, tiles[1])
-            product = _matmul_f32(hx, x_index, hy, y_index)
+            product = matmul_f32(hx, x_index, hy, y_index)
             if accumulate:
                 product += o.to_host(out)
             o.to_device(store(product, _element_type(op.outs[0])), out)
@@ -296,7 +294,7 @@ class SimKernel(KernelInterpreter):
         host_maps = [cast(HostTiles, m) for m in maps]
         hosts = [m.to_host(t) for m, t in zip(host_maps, ins, strict=False)]
         extent = host_maps[-1].extent
-        stacked = _rows_at_once(payload, host_maps, hosts)
+        stacked = rows_at_once(payload, host_maps, hosts)
         if stacked is None:
             results = [tile_result(payload, [h[c] for h in hosts], extent, False) for c in range(self.cores)]
             stacked = np.stack([np.asarray(r) for r in results])
@@ -327,7 +325,7 @@ class SimKernel(KernelInterpreter):
 
     def _same_layout_elementwise(self, payload: Operation, tiles: list[int]) -> bool:
         """True if the payload maps position i of each input to position i of the output."""
-        if not isinstance(payload, _ELEMENTWISE) or not payload.operands:
+        if not isinstance(payload, ELEMENTWISE) or not payload.operands:
             return False
         types = [v.type for v in payload.operands] + [payload.results[0].type]
         shapes = {tuple(cast(TensorType[Attribute], t).get_shape()) for t in types}
@@ -409,73 +407,3 @@ class SimKernel(KernelInterpreter):
             self.cores, cost_model.ring_cycles(elements, buffer.data.itemsize, group, self.target)
         )
         self.timeline.issue_group("ring", [(op.buffer, slot)], cycles, group, f"ring reduce x{group}")
-
-
-_ROW_WISE = (*_ELEMENTWISE, st.SoftmaxOp, st.NormOp)
-"""Ops whose result along a dim they do not normalize is computed row by row."""
-
-
-def _rows_at_once(payload: Operation, maps: list[HostTiles], hosts: list[np.ndarray]) -> np.ndarray | None:
-    """
-    All cores' results from one call of the op, or None.
-
-    When the cores' output boxes differ along one host dim d only, and the op treats d row by
-    row (an elementwise op, or a softmax / norm that does not normalize d), the cores' input
-    tiles concatenated along d are one valid input: each input either follows the output along
-    d, or is the same on every core (broadcast along d, e.g. a norm's weight). Returns the
-    results as (cores, *output tile).
-    """
-    out = maps[-1]
-    rank, cores = len(out.extent), out.lo.shape[0]
-    if not isinstance(payload, _ROW_WISE) or cores == 1 or not payload.operands:
-        return None
-    varying = np.flatnonzero(np.any(out.lo != out.lo[0], axis=0))
-    if len(varying) != 1:
-        return None
-    d = int(varying[0])
-    if isinstance(payload, st.SoftmaxOp) and d == payload.dim.value.data % rank:
-        return None
-    if isinstance(payload, st.NormOp) and d >= rank - len(st.ints(payload.normalized_shape)):
-        return None
-    inputs = []
-    for m, h in zip(maps, hosts, strict=False):
-        dim = d - (rank - len(m.extent))
-        if dim >= 0 and m.extent[dim] == out.extent[d] and np.array_equal(m.lo[:, dim], out.lo[:, d]):
-            others = np.delete(m.lo, dim, axis=1)
-            if np.any(others != others[0]):
-                return None
-            merged = np.moveaxis(h, 0, dim)  # (..., cores, rows, ...) -> (..., cores * rows, ...)
-            inputs.append(merged.reshape(*m.extent[:dim], -1, *m.extent[dim + 1 :]))
-        elif (dim < 0 or m.extent[dim] == 1) and not np.any(m.lo != m.lo[0]):
-            inputs.append(h[0])
-        else:
-            return None
-    result = np.asarray(IMPLEMENTATIONS[type(payload)](payload, inputs)[0])
-    split = result.reshape(*out.extent[:d], cores, out.extent[d], *out.extent[d + 1 :])
-    return np.moveaxis(split, d, 0)
-
-
-def _matmul_f32(x: np.ndarray, x_index: np.ndarray, y: np.ndarray, y_index: np.ndarray) -> np.ndarray:
-    """
-    fp32 products of host tiles: core c multiplies x[x_index[c]] (..., M, K) by y[y_index[c]]
-    (..., K', N), K' >= K (y may carry matmul padding rows), accumulating in fp32 in BLAS.
-    Returns (cores, ..., M, N). Cores sharing a y tile go through one GEMM.
-    """
-    k = x.shape[-1]
-    # A batched x with a 2-D y (or the reverse) broadcasts batch dims, which sit after the
-    # leading tile axis: line the ranks up so NumPy does not broadcast tiles against batch.
-    x = x.reshape(x.shape[0], *(1,) * (y.ndim - x.ndim), *x.shape[1:])
-    y = y.reshape(y.shape[0], *(1,) * (x.ndim - y.ndim), *y.shape[1:])
-    # C order: NumPy's matmul uses BLAS only for contiguous operands (astype keeps strides).
-    xf = np.ascontiguousarray(x, dtype=np.float32)
-    yf = np.ascontiguousarray(y[..., :k, :], dtype=np.float32)
-    batch = np.broadcast_shapes(xf.shape[1:-2], yf.shape[1:-2])
-    product = np.empty((len(x_index), *batch, xf.shape[-2], yf.shape[-1]), dtype=np.float32)
-    for j in range(yf.shape[0]):
-        members = np.flatnonzero(y_index == j)
-        rows = xf if len(members) == len(x_index) and xf.shape[0] == len(x_index) else xf[x_index[members]]
-        if rows.ndim == 3:  # one GEMM for the group's rows
-            product[members] = (rows.reshape(-1, k) @ yf[j]).reshape(len(members), rows.shape[1], -1)
-        else:
-            product[members] = np.matmul(rows, yf[j])
-    return product

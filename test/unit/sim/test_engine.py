@@ -9,7 +9,7 @@ import ktir
 from ktir import reference
 from ktir.context import make_context
 from ktir.diagnostics import parse_module
-from ktir.sim import engine, simulate
+from ktir.sim import compute, engine, simulate
 
 T, W = "tensor<256x512xf16>", "tensor<512xf16>"
 ROW_WISE = f"""
@@ -30,7 +30,7 @@ def test_row_wise_ops_run_for_all_cores_at_once_bit_exactly(
 ) -> None:
     """softmax, rms_norm (its weight shared by all cores) and a broadcasting mul take the one-call path."""
     batched: list[str] = []
-    original = engine._rows_at_once
+    original = compute.rows_at_once
 
     def counting(payload, maps, hosts):  # type: ignore[no-untyped-def]
         result = original(payload, maps, hosts)
@@ -38,7 +38,7 @@ def test_row_wise_ops_run_for_all_cores_at_once_bit_exactly(
             batched.append(payload.name)
         return result
 
-    monkeypatch.setattr(engine, "_rows_at_once", counting)
+    monkeypatch.setattr(engine, "rows_at_once", counting)
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(s).astype(np.float16) for s in ((256, 512), (512,), (256, 512))]
     module = parse_module(make_context(), ROW_WISE)
