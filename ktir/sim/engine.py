@@ -51,6 +51,10 @@ def _element_type(value: SSAValue) -> Attribute:
     return cast(MemRefType[Attribute] | TensorType[Attribute], value.type).element_type
 
 
+CONVERTED_BYTES = 16 * 1024 * 1024
+"""Budget of fp32 matmul operand tiles a kernel keeps for the chunks that read them again."""
+
+
 class SimKernel(KernelInterpreter):
     """One kernel on the simulated chip: numerics, checks and timing for all its cores."""
 
@@ -67,6 +71,8 @@ class SimKernel(KernelInterpreter):
         self.buffers: dict[SSAValue, LxBuffer] = {}
         self.owners: dict[SSAValue, WriteOwners] = {}
         self.host_tiles: dict[tuple[int, int], HostTiles | None] = {}
+        self.converted: dict[tuple[int, bytes, tuple[int, ...]], np.ndarray] = {}
+        self.converted_bytes = 0
         self.all_cores = np.arange(self.cores)
         self.bytes = 0.0
         self.flops = 0.0
@@ -314,11 +320,22 @@ class SimKernel(KernelInterpreter):
         if (load := buffer.pending.get(slot)) is not None:
             memory, first, extent = load
             _, firsts, inverse = np.unique(first, axis=0, return_index=True, return_inverse=True)
+            # A chunk loop reloads the same boxes (x's K chunks for every N chunk): fp32 host
+            # tiles are kept per kernel, keyed by tensor and boxes, up to CONVERTED_BYTES.
+            key = (id(memory), first[firsts].tobytes(), extent)
+            if (host := self.converted.get(key)) is not None:
+                return host, inverse.reshape(-1)
             boxes = [
                 memory[tuple(slice(int(s), int(s) + e) for s, e in zip(first[c], extent, strict=True))]
                 for c in firsts
             ]
-            return tiles.to_host(np.stack(boxes)), inverse.reshape(-1)
+            host = np.ascontiguousarray(tiles.to_host(np.stack(boxes)), dtype=np.float32)
+            self.converted[key] = host
+            self.converted_bytes += host.nbytes
+            while self.converted_bytes > CONVERTED_BYTES and len(self.converted) > 1:
+                oldest = next(iter(self.converted))
+                self.converted_bytes -= self.converted.pop(oldest).nbytes
+            return host, inverse.reshape(-1)
         starts = self.tiles[tile_index].starts_array
         _, firsts, inverse = np.unique(starts, axis=0, return_index=True, return_inverse=True)
         return tiles.to_host(buffer.data[firsts, slot]), inverse.reshape(-1)
