@@ -259,11 +259,10 @@ class SimKernel(KernelInterpreter):
             check_written(self.buffers[op.outs[0]], 0, self.all_cores, where)
         maps = [self._tiles_of(t, chunk) for t in tiles]
         self.buffers[op.outs[0]].pending.pop(out_slot, None)  # the compute overwrites the slot
-        if not isinstance(payload, st.MatmulBase) or any(m is None for m in maps):
-            for value in op.ins:  # only the matmul path reads deferred loads from the tensor
-                self.buffers[value].slot(slot)
         if not self._compute_fast(payload, op, tiles, maps, slot, out_slot, accumulate):
-            for value in [*op.ins, *op.outs]:  # the executor's per-core path reads the arrays
+            for value in op.ins:  # the executor's per-core path reads the LX arrays
+                self.buffers[value].slot(slot)
+            for value in [*op.ins, *op.outs]:
                 self.env[value] = self.buffers[value].data
             super()._compute(op)
         self.buffers[op.outs[0]].written[:, out_slot] = True
@@ -281,12 +280,10 @@ class SimKernel(KernelInterpreter):
     ) -> bool:
         if any(m is None for m in maps):
             return False
-        ins = (
-            [self.buffers[v].data[:, slot] for v in op.ins] if not isinstance(payload, st.MatmulBase) else []
-        )
+        host_maps = [cast(HostTiles, m) for m in maps]
         out = self.buffers[op.outs[0]].data[:, out_slot]
-        if isinstance(payload, st.MatmulBase):
-            x, y, o = (cast(HostTiles, m) for m in maps)
+        if isinstance(payload, st.MatmulBase):  # reads deferred loads straight from the tensors
+            x, y, o = host_maps
             hx, x_index = self._distinct(x, self.buffers[op.ins[0]], slot, tiles[0])
             hy, y_index = self._distinct(y, self.buffers[op.ins[1]], slot, tiles[1])
             product = matmul_f32(hx, x_index, hy, y_index)
@@ -294,10 +291,10 @@ class SimKernel(KernelInterpreter):
                 product += o.to_host(out)
             o.to_device(store(product, _element_type(op.outs[0])), out)
             return True
-        if all(cast(HostTiles, m).dense for m in maps) and self._same_layout_elementwise(payload, tiles):
+        ins = [self.buffers[v].slot(slot) for v in op.ins]
+        if all(m.dense for m in host_maps) and self._same_layout_elementwise(payload, tiles):
             out[...] = self._implementation(payload, ins)
             return True
-        host_maps = [cast(HostTiles, m) for m in maps]
         hosts = [m.to_host(t) for m, t in zip(host_maps, ins, strict=False)]
         extent = host_maps[-1].extent
         stacked = rows_at_once(payload, host_maps, hosts)
