@@ -14,6 +14,7 @@ from typing import cast
 
 import numpy as np
 import pytest
+from sim_graphs import matmul, t
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import Attribute
@@ -24,11 +25,6 @@ import ktir.reference
 import ktir.sim
 from ktir.context import make_context
 from ktir.dialects import ktir_core as core
-
-
-def t(shape: str) -> str:
-    """An fp16 tensor type, e.g. t("100x70")."""
-    return f"tensor<{shape}xf16>"
 
 
 def compile_pair(text: str, cores: int) -> tuple[ModuleOp, ModuleOp]:
@@ -121,16 +117,6 @@ def test_a_padded_add_leaks_nothing_into_the_host_output() -> None:
         assert np.isnan(output[99, 0]) and np.isposinf(output[0, 69])
 
 
-def matmul_text(m: int, k: int, n: int, hint: str = "") -> str:
-    """A graph with one fp16 matmul (m x k) @ (k x n), optionally with a work-division hint."""
-    x, w, y = t(f"{m}x{k}"), t(f"{k}x{n}"), t(f"{m}x{n}")
-    attributes = f" {{work_division_hint = {{{hint}}}}}" if hint else ""
-    return (
-        f"func.func @mm(%x: {x}, %w: {w}) -> {y} {{\n"
-        f"  %y = ktir.matmul %x, %w{attributes} : {x}, {w} -> {y}\n  return %y : {y}\n}}"
-    )
-
-
 def assert_within_matmul_bound(sim: np.ndarray, ref: np.ndarray, x: np.ndarray, w: np.ndarray) -> None:
     """|sim - ref| <= ulp_fp16(ref) + K * 2**-23 * (|x| @ |w|), in float64."""
     k = x.shape[-1]
@@ -153,7 +139,7 @@ def assert_within_matmul_bound(sim: np.ndarray, ref: np.ndarray, x: np.ndarray, 
 )
 def test_matmul_within_the_fp32_accumulation_bound(m: int, k: int, n: int, hint: str) -> None:
     """fp16 matmul on 4 cores is within one fp16 ulp plus fp32 accumulation error of the reference."""
-    graph, compiled = compile_pair(matmul_text(m, k, n, hint), 4)
+    graph, compiled = compile_pair(matmul(m, k, n, hint), 4)
     if hint:
         (kernel,) = [op for op in compiled.walk() if isinstance(op, core.KernelOp)]
         assert kernel.op_name.data == "ktir.matmul"

@@ -59,6 +59,13 @@ def run(text: str) -> None:
     ktir.sim.simulate(parse(text), [np.ones((100, 70), np.float16)])
 
 
+def error_of(text: str) -> str:
+    """The message of the SimulationError that running `text` raises."""
+    with pytest.raises(SimulationError) as info:
+        run(text)
+    return str(info.value)
+
+
 def edit_tile(text: str, index: int, old: str, new: str) -> str:
     """Replace the first `old` inside tile attribute number `index` (0: the load's, 1: the store's)."""
     start = -1
@@ -80,9 +87,7 @@ def test_lx_capacity_exceeded(core_text: str) -> None:
     """A 6400-byte buffer at 1,677,700 ends past the 1,677,721 usable LX bytes."""
     assert SPYRE.lx_usable_bytes == 1_677_721
     text = core_text.replace("ktir.lx_alloc address 6400", "ktir.lx_alloc address 1677700")
-    with pytest.raises(SimulationError) as info:
-        run(text)
-    message = str(info.value)
+    message = error_of(text)
     assert _KERNEL in message and "ktir.lx_alloc" in message
     assert "cores 0-3" in message
     assert "6400 bytes at address 1677700" in message and "1684100 > 1677721" in message
@@ -91,9 +96,7 @@ def test_lx_capacity_exceeded(core_text: str) -> None:
 def test_lx_overlap_of_live_buffers(core_text: str) -> None:
     """Moving the output staging buffer to 3200 overlaps the input's [0, 6400)."""
     text = core_text.replace("ktir.lx_alloc address 6400", "ktir.lx_alloc address 3200")
-    with pytest.raises(SimulationError) as info:
-        run(text)
-    message = str(info.value)
+    message = error_of(text)
     assert _KERNEL in message and "ktir.lx_alloc" in message and "cores 0-3" in message
     assert "[3200, 9600)" in message and "[0, 6400)" in message
 
@@ -101,9 +104,7 @@ def test_lx_overlap_of_live_buffers(core_text: str) -> None:
 def test_dma_load_out_of_bounds(core_text: str) -> None:
     """Core 3's load box moved from row 75 to row 76 ends at row 101 of 100."""
     text = edit_tile(core_text, 0, "[0, 75, 0]]", "[0, 76, 0]]")
-    with pytest.raises(SimulationError) as info:
-        run(text)
-    message = str(info.value)
+    message = error_of(text)
     assert _KERNEL in message and "ktir.dma_load tile 0" in message
     assert "out of bounds on core 3" in message
     assert "box [0, 76, 0] + [2, 25, 64] does not fit the tensor of size [2, 100, 64]" in message
@@ -115,9 +116,7 @@ def test_output_tile_out_of_bounds(core_text: str) -> None:
     first op to place tile 1, reports it (before the store would).
     """
     text = edit_tile(core_text, 1, "[0, 75, 0]]", "[0, 80, 0]]")
-    with pytest.raises(SimulationError) as info:
-        run(text)
-    message = str(info.value)
+    message = error_of(text)
     assert _KERNEL in message and "ktir.compute" in message and "tile 1" in message
     assert "out of bounds on core 3" in message
     assert "box [0, 80, 0] + [2, 25, 64] does not fit the tensor of tile 1 of size [2, 100, 64]" in message
@@ -128,9 +127,7 @@ def test_read_of_lx_never_written(core_text: str) -> None:
     lines = core_text.splitlines()
     text = "\n".join(line for line in lines if "ktir.dma_load" not in line)
     assert len(text.splitlines()) == len(lines) - 1
-    with pytest.raises(SimulationError) as info:
-        run(text)
-    message = str(info.value)
+    message = error_of(text)
     assert _KERNEL in message and "ktir.compute" in message
     assert "core 0 reads LX bytes [0, 6400) slot 0" in message
 
@@ -141,9 +138,7 @@ def test_store_of_lx_never_written(core_text: str) -> None:
     first = next(i for i, line in enumerate(lines) if "ktir.compute" in line)
     assert lines[first + 4].strip() == "}"
     text = "\n".join(lines[:first] + lines[first + 5 :])
-    with pytest.raises(SimulationError) as info:
-        run(text)
-    message = str(info.value)
+    message = error_of(text)
     assert _KERNEL in message and "ktir.dma_store" in message
     assert "core 0 reads LX bytes [6400, 12800) slot 0" in message
 
@@ -151,9 +146,7 @@ def test_store_of_lx_never_written(core_text: str) -> None:
 def test_two_cores_write_the_same_device_bytes(core_text: str) -> None:
     """Core 1's output box moved onto core 0's (rows 0-24): both store the same sticks."""
     text = edit_tile(core_text, 1, "[0, 25, 0]", "[0, 0, 0]")
-    with pytest.raises(SimulationError) as info:
-        run(text)
-    message = str(info.value)
+    message = error_of(text)
     assert _KERNEL in message and "ktir.dma_store tile 1" in message
     assert "cores 0 and 1 both write device bytes" in message
     assert "output box [(0, 2), (0, 25), (0, 64)] in one kernel" in message

@@ -14,6 +14,7 @@ from typing import cast
 
 import numpy as np
 import pytest
+from sim_graphs import matmul, t, unary
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.parser import Parser
 
@@ -31,27 +32,6 @@ SETUP = 500.0
 DMA, PT, SFU, RING = (UNITS.index(u) for u in ("dma", "pt", "sfu", "ring"))
 BIG = (8192, 4096)
 BIG_BYTES = 8192 * 4096 * 2  # 64 MiB of fp16
-
-
-def t(shape: str) -> str:
-    """An fp16 tensor type."""
-    return f"tensor<{shape}xf16>"
-
-
-def unary(op: str, shape: str) -> str:
-    """@f(%x) -> op(%x)."""
-    x = t(shape)
-    return f"func.func @f(%x: {x}) -> {x} {{\n  %y = {op} %x : {x} -> {x}\n  return %y : {x}\n}}"
-
-
-def matmul(m: int, k: int, n: int, hint: str = "") -> str:
-    """@mm(%x, %w) -> x @ w, optionally with a work-division hint."""
-    x, w, y = t(f"{m}x{k}"), t(f"{k}x{n}"), t(f"{m}x{n}")
-    attributes = f" {{work_division_hint = {{{hint}}}}}" if hint else ""
-    return (
-        f"func.func @mm(%x: {x}, %w: {w}) -> {y} {{\n"
-        f"  %y = ktir.matmul %x, %w{attributes} : {x}, {w} -> {y}\n  return %y : {y}\n}}"
-    )
 
 
 def compiled(text: str, cores: int) -> ModuleOp:
