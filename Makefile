@@ -14,7 +14,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
-test: pytest lit
+# Both suites always run: a pytest failure must not hide the lit result.
+test: $(STAMP)
+	@status=0; \
+	$(MAKE) --no-print-directory pytest || status=1; \
+	$(MAKE) --no-print-directory lit || status=1; \
+	exit $$status
 
 pytest: $(STAMP)
 	$(BIN)/python -m pytest
