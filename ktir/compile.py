@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
@@ -93,7 +93,8 @@ class Program:
     """
     A compiled model: core-level ktir for every op, run on the simulated chip.
 
-    `program(*args)` runs the cores' programs on `ktir.sim` and returns torch tensors;
+    `program(*args)` runs the cores' programs on `ktir.sim` and returns what the model returns
+    (the same structure of torch tensors, with the model's shapes and dtypes);
     `program.report` is the cycle report of the last call; `program.module` is the core-level IR.
     """
 
@@ -110,12 +111,10 @@ class Program:
             raise RuntimeError("the program has not run yet: call it first, e.g. prog(*example_args)")
         return self._report
 
-    def __call__(self, *args: Any) -> list[Any]:
-        import torch
-
+    def __call__(self, *args: Any) -> Any:
         result = simulate(self.module, self.imported.arguments(*args), target=self.target)
         self._report = result.report
-        return [torch.from_numpy(np.ascontiguousarray(o)) for o in result.outputs]
+        return self.imported.restore(result.outputs)
 
 
 def compile(
@@ -145,30 +144,104 @@ def torch_backend(graph_module: Any, example_inputs: list[Any]) -> Callable[...,
     """
     The `torch.compile` backend `"ktir"`: `torch.compile(model, backend="ktir")`.
 
-    aot_autograd turns Dynamo's graph into core ATen with parameters lifted to inputs; the
-    forward graph goes through `compile` once (Dynamo guards on shapes) and every call runs on
-    the simulator (`Program`). The last call's report is `ktir.compile.last_report()`.
+    aot_autograd turns Dynamo's graph into core ATen with parameters lifted to inputs. ktir
+    compiles static shapes, so the forward graph is specialized: the first call with a given
+    set of input shapes, dtypes and symbolic sizes (with `dynamic=True`, or after Dynamo
+    recompiles for a second shape, sizes arrive as integer inputs) compiles one `Program` for
+    them, and later calls with the same key reuse it. Every call runs on the simulator; the
+    last call's report is `ktir.compile.last_report()`.
     """
     from torch._dynamo.backends.common import aot_autograd
     from torch._functorch.aot_autograd import make_boxed_func
 
     def forward_compiler(graph: Any, fake_inputs: list[Any]) -> Callable[..., Any]:
-        import torch
-        from torch._subclasses.fake_tensor import unset_fake_temporarily
+        # A static graph compiles now; a graph with symbolic sizes compiles per concrete shape
+        # on its first call (outside Dynamo's tracing context, whose shape guards it must not see).
+        programs: dict[tuple[Any, ...], Program] = {}
+        if all(_is_tensor(a) and not _has_symbols(a) for a in fake_inputs):
+            examples = _examples(fake_inputs)
+            programs[tuple(_specialization_key(a) for a in examples)] = _compile_specialized(graph, examples)
 
-        # Export needs real example tensors; only shapes and dtypes matter (static shapes).
-        with unset_fake_temporarily():
-            examples = [torch.zeros(tuple(t.shape), dtype=t.dtype) for t in fake_inputs]
-            program = compile(graph, examples)
-
-        def run(*args: Any) -> list[Any]:
-            outputs = program(*args)
+        def run(*args: Any) -> Any:
+            key = tuple(_specialization_key(a) for a in args)
+            if key not in programs:
+                # A fresh thread has none of the dispatch state (functionalization, fake and
+                # tracing modes) the calling frame may carry, so export traces from scratch.
+                with ThreadPoolExecutor(max_workers=1) as worker:
+                    programs[key] = worker.submit(_compile_specialized, graph, args).result()
+            program = programs[key]
+            outputs = program(*(a for a in args if _is_tensor(a)))
             _LAST_REPORT[0] = program.report
             return outputs
 
         return make_boxed_func(run)
 
     return aot_autograd(fw_compiler=forward_compiler)(graph_module, example_inputs)
+
+
+def _is_tensor(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor)
+
+
+def _has_symbols(tensor: Any) -> bool:
+    return not all(isinstance(n, int) for n in tensor.shape)
+
+
+def _examples(fake_inputs: Sequence[Any]) -> list[Any]:
+    """Real stand-ins for Dynamo's (static) fake inputs: zeros of each shape and dtype."""
+    import torch
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily():
+        return [torch.zeros(tuple(a.shape), dtype=a.dtype) for a in fake_inputs]
+
+
+def _specialization_key(value: Any) -> Any:
+    """What one compiled program is specialized on: a tensor's shape and dtype, or a value."""
+    if _is_tensor(value):
+        return (tuple(value.shape), value.dtype)
+    return value
+
+
+def _compile_specialized(graph: Any, args: Sequence[Any]) -> Program:
+    """`graph` compiled for `args`: tensors stay inputs, every other argument becomes a constant."""
+    import torch
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily():
+        # Fresh zeros, not the caller's tensors: only shapes and dtypes matter, and on a first
+        # call those may still be wrapped by aot_autograd's functionalization.
+        examples = [torch.zeros(tuple(a.shape), dtype=a.dtype) for a in args if _is_tensor(a)]
+        return compile(_bind_constants(graph, args), examples)
+
+
+def _bind_constants(graph: Any, args: Sequence[Any]) -> Any:
+    """A copy of the GraphModule whose non-tensor inputs (symbolic sizes) are the values in `args`."""
+    import copy
+
+    import torch
+
+    if all(_is_tensor(a) for a in args):
+        return graph
+    bound = torch.fx.GraphModule(graph, copy.deepcopy(graph.graph))
+    placeholders = [n for n in bound.graph.nodes if n.op == "placeholder"]
+    for node, value in zip(placeholders, args, strict=True):
+        if _is_tensor(value):
+            continue
+        for user in list(node.users):
+            user.args = torch.fx.node.map_arg(
+                user.args, lambda n, node=node, value=value: value if n is node else n
+            )
+            user.kwargs = torch.fx.node.map_arg(
+                user.kwargs, lambda n, node=node, value=value: value if n is node else n
+            )
+        bound.graph.erase_node(node)
+    for node in bound.graph.nodes:
+        node.meta.clear()  # symbolic values of Dynamo's shape environment; export retraces them
+    bound.recompile()
+    return bound
 
 
 _LAST_REPORT: list[Report | None] = [None]

@@ -31,6 +31,7 @@ parent it reuses address 0.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -75,13 +76,16 @@ def _buffers(specs: Sequence[Mapping[str, object]], alignment: int) -> list[Buff
         if missing:
             raise ValueError(f"buffer #{index} lacks {', '.join(missing)}")
         name, size, uses = spec["name"], spec["size"], spec["uses"]
-        if not isinstance(size, int) or size <= 0:
-            raise ValueError(f"buffer {name!r}: size must be a positive int, not {size!r}")
+        if isinstance(size, bool) or not isinstance(size, int | float) or not 0 < size < math.inf:
+            raise ValueError(f"buffer {name!r}: size must be a positive number of bytes, not {size!r}")
         if not isinstance(uses, Sequence) or not uses or list(uses) != sorted(set(uses)):  # type: ignore[arg-type]
             raise ValueError(f"buffer {name!r}: uses must be a non-empty increasing list of op indices")
         parents = tuple(spec.get("in_place_parents", ()))  # type: ignore[arg-type]
         first_read = bool(spec.get("first_use_is_read", False))
-        buffers.append(Buffer(str(name), _align(size, alignment), tuple(uses), parents, first_read))  # type: ignore[arg-type]
+        # The reference's per-core size (`128 * sticks / cores`) may be a fraction of a stick;
+        # like the reference, a buffer takes whole alignment units.
+        aligned = _align(math.ceil(size), alignment)
+        buffers.append(Buffer(str(name), aligned, tuple(uses), parents, first_read))  # type: ignore[arg-type]
     names = [b.name for b in buffers]
     if len(set(names)) != len(names):
         raise ValueError("buffer names must be unique")

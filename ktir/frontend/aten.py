@@ -341,6 +341,7 @@ def _fill(e: Emitter, value: Any, result_type: TensorType[Attribute]) -> SSAValu
     aten.empty_like.default,
     aten.new_empty.default,
     aten.empty_strided.default,
+    aten.empty_permuted.default,
 )
 def _zeros(e: Emitter, node: torch.fx.Node) -> SSAValue:
     # `empty` has unspecified contents; zeros keep the program deterministic.

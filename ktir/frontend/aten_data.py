@@ -158,8 +158,9 @@ def _split(e: Emitter, node: torch.fx.Node) -> list[SSAValue]:
 @converts(aten.cat.default)
 def _cat(e: Emitter, node: torch.fx.Node) -> SSAValue:
     result_type = node_type(node)
-    inputs = [e.convert(e.value(t), result_type.element_type) for t in node.args[0]]
-    inputs = [v for v in inputs if shape_of(v) != (0,)]  # torch.cat skips legacy empty tensors
+    # Empty inputs add nothing (and torch.cat skips legacy empty (0,) tensors of any rank).
+    present = [t for t in node.args[0] if t not in e.empty]
+    inputs = [e.convert(e.value(t), result_type.element_type) for t in present]
     dim = normalize_dim(
         node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0), len(result_type.shape)
     )
@@ -197,6 +198,7 @@ CPU_FALLBACK_OPS = frozenset(
         "triu",
         "index",
         "index_select",
+        "gather",
         "index_copy",
         "argmax",
         "argmin",

@@ -59,6 +59,8 @@ class Emitter:
 
     block: Block
     values: dict[torch.fx.Node, SSAValue | list[SSAValue]] = field(default_factory=dict)
+    empty: set[torch.fx.Node] = field(default_factory=set)
+    """Nodes whose tensor has no elements: they have no SSA value (see `import_exported`)."""
     location: FileLineColLoc | None = None
     node_name: str = ""
 
@@ -68,6 +70,12 @@ class Emitter:
         """The SSA value of an FX node argument that must be one tensor."""
         if not isinstance(arg, torch.fx.Node):
             raise UnsupportedNode(f"expected a tensor argument, got {arg!r}")
+        if arg in self.empty:
+            shape = list(arg.meta["val"].shape)
+            raise UnsupportedNode(
+                f"argument '{arg.name}' is an empty tensor (shape {shape}); only cat and the "
+                "outputs accept empty tensors"
+            )
         found = self.values.get(arg)
         if found is None:
             raise UnsupportedNode(f"argument '{arg.name}' has no tensor value")

@@ -16,8 +16,10 @@ module = ktir.import_fx(torch.nn.Linear(64, 32), (torch.randn(8, 64),))
 
 from __future__ import annotations
 
+import functools
 import inspect
 import operator
+import re
 import types
 import warnings
 from collections.abc import Callable, Sequence
@@ -26,6 +28,8 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch._dynamo.exc
+import torch.fx.experimental.symbolic_shapes
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 from xdsl.dialects import func
@@ -33,7 +37,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAtt
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 import ktir.frontend.aten_data as aten_data
-from ktir.diagnostics import Diagnostic, DiagnosticError, Severity, verify_module
+from ktir.diagnostics import Diagnostic, DiagnosticError, Location, Severity, verify_module
 from ktir.frontend.aten import CONVERTERS
 from ktir.frontend.emitter import (
     Emitter,
@@ -42,6 +46,7 @@ from ktir.frontend.emitter import (
     node_location,
     type_of_fake,
 )
+from ktir.frontend.outputs import OutputSlot, OutputTree, exported_tree, flatten_output, unflatten_output
 from ktir.reference_ops import to_numpy
 
 KEPT_WHOLE = (
@@ -73,7 +78,9 @@ class FxImport:
 
     `module` holds one `func.func`; `input_names` are its argument names (the user inputs first,
     then parameters, buffers and constants); `state` maps the non-user argument names to their
-    tensors, so `arguments(*user_args)` gives every argument the function takes.
+    tensors, so `arguments(*user_args)` gives every argument the function takes. `outputs` has
+    one slot per tensor the model returns and `output_tree` the structure they sit in, so
+    `restore(results)` turns the function's results into what the model returns.
     """
 
     module: ModuleOp
@@ -81,6 +88,8 @@ class FxImport:
     user_input_count: int
     state: dict[str, torch.Tensor] = field(default_factory=dict)
     node_count: int = 0
+    outputs: list[OutputSlot] = field(default_factory=list)
+    output_tree: OutputTree | None = None
 
     def arguments(self, *user_args: Any) -> list[np.ndarray]:
         """The function's arguments as NumPy arrays: `user_args` followed by the stored state."""
@@ -89,6 +98,17 @@ class FxImport:
         names = self.input_names[self.user_input_count :]
         values = [*user_args, *(self.state[name] for name in names)]
         return [_to_numpy(v) for v in values]
+
+    def restore(self, results: Sequence[np.ndarray]) -> Any:
+        """
+        The model's return value from the function's results: the same structure (tensor,
+        tuple, list, dict, dataclass, `ModelOutput`), each tensor with the model's shape and
+        dtype (0-d stays 0-d, bf16 stays bf16); empty tensors are created on the host.
+        """
+        tensors = [slot.value(results) for slot in self.outputs]
+        if self.output_tree is None:
+            return tensors
+        return unflatten_output(self.output_tree, tensors)
 
 
 def _to_numpy(value: Any) -> np.ndarray:
@@ -138,8 +158,19 @@ def export_program(
     `torch.export` then core-ATen decomposition keeping `KEPT_WHOLE`.
 
     Accepts an `nn.Module`, a `GraphModule` (as a `torch.compile` backend receives it), a plain
-    function, or an `ExportedProgram` (only decomposed).
+    function, or an `ExportedProgram` (only decomposed). The exported program returns the
+    model's tensor outputs as a flat tuple (see `ktir.frontend.outputs`).
     """
+    return _export(model_or_fn, example_args, example_kwargs, dynamic_shapes)[0]
+
+
+def _export(
+    model_or_fn: Any,
+    example_args: Sequence[Any],
+    example_kwargs: dict[str, Any] | None,
+    dynamic_shapes: Any,
+) -> tuple[ExportedProgram, OutputTree]:
+    """`export_program` and the structure of the model's outputs."""
     table = torch.export.default_decompositions()
     for op in KEPT_WHOLE:
         if op in table:
@@ -148,15 +179,64 @@ def export_program(
         # torch 2.13's export warns about its own pytree internals (LeafSpec); not actionable.
         warnings.simplefilter("ignore", FutureWarning)
         if isinstance(model_or_fn, ExportedProgram):
-            program = model_or_fn
-        else:
-            module = (
-                model_or_fn if isinstance(model_or_fn, torch.nn.Module) else _function_module(model_or_fn)
-            )
+            return model_or_fn.run_decompositions(table), exported_tree(model_or_fn)
+        module = model_or_fn if isinstance(model_or_fn, torch.nn.Module) else _function_module(model_or_fn)
+        # A GraphModule's outputs are already a flat sequence of tensors (and its forward is
+        # generated code bound to its class, so it is exported as it is).
+        graph = isinstance(module, torch.fx.GraphModule)
+        flat, trees = (module, []) if graph else _flat_outputs(module)
+        try:
             program = torch.export.export(
-                module, tuple(example_args), kwargs=example_kwargs or {}, dynamic_shapes=dynamic_shapes
+                flat, tuple(example_args), kwargs=example_kwargs or {}, dynamic_shapes=dynamic_shapes
             )
-        return program.run_decompositions(table)
+        except _EXPORT_FAILURES as error:
+            raise FxImportError([_export_diagnostic(error)]) from None
+        return program.run_decompositions(table), trees[0] if trees else exported_tree(program)
+
+
+def _flat_outputs(module: torch.nn.Module) -> tuple[torch.nn.Module, list[OutputTree]]:
+    """
+    A shallow copy of `module` (same parameters, so the same argument names) whose `forward`
+    returns only the tensor leaves of the real `forward`; the structure lands in the list.
+    """
+    trees: list[OutputTree] = []
+    original = module.forward
+
+    @functools.wraps(original)
+    def forward(*args: Any, **kwargs: Any) -> tuple[torch.Tensor, ...]:
+        tensors, tree = flatten_output(original(*args, **kwargs))
+        trees[:] = [tree]
+        return tuple(tensors)
+
+    # Export binds inputs by this signature; a bound method's own is the one without `self`.
+    forward.__signature__ = inspect.signature(original)  # type: ignore[attr-defined]
+    flat = type(module).__new__(type(module))
+    flat.__dict__.update(module.__dict__)
+    flat.forward = forward  # type: ignore[method-assign]
+    return flat, trees
+
+
+_EXPORT_FAILURES: tuple[type[BaseException], ...] = (
+    torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode,
+    torch._dynamo.exc.UserError,
+    torch._dynamo.exc.Unsupported,
+)
+"""What `torch.export` raises for a program it cannot trace statically (e.g. an `if` on a
+tensor's value): reported as an `FxImportError` at the user's source line."""
+
+_CALL_SITE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def _export_diagnostic(error: BaseException) -> Diagnostic:
+    """One located diagnostic for an export failure: torch's first line, at the user's frame."""
+    text = str(error)
+    first = next((line.strip() for line in text.splitlines() if line.strip()), type(error).__name__)
+    sites = _CALL_SITE.findall(text)
+    location = Location(sites[-1][0], int(sites[-1][1]), 1) if sites else None
+    message = f"torch.export cannot trace the model ({type(error).__name__}): {first}"
+    if "data-dependent" in text:
+        message += "; control flow that depends on tensor values is not supported (static graphs only)"
+    return Diagnostic(Severity.ERROR, message, location)
 
 
 def import_program(
@@ -168,8 +248,8 @@ def import_program(
     dynamic_shapes: Any = None,
 ) -> FxImport:
     """Import a model or function and keep what is needed to run it (see `FxImport`)."""
-    program = export_program(model_or_fn, example_args, example_kwargs, dynamic_shapes)
-    return import_exported(program, func_name=func_name)
+    program, tree = _export(model_or_fn, example_args, example_kwargs, dynamic_shapes)
+    return import_exported(program, func_name=func_name, output_tree=tree)
 
 
 def import_fx(
@@ -294,8 +374,16 @@ def _check_static(arguments: list[_Argument]) -> list[Diagnostic]:
     return found
 
 
-def import_exported(program: ExportedProgram, func_name: str = "forward") -> FxImport:
-    """Graph-level ktir for an already-decomposed `ExportedProgram`."""
+def import_exported(
+    program: ExportedProgram, func_name: str = "forward", output_tree: OutputTree | None = None
+) -> FxImport:
+    """
+    Graph-level ktir for an already-decomposed `ExportedProgram`.
+
+    `output_tree` is the structure of the model's outputs (default: the program's own output
+    spec). A node whose result has no elements needs no kernel: it is not imported, `cat`
+    skips it, and an output that is empty is created on the host (`FxImport.restore`).
+    """
     arguments, user_count = _arguments(program)
     diagnostics = _check_static(arguments)
     if diagnostics:
@@ -316,15 +404,19 @@ def import_exported(program: ExportedProgram, func_name: str = "forward") -> FxI
 
     errors: list[Diagnostic] = []
     outputs: list[SSAValue] = []
+    slots: list[OutputSlot] = []
     node_count = 0
     for node in program.graph.nodes:
         if node.op == "output":
             if not errors:  # a failed node already explains a missing output value
-                outputs = _outputs(emitter, node, errors)
+                outputs, slots = _outputs(emitter, node, errors)
             continue
         if node.op != "call_function" or node.target in aten_data.IGNORED:
             continue
         node_count += 1
+        if _is_empty(node.meta.get("val")):
+            emitter.empty.add(node)
+            continue
         emitter.location, emitter.node_name = node_location(node), node.name
         try:
             _convert(emitter, node)
@@ -343,7 +435,8 @@ def import_exported(program: ExportedProgram, func_name: str = "forward") -> FxI
     if problems := verify_module(module):
         raise FxImportError(problems)
     state = {a.name: _state_value(program, a.state_key) for a in arguments if a.state_key is not None}
-    return FxImport(module, [a.name for a in arguments], user_count, state, node_count)
+    tree = output_tree or exported_tree(program)
+    return FxImport(module, [a.name for a in arguments], user_count, state, node_count, slots, tree)
 
 
 def _convert(emitter: Emitter, node: torch.fx.Node) -> None:
@@ -361,16 +454,33 @@ def _convert(emitter: Emitter, node: torch.fx.Node) -> None:
         emitter.values[node] = result
 
 
-def _outputs(emitter: Emitter, node: torch.fx.Node, errors: list[Diagnostic]) -> list[SSAValue]:
-    values = []
+def _outputs(
+    emitter: Emitter, node: torch.fx.Node, errors: list[Diagnostic]
+) -> tuple[list[SSAValue], list[OutputSlot]]:
+    """The function's results and one slot per tensor the graph returns (constants are skipped)."""
+    values: list[SSAValue] = []
+    slots: list[OutputSlot] = []
     for item in torch.utils._pytree.tree_leaves(node.args[0]):
-        if item is None:
+        if not isinstance(item, torch.fx.Node):
+            continue  # None and numbers are constants of the output tree, not results
+        fake = item.meta.get("val")
+        shape = tuple(int(n) for n in getattr(fake, "shape", ()))
+        dtype = getattr(fake, "dtype", torch.float32)
+        if item in emitter.empty:
+            slots.append(OutputSlot(shape, dtype, None))
             continue
         try:
             values.append(emitter.value(item))
         except UnsupportedNode as error:
             errors.append(diagnostic_at(node, f"cannot return {item!r}: {error}"))
-    return values
+            continue
+        slots.append(OutputSlot(shape, dtype, len(values) - 1))
+    return values, slots
+
+
+def _is_empty(fake: Any) -> bool:
+    """True for a tensor value with no elements (e.g. the pass-through half of a full rotary)."""
+    return isinstance(fake, torch.Tensor) and fake.numel() == 0 and fake.dim() > 0
 
 
 def _arg_attrs(arguments: list[_Argument]) -> ArrayAttr[DictionaryAttr]:

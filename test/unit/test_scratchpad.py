@@ -85,8 +85,22 @@ def test_bad_input_is_a_clear_error() -> None:
         plan([buf("a", 4, [2, 1])])
     with pytest.raises(ValueError, match="unknown in-place parents"):
         plan([buf("a", 4, [0], in_place_parents=["zz"])])
-    with pytest.raises(ValueError, match="size must be a positive int"):
-        plan([buf("a", 0, [0])])
+    for size in (0, -4, True, "4", float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="size must be a positive number of bytes"):
+            plan([buf("a", size, [0])])
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_buffers_smaller_than_the_alignment_take_one_aligned_slot(solver: str) -> None:
+    """
+    The reference sizes a buffer as `128 * sticks / cores` bytes, which can be a fraction of
+    a stick (one stick over 32 cores is 4.0): like the reference, each takes whole 128-byte
+    units, so three tiny buffers live together at three distinct aligned addresses.
+    """
+    specs = [buf("a", 4.0, [0, 2]), buf("b", 1, [0, 2]), buf("c", 127.5, [1, 2])]
+    addresses = plan(specs, limit=1024, alignment=128, solver=solver)
+    assert sorted(addresses) == [0, 128, 256]  # type: ignore[type-var]
+    assert plan(specs, limit=256, alignment=128, solver=solver).count(None) == 1
 
 
 @st.composite
