@@ -46,7 +46,7 @@ def main() -> int:
     console.print(f"compiled HF Llama (2 layers): {kernels} kernels in {time.perf_counter() - start:.1f} s")
 
     start = time.perf_counter()
-    (logits,) = program(ids)
+    logits = program(ids).logits  # the model's own CausalLMOutputWithPast
     console.print(f"simulated in {time.perf_counter() - start:.1f} s")
     with torch.no_grad():
         eager = model(ids, use_cache=False).logits.float()

@@ -7,7 +7,9 @@ order from 0 across the module's functions; kernel `i` running op `ktir.<f>` is 
 `<dir>/<i>_<f>.json` (`0_abs.json`), keys sorted and indented by 2, so the same IR always gives
 the same bytes. The IR is left unchanged.
 
-A kernel op without a `work_division` is a located error ("run ktir-divide-work first"). Every
+A kernel op without a `work_division` is a located error ("run ktir-divide-work first"), and so
+is core-level IR (`ktir.kernel`, after `ktir-lower-to-cores`): SuperDSC describes the divided
+graph op, which lowering replaces. Every
 spec is built before any file is written, so a module with an error writes nothing.
 """
 
@@ -35,6 +37,13 @@ def module_specs(module: ModuleOp) -> list[tuple[str, dict[str, Any]]]:
     (file name, SuperDSC spec) of every kernel in `module`, in program order. Raises one
     `DiagnosticError` listing every kernel op that has no `work_division` or fails to export.
     """
+    lowered = next((op for op in module.walk() if op.name == "ktir.kernel"), None)
+    if lowered is not None:
+        raise op_error(
+            lowered,
+            "is core-level IR: ktir-emit-superdsc exports divided graph-level IR, so run it after "
+            "ktir-divide-work and before ktir-lower-to-cores (ktir-compile lowers past it)",
+        )
     specs: list[tuple[str, dict[str, Any]]] = []
     errors: list[Diagnostic] = []
     for function in functions_of(module):

@@ -145,5 +145,5 @@ def test_ktir_compile_runs_the_model() -> None:
     model, _ = pair(MLP)
     x = torch.randn(16, 64).half()
     program = ktir.compile(model, (x,), cores=32)
-    (y,) = program(x)
+    y = program(x)
     assert y.shape == (16, 32) and torch.allclose(y.float(), model(x).float(), atol=2e-2)
