@@ -12,11 +12,35 @@ contract tying the two coordinate systems together is
 for every device coordinate that holds a host element. Device coordinates that hold none are
 padding and are zero-filled.
 
-`TiledLayout` is that pair on its own (the common form of Spyre, XLA and HTP layouts, see
-`ktir.layout_formats`); `TiledLayout.bind(host_size, host_strides)` checks it against a host
-tensor and returns a `BoundLayout` that packs, unpacks, indexes and derives DMA descriptors.
-`SpyreTensorLayout` adds the device data format and the stick rule of the reference stack
-(the last device dim holds exactly one 128-byte stick).
+`SpyreTensorLayout` is that pair plus the device data format, with the stick rule of the
+reference stack (the last device dim holds exactly one 128-byte stick).
+
+Which host tensors a layout fits, and how data moves: the DMA descriptor. As in the reference
+stack, moving a host tensor to the device runs a *DCI*: a few loop nests (`DmaBlock`) that copy
+`device[dev_off + dot(i, device_strides)] = host[host_off + dot(i, stride_map)]` for every
+index vector `i` below the block's loop sizes. `ktir.layout_dci` builds it the way the
+reference does: each device dim is matched to the host dim whose stride is the largest not
+above its `stride_map` entry, the host dims are counted out over their device dims from the
+coarsest, and a host extent that a tile does not divide adds a remainder block. A layout fits
+a host view (sizes, strides, storage offset) when that descriptor exists, stays inside
+`device_size`, reads only elements of the view and reads all of them; `to_device` and
+`to_host` are the descriptor run forwards and backwards (`SpyreTensorLayout.dma` returns it).
+Two examples the chain form below would refuse:
+
+- host (90,) in `[1, 3, 64]` / `[64, 30, 1]`: one block, loop sizes (1, 3, 30): the tensor is
+  cut into three pieces of 30 and each piece starts a stick (lanes 30..63 are padding);
+- host (30, 40) in `[19, 64]` / `[64, 1]` (folding): the 1200 contiguous elements are re-cut
+  into rows of 64, a main block (18, 64) plus a remainder (1, 48) at host and device offset 1152.
+
+`TiledLayout` is the pair in the form the compiler plans with (the common form of Spyre, XLA and
+HTP layouts, see `ktir.layout_formats`); `TiledLayout.bind(host_size, host_strides)` checks it
+against a host tensor and returns a `BoundLayout` that packs, unpacks, indexes and tiles.
+A `SpyreTensorLayout` that is valid for DMA but not a chain (two device dims stepping the same
+host stride, e.g. `[1, 50, 64]` / `[64, 1, 1]`, one element per stick) has no `tiled` form:
+`tiled` and `bind` raise `LayoutError`. A layout the chain form binds but the reference
+construction cannot describe (a tiling whose outer tile is not the stick-tile dim, such as
+`[3, 2, 64]` / `[128, 64, 1]` on (5, 64)) is moved with the chain form's descriptor, so its
+bytes do not change.
 
 How binding works. Each device dim with a positive stride walks one host dim: the one with
 the largest host stride not above it. The device dims that walk a host dim form a mixed-radix
@@ -24,21 +48,28 @@ number (a *chain*): sorted by step, the first steps by 1 and each next one by th
 ones inside it, so every host index along that dim is reached exactly once. A chain may run
 past the host size; what lies past it is padding. Neighbouring host dims that are contiguous
 in host memory merge into one *group* when the inner chain runs on into the outer dim, which
-is how a layout folds several rows into one stick.
+is how a layout folds several rows into one stick. On the layouts both forms accept, the tests
+check that they move the same bytes (`test/unit/test_layout_dci.py`: random default, permuted
+and sparse layouts, and the explicit examples).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ktir.target import SPYRE
+
+if TYPE_CHECKING:
+    from ktir.layout_dci import HostView
 
 __all__ = [
     "BoundLayout",
@@ -183,35 +214,10 @@ class TiledLayout:
     stride_map: tuple[int, ...]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "device_size", tuple(int(s) for s in self.device_size))
-        object.__setattr__(self, "stride_map", tuple(int(s) for s in self.stride_map))
-        self._check()
-
-    def _check(self) -> None:
-        if len(self.device_size) != len(self.stride_map):
-            raise LayoutError(
-                f"device_size has {len(self.device_size)} dims but stride_map has "
-                f"{len(self.stride_map)}: they must have one entry per device dim"
-            )
-        if not self.device_size:
-            raise LayoutError("a device layout needs at least one device dim")
-        for j, (size, stride) in enumerate(zip(self.device_size, self.stride_map, strict=True)):
-            if size < 1:
-                raise LayoutError(f"device dim {j} has size {size}; sizes must be positive")
-            if stride < -1:
-                raise LayoutError(
-                    f"stride_map[{j}] = {stride}; host strides are >= 0, or -1 for a synthetic dim"
-                )
-        seen: dict[int, int] = {}
-        for j, (size, stride) in enumerate(zip(self.device_size, self.stride_map, strict=True)):
-            if size == 1 or stride <= 0:
-                continue
-            if (other := seen.get(stride)) is not None:
-                raise LayoutError(
-                    f"device dims {other} and {j} both step host stride {stride}: the same "
-                    "host element would be stored at two device positions"
-                )
-            seen[stride] = j
+        object.__setattr__(self, "device_size", _int_tuple(self.device_size, "device_size"))
+        object.__setattr__(self, "stride_map", _int_tuple(self.stride_map, "stride_map"))
+        _check_device_pair(self.device_size, self.stride_map)
+        _check_distinct_steps(self.device_size, self.stride_map)
 
     @property
     def device_rank(self) -> int:
@@ -235,7 +241,53 @@ class TiledLayout:
         `host_strides` defaults to the contiguous strides of `host_size`. Raises `LayoutError`
         saying why when some host element would be missed, stored twice, or aliased.
         """
-        return _bind(self, tuple(host_size), host_strides)
+        strides = None if host_strides is None else _int_tuple(host_strides, "host strides")
+        return _bind(self, _int_tuple(host_size, "host size"), strides)
+
+
+def _int_tuple(values: object, what: str) -> tuple[int, ...]:
+    """`values` as a tuple of Python ints; a `LayoutError` for floats, bools and non-sequences."""
+    try:
+        items = tuple(values)  # type: ignore[call-overload]
+    except TypeError:
+        raise LayoutError(f"{what} must be a sequence of integers, not {values!r}") from None
+    for item in items:
+        if isinstance(item, bool | np.bool_) or not isinstance(item, int | np.integer):
+            raise LayoutError(
+                f"{what} must be integers, but {list(items)!r} holds {item!r} "
+                f"({type(item).__name__}); sizes and strides are never rounded"
+            )
+    return tuple(int(item) for item in items)
+
+
+def _check_device_pair(device_size: tuple[int, ...], stride_map: tuple[int, ...]) -> None:
+    """The rules every layout obeys: one stride per dim, positive sizes, strides >= -1."""
+    if len(device_size) != len(stride_map):
+        raise LayoutError(
+            f"device_size has {len(device_size)} dims but stride_map has "
+            f"{len(stride_map)}: they must have one entry per device dim"
+        )
+    if not device_size:
+        raise LayoutError("a device layout needs at least one device dim")
+    for j, (size, stride) in enumerate(zip(device_size, stride_map, strict=True)):
+        if size < 1:
+            raise LayoutError(f"device dim {j} has size {size}; sizes must be positive")
+        if stride < -1:
+            raise LayoutError(f"stride_map[{j}] = {stride}; host strides are >= 0, or -1 for a synthetic dim")
+
+
+def _check_distinct_steps(device_size: tuple[int, ...], stride_map: tuple[int, ...]) -> None:
+    """The chain form's rule: no two device dims of size > 1 step the same positive host stride."""
+    seen: dict[int, int] = {}
+    for j, (size, stride) in enumerate(zip(device_size, stride_map, strict=True)):
+        if size == 1 or stride <= 0:
+            continue
+        if (other := seen.get(stride)) is not None:
+            raise LayoutError(
+                f"device dims {other} and {j} both step host stride {stride}: the same "
+                "host element would be stored at two device positions"
+            )
+        seen[stride] = j
 
 
 # ---------------------------------------------------------------------------------------------
@@ -679,7 +731,7 @@ def _count_to(group: HostGroup) -> list[dict[int, tuple[int, int]]]:
 
 class SpyreTensorLayout:
     """
-    A Spyre device layout: a `TiledLayout` whose last dim is one stick, plus a data format.
+    A Spyre device layout: `device_size` + `stride_map` whose last dim is one stick, plus a data format.
 
     `SpyreTensorLayout(host_size, dtype, dim_order=None, host_strides=None)` builds the
     reference stack's layout for a host tensor. `dim_order[-1]` is the stick dim (padded up to
@@ -698,9 +750,12 @@ device_dtype=DataFormats.SEN169_FP16)
     Equal layouts compare and hash equal.
     """
 
-    __slots__ = ("_device_dtype", "_tiled")
-    _tiled: TiledLayout
+    __slots__ = ("_chain_error", "_device_dtype", "_device_size", "_stride_map", "_tiled")
+    _device_size: tuple[int, ...]
+    _stride_map: tuple[int, ...]
     _device_dtype: DeviceDType
+    _tiled: TiledLayout | None
+    _chain_error: str
 
     def __init__(
         self,
@@ -710,24 +765,33 @@ device_dtype=DataFormats.SEN169_FP16)
         host_strides: Sequence[int] | None = None,
     ) -> None:
         device_dtype = device_dtype_of(dtype)
-        size = tuple(int(n) for n in host_size)
-        strides = contiguous_strides(size) if host_strides is None else tuple(host_strides)
-        device_size, stride_map = _default_device_layout(
-            size, strides, device_dtype.elems_per_stick, dim_order
+        size = _int_tuple(host_size, "host size")
+        strides = (
+            contiguous_strides(size) if host_strides is None else _int_tuple(host_strides, "host strides")
         )
-        self._init(TiledLayout(device_size, stride_map), device_dtype)
+        order = None if dim_order is None else _int_tuple(dim_order, "dim_order")
+        device_size, stride_map = _default_device_layout(size, strides, device_dtype.elems_per_stick, order)
+        self._init(device_size, stride_map, device_dtype)
 
-    def _init(self, tiled: TiledLayout, device_dtype: DeviceDType) -> None:
+    def _init(
+        self, device_size: tuple[int, ...], stride_map: tuple[int, ...], device_dtype: DeviceDType
+    ) -> None:
+        _check_device_pair(device_size, stride_map)
         eps = device_dtype.elems_per_stick
-        if tiled.device_size[-1] != eps:
+        if device_size[-1] != eps:
             raise LayoutError(
                 f"the last device dim is the stick and must hold {eps} elements for "
-                f"{device_dtype}, but device_size[-1] is {tiled.device_size[-1]}"
+                f"{device_dtype}, but device_size[-1] is {device_size[-1]}"
             )
-        if tiled.device_rank > MAX_HOST_RANK + 2:
-            raise LayoutError(f"Unsupported device rank: {tiled.device_rank}")
-        self._tiled = tiled
+        if len(device_size) > MAX_HOST_RANK + 2:
+            raise LayoutError(f"Unsupported device rank: {len(device_size)}")
+        self._device_size = device_size
+        self._stride_map = stride_map
         self._device_dtype = device_dtype
+        try:
+            self._tiled, self._chain_error = TiledLayout(device_size, stride_map), ""
+        except LayoutError as error:
+            self._tiled, self._chain_error = None, str(error)
 
     @classmethod
     def from_device(
@@ -736,12 +800,19 @@ device_dtype=DataFormats.SEN169_FP16)
         """
         An explicit layout, checked on its own (host-independent rules).
 
+        The rules: one `stride_map` entry per device dim, integer sizes >= 1, integer strides
+        >= -1, a last dim of one stick (`elems_per_stick` of the dtype), at most 8 device dims.
         Example: `from_device([100, 3, 5, 64], [150, 64, 15000, 1], "float16")` is the default
-        layout of a (5, 100, 150) tensor. Whether it fits a given host tensor is checked by
-        `bind` (and so by `to_device`, `to_host` and `dma`).
+        layout of a (5, 100, 150) tensor, and `from_device([1, 3, 64], [64, 30, 1], "float16")`
+        stores a (90,) tensor as three sticks of 30 elements. Whether a layout fits a given host
+        tensor is decided by its DMA descriptor (`dma`, and so `to_device` and `to_host`).
         """
         layout = cls.__new__(cls)
-        layout._init(TiledLayout(tuple(device_size), tuple(stride_map)), device_dtype_of(dtype))
+        layout._init(
+            _int_tuple(device_size, "device_size"),
+            _int_tuple(stride_map, "stride_map"),
+            device_dtype_of(dtype),
+        )
         return layout
 
     # -- the data -----------------------------------------------------------------------------
@@ -749,12 +820,12 @@ device_dtype=DataFormats.SEN169_FP16)
     @property
     def device_size(self) -> list[int]:
         """Device dims, row-major; the last is the stick."""
-        return list(self._tiled.device_size)
+        return list(self._device_size)
 
     @property
     def stride_map(self) -> list[int]:
         """Host stride per device dim; -1 for synthetic dims."""
-        return list(self._tiled.stride_map)
+        return list(self._stride_map)
 
     @property
     def device_dtype(self) -> DeviceDType:
@@ -763,7 +834,18 @@ device_dtype=DataFormats.SEN169_FP16)
 
     @property
     def tiled(self) -> TiledLayout:
-        """The dtype-free `device_size` + `stride_map` pair."""
+        """
+        The dtype-free `device_size` + `stride_map` pair in the compiler's chain form.
+
+        Raises `LayoutError` for a layout the chain form refuses (two device dims stepping the
+        same host stride, e.g. `[1, 50, 64]` / `[64, 1, 1]`): such a layout still moves data
+        (`dma`, `to_device`, `to_host`) but the compiler cannot plan it.
+        """
+        if self._tiled is None:
+            raise LayoutError(
+                f"{self!r} is not a layout the compiler can plan (DMA may still move it, see `dma`): "
+                f"{self._chain_error}"
+            )
         return self._tiled
 
     @property
@@ -774,37 +856,55 @@ device_dtype=DataFormats.SEN169_FP16)
     @property
     def device_strides(self) -> list[int]:
         """Row-major element strides over `device_size`."""
-        return list(self._tiled.device_strides)
+        return list(contiguous_strides(self._device_size))
+
+    @property
+    def device_numel(self) -> int:
+        """Elements in the device tensor, padding included."""
+        return math.prod(self._device_size)
 
     @property
     def device_bytes(self) -> int:
         """Bytes the device tensor occupies: one stick per position of the outer dims."""
-        return SPYRE.stick_bytes * math.prod(self._tiled.device_size[:-1])
+        return SPYRE.stick_bytes * math.prod(self._device_size[:-1])
 
     # -- mapping ------------------------------------------------------------------------------
 
     def bind(self, host_size: Sequence[int], host_strides: Sequence[int] | None = None) -> BoundLayout:
-        """Check the layout against a host tensor; see `TiledLayout.bind`."""
-        return self._tiled.bind(host_size, host_strides)
+        """Check the layout against a host tensor in the compiler's chain form; see `TiledLayout.bind`."""
+        return self.tiled.bind(host_size, host_strides)
 
-    def dma(self, host_size: Sequence[int], host_strides: Sequence[int] | None = None) -> list[DmaBlock]:
+    def dma(
+        self, host_size: Sequence[int], host_strides: Sequence[int] | None = None, storage_offset: int = 0
+    ) -> list[DmaBlock]:
         """
-        DMA descriptor blocks moving a host tensor into this layout.
+        The DMA descriptor moving a host view into this layout (the reference's DCI blocks).
 
-        Example: `SpyreTensorLayout((1024, 256), "float16").dma((1024, 256))` is one block with
-        sizes (4, 1024, 64), device strides (65536, 64, 1) and host strides (64, 256, 1).
+        `host_strides` (default contiguous) and `storage_offset` place the view in its host
+        storage; block host offsets include the storage offset. Raises `LayoutError` saying why
+        when the layout does not fit the view. Example: `SpyreTensorLayout((1024, 256),
+        "float16").dma((1024, 256))` is one block with sizes (4, 1024, 64), device strides
+        (65536, 64, 1) and host strides (64, 256, 1). See `ktir.layout_dci`.
         """
-        return self.bind(host_size, host_strides).dma()
+        return list(
+            _descriptor(
+                self._device_size, self._stride_map, _host_view(host_size, host_strides, storage_offset)
+            )
+        )
 
     # -- value semantics ----------------------------------------------------------------------
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SpyreTensorLayout):
             return NotImplemented
-        return self._tiled == other._tiled and self._device_dtype == other._device_dtype
+        return (self._device_size, self._stride_map, self._device_dtype) == (
+            other._device_size,
+            other._stride_map,
+            other._device_dtype,
+        )
 
     def __hash__(self) -> int:
-        return hash((self._tiled, self._device_dtype))
+        return hash((self._device_size, self._stride_map, self._device_dtype))
 
     def __repr__(self) -> str:
         # The reference's exact text, including the space before `=` in `stride_map =`.
@@ -812,6 +912,23 @@ device_dtype=DataFormats.SEN169_FP16)
             f"SpyreTensorLayout(device_size={self.device_size}, stride_map ={self.stride_map}, "
             f"device_dtype=DataFormats.{self._device_dtype})"
         )
+
+
+def _check_dim_order(host_size: tuple[int, ...], host_strides: tuple[int, ...], order: list[int]) -> bool:
+    """Check a reference-constructor call; True if `order` is sparse (ends in -1)."""
+    n = len(host_size)
+    sparse = len(order) == n + 1 and order[-1] == -1
+    if len(order) != n and not sparse:
+        raise LayoutError("Incompatible host_size and dim_order")
+    if sorted(order[:n]) != list(range(n)):
+        raise LayoutError(f"dim_order {order} must be a permutation of 0..{n - 1}")
+    if n > MAX_HOST_RANK:
+        raise LayoutError(f"Unsupported tensor rank: {n}")
+    if len(host_strides) != n:
+        raise LayoutError(f"host_strides {list(host_strides)} do not match host size {list(host_size)}")
+    if any(size < 1 for size in host_size):
+        raise LayoutError(f"host size {list(host_size)}: zero-size dims are not supported")
+    return sparse
 
 
 def _default_device_layout(
@@ -830,19 +947,9 @@ def _default_device_layout(
     """
     n = len(host_size)
     order = list(range(n)) if dim_order is None else [int(d) for d in dim_order]
-    sparse = len(order) == n + 1 and order[-1] == -1
-    if len(order) != n and not sparse:
-        raise LayoutError("Incompatible host_size and dim_order")
-    if sorted(order[:n]) != list(range(n)):
-        raise LayoutError(f"dim_order {order} must be a permutation of 0..{n - 1}")
-    if n > MAX_HOST_RANK:
-        raise LayoutError(f"Unsupported tensor rank: {n}")
-    if len(host_strides) != n:
-        raise LayoutError(f"host_strides {list(host_strides)} do not match host size {list(host_size)}")
+    sparse = _check_dim_order(host_size, host_strides, order)
     if n == 0:
         return (1, eps), (-1, -1)
-    if any(size < 1 for size in host_size):
-        raise LayoutError(f"host size {list(host_size)}: zero-size dims are not supported")
 
     stick = order[-1]
     dim_map = [*order[1:], order[0], stick] if len(order) >= 2 else [stick, stick]
@@ -935,41 +1042,168 @@ def restickify_target(
 # ---------------------------------------------------------------------------------------------
 
 
+def _host_view(host_size: Sequence[int], host_strides: Sequence[int] | None, storage_offset: int) -> HostView:
+    from ktir.layout_dci import HostView
+
+    size = _int_tuple(host_size, "host size")
+    strides = None if host_strides is None else _int_tuple(host_strides, "host strides")
+    if isinstance(storage_offset, bool | np.bool_) or not isinstance(storage_offset, int | np.integer):
+        raise LayoutError(
+            f"storage offset must be an integer, not {storage_offset!r} ({type(storage_offset).__name__})"
+        )
+    offset = int(storage_offset)
+    return HostView.of(size, strides, offset)
+
+
+@functools.lru_cache(maxsize=256)
+def _descriptor(
+    device_size: tuple[int, ...], stride_map: tuple[int, ...], view: HostView
+) -> tuple[DmaBlock, ...]:
+    """
+    The blocks that move `view` into the layout: the reference's DCI when it fits the view.
+
+    A layout the reference construction does not describe but the compiler's chain form binds
+    (for example a tiling whose outer tile is not the stick-tile dim) keeps the chain form's
+    descriptor, so such layouts keep their bytes. Neither: a `LayoutError` with both reasons.
+    """
+    from ktir.layout_dci import dci_blocks
+
+    try:
+        return tuple(dci_blocks(view, device_size, stride_map))
+    except LayoutError as error:
+        reference_error = error
+    try:
+        bound = TiledLayout(device_size, stride_map).bind(view.sizes, view.strides)
+    except LayoutError as chain_error:
+        raise LayoutError(
+            f"layout device_size={list(device_size)}, stride_map={list(stride_map)} does not fit host "
+            f"size {list(view.sizes)}, strides {list(view.strides)}: {reference_error} "
+            f"(nor does the compiler's chain form bind it: {chain_error})"
+        ) from None
+    shift = view.storage_offset
+    return tuple(dataclasses.replace(b, host_offset=b.host_offset + shift) for b in bound.dma())
+
+
 def to_device(
-    host_array: Any, stl: SpyreTensorLayout, host_strides: Sequence[int] | None = None
+    host_array: Any,
+    stl: SpyreTensorLayout,
+    host_strides: Sequence[int] | None = None,
+    *,
+    storage_offset: int = 0,
+    host_size: Sequence[int] | None = None,
 ) -> np.ndarray:
     """
-    Pack a host tensor into a device buffer of shape `stl.device_size`, padding zeroed.
+    Pack a host tensor into a device buffer of shape `stl.device_size` by running `stl.dma`.
 
-    `host_strides` are the strides `stl.stride_map` refers to (default: contiguous strides of
-    the array's shape); the array itself may be any NumPy array or CPU torch tensor. The buffer
-    has the device format's NumPy type (float16, float32, int32, int8; uint8 bits for fp8).
+    Without `host_size`, `host_array` is the tensor itself (any NumPy array or CPU torch
+    tensor), and `host_strides` (default: contiguous) and `storage_offset` say where the DMA
+    finds it in host storage: they are what `stl.stride_map` refers to. With `host_size`,
+    `host_array` is the host storage (read flat) and the tensor is its view of `host_size`,
+    `host_strides` and `storage_offset`, as the reference reads a strided view. Device positions
+    no block writes (padding) are zero. The buffer has the device format's NumPy type
+    (float16, float32, int32, int8; uint8 bits for fp8). Example: a (90,) tensor in
+    `from_device([1, 3, 64], [64, 30, 1], "float16")` fills lanes 0..29 of three sticks.
     """
+    from ktir.layout_dci import host_to_device
+
     host = _as_numpy(host_array)
-    bound = stl.bind(host.shape, host_strides)
-    return bound.pack(_to_device_values(host, stl.device_dtype), stl.device_dtype.numpy_dtype)
+    if host_size is None:
+        view = _host_view(host.shape, host_strides, storage_offset)
+        values = host
+        storage = _storage_of(host, view)
+    else:
+        view = _host_view(host_size, host_strides, storage_offset)
+        storage = _storage_slice(host, view)
+        values = _view_of(storage, view.sizes, view.strides)
+    blocks = _descriptor(stl._device_size, stl._stride_map, view)
+    _to_device_values(values, stl.device_dtype)
+    dense = sum(b.numel for b in blocks) == stl.device_numel  # blocks never overlap on the device
+    device = (np.empty if dense else np.zeros)(stl.device_numel, dtype=stl.device_dtype.numpy_dtype)
+    host_to_device(blocks, storage, device, host_base=view.storage_offset)
+    return device.reshape(stl.device_size)
 
 
 def to_host(
-    device_buffer: np.ndarray,
+    device_buffer: Any,
     stl: SpyreTensorLayout,
     host_size: Sequence[int],
     host_strides: Sequence[int] | None = None,
     dtype: Any = None,
+    *,
+    storage_offset: int = 0,
 ) -> np.ndarray:
     """
-    Unpack a device buffer (flat or shaped) into a host array of `host_size`.
+    Unpack a device buffer into a host array of `host_size` by running `stl.dma` backwards.
 
-    The result is laid out in memory with `host_strides` (contiguous by default), like
-    `torch.empty_strided`; `dtype` converts the values (default: the buffer's type).
+    The buffer is flat (`stl.device_numel` elements) or shaped `stl.device_size`. The result
+    is laid out in memory with `host_strides` (contiguous by default) at `storage_offset` into
+    a fresh storage buffer, like `torch.empty_strided(...).as_strided(..., storage_offset)`;
+    `dtype` converts the values (default: the buffer's type). Padding is never read; a host
+    element stored at several device positions (broadcast) is read from the first.
     """
-    bound = stl.bind(host_size, host_strides)
-    values = bound.unpack(device_buffer)
-    if dtype is not None:
-        values = values.astype(np.dtype(_dtype_name(dtype)))
-    if host_strides is None:
-        return values
-    return _with_strides(values, bound.host_strides)
+    from ktir.layout_dci import device_to_host
+
+    view = _host_view(host_size, host_strides, storage_offset)
+    device = _device_flat(device_buffer, stl)
+    blocks = _descriptor(stl._device_size, stl._stride_map, view)
+    out_dtype = device.dtype if dtype is None else np.dtype(_dtype_name(dtype))
+    storage = np.zeros(view.storage_offset + view.span, dtype=device.dtype)
+    device_to_host(blocks, device, storage)
+    if out_dtype != storage.dtype:
+        storage = storage.astype(out_dtype)
+    if host_strides is None and storage_offset == 0:
+        return storage.reshape(view.sizes)
+    return _view_of(storage[view.storage_offset :], view.sizes, view.strides)
+
+
+def _device_flat(device_buffer: Any, stl: SpyreTensorLayout) -> np.ndarray:
+    device = _as_numpy(device_buffer)
+    if device.shape in ((stl.device_numel,), tuple(stl.device_size)):
+        return np.ascontiguousarray(device).reshape(-1)
+    raise LayoutError(
+        f"device buffer has shape {list(device.shape)} ({device.size} elements), but {stl!r} needs "
+        f"shape {stl.device_size} or {stl.device_numel} flat elements"
+    )
+
+
+def _storage_of(host: np.ndarray, view: HostView) -> np.ndarray:
+    """Host storage from `view.storage_offset` on, holding `host` where the view places it."""
+    if view.strides == contiguous_strides(view.sizes):
+        return np.ascontiguousarray(host).reshape(-1)
+    storage = np.zeros(view.span, dtype=host.dtype)
+    placed = _view_of(storage, view.sizes, view.strides)
+    placed[...] = host
+    if (np.count_nonzero(view.mask()) < view.numel) and not np.array_equal(
+        placed, host, equal_nan=_floating(host)
+    ):
+        raise LayoutError(
+            f"host strides {list(view.strides)} store several elements of the (size {list(view.sizes)}) "
+            "host array in one place, but the array holds different values there"
+        )
+    return storage
+
+
+def _storage_slice(storage: np.ndarray, view: HostView) -> np.ndarray:
+    flat = storage.reshape(-1)
+    needed = view.storage_offset + view.span
+    if flat.size < needed:
+        raise LayoutError(
+            f"host storage has {flat.size} elements, but the view of size {list(view.sizes)}, strides "
+            f"{list(view.strides)} at storage offset {view.storage_offset} needs {needed}"
+        )
+    return np.ascontiguousarray(flat[view.storage_offset : needed])
+
+
+def _view_of(storage: np.ndarray, sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:
+    """The strided view of `storage` (from its element 0) with element `sizes` and `strides`."""
+    item = storage.itemsize
+    return np.lib.stride_tricks.as_strided(
+        storage, shape=tuple(sizes), strides=tuple(s * item for s in strides)
+    )
+
+
+def _floating(array: np.ndarray) -> bool:
+    return array.dtype.kind in "fc"
 
 
 def _as_numpy(array: Any) -> np.ndarray:
@@ -987,11 +1221,3 @@ def _to_device_values(host: np.ndarray, device_dtype: DeviceDType) -> np.ndarray
         if host.min() < info.min or host.max() > info.max:
             raise LayoutError(f"integer values out of range for {device_dtype} ({target})")
     return host
-
-
-def _with_strides(values: np.ndarray, strides: Sequence[int]) -> np.ndarray:
-    storage = 1 + sum((n - 1) * s for n, s in zip(values.shape, strides, strict=True))
-    buffer = np.zeros(storage, dtype=values.dtype)
-    out = np.lib.stride_tricks.as_strided(buffer, values.shape, tuple(s * values.itemsize for s in strides))
-    out[...] = values
-    return out

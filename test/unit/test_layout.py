@@ -131,13 +131,24 @@ def test_rank_six_and_sparse_rank_seven():
         ([4, 32], [64, 1], "must hold 64 elements for SEN169_FP16"),
         ([0, 64], [64, 1], "sizes must be positive"),
         ([4, 64], [-3, 1], "stride_map\\[0\\] = -3"),
-        ([2, 2, 64], [64, 64, 1], "both step host stride 64"),
         ([1] * 8 + [64], [-1] * 8 + [1], "Unsupported device rank: 9"),
     ],
 )
 def test_from_device_rejects(device_size, stride_map, message):
     with pytest.raises(LayoutError, match=message):
         SpyreTensorLayout.from_device(device_size, stride_map, "float16")
+
+
+def test_repeated_host_stride_is_a_dma_layout_but_not_a_chain():
+    # Two device dims stepping host stride 64 used to be refused by `from_device`. The reference
+    # descriptor accepts it for a (2, 64) tensor (one block, sizes (1, 2, 64)), so `from_device`
+    # keeps it; only the compiler's chain form (`tiled`, `bind`) refuses it.
+    stl = SpyreTensorLayout.from_device([2, 2, 64], [64, 64, 1], "float16")
+    assert [block.sizes for block in stl.dma((2, 64))] == [(1, 2, 64)]
+    x = np.arange(128, dtype=np.float16).reshape(2, 64)
+    assert np.array_equal(to_host(to_device(x, stl), stl, (2, 64)), x)
+    with pytest.raises(LayoutError, match="both step host stride 64"):
+        stl.bind((2, 64))
 
 
 @pytest.mark.parametrize(
