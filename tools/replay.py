@@ -1,0 +1,196 @@
+"""
+Process replay: record what the compiler produces, so a refactor can prove it changed nothing.
+
+```sh
+.venv/bin/python tools/replay.py record build/replay-before   # before the refactor
+.venv/bin/python tools/replay.py check build/replay-before    # after: exit 1 on any difference
+```
+
+What is recorded, one text file per item under the directory:
+
+- `lit/<test>.<n>.txt`: for every RUN line of every lit test, the output of the command that
+  feeds FileCheck (everything before the first `| filecheck`, or the whole line), with its exit
+  code, stdout and stderr; temporary paths are replaced by `%t`.
+- `zoo/<model>.mlir`: the core-level IR `ktir.compile` produces for each model of the zoo
+  (MLP, decoder block, HF Llama, Phi-3, BERT, and the `make demo` Llama);
+- `zoo/<model>.sim.txt`: the simulated total and per-kernel cycles and a SHA-256 of every output.
+
+Everything is deterministic, so `check` compares byte for byte and lists every file that differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+LIT = ROOT / "test" / "lit"
+RUN_LINE = re.compile(r"//\s*RUN:\s*(?P<command>.*)$", re.MULTILINE)
+
+
+def lit_commands(path: Path) -> list[str]:
+    """The RUN commands of one lit file, with lit's substitutions, cut before FileCheck."""
+    text = path.read_text()
+    commands = []
+    for match in RUN_LINE.finditer(text):
+        command = match["command"].strip()
+        command = command.replace(
+            "KTIR_GENERIC_ROUNDTRIP", "ktir-opt %s --split-input-file --print-op-generic"
+        )
+        command = command.replace("KTIR_ROUNDTRIP", "ktir-opt %s --split-input-file")
+        command = re.split(r"\|\s*filecheck|&&\s*filecheck", command)[0].strip()
+        command = command.removeprefix("not ").strip()
+        command = command.replace("%inputs", str(LIT / "Inputs")).replace("%python", sys.executable)
+        commands.append(command.replace("%s", shlex.quote(str(path))))
+    return commands
+
+
+def run_command(command: str) -> str:
+    """Run one command in a fresh temporary directory; its exit code, stdout and stderr as text."""
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "MPLBACKEND": "Agg"}
+    with tempfile.TemporaryDirectory() as scratch:
+        temp = os.path.join(scratch, "t")
+        result = subprocess.run(
+            ["bash", "-o", "pipefail", "-c", command.replace("%t", temp)],
+            cwd=scratch,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        outputs = [result.stdout, result.stderr]
+        if os.path.isfile(temp):
+            outputs.append(Path(temp).read_text(errors="replace"))
+    text = f"$ {command}\nexit {result.returncode}\n--- stdout\n{outputs[0]}--- stderr\n{outputs[1]}"
+    if len(outputs) > 2:
+        text += f"--- %t\n{outputs[2]}"
+    return text.replace(scratch, "%scratch").replace(str(ROOT), "%root")
+
+
+def lit_items() -> Iterator[tuple[str, Callable[[], str]]]:
+    """(relative file name, producer) for every RUN line of the lit suite."""
+    for path in sorted(LIT.rglob("*.mlir")):
+        if "Inputs" in path.relative_to(LIT).parts:
+            continue
+        name = str(path.relative_to(LIT)).replace("/", "__")
+        for index, command in enumerate(lit_commands(path)):
+            yield f"lit/{name}.{index}.txt", lambda command=command: run_command(command)
+
+
+def zoo_models() -> dict[str, Callable[[], tuple[Any, tuple, dict]]]:
+    """The model zoo: name -> factory of (fp16 model, example args, example kwargs)."""
+    sys.path.insert(0, str(ROOT / "test" / "unit"))
+    sys.path.insert(0, str(ROOT / "examples"))
+    import test_compile_models as models  # the zoo the end-to-end tests use
+
+    def demo() -> tuple[Any, tuple, dict]:
+        import torch
+        import transformers
+        from model_zoo import tiny_llama_config
+
+        torch.manual_seed(0)
+        config = tiny_llama_config()
+        model = transformers.LlamaForCausalLM(config).half().eval()
+        ids = torch.randint(0, config.vocab_size, (1, 32), generator=torch.Generator().manual_seed(0))
+        return model, (ids,), {"use_cache": False}
+
+    zoo = {name: _first_three(factory) for name, factory in models.MODELS.items()}
+    zoo["demo_llama"] = demo
+    return zoo
+
+
+def _first_three(factory: Callable[[], tuple]) -> Callable[[], tuple[Any, tuple, dict]]:
+    def model() -> tuple[Any, tuple, dict]:
+        model16, _, args, kwargs = factory()
+        return model16, args, kwargs
+
+    return model
+
+
+def zoo_items() -> Iterator[tuple[str, Callable[[], str]]]:
+    """(file name, producer) for the IR and the simulation of every zoo model."""
+    for name, factory in zoo_models().items():
+        cache: dict[str, Any] = {}
+
+        def program(factory: Callable[[], tuple] = factory, cache: dict[str, Any] = cache) -> Any:
+            if "program" not in cache:
+                import ktir
+
+                model, args, kwargs = factory()
+                cache["program"] = ktir.compile(model, args, kwargs)
+                cache["args"] = args
+            return cache
+
+        yield f"zoo/{name}.mlir", lambda program=program: str(program()["program"].module) + "\n"
+        yield f"zoo/{name}.sim.txt", lambda program=program: _simulation(program())
+
+
+def _simulation(compiled: dict[str, Any]) -> str:
+    import ktir.sim
+
+    prog = compiled["program"]
+    result = ktir.sim.simulate(prog.module, prog.imported.arguments(*compiled["args"]), target=prog.target)
+    lines = [f"total_cycles {result.report.total_cycles}"]
+    lines += [f"kernel {k.name} {k.op} cycles {k.cycles}" for k in result.report.kernels]
+    for index, output in enumerate(result.outputs):
+        digest = hashlib.sha256(output.tobytes()).hexdigest()
+        lines.append(f"output {index} {output.dtype} {list(output.shape)} sha256 {digest}")
+    return "\n".join(lines) + "\n"
+
+
+def items(only: str | None) -> Iterator[tuple[str, Callable[[], str]]]:
+    """Every recorded item, optionally only those whose name contains `only`."""
+    for name, producer in (*lit_items(), *zoo_items()):
+        if only is None or only in name:
+            yield name, producer
+
+
+def record(directory: Path, only: str | None) -> int:
+    """Write every item under `directory`."""
+    count = 0
+    for name, producer in items(only):
+        target = directory / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(producer())
+        count += 1
+    print(f"recorded {count} items in {directory}")
+    return 0
+
+
+def check(directory: Path, only: str | None) -> int:
+    """Compare every item with its recording; list the ones that differ or are missing."""
+    differ, count = [], 0
+    for name, producer in items(only):
+        count += 1
+        recorded = directory / name
+        if not recorded.is_file() or recorded.read_text() != producer():
+            differ.append(name)
+    for name in differ:
+        print(f"differs: {name}")
+    print(f"{count - len(differ)}/{count} items identical to {directory}")
+    return 1 if differ else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`replay.py record DIR` or `replay.py check DIR` (see the module docstring)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", choices=["record", "check"])
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("--only", help="only items whose name contains this text")
+    options = parser.parse_args(argv)
+    action = record if options.mode == "record" else check
+    return action(options.directory, options.only)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
