@@ -1,8 +1,8 @@
 """
-The seed layouts, their DMA descriptors, and the XLA / HTP conversions (`python examples/layout_tour.py`).
+The reference stack's layouts, their DMA descriptors, and the XLA / HTP conversions (`python examples/layout_tour.py`).
 
 It shows the layout algebra everything else
-builds on, using the examples of the seed documents.
+builds on, using the examples of torch-spyre's layout guide.
 """
 
 import numpy as np
@@ -15,7 +15,7 @@ console = Console()
 
 
 def spyre_layouts() -> None:
-    table = Table(title="Spyre layouts (seed 000 and the reference stack)")
+    table = Table(title="Spyre layouts (the reference stack's examples)")
     for column in ("host size", "dim_order", "layout", "DMA blocks (sizes / host off / dev off)"):
         table.add_column(column)
     cases = [

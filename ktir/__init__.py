@@ -31,7 +31,7 @@ def run_pipeline(module: Any, spec: str) -> Any:
 
 def __getattr__(name: str) -> Any:
     # `ktir.compile` is both the pipeline module and, being callable, the compile function
-    # ARCHITECTURE.md promises: `ktir.compile(model, example_args, cores=32)`.
+    # that README.md and docs/simulator.md use: `ktir.compile(model, example_args, cores=32)`.
     if name == "compile":
         import importlib
 

@@ -69,7 +69,8 @@ def matmul_cost_us(
     sizes: dict[str, int], splits: dict[str, int], element_bytes: int, target: Target = SPYRE
 ) -> float:
     """
-    The reference's matmul split cost in microseconds (spyre-compiler-algorithms.md §4.4):
+    The reference's matmul split cost in microseconds (torch-spyre's `_matmul_split_cost` in
+    `torch_spyre/_inductor/work_division.py`; docs/hardware.md):
     `(compute + hbm + psum + m_tiebreak) * b ** 1.4`, every constant from `target`.
 
     Example: M = 256, N = K = 4096 fp16 over {m: 4, n: 8, k: 1} costs 271.7 µs: compute

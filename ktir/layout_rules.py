@@ -11,8 +11,8 @@ e.g. from a sparse tensor to a dense one). Views (permute, reshape, expand, slic
 `through` function instead: their result's stick is a function of the input's stick, or
 None when the view splits or offsets the stick, in which case the view itself must copy.
 
-The rules (seed 000, "Per-operation stick and padding constraints"; the reference's
-`propagate_layouts.py`):
+The rules (the reference stack's `torch_spyre/_inductor/propagate_layouts.py` and its layout
+guide `docs/source/user_guide/tensors_and_layouts.md`):
 
 | op | result sticks | operands |
 |---|---|---|

@@ -9,8 +9,8 @@ in `[0, limit)` at multiples of `alignment` (sizes are rounded up to it) so that
 buffers overlap, except a child over the parent it replaces, and returns each buffer's address,
 or None for a buffer left in device memory.
 
-The three solvers are the reference stack's (`torch_spyre/_inductor/scratchpad/`, see
-shared/reference/spyre-compiler-algorithms.md §5.3):
+The three solvers are the reference stack's (`torch_spyre/_inductor/scratchpad/plan_solver.py`
+and `firstfit_bestfit_solver.py`; docs/scratchpad.md):
 
 - `greedy`: walk the times at which buffers start or end; at each, free the buffers that
   ended, then place the ones that start, in order, trying: in place on a live parent that dies

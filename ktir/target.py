@@ -2,8 +2,8 @@
 The hardware description of the target chip: the one place hardware numbers live.
 
 Every other module asks a `Target` for sizes and rates instead of writing numbers down.
-The defaults describe IBM Spyre (sources and confidence in
-`shared/reference/hardware-model.md`); a TOML file with the same field names describes
+The defaults describe IBM Spyre (each value's public source, and which values are
+assumptions, in docs/hardware.md); a TOML file with the same field names describes
 another tiled dataflow target or a what-if variant:
 
 ```toml
@@ -59,8 +59,9 @@ class Target:
     """Not published; 1.5 GHz is consistent with the fp16 peak."""
     fp16_peak_flops: float = 98.304e12
 
-    # The reference's matmul work-division cost model (spyre-compiler-algorithms.md §4.4);
-    # tuning knobs that upstream retunes often.
+    # The reference's matmul work-division cost model (torch-spyre's `_matmul_split_cost` in
+    # `torch_spyre/_inductor/work_division.py`, see docs/hardware.md); tuning knobs that
+    # upstream retunes often.
     pt_target_passes: int = 8
     """PT passes (of `pe_rows` rows each) per core that keep the PE pipeline full."""
     psum_us_per_element: float = 1.4e-4
@@ -73,8 +74,9 @@ class Target:
     """Tie-break weight when a core's M under-fills the PE array."""
 
     # The simulator's rates (`ktir.cost_model`, docs/simulator.md). Calibrated values are
-    # torch-spyre fits to device kernel times (hardware-model.md §2.2); the rest are marked
-    # as assumptions: the figure is not published and the value only sets an order of magnitude.
+    # torch-spyre fits to device kernel times (its work-division cost model in
+    # `torch_spyre/_inductor/work_division.py`, see docs/hardware.md); the rest are marked as
+    # assumptions: the figure is not published and the value only sets an order of magnitude.
     sfu_pass_elems_per_us: float = 8.8e3
     """Elements per µs per core for one simple SFU pass. torch-spyre fits a whole silu at
     1.76e3 elem/µs/core (`_COST_PEAK_ELEMENTS_US_CORE`); silu is about 5 SFU passes."""

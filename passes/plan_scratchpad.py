@@ -3,7 +3,7 @@
 intermediate tensors in the cores' scratchpads (LX) instead of device memory.
 
 A kernel's result stays in LX, at the same address on every core, when (the reference's
-eligibility, shared/reference/spyre-compiler-algorithms.md §5.2):
+eligibility, `torch_spyre/_inductor/scratchpad/allocator.py` and `utils.py`; docs/scratchpad.md):
 
 - its op is one whose outputs the reference keeps (`max sum exp sub mul mean add rsqrt`), or
   any kernel with `all-ops=true`;

@@ -19,8 +19,9 @@ from ktir.layout import (
     to_host,
 )
 
-# (host size, dim_order) -> (device_size, stride_map): spyre-compiler-algorithms.md §1.9
-# and seed 000.
+# (host size, dim_order) -> (device_size, stride_map): the default layouts of torch-spyre's
+# `docs/source/user_guide/tensors_and_layouts.md` and `torch_spyre/csrc/spyre_tensor_impl.cpp`
+# (docs/layout.md).
 REFERENCE_LAYOUTS = [
     ((1000, 200), None, [4, 1000, 64], [64, 200, 1]),
     ((1024, 256), None, [4, 1024, 64], [64, 256, 1]),
@@ -212,7 +213,8 @@ def test_seed_dma_examples():
 
 
 def test_seed_dma_loop_nest_formula():
-    # device[i*65536 + j*64 + k] = host[j*256 + i*64 + k], exactly as seed 000 writes it.
+    # device[i*65536 + j*64 + k] = host[j*256 + i*64 + k], the loop nest torch-spyre's
+    # `docs/source/user_guide/tensors_and_layouts.md` writes.
     host = np.random.default_rng(0).standard_normal((1024, 256)).astype(np.float16)
     dev = to_device(host, SpyreTensorLayout((1024, 256), "float16")).reshape(-1)
     i, j, k = np.meshgrid(np.arange(4), np.arange(1024), np.arange(64), indexing="ij")

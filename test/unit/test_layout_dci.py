@@ -165,7 +165,8 @@ def test_one_element_per_stick() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The reference's seed examples (spyre-compiler-algorithms.md 1.9, 2.2, 2.3)
+# The reference's worked examples (torch-spyre `docs/source/user_guide/tensors_and_layouts.md`,
+# `torch_spyre/csrc/spyre_mem.cpp`; docs/layout.md)
 # ---------------------------------------------------------------------------------------------
 
 SEED_LAYOUTS = [
