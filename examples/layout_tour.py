@@ -1,5 +1,7 @@
 """
-The reference stack's layouts, their DMA descriptors, and the XLA / HTP conversions (`python examples/layout_tour.py`).
+The reference stack's layouts, their DMA descriptors and the XLA / HTP conversions.
+
+Run with `python examples/layout_tour.py`.
 
 It shows the layout algebra everything else
 builds on, using the examples of torch-spyre's layout guide.
