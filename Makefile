@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test pytest lit lint bench clean
+.PHONY: demo test pytest lit fuzz fuzz-short lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,6 +19,7 @@ test: $(STAMP)
 	@status=0; \
 	$(MAKE) --no-print-directory pytest || status=1; \
 	$(MAKE) --no-print-directory lit || status=1; \
+	$(MAKE) --no-print-directory fuzz-short || status=1; \
 	exit $$status
 
 pytest: $(STAMP)
@@ -26,6 +27,13 @@ pytest: $(STAMP)
 
 lit: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -sv test/lit
+
+# The mutation fuzzer of ktir-opt and ktir-run over the lit inputs (docs/ktir-opt.md, "Fuzzing").
+fuzz-short: $(STAMP)
+	$(BIN)/python tools/fuzz.py --short --quiet
+
+fuzz: $(STAMP)
+	$(BIN)/python tools/fuzz.py --long
 
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

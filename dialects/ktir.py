@@ -15,8 +15,10 @@ The layout math lives in `ktir.layout`; this file only carries it in the IR.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     IntAttr,
@@ -24,21 +26,31 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ktir.dialects.ktir_core import CORE_ATTRIBUTES, CORE_OPS
-from ktir.dialects.ktir_elementwise import ELEMENTWISE_OPS
-from ktir.dialects.ktir_structured import STRUCTURED_ATTRIBUTES, STRUCTURED_OPS
+from ktir.dialects.ktir_core import CORE_ATTRIBUTES, CORE_OPS, I64_MAX, I64_MIN, KernelOp
+from ktir.dialects.ktir_elementwise import ELEMENTWISE_OPS, require_fits_device
+from ktir.dialects.ktir_structured import (
+    STRUCTURED_ATTRIBUTES,
+    STRUCTURED_OPS,
+    CpuFallbackOp,
+    ExpandOp,
+    PermuteOp,
+    ReshapeOp,
+    SliceOp,
+)
 from ktir.layout import (
+    MAX_HOST_RANK,
     DeviceDType,
     LayoutError,
     SpyreTensorLayout,
     TiledLayout,
 )
+from ktir.target import SPYRE
 
 #### Types and attributes ####
 
@@ -164,6 +176,9 @@ class TiledLayoutAttr(ParametrizedAttribute):
                 printer.print_string(f", device_dtype = {self.device_dtype.data}")
 
     def verify(self) -> None:
+        for what, values in (("device_size", self.device_size), ("stride_map", self.stride_map)):
+            if any(not I64_MIN <= v.data <= I64_MAX for v in values.data):
+                raise VerifyException(f"{what} entries must fit in i64, not {[v.data for v in values.data]}")
         if (
             isinstance(self.device_dtype, StringAttr)
             and self.device_dtype.data not in DeviceDType.__members__
@@ -190,7 +205,8 @@ def verify_tiled_tensor(tensor: TensorType[Attribute]) -> None:
 
     Raises `VerifyException` naming the rule that fails: a static shape, an element type with
     a device format, a matching `device_dtype`, a stick of the right size as the last device
-    dim, and a `stride_map` that stores every host element exactly once.
+    dim, a device tensor that fits the device memory, and a `stride_map` that stores every host
+    element exactly once.
     Tensors with another encoding (or none) are accepted unchanged.
     """
     encoding = tensor.encoding
@@ -212,12 +228,106 @@ def verify_tiled_tensor(tensor: TensorType[Attribute]) -> None:
             f"the last device dim is the stick: it must hold {implied.elems_per_stick} "
             f"{tensor.element_type} elements, not {stick}"
         )
+    device_bytes = math.prod(encoding.tiled.device_size) * implied.element_bytes
+    if device_bytes > SPYRE.device_memory_bytes:
+        raise VerifyException(
+            f"the #ktir.tiled device tensor {list(encoding.tiled.device_size)} takes "
+            f"{device_bytes / 1024**3:,.1f} GiB, more than the "
+            f"{SPYRE.device_memory_bytes / 1024**3:,.0f} GiB of {SPYRE.name} device memory"
+        )
     try:
         encoding.layout_for(tensor.element_type).bind(shape)
     except LayoutError as error:
         raise VerifyException(
             f"#ktir.tiled layout does not fit tensor shape {list(shape)}: {error}"
         ) from error
+
+
+#### Functions holding ktir ops ####
+
+LAYOUT_PIN = "ktir.layout"
+"""Argument attribute pinning an argument's layout (`ktir.layout_plan.LAYOUT_ARG_ATTR`)."""
+
+FUNCTION_LEVEL_OPS = (PermuteOp, ReshapeOp, ExpandOp, SliceOp, CpuFallbackOp)
+"""Graph-level ops that may stay next to kernels: views (which may reuse their input's device
+bytes) and CPU fallbacks, which run on the host."""
+
+
+class OpVerifyException(VerifyException):
+    """A rule a function breaks at one of its ops: `op` is where it is reported."""
+
+    def __init__(self, op: Operation, message: str) -> None:
+        super().__init__(message)
+        self.op = op
+
+
+def verify_function(function: func.FuncOp) -> None:
+    """
+    ktir's rules on a `func.func`: it has at most one block; each `ktir.layout` argument pin is
+    a `#ktir.tiled` layout that fits its argument; its tensor arguments and results have rank at
+    most `MAX_HOST_RANK` (the layout passes give every argument a Spyre layout) and fit in device
+    memory; and a function
+    holding `ktir.kernel`s (core-level IR) holds no other graph-level op than views and CPU
+    fallbacks, each with `#ktir.tiled` tensors.
+
+    Raises `VerifyException` (an `OpVerifyException` naming the op that breaks a rule inside).
+    """
+    if len(function.body.blocks) > 1:
+        raise VerifyException(
+            f"has {len(function.body.blocks)} blocks; a ktir function has one (no control flow)"
+        )
+    _verify_pins(function)
+    for i, value_type in enumerate([*function.function_type.inputs, *function.function_type.outputs]):
+        if not isinstance(value_type, TensorType):
+            continue
+        what = f"argument {i}" if i < len(function.function_type.inputs) else "a result"
+        if value_type.get_num_dims() > MAX_HOST_RANK:
+            raise VerifyException(
+                f"{what} has rank {value_type.get_num_dims()}; Spyre layouts hold tensors of rank "
+                f"at most {MAX_HOST_RANK}"
+            )
+        if all(dim >= 0 for dim in value_type.get_shape()):
+            require_fits_device(value_type, what)
+    ops = list(function.body.block.ops) if function.body.blocks else []
+    if any(isinstance(op, KernelOp) for op in ops):
+        for op in ops:
+            _verify_next_to_kernels(op)
+
+
+def _verify_pins(function: func.FuncOp) -> None:
+    if function.arg_attrs is None:
+        return
+    for i, (attrs, arg_type) in enumerate(
+        zip(function.arg_attrs, function.function_type.inputs, strict=False)
+    ):
+        pin = attrs.data.get(LAYOUT_PIN)
+        if pin is None:
+            continue
+        where = f"argument {i}: the {LAYOUT_PIN} pin"
+        if not isinstance(pin, TiledLayoutAttr):
+            raise VerifyException(f"{where} must be a #ktir.tiled layout, not {pin}")
+        if not isinstance(arg_type, TensorType):
+            raise VerifyException(f"{where} is on a {arg_type}, not a tensor")
+        try:
+            verify_tiled_tensor(TensorType(arg_type.element_type, arg_type.get_shape(), pin))
+        except VerifyException as error:
+            raise VerifyException(f"{where} does not fit {arg_type}: {error}") from error
+
+
+def _verify_next_to_kernels(op: Operation) -> None:
+    if op.dialect_name() != "ktir" or isinstance(op, KernelOp):
+        return
+    if not isinstance(op, FUNCTION_LEVEL_OPS):
+        raise OpVerifyException(
+            op,
+            "is a graph-level op in a function of ktir.kernel ops: core-level IR keeps only views "
+            "and CPU fallbacks outside kernels (compile a graph-level function whole with ktir-compile)",
+        )
+    for value in (*op.operands, *op.results):
+        if not isinstance(value.type, TensorType) or not isinstance(value.type.encoding, TiledLayoutAttr):
+            raise OpVerifyException(
+                op, f"in a function of ktir.kernel ops needs #ktir.tiled tensors, not {value.type}"
+            )
 
 
 Ktir = Dialect(

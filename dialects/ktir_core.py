@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
@@ -69,11 +70,26 @@ LX_SPACE = StringAttr("lx")
 """The memory space of scratchpad buffers."""
 
 
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+
+
+def _i64(parser: AttrParser) -> int:
+    """An integer that fits `i64` (tiles are stored as `array<i64>`); a located error otherwise."""
+    start = parser.pos
+    value = parser.parse_integer()
+    if not I64_MIN <= value <= I64_MAX:
+        parser.raise_error(
+            f"integer {value} is out of range of i64 [{I64_MIN}, {I64_MAX}]", start, parser.pos
+        )
+    return value
+
+
+def _ints(parser: AttrParser) -> list[int]:
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _i64(parser))
+
+
 def _rows(parser: AttrParser) -> list[list[int]]:
-    return parser.parse_comma_separated_list(
-        parser.Delimiter.SQUARE,
-        lambda: parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer),
-    )
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _ints(parser))
 
 
 @irdl_attr_definition
@@ -141,7 +157,7 @@ class TileAttr(ParametrizedAttribute):
         with parser.in_angle_brackets():
             parser.parse_keyword("extent")
             parser.parse_punctuation("=")
-            extent = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+            extent = _ints(parser)
             parser.parse_punctuation(",")
             parser.parse_keyword("starts")
             parser.parse_punctuation("=")
@@ -258,6 +274,27 @@ class KernelOp(IRDLOperation):
                 )
             if len(tile.starts_array) != cores or len(tile.chunk_starts_array) != chunks:
                 raise VerifyException(f"tile {i} must give {cores} core starts and {chunks} chunk starts")
+            _verify_tile_inside(i, tile, device)
+
+
+def _verify_tile_inside(index: int, tile: TileAttr, device: tuple[int, ...]) -> None:
+    """Every core's box of every chunk (start + chunk offset, extent) must lie in the tensor's device size."""
+    extent = tile.extent
+    starts, chunk_starts = tile.starts, tile.chunk_starts
+    furthest = [max(column) for column in zip(*chunk_starts, strict=True)]
+    if all(
+        max(column) + f + e <= d
+        for column, f, e, d in zip(zip(*starts, strict=True), furthest, extent, device, strict=True)
+    ):
+        return
+    for core, start in enumerate(starts):
+        for chunk, offset in enumerate(chunk_starts):
+            box = [s + o for s, o in zip(start, offset, strict=True)]
+            if any(b + e > d for b, e, d in zip(box, extent, device, strict=True)):
+                raise VerifyException(
+                    f"tile {index} leaves its tensor on core {core}, chunk {chunk}: box {box} + "
+                    f"{list(extent)} does not fit the device size {list(device)}"
+                )
 
 
 def _device_size(value_type: Attribute) -> tuple[int, ...]:
@@ -315,6 +352,54 @@ class LxAllocOp(IRDLOperation):
         return memref.element_count() * device_dtype_of_element(memref.element_type).element_bytes
 
 
+def _enclosing_kernel(op: IRDLOperation) -> KernelOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, KernelOp):
+        parent = parent.parent_op()
+    return parent
+
+
+def _verify_tile_use(op: IRDLOperation, tile: int, buffer_type: Attribute, what: str) -> None:
+    """`tile` names one of the enclosing kernel's tiles, and the LX buffer holds slots of its extent."""
+    kernel = _enclosing_kernel(op)
+    if kernel is None:
+        return
+    tiles = kernel.tiles.data
+    if not 0 <= tile < len(tiles):
+        raise VerifyException(f"tile {tile} is not one of the kernel's {len(tiles)} tiles")
+    extent = tiles[tile].extent
+    if isinstance(buffer_type, MemRefType) and tuple(buffer_type.get_shape()[1:]) != extent:
+        raise VerifyException(
+            f"{what} {buffer_type} must hold slots of tile {tile}'s extent {list(extent)}, "
+            f"not {list(buffer_type.get_shape()[1:])}"
+        )
+
+
+def _constant(value: SSAValue) -> int | None:
+    """The value of an `arith.constant` index operand; None for any other operand."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def _verify_indices(op: IRDLOperation, chunk: SSAValue, slot: SSAValue, buffers: Sequence[Attribute]) -> None:
+    """Constant chunk and slot operands must name a chunk of the kernel and a slot of every buffer."""
+    kernel = _enclosing_kernel(op)
+    if kernel is not None and (index := _constant(chunk)) is not None:
+        if not 0 <= index < kernel.chunks.value.data:
+            raise VerifyException(
+                f"chunk {index} is not one of the kernel's {kernel.chunks.value.data} chunks"
+            )
+    if (index := _constant(slot)) is None:
+        return
+    for buffer in buffers:
+        if not isinstance(buffer, MemRefType) or not buffer.get_shape():
+            continue
+        if not 0 <= index < buffer.get_shape()[0]:
+            raise VerifyException(f"slot {index} is not one of the {buffer.get_shape()[0]} slots of {buffer}")
+
+
 class _DmaOp(IRDLOperation):
     source = operand_def()
     target = operand_def()
@@ -340,6 +425,8 @@ class DmaLoadOp(_DmaOp):
 
     def verify_(self) -> None:
         _require_lx(self.target.type, "the target")
+        _verify_tile_use(self, self.tile.value.data, self.target.type, "the target")
+        _verify_indices(self, self.chunk, self.slot, [self.target.type])
 
 
 @irdl_op_definition
@@ -360,6 +447,8 @@ class DmaStoreOp(_DmaOp):
 
     def verify_(self) -> None:
         _require_lx(self.source.type, "the source")
+        _verify_tile_use(self, self.tile.value.data, self.source.type, "the source")
+        _verify_indices(self, self.chunk, self.slot, [self.source.type])
 
 
 @irdl_op_definition
@@ -394,8 +483,12 @@ class ComputeOp(IRDLOperation):
             raise VerifyException(f'unit must be "pt" or "sfu", not "{self.unit.data}"')
         for i, value in enumerate([*self.ins, *self.outs]):
             _require_lx(value.type, f"buffer #{i}")
-        if len(self.tiles.get_values()) != len(self.ins) + len(self.outs):
+        tiles = [int(t) for t in self.tiles.get_values()]
+        if len(tiles) != len(self.ins) + len(self.outs):
             raise VerifyException("tiles must name one kernel tile per buffer")
+        for i, (tile, value) in enumerate(zip(tiles, [*self.ins, *self.outs], strict=True)):
+            _verify_tile_use(self, tile, value.type, f"buffer #{i}")
+        _verify_indices(self, self.chunk, self.slot, [v.type for v in self.ins])
 
 
 @irdl_op_definition

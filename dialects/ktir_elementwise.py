@@ -48,7 +48,9 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.lexer import Span
 
+from ktir.layout import MAX_HOST_RANK
 from ktir.shapes import ShapeError, broadcast_shapes
+from ktir.target import SPYRE
 
 #### Element-type and shape helpers shared by all graph ops ####
 
@@ -72,12 +74,38 @@ def tensor_of(value: SSAValue | Attribute, what: str) -> TensorType[Attribute]:
         raise VerifyException(f"{what} must be a ranked tensor, not {value_type}")
     if any(size < 0 for size in value_type.get_shape()):
         raise VerifyException(f"{what} must have a static shape (graph-level ktir has no dynamic dims)")
+    if (rank := value_type.get_num_dims()) > MAX_HOST_RANK:
+        raise VerifyException(
+            f"{what} has rank {rank}; Spyre layouts hold tensors of rank at most {MAX_HOST_RANK}"
+        )
     if not is_supported_element(value_type.element_type):
         raise VerifyException(
             f"{what} has element type {value_type.element_type}; graph-level ktir supports "
             "f16, bf16, f32, f64 and signless i1, i8, i16, i32, i64"
         )
+    require_fits_device(value_type, what)
     return value_type
+
+
+def host_bytes(tensor: TensorType[Attribute]) -> int | None:
+    """Bytes of a static tensor's elements (at least one byte each); None without a bit width."""
+    element = tensor.element_type
+    if not isinstance(element, (*FLOAT_TYPES, IntegerType)):
+        return None
+    return math.prod(tensor.get_shape()) * max(1, element.bitwidth // 8)
+
+
+def require_fits_device(tensor: TensorType[Attribute], what: str) -> None:
+    """
+    A tensor larger than the device memory (`Target.device_memory_bytes`, 128 GiB on Spyre) can
+    never run; rejecting it here also keeps every size and cost the passes compute within i64.
+    """
+    size = host_bytes(tensor)
+    if size is not None and size > SPYRE.device_memory_bytes:
+        raise VerifyException(
+            f"{what} ({tensor}) holds {size / 1024**3:,.1f} GiB, more than the "
+            f"{SPYRE.device_memory_bytes / 1024**3:,.0f} GiB of {SPYRE.name} device memory"
+        )
 
 
 def is_supported_element(element_type: Attribute) -> bool:

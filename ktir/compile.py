@@ -75,8 +75,22 @@ def run_pipeline(module: ModuleOp, spec: str, *, ctx: Context | None = None, ver
     Run the passes of `spec` on `module` in place and return it.
 
     With `verify` (the default) the module is verified after each pass; a failure raises
-    `DiagnosticError` whose messages end with `(after pass '<name>')`.
+    `DiagnosticError` whose messages end with `(after pass '<name>')`. Something other than a
+    `ModuleOp` (MLIR text, a function) or a `spec` that is not a string raises `PipelineError`.
     """
+    if not isinstance(module, ModuleOp):
+        hint = (
+            ": parse MLIR text first, with ktir.diagnostics.parse_module(make_context(), text)"
+            if isinstance(module, str | bytes)
+            else ""
+        )
+        raise PipelineError(
+            f"run_pipeline needs a builtin.module (an xDSL ModuleOp), not {type(module).__name__}{hint}"
+        )
+    if not isinstance(spec, str):
+        raise PipelineError(
+            f"the pass pipeline must be a string like 'canonicalize,cse', not {type(spec).__name__}"
+        )
     context = ctx or make_context()
     for module_pass in parse_pipeline(spec):
         module_pass.apply(context, module)

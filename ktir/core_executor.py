@@ -236,7 +236,7 @@ class KernelInterpreter:
                 hosts.append(host)
             valid, local, _, extent = self._placement(tiles[-1], c, chunk)
             result = self._tile_result(payload, hosts, extent, accumulate)
-            values = np.asarray(result)[local].reshape(-1)
+            values = _tile_values(payload, c, result, local, extent)
             if accumulate:
                 out[c, 0][valid] += values
             else:
@@ -253,6 +253,20 @@ class KernelInterpreter:
         for first in range(0, self.cores, group):
             for partner in range(first + 1, first + group):
                 buffer[first, slot] = combine(buffer[first, slot], buffer[partner, slot])
+
+
+def _tile_values(
+    payload: Operation, core_index: int, result: np.ndarray, local: tuple, extent: tuple[int, ...]
+) -> np.ndarray:
+    """The output tile's valid lanes of one core's result, or an error when the tiles disagree."""
+    try:
+        return np.asarray(result)[local].reshape(-1)
+    except (IndexError, ValueError):
+        raise ExecutionError(
+            f"'{payload.name}' on core {core_index}: its operand tiles give a result of host shape "
+            f"{list(np.shape(result))}, but its output tile covers {list(extent)}: the tiles of one "
+            "compute must cover matching host boxes"
+        ) from None
 
 
 def tile_result(

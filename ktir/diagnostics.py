@@ -20,27 +20,33 @@ diagnostic with its source line and a caret.
 from __future__ import annotations
 
 import contextvars
+import re
+import struct
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     FileLineColLoc,
     FunctionType,
     IntAttr,
     ModuleOp,
+    ShapedType,
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Operation, ParametrizedAttribute
+from xdsl.ir import Attribute, Block, Operation, ParametrizedAttribute
 from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
 from xdsl.traits import IsolatedFromAbove
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
-from xdsl.utils.lexer import Span
+from xdsl.utils.lexer import Input, Span
+from xdsl.utils.mlir_lexer import MLIRLexer
 
-from ktir.dialects.ktir import verify_tiled_tensor
+from ktir.dialects.ktir import OpVerifyException, verify_function, verify_tiled_tensor
 
 
 class Severity(StrEnum):
@@ -135,6 +141,16 @@ def emit(op: Operation, severity: Severity, message: str, notes: Sequence[Diagno
 # ---------------------------------------------------------------------------------------------
 
 
+class _LinearLexer(MLIRLexer):
+    """
+    xDSL's lexer with a string-literal pattern that cannot backtrack exponentially: xDSL's
+    `"(?:[^"...]+|...)*"` nests two quantifiers, so an unterminated string such as `"tensor<4x6`
+    took time exponential in the rest of the line. One character per repetition is linear.
+    """
+
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+
+
 class KtirParser(Parser):
     """
     An xDSL parser that gives every op a `FileLineColLoc` and locates attribute errors.
@@ -144,9 +160,18 @@ class KtirParser(Parser):
     shape) becomes a `ParseError` spanning its text, so the error points at it.
     """
 
+    def __init__(self, ctx: Context, input: str, name: str = "<unknown>") -> None:
+        super().__init__(ctx, input, name)
+        self._parser_state = ParserState(_LinearLexer(Input(input, name)))
+
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except (VerifyException, struct.error, OverflowError) as error:
+            # An op's own syntax built an attribute from a value that does not fit it (an
+            # `array<i64>` property, an `i64` integer): point at the offending literal.
+            raise self._bad_literal(start, error) from error
         if not isinstance(op.location, FileLineColLoc):
             line, column = self._line_column(self._op_name_position(start))
             op.location = FileLineColLoc(StringAttr(self.lexer.input.name), IntAttr(line), IntAttr(column))
@@ -156,6 +181,8 @@ class KtirParser(Parser):
         start = self._current_token.span.start
         try:
             parsed = super().parse_optional_type()
+            if isinstance(parsed, ShapedType):
+                _check_dims(parsed)
             if isinstance(parsed, TensorType):
                 verify_tiled_tensor(parsed)
         except VerifyException as error:
@@ -168,6 +195,21 @@ class KtirParser(Parser):
             return super().parse_optional_attribute()
         except VerifyException as error:
             raise self._located(start, str(error)) from error
+
+    def _bad_literal(self, start: int, error: Exception) -> ParseError:
+        """A `ParseError` at the integer literal of the op text from `start` that `error` is about."""
+        end = self._current_token.span.start
+        text = self.lexer.input.content
+        literals = [(m, int(m.group())) for m in _INTEGER_LITERAL.finditer(text, start, end)]
+        mentioned = {int(n) for n in re.findall(r"-?\d+", str(error))}
+        chosen = next((m for m, v in literals if v in mentioned and not _fits_i64(v)), None)
+        chosen = chosen or next((m for m, v in literals if not _fits_i64(v)), None)
+        message = str(error) if isinstance(error, VerifyException) else ""
+        if chosen is None:
+            return ParseError(Span(start, max(end, start + 1), self.lexer.input), message or str(error))
+        value = int(chosen.group())
+        message = message or f"integer {value} is out of range of i64 [{I64_MIN}, {I64_MAX}]"
+        return ParseError(Span(chosen.start(), chosen.end(), self.lexer.input), message)
 
     def _located(self, start: int, message: str) -> ParseError:
         end = self._current_token.span.start
@@ -192,6 +234,21 @@ class KtirParser(Parser):
         return text.count("\n", 0, position) + 1, position - line_start + 1
 
 
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+_INTEGER_LITERAL = re.compile(r"(?<![\w.#%@^\"])-?\d+(?![\w.])")
+
+
+def _fits_i64(value: int) -> bool:
+    return I64_MIN <= value <= I64_MAX
+
+
+def _check_dims(shaped: ShapedType) -> None:
+    """MLIR shapes are `int64_t`: a dim past `I64_MAX` is a `VerifyException`."""
+    for dim in shaped.get_shape():
+        if dim > I64_MAX:
+            raise VerifyException(f"dimension {dim} is out of range of i64 (at most {I64_MAX})")
+
+
 def parse_error_diagnostic(error: ParseError) -> Diagnostic:
     """A located diagnostic for an xDSL `ParseError`."""
     span = error.span
@@ -203,8 +260,77 @@ def parse_error_diagnostic(error: ParseError) -> Diagnostic:
     )
 
 
+MAX_NESTING = 100
+"""Deepest bracket nesting (`(`, `[`, `{`, `<`) `parse_module` accepts: xDSL parses, verifies and
+prints recursively, and Python's default recursion limit holds about 150 levels of nesting."""
+
+_NESTING_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|->|[<>]=|[\[\]{}()<>]')
+_OPENERS = frozenset("([{<")
+
+
+def check_nesting(text: str, filename: str = "<stdin>", limit: int = MAX_NESTING) -> None:
+    """
+    Reject input nested deeper than `limit` brackets (regions, attributes, types), located at
+    the first bracket past the limit, instead of letting the recursive parser overflow the stack.
+
+    Strings, `//` comments and the `->`, `>=` and `<=` tokens do not count.
+    """
+    depth = 0
+    for match in _NESTING_TOKEN.finditer(text):
+        token = match.group()
+        if len(token) != 1:
+            continue
+        if token not in _OPENERS:
+            depth = max(depth - 1, 0)
+            continue
+        depth += 1
+        if depth > limit:
+            raise DiagnosticError([_nesting_error(text, filename, match.start(), limit)])
+
+
+def _nesting_error(text: str, filename: str, position: int, limit: int) -> Diagnostic:
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    message = f"nesting deeper than {limit} levels of brackets, regions, attributes or types is not supported"
+    return Diagnostic(Severity.ERROR, message, Location(filename, line, column))
+
+
+class SourceError(DiagnosticError):
+    """An input file that is not UTF-8; `text` is it decoded with replacement characters, to quote."""
+
+    def __init__(self, diagnostic: Diagnostic, text: str) -> None:
+        super().__init__([diagnostic])
+        self.text = text
+
+    def rendered(self) -> str:
+        """The error as `render` prints it, quoting the line with the bad byte replaced."""
+        location = self.diagnostics[0].location
+        return render(self.diagnostics[0], {location.file: self.text} if location else {})
+
+
+def decode_source(data: bytes, filename: str = "<stdin>") -> str:
+    """
+    The text of an input file read as bytes; `SourceError` located at the first byte that is
+    not UTF-8, naming its value and byte offset.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        prefix = data[: error.start].decode("utf-8")
+        line = prefix.count("\n") + 1
+        column = len(prefix) - (prefix.rfind("\n") + 1) + 1
+        bad = data[error.start : error.end].hex(" ").replace(" ", " 0x")
+        message = f"the input is not valid UTF-8: byte 0x{bad} at byte offset {error.start} ({error.reason})"
+        diagnostic = Diagnostic(Severity.ERROR, message, Location(filename, line, column))
+        raise SourceError(diagnostic, data.decode("utf-8", "replace")) from error
+
+
 def parse_module(ctx: Context, text: str, filename: str = "<stdin>") -> ModuleOp:
-    """Parse MLIR text into a module with located ops; errors raise `DiagnosticError`."""
+    """
+    Parse MLIR text into a module with located ops; errors raise `DiagnosticError`, including
+    input nested deeper than `MAX_NESTING`.
+    """
+    check_nesting(text, filename)
     try:
         return KtirParser(ctx, text, filename).parse_module()
     except ParseError as error:
@@ -226,25 +352,57 @@ def verify_module(module: Operation) -> list[Diagnostic]:
     """
     failed: set[Operation] = set()
     diagnostics: list[Diagnostic] = []
+    positions: dict[Block, dict[Operation, int]] = {}
     for op in module.walk():
         scope = _isolation_scope(op)
         if any(ancestor in failed for ancestor in _ancestors(op)):
             continue
-        if (message := _verify_one(op)) is None:
+        if (failure := _verify_one(op)) is None and (failure := _dominance(op, positions)) is None:
             continue
-        diagnostics.append(Diagnostic(Severity.ERROR, f"'{op.name}' op {message}", location_of(op)))
+        culprit, message = failure
+        diagnostics.append(Diagnostic(Severity.ERROR, f"'{culprit.name}' op {message}", location_of(culprit)))
         failed.add(scope)
         failed.add(op)
     return diagnostics
 
 
-def _verify_one(op: Operation) -> str | None:
+def _verify_one(op: Operation) -> tuple[Operation, str] | None:
+    """The op a failure is reported at and its message, or None if `op` verifies."""
     try:
         op.verify(verify_nested_ops=False)
         for tensor in _tensor_types_of(op):
             verify_tiled_tensor(tensor)
+        if isinstance(op, func.FuncOp):
+            verify_function(op)
+    except OpVerifyException as error:
+        return error.op, str(error)
     except VerifyException as error:
-        return str(error)
+        return op, str(error)
+    return None
+
+
+def _dominance(op: Operation, positions: dict[Block, dict[Operation, int]]) -> tuple[Operation, str] | None:
+    """
+    MLIR's dominance rule (one block per region, as in ktir): each operand is a block argument
+    of a block enclosing `op`, or the result of an op earlier in such a block. xDSL's parser
+    takes forward references anywhere, and an executor would then meet a value not yet defined.
+    A module's body is a graph region, where the order does not matter.
+    """
+    for index, operand in enumerate(op.operands):
+        owner = operand.owner
+        block = owner if isinstance(owner, Block) else owner.parent_block()
+        if block is None or isinstance(block.parent_op(), ModuleOp):
+            continue
+        user: Operation | None = op
+        while user is not None and user.parent_block() is not block:
+            user = user.parent_op()
+        if user is not None and isinstance(owner, Block):
+            continue
+        if user is not None:
+            order = positions.setdefault(block, {o: i for i, o in enumerate(block.ops)})
+            if order[owner] < order[user]:
+                continue
+        return op, f"operand #{index} does not dominate this use"
     return None
 
 

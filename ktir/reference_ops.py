@@ -109,7 +109,8 @@ def round_bf16(array: np.ndarray) -> np.ndarray:
 
     Example: 1 + 2**-9 rounds to 1.0; 1 + 3 * 2**-9 rounds to 1 + 2**-7. NaN stays NaN.
     """
-    bits = np.ascontiguousarray(array, dtype=np.float32).view(np.uint32)
+    # np.array, not np.ascontiguousarray: the latter turns a 0-d array into shape (1,).
+    bits = np.array(array, dtype=np.float32).view(np.uint32)
     rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)
     result = rounded.view(np.float32)
     return np.where(np.isnan(array), array, result).astype(np.float32)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation
 
 from ktir.dialects import ktir_structured as st
@@ -183,5 +184,12 @@ def _cpu_fallback(op: st.CpuFallbackOp, args: list[np.ndarray]) -> list[np.ndarr
     results = []
     for index, tensor in enumerate(outputs):
         array = to_numpy(tensor)
+        declared = op.outputs[index].type
+        shape = tuple(declared.get_shape()) if isinstance(declared, TensorType) else None
+        if shape is not None and array.shape != shape:
+            raise ExecutionError(
+                f"'{op.aten.data}' returned result #{index} of shape {list(array.shape)}, "
+                f"the op declares {list(shape)}"
+            )
         results.append(array.astype(numpy_dtype(result_element(op, index)), copy=False))
     return results

@@ -32,10 +32,75 @@ from ktir.cost_model import matmul_cost_us
 from ktir.target import SPYRE, Target
 from ktir.tiling import Access, granules
 
+_SMALL_PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+
+
+def _is_prime(n: int) -> bool:
+    """Miller-Rabin with the first 13 primes as bases: exact below 3.3e24, and far beyond in practice."""
+    if n < 2:
+        return False
+    for p in _SMALL_PRIMES:
+        if n % p == 0:
+            return n == p
+    d, r = n - 1, 0
+    while d % 2 == 0:
+        d, r = d // 2, r + 1
+    for a in _SMALL_PRIMES:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(r - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def _pollard_rho(n: int) -> int:
+    """A non-trivial factor of the odd composite `n` (Pollard's rho, Floyd cycles, fixed seeds)."""
+    for c in itertools.count(1):
+        x = y = 2
+        d = 1
+        while d == 1:
+            x = (x * x + c) % n
+            y = (y * y + c) % n
+            y = (y * y + c) % n
+            d = math.gcd(abs(x - y), n)
+        if d != n:
+            return d
+    raise AssertionError("unreachable")
+
+
+def prime_factors(n: int) -> dict[int, int]:
+    """
+    The prime factorization of `n >= 1` as {prime: exponent}: `prime_factors(360)` is
+    {2: 3, 3: 2, 5: 1}. Trial division by small primes, then Pollard's rho: milliseconds even
+    for 64-bit sizes, where counting up to `n` would never finish.
+    """
+    factors: dict[int, int] = {}
+    for p in _SMALL_PRIMES:
+        while n % p == 0:
+            factors[p] = factors.get(p, 0) + 1
+            n //= p
+    stack = [n] if n > 1 else []
+    while stack:
+        m = stack.pop()
+        if _is_prime(m):
+            factors[m] = factors.get(m, 0) + 1
+            continue
+        d = _pollard_rho(m)
+        stack += [d, m // d]
+    return dict(sorted(factors.items()))
+
 
 def divisors(n: int) -> list[int]:
-    """The divisors of `n`, increasing: `divisors(12)` is [1, 2, 3, 4, 6, 12]."""
-    return [d for d in range(1, n + 1) if n % d == 0]
+    """The divisors of `n >= 1`, increasing, from its factorization: `divisors(12)` is [1, 2, 3, 4, 6, 12]."""
+    result = [1]
+    for prime, exponent in prime_factors(n).items():
+        result = [d * prime**e for d in result for e in range(exponent + 1)]
+    return sorted(result)
 
 
 def core_split(size: int, cores: int) -> int:
@@ -180,7 +245,8 @@ def _cheapest_matmul(
 ) -> dict[str, int]:
     names = list(sizes)
     best: tuple[float, tuple[int, ...]] | None = None
-    for choice in itertools.product(*(divisors(adjusted[d]) for d in names)):
+    candidates = ([d for d in divisors(adjusted[name]) if d <= cores] for name in names)
+    for choice in itertools.product(*candidates):
         used = math.prod(choice)
         if used > cores or used < at_least:
             continue
@@ -218,6 +284,7 @@ def divide(
     if policy not in ("default", "cost"):
         raise ValueError(f"unknown work division policy '{policy}' (default, cost)")
     accesses = [*inputs, output]
+    check_device_memory(accesses, target)
     adjusted = adjusted_sizes(sizes, accesses, whole)
     if hint:
         return check_hint(hint, adjusted, reduction, cores)
@@ -228,6 +295,29 @@ def divide(
         element_bytes = output.layout.device_dtype.element_bytes
         splits = _cheapest_matmul(sizes, adjusted, element_bytes, cores, at_least, target)
     return splits
+
+
+def device_bytes(access: Access) -> int:
+    """Bytes `access`'s tensor takes in device memory (padding included)."""
+    return math.prod(access.layout.device_size) * access.layout.device_dtype.element_bytes
+
+
+def check_device_memory(accesses: Sequence[Access], target: Target = SPYRE) -> None:
+    """
+    A `ValueError` if a tensor one op touches is larger than the target's device memory
+    (128 GiB on Spyre): such an op cannot run, and dividing it would be wasted work.
+    """
+    largest = max(accesses, key=device_bytes)
+    if (size := device_bytes(largest)) <= target.device_memory_bytes:
+        return
+    raise ValueError(
+        f"a tensor of shape {list(largest.shape)} takes {_gib(size)} of device memory, more than "
+        f"the {_gib(target.device_memory_bytes)} of {target.name}"
+    )
+
+
+def _gib(n: int) -> str:
+    return f"{n / 1024**3:,.1f} GiB"
 
 
 def core_slices(splits: dict[str, int], fastest: str | None = None) -> list[dict[str, int]]:

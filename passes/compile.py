@@ -34,6 +34,11 @@ class CompilePass(ModulePass):
     policy: str = "default"
     solver: str = "greedy"
 
+    def __post_init__(self) -> None:
+        # Building the inner passes checks cores, policy and solver when the pipeline is parsed,
+        # so a bad option is a usage error (exit 2), not a failure halfway through the pipeline.
+        self.passes()
+
     def passes(self) -> list[ModulePass]:
         """The pipeline's passes, in order."""
         return [

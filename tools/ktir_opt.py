@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
@@ -32,12 +35,16 @@ from ktir.diagnostics import (
     Diagnostic,
     DiagnosticError,
     Severity,
+    SourceError,
     collect_diagnostics,
+    decode_source,
     parse_module,
     render,
     verify_module,
 )
-from ktir.expected_diagnostics import check, parse_expectations
+from ktir.expected_diagnostics import Expectation, check, parse_expectations
+from ktir.expected_diagnostics import _regex_of as regex_of
+from ktir.tools.output_files import OutputError, check_writable, write_all
 
 SPLIT_MARKER = "// -----"
 
@@ -114,7 +121,13 @@ class KtirOptMain(xDSLOptMain):
 
     def run(self) -> int:  # type: ignore[override]  (returns the exit code)
         """Process every chunk; print or check diagnostics; write output only on success."""
-        filename, text = self._read_input()
+        if self.args.output_file is not None:
+            check_writable(self.args.output_file)
+        try:
+            filename, text = self._read_input()
+        except SourceError as error:
+            print(error.rendered(), file=sys.stderr)
+            return 1
         sources = {filename: text}
         outputs: list[str] = []
         failed = False
@@ -122,16 +135,17 @@ class KtirOptMain(xDSLOptMain):
             output, diagnostics = self._process(chunk, filename)
             if self.args.verify_diagnostics:
                 expectations = parse_expectations(chunk.text, filename, chunk.first_line)
-                diagnostics = check(expectations, diagnostics)
+                invalid = _invalid_regexes(expectations)
+                diagnostics = invalid or check(expectations, diagnostics)
             for diagnostic in diagnostics:
                 print(render(diagnostic, sources), file=sys.stderr)
             failed |= any(d.severity == Severity.ERROR for d in diagnostics)
             if output is not None:
                 outputs.append(output)
-        if failed and not self.args.verify_diagnostics:
+        if failed:
             return 1
         self._write_output(f"{SPLIT_MARKER}\n".join(outputs))
-        return 1 if failed else 0
+        return 0
 
     def _process(self, chunk: Chunk, filename: str) -> tuple[str | None, list[Diagnostic]]:
         """Parse, verify, run the pipeline and print one chunk; return output and diagnostics."""
@@ -151,10 +165,11 @@ class KtirOptMain(xDSLOptMain):
         return output, emitted
 
     def _read_input(self) -> tuple[str, str]:
+        """The input's name and text; `SourceError` if it is not UTF-8."""
         if self.args.input_file in (None, "-"):
-            return "<stdin>", sys.stdin.read()
-        with open(self.args.input_file, encoding="utf-8") as f:
-            return self.args.input_file, f.read()
+            return "<stdin>", decode_source(sys.stdin.buffer.read(), "<stdin>")
+        with open(self.args.input_file, "rb") as f:
+            return self.args.input_file, decode_source(f.read(), self.args.input_file)
 
     def _chunks(self, text: str) -> list[Chunk]:
         if not self.args.split_input_file:
@@ -175,8 +190,23 @@ class KtirOptMain(xDSLOptMain):
         if self.args.output_file is None:
             sys.stdout.write(output)
             return
-        with open(self.args.output_file, "w", encoding="utf-8") as f:
-            f.write(output)
+        write_all([(self.args.output_file, lambda path: Path(path).write_text(output, encoding="utf-8"))])
+
+
+def _invalid_regexes(expectations: Sequence[Expectation]) -> list[Diagnostic]:
+    """A located error for each `expected-*-re` annotation whose `{{...}}` is not a valid regex."""
+    errors = []
+    for expectation in expectations:
+        if not expectation.is_regex:
+            continue
+        try:
+            with warnings.catch_warnings():  # FutureWarnings about set syntax are not errors
+                warnings.simplefilter("ignore")
+                re.compile(regex_of(expectation.text))
+        except re.error as error:
+            message = f"invalid regular expression in expected-{expectation.severity}-re: {error}"
+            errors.append(Diagnostic(Severity.ERROR, message, expectation.written_at))
+    return errors
 
 
 def _first_line(error: BaseException) -> str:
@@ -191,6 +221,9 @@ def _run(entry: Callable[[], int]) -> int:
     except UsageError as error:
         print(f"ktir-opt: error: {error}", file=sys.stderr)
         return 2
+    except OutputError as error:
+        print(f"ktir-opt: error: {error}", file=sys.stderr)
+        return 1
     except OSError as error:
         print(f"ktir-opt: error: {error.strerror}: {error.filename}", file=sys.stderr)
         return 1

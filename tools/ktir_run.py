@@ -10,12 +10,16 @@ ktir-run model.mlir --random --trace t.json --png t.png --cores 16
 Inputs come from an `.npz` (keys are argument names, as `ktir.name` or SSA names give them,
 or `arg0`, `arg1`, ...) or are random (`--random`, the default; seeded, so runs repeat).
 Errors (bad IR, a pipeline or simulation error, bad inputs) are one located message each on
-stderr and exit code 1; a bad command line exits with 2; nothing is written on failure.
+stderr and exit code 1; a bad command line exits with 2; nothing is written on failure (every
+output path is checked first, and `-o`, `--trace` and `--png` are written all or none). Inputs
+whose arrays and device copies exceed the memory available are refused before allocation;
+random inputs are drawn in each argument's own dtype.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -30,17 +34,36 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute
 
-from ktir.compile import run_pipeline
+from ktir.compile import PipelineError, run_pipeline
 from ktir.context import make_context
-from ktir.diagnostics import Diagnostic, DiagnosticError, Severity, parse_module, render, verify_module
+from ktir.diagnostics import (
+    Diagnostic,
+    DiagnosticError,
+    Severity,
+    SourceError,
+    decode_source,
+    location_of,
+    parse_module,
+    render,
+    verify_module,
+)
+from ktir.dialects.ktir import TiledLayoutAttr, device_dtype_of_element
 from ktir.dialects.ktir_core import KernelOp
 from ktir.reference import argument_names, entry_function
 from ktir.reference_ops import ExecutionError, numpy_dtype
 from ktir.sim import SimResult, SimulationError, simulate, write_png, write_trace
+from ktir.target import SPYRE
+from ktir.tools.output_files import OutputError, Writer, check_writable, write_all
+
+GIB = 1024**3
 
 
 class RunError(Exception):
     """A user-facing failure outside the IR (a file, the inputs); printed as one line."""
+
+
+class UsageError(Exception):
+    """A bad option value; printed as one line, exit code 2."""
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -63,16 +86,25 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--png", metavar="FILE.png", help="write a timeline image (needs matplotlib)")
     parser.add_argument("-o", "--output-file", metavar="FILE.npz", help="write the outputs as .npz")
     parser.add_argument("--top", type=int, default=20, help="kernels shown, slowest first (0: all)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if not 1 <= args.cores <= SPYRE.cores:
+        raise UsageError(f"argument --cores: must be in 1..{SPYRE.cores}, not {args.cores}")
+    if args.top < 0:
+        raise UsageError(f"argument --top: must be 0 (all) or positive, not {args.top}")
+    if args.seed < 0:
+        raise UsageError(f"argument --seed: must be non-negative, not {args.seed}")
+    return args
 
 
 def _read(path: str) -> tuple[str, str]:
+    """The input's name and text; `SourceError` if it is not UTF-8."""
     if path == "-":
-        return "<stdin>", sys.stdin.read()
+        return "<stdin>", decode_source(sys.stdin.buffer.read(), "<stdin>")
     try:
-        return path, Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as error:
         raise RunError(f"cannot read '{path}': {error.strerror}") from error
+    return path, decode_source(data, path)
 
 
 def _load_module(filename: str, text: str, cores: int, policy: str) -> ModuleOp:
@@ -86,22 +118,104 @@ def _load_module(filename: str, text: str, cores: int, policy: str) -> ModuleOp:
 
 
 def _random_input(tensor: TensorType[Attribute], rng: np.random.Generator) -> np.ndarray:
+    """Seeded random values made in the tensor's own dtype (f16 by way of f32, which NumPy draws)."""
     shape = tuple(tensor.get_shape())
     dtype = numpy_dtype(tensor.element_type)
     if dtype == np.bool_:
-        return rng.random(shape) < 0.5
+        return rng.integers(0, 2, shape, dtype=np.bool_)
     if dtype.kind in "iu":
-        return rng.integers(0, 8, shape).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
+        return rng.integers(0, 8, shape, dtype=dtype)
+    if dtype == np.float16:
+        return rng.standard_normal(shape, dtype=np.float32).astype(np.float16)
+    return rng.standard_normal(shape, dtype=dtype)
+
+
+def _argument_types(function: func.FuncOp) -> list[TensorType[Attribute]]:
+    """The entry function's argument types; a located error unless each is a static tensor with storage."""
+    types = []
+    for i, arg in enumerate(function.body.block.args):
+        problem = _argument_problem(arg.type)
+        if problem is not None:
+            name = f"%{arg.name_hint}" if arg.name_hint else f"arg{i}"
+            message = f"'{function.name}' op ktir-run cannot pass argument {i} ({name}): {problem}"
+            raise DiagnosticError([Diagnostic(Severity.ERROR, message, location_of(function))])
+        types.append(cast(TensorType[Attribute], arg.type))
+    return types
+
+
+def _argument_problem(type_: Attribute) -> str | None:
+    if not isinstance(type_, TensorType):
+        return f"its type {type_} is not a tensor"
+    if any(dim < 0 for dim in type_.get_shape()):
+        return f"its type {type_} does not have a static shape"
+    try:
+        numpy_dtype(type_.element_type)
+    except TypeError:
+        return f"its element type {type_.element_type} has no NumPy storage"
+    return None
+
+
+def input_bytes(types: Sequence[TensorType[Attribute]]) -> int:
+    """Host bytes of arrays of `types` in their NumPy storage dtypes."""
+    return sum(math.prod(t.get_shape()) * numpy_dtype(t.element_type).itemsize for t in types)
+
+
+def device_copy_bytes(types: Sequence[TensorType[Attribute]]) -> int:
+    """
+    Bytes of the simulator's device copies of `types`: the `#ktir.tiled` device tensor (padding
+    included) when there is one, else as many bytes as on the host.
+    """
+    total = 0
+    for t in types:
+        if isinstance(t.encoding, TiledLayoutAttr):
+            element_bytes = device_dtype_of_element(t.element_type).element_bytes
+            total += math.prod(t.encoding.tiled.device_size) * element_bytes
+        else:
+            total += input_bytes([t])
+    return total
+
+
+def available_memory() -> int | None:
+    """Bytes this process may still allocate: `MemAvailable`, less under an address-space limit."""
+    limits = []
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            limits += [int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:")]
+    except OSError:
+        pass
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            with open("/proc/self/statm", encoding="ascii") as f:
+                used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            limits.append(max(soft - used, 0))
+    except (ImportError, OSError, ValueError):
+        pass
+    return min(limits) if limits else None
+
+
+def _check_memory(types: Sequence[TensorType[Attribute]]) -> None:
+    """Refuse, before allocating anything, inputs the host cannot hold with their device copies."""
+    host, device = input_bytes(types), device_copy_bytes(types)
+    available = available_memory()
+    if available is not None and host + device > available:
+        raise RunError(
+            f"the inputs need {(host + device) / GIB:.1f} GiB of memory ({host / GIB:.1f} GiB of arrays "
+            f"and {device / GIB:.1f} GiB of device copies), more than the {available / GIB:.1f} GiB "
+            "available on this host"
+        )
 
 
 def _inputs(module: ModuleOp, args: argparse.Namespace) -> list[np.ndarray]:
     function = entry_function(module, args.func_name)
     names = argument_names(function)
-    block_args = function.body.block.args
+    types = _argument_types(function)
+    _check_memory(types)
     if args.inputs is None:
         rng = np.random.default_rng(args.seed)
-        return [_random_input(cast(TensorType[Attribute], a.type), rng) for a in block_args]
+        return [_random_input(t, rng) for t in types]
     try:
         arrays = np.load(args.inputs)
     except (OSError, ValueError) as error:
@@ -149,9 +263,40 @@ def _outputs_table(module: ModuleOp, result: SimResult, func_name: str | None) -
     return table
 
 
+def _output_paths(args: argparse.Namespace) -> list[str]:
+    return [p for p in (_npz_path(args.output_file), args.trace, args.png) if p]
+
+
+def _npz_path(path: str | None) -> str | None:
+    """`np.savez` adds `.npz` to a name without it; so does `-o`."""
+    if path is None or path.endswith(".npz"):
+        return path
+    return f"{path}.npz"
+
+
+def _write_outputs(args: argparse.Namespace, result: SimResult) -> None:
+    """Every requested file, all or none (`write_all`)."""
+    arrays = {f"out{i}": o for i, o in enumerate(result.outputs)}
+
+    def npz(path: str) -> None:
+        with open(path, "wb") as f:
+            np.savez(f, **arrays)
+
+    outputs: list[tuple[str, Writer]] = []
+    if (path := _npz_path(args.output_file)) is not None:
+        outputs.append((path, npz))
+    if args.trace:
+        outputs.append((args.trace, lambda path: write_trace(result.report, path)))
+    if args.png:
+        outputs.append((args.png, lambda path: write_png(result.report, path)))
+    write_all(outputs)
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     """Run the file named in `argv` on the simulator and print outputs and report; the exit code."""
     args = _arguments(argv)
+    for path in _output_paths(args):
+        check_writable(path)
     filename, text = _read(args.input_file)
     module = _load_module(filename, text, args.cores, args.policy)
     inputs = _inputs(module, args)
@@ -160,12 +305,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     console = Console(width=None if sys.stdout.isatty() else 150)
     console.print(_outputs_table(module, result, args.func_name))
     result.report.print(console, limit=args.top or None)
-    if args.output_file:
-        np.savez(args.output_file, **{f"out{i}": o for i, o in enumerate(result.outputs)})
-    if args.trace:
-        write_trace(result.report, args.trace)
-    if args.png:
-        write_png(result.report, args.png)
+    _write_outputs(args, result)
     return 0
 
 
@@ -182,6 +322,33 @@ def _report(diagnostics: Sequence[Diagnostic], filename: str) -> None:
         print(render(diagnostic, sources), file=sys.stderr)
 
 
+def _handle(error: Exception, filename: str) -> int:
+    """Print `error` as located diagnostics or one line; the exit code (KTIR_DEBUG=1 re-raises)."""
+    if isinstance(error, SourceError):
+        print(error.rendered(), file=sys.stderr)
+        return 1
+    if isinstance(error, DiagnosticError):
+        _report(error.diagnostics, filename)
+        return 1
+    if isinstance(error, SimulationError):
+        _report([Diagnostic(Severity.ERROR, str(error), error.location)], filename)
+        return 1
+    if isinstance(error, (UsageError, PipelineError)):  # PipelineError: an option past the checks
+        print(f"ktir-run: error: {error}", file=sys.stderr)
+        return 2
+    if isinstance(error, (RunError, OutputError, ExecutionError, ImportError)):
+        print(f"ktir-run: error: {error}", file=sys.stderr)
+        return 1
+    if isinstance(error, MemoryError):
+        print(f"ktir-run: error: out of host memory ({error or 'MemoryError'})", file=sys.stderr)
+        return 1
+    if os.environ.get("KTIR_DEBUG"):
+        raise error
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    print(f"ktir-run: internal error: {type(error).__name__}: {first} (set KTIR_DEBUG=1)", file=sys.stderr)
+    return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point of `ktir-run`: located one-line errors, no traceback (KTIR_DEBUG=1 re-raises)."""
     filename = "-"
@@ -193,26 +360,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ktir-run: interrupted", file=sys.stderr)
         return 130
-    except DiagnosticError as error:
-        _report(error.diagnostics, filename)
-        return 1
-    except RunError as error:
-        print(f"ktir-run: error: {error}", file=sys.stderr)
-        return 1
-    except SimulationError as error:
-        _report([Diagnostic(Severity.ERROR, str(error), error.location)], filename)
-        return 1
-    except (ExecutionError, ImportError) as error:
-        print(f"ktir-run: error: {error}", file=sys.stderr)
-        return 1
     except Exception as error:
-        if os.environ.get("KTIR_DEBUG"):
-            raise
-        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        print(
-            f"ktir-run: internal error: {type(error).__name__}: {first} (set KTIR_DEBUG=1)", file=sys.stderr
-        )
-        return 1
+        return _handle(error, filename)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import device_dtype_of_element
 from ktir.layout_plan import layout_of_type
 from ktir.reference import IMPLEMENTATIONS
-from ktir.reference_ops import numpy_dtype, store
+from ktir.reference_ops import ExecutionError, numpy_dtype, store
 from ktir.sim.compute import ELEMENTWISE, matmul_f32, rows_at_once
 from ktir.sim.memory import (
     LxBuffer,
@@ -95,6 +95,8 @@ class SimKernel(KernelInterpreter):
             if error.location is None:
                 error.location = location_of(op) or location_of(self.op)
             raise
+        except ExecutionError as error:  # e.g. a compute whose tiles disagree: locate it too
+            raise SimulationError(str(error), location_of(op) or location_of(self.op)) from error
 
     def report(self) -> KernelReport:
         """The kernel's line of the report (call after `run`)."""

@@ -21,13 +21,14 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from ktir.core_executor import host_op, to_device, to_host
+from ktir.diagnostics import location_of
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_structured as st
 from ktir.passes.plan_scratchpad import LX_ADDRESS_ATTR
 from ktir.reference import entry_function, last_uses, ordered_inputs
 from ktir.reference_ops import ExecutionError
 from ktir.sim.engine import SimKernel
-from ktir.sim.memory import Scratchpad
+from ktir.sim.memory import Scratchpad, SimulationError
 from ktir.sim.report import KernelReport, Report
 from ktir.target import SPYRE, Target
 
@@ -82,7 +83,7 @@ def simulate(
                 lines.append(kernel.report())
                 clock += lines[-1].cycles
             else:
-                results = host_op(op, args)
+                results = _run_host_op(op, args)
                 lines.append(_host_line(op, index, name, clock, target))
             memory.update(zip(op.results, results, strict=True))
             for value in op.results:
@@ -95,6 +96,16 @@ def simulate(
             if progress is not None:
                 progress(index + 1, len(ops))
     raise ExecutionError(f"@{function.sym_name.data} has no func.return")
+
+
+def _run_host_op(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
+    """A function-level op (view, CPU fallback) on the host; its failure located at the op."""
+    try:
+        return host_op(op, args)
+    except SimulationError:
+        raise
+    except ExecutionError as error:
+        raise SimulationError(str(error), location_of(op)) from error
 
 
 def _name(op: Operation) -> str:

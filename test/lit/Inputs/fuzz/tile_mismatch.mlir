@@ -1,0 +1,19 @@
+// Core 1 computes on a 1-row input tile but stores a 2-row output tile (found by tools/fuzz.py).
+func.func @abs(%x: tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> {
+  %y = ktir.kernel "ktir.abs" cores 2 chunks 1 work_division {d0 = 2 : i64, d1 = 1 : i64} tiles [#ktir.tile<extent = [1, 2, 64], starts = [[0, 0, 0], [0, 2, 0]], chunk_starts = [[0, 0, 0]]>, #ktir.tile<extent = [1, 2, 64], starts = [[0, 0, 0], [0, 0, 0]], chunk_starts = [[0, 0, 0]]>](%x) : (tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> {
+  ^bb0(%0: tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, %1: tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>):
+    %2 = ktir.core_id : index
+    %3 = ktir.lx_alloc address 0 : memref<1x1x2x64xf16, "lx">
+    %4 = ktir.lx_alloc address 256 : memref<1x1x2x64xf16, "lx">
+    %5 = arith.constant 0 : index
+    ktir.dma_load %0 -> %3[%2, %5, %5] tile 0 : tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> -> memref<1x1x2x64xf16, "lx">
+    ktir.compute "sfu"[%2, %5, %5] ins(%3 : memref<1x1x2x64xf16, "lx">) outs(%4 : memref<1x1x2x64xf16, "lx">) tiles [0, 1] {
+    ^bb0(%6: tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>):
+      %y_1 = ktir.abs %6 : tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> -> tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
+      ktir.yield %y_1 : tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
+    }
+    ktir.dma_store %4 -> %1[%2, %5, %5] tile 1 : memref<1x1x2x64xf16, "lx"> -> tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
+    ktir.yield
+  }
+  func.return %y : tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
+}
