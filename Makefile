@@ -14,12 +14,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
-# Both suites always run: a pytest failure must not hide the lit result.
+# Every suite always runs (pytest, lit, the short fuzz, lint): one failure must not hide another.
 test: $(STAMP)
 	@status=0; \
 	$(MAKE) --no-print-directory pytest || status=1; \
 	$(MAKE) --no-print-directory lit || status=1; \
 	$(MAKE) --no-print-directory fuzz-short || status=1; \
+	$(MAKE) --no-print-directory lint || status=1; \
 	exit $$status
 
 pytest: $(STAMP)

@@ -20,7 +20,8 @@ outputs = ktir.core_executor.run(module, [x, w])      # after ktir-lower-to-core
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any, cast
 
@@ -139,33 +140,29 @@ class KernelInterpreter:
             self._op(op)
 
     def _op(self, op: Operation) -> None:
-        env = self.env
-        if isinstance(op, core.CoreIdOp):
-            env[op.results[0]] = np.arange(self.cores)
-        elif isinstance(op, arith.ConstantOp):
-            env[op.results[0]] = cast(IntegerAttr, op.value).value.data
-        elif isinstance(op, arith.AddiOp):
-            env[op.results[0]] = env[op.lhs] + env[op.rhs]
-        elif isinstance(op, arith.MuliOp):
-            env[op.results[0]] = env[op.lhs] * env[op.rhs]
-        elif isinstance(op, arith.RemUIOp):
-            env[op.results[0]] = env[op.lhs] % env[op.rhs]
-        elif isinstance(op, scf.ForOp):
-            for i in range(env[op.lb], env[op.ub], env[op.step]):
-                env[op.body.block.args[0]] = i
-                self._block(op.body.block)
-        elif isinstance(op, core.LxAllocOp):
-            env[op.results[0]] = self._alloc(op)
-        elif isinstance(op, core.DmaLoadOp | core.DmaStoreOp):
-            self._dma(op)
-        elif isinstance(op, core.FillOp):
-            self._fill(op)
-        elif isinstance(op, core.ComputeOp):
-            self._compute(op)
-        elif isinstance(op, core.RingReduceOp):
-            self._ring_reduce(op)
-        elif not isinstance(op, (core.YieldOp, scf.YieldOp)):
+        if (binary := _INDEX_ARITHMETIC.get(type(op))) is not None:
+            self.env[op.results[0]] = binary(self.env[op.operands[0]], self.env[op.operands[1]])
+            return
+        if (handler := _HANDLERS.get(type(op))) is not None:
+            getattr(self, handler)(op)  # by name, so a subclass's override runs
+            return
+        if not isinstance(op, (core.YieldOp, scf.YieldOp)):
             raise ExecutionError(f"the core executor cannot run '{op.name}' inside a kernel")
+
+    def _core_id(self, op: core.CoreIdOp) -> None:
+        self.env[op.results[0]] = np.arange(self.cores)
+
+    def _constant(self, op: arith.ConstantOp) -> None:
+        self.env[op.results[0]] = cast(IntegerAttr, op.value).value.data
+
+    def _for(self, op: scf.ForOp) -> None:
+        env = self.env
+        for i in range(env[op.lb], env[op.ub], env[op.step]):
+            env[op.body.block.args[0]] = i
+            self._block(op.body.block)
+
+    def _lx_alloc(self, op: core.LxAllocOp) -> None:
+        self.env[op.results[0]] = self._alloc(op)
 
     def _fill(self, op: core.FillOp) -> None:
         self.env[op.buffer][:, self.env[op.slot]] = 0
@@ -253,6 +250,27 @@ class KernelInterpreter:
         for first in range(0, self.cores, group):
             for partner in range(first + 1, first + group):
                 buffer[first, slot] = combine(buffer[first, slot], buffer[partner, slot])
+
+
+_INDEX_ARITHMETIC: dict[type[Operation], Callable[[Any, Any], Any]] = {
+    arith.AddiOp: operator.add,
+    arith.MuliOp: operator.mul,
+    arith.RemUIOp: operator.mod,
+}
+"""Index arithmetic of kernel bodies, on per-core integer arrays."""
+
+_HANDLERS: dict[type[Operation], str] = {
+    core.CoreIdOp: "_core_id",
+    arith.ConstantOp: "_constant",
+    scf.ForOp: "_for",
+    core.LxAllocOp: "_lx_alloc",
+    core.DmaLoadOp: "_dma",
+    core.DmaStoreOp: "_dma",
+    core.FillOp: "_fill",
+    core.ComputeOp: "_compute",
+    core.RingReduceOp: "_ring_reduce",
+}
+"""The `KernelInterpreter` method that runs each kernel-body op (looked up by name)."""
 
 
 def _tile_values(

@@ -24,7 +24,7 @@ from xdsl.ir import Operation, SSAValue
 from ktir import sticks
 from ktir.layout import LayoutError
 from ktir.layout_plan import describe, encoding_of, is_tensor
-from ktir.layout_rules import RuleError, rule_of, shape_of
+from ktir.layout_rules import Need, Rule, RuleError, rule_of, shape_of
 
 
 class LayoutViolation(Exception):
@@ -72,38 +72,51 @@ def _check(op: Operation, pending: bool) -> Iterator[LayoutViolation]:
             yield LayoutViolation(op, f"result #{index} is sticked on {describe(stick)}; allowed: {allowed}")
             return
     if rule.through is not None:
-        seen = rule.through(operand_sticks[0]) if operand_sticks[0] is not None else None
-        if seen is not None and seen != chosen[0]:
-            yield LayoutViolation(
-                op,
-                f"view of an input sticked on {describe(operand_sticks[0])} is sticked on "
-                f"{describe(seen)}, but its result claims {describe(chosen[0])}",
-            )
+        yield from _check_view(op, rule, operand_sticks[0], chosen[0])
         return
     if rule.copies:  # copy / restickify move data into any layout of the same density
-        source, result = operand_sticks[0], chosen[0]
-        if (
-            source == sticks.SPARSE
-            and result != sticks.SPARSE
-            and math.prod(shape_of(op.operands[0].type)) > 1
-        ):
-            yield LayoutViolation(
-                op, f"copies a sparse input into {describe(result)}: sparse elements cannot be gathered"
-            )
+        yield from _check_copy(op, operand_sticks[0], chosen[0])
         return
     needs = rule.needs(tuple(s for s in chosen if s is not None))
     for index, stick in operand_sticks.items():
-        need = needs[index]
-        if need is None or (stick is not None and need.satisfied_by(stick)):
-            continue
-        if stick is None:
-            yield LayoutViolation(op, f"operand #{index} has a split-stick layout, which no op reads")
-            continue
-        fixable = stick is not None and stick != sticks.SPARSE and need.target is not None
-        if pending and fixable:
-            continue
-        wanted = "any layout" if need.accept is None else ", ".join(describe(s) for s in sorted(need.accept))
-        hint = "; ktir-insert-restickify would fix it" if fixable else "; no restickify can fix it"
+        yield from _check_operand(op, index, stick, needs[index], pending)
+
+
+def _check_view(
+    op: Operation, rule: Rule, source: int | None, result: int | None
+) -> Iterator[LayoutViolation]:
+    """A view's result stick is the one its input's stick maps to."""
+    seen = rule.through(source) if source is not None else None
+    if seen is not None and seen != result:
         yield LayoutViolation(
-            op, f"operand #{index} is sticked on {describe(stick)}, but the op reads it on {wanted}{hint}"
+            op,
+            f"view of an input sticked on {describe(source)} is sticked on "
+            f"{describe(seen)}, but its result claims {describe(result)}",
         )
+
+
+def _check_copy(op: Operation, source: int | None, result: int | None) -> Iterator[LayoutViolation]:
+    """A copy may change the stick, but cannot gather a sparse input into dense sticks."""
+    if source == sticks.SPARSE and result != sticks.SPARSE and math.prod(shape_of(op.operands[0].type)) > 1:
+        yield LayoutViolation(
+            op, f"copies a sparse input into {describe(result)}: sparse elements cannot be gathered"
+        )
+
+
+def _check_operand(
+    op: Operation, index: int, stick: int | None, need: Need | None, pending: bool
+) -> Iterator[LayoutViolation]:
+    """One operand against what the op needs of it (`pending`: restickifies still to insert)."""
+    if need is None or (stick is not None and need.satisfied_by(stick)):
+        return
+    if stick is None:
+        yield LayoutViolation(op, f"operand #{index} has a split-stick layout, which no op reads")
+        return
+    fixable = stick != sticks.SPARSE and need.target is not None
+    if pending and fixable:
+        return
+    wanted = "any layout" if need.accept is None else ", ".join(describe(s) for s in sorted(need.accept))
+    hint = "; ktir-insert-restickify would fix it" if fixable else "; no restickify can fix it"
+    yield LayoutViolation(
+        op, f"operand #{index} is sticked on {describe(stick)}, but the op reads it on {wanted}{hint}"
+    )

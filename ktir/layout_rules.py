@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
@@ -261,33 +261,45 @@ POINTWISE = (ew.UnaryOp, ew.LogicalNotOp, ew.ConvertOp, ew.BinaryOp, ew.PowOp, e
 VIEWS = (st.PermuteOp, st.ReshapeOp, st.ExpandOp, st.SliceOp)
 
 
+def _softmax(op: st.SoftmaxOp) -> Rule:
+    dim = cast(int, op.dim.value.data)
+    return _fixed(op, dim, [dim])
+
+
+def _full(op: ew.FullOp) -> Rule:
+    return Rule((sticks.candidate_sticks(shape_of(op.result.type)),), lambda _chosen: ())
+
+
+def _cpu_fallback(op: st.CpuFallbackOp) -> Rule:
+    # The host computes the results and the DMA back lays them out: any layout, for free.
+    domains = tuple(sticks.candidate_sticks(shape_of(r.type)) for r in op.outputs)
+    return Rule(domains, lambda _chosen: tuple(ANY for _ in op.operands))
+
+
+def _return(op: func.ReturnOp) -> Rule:
+    return Rule((), lambda _chosen: tuple(ANY for _ in op.operands))
+
+
+_RULES: tuple[tuple[type | tuple[type, ...], Callable[[Any], Rule]], ...] = (
+    (POINTWISE, _pointwise),
+    (VIEWS, _view),
+    (st.ReductionOp, _reduction),
+    (st.MatmulBase, _matmul),
+    (st.SoftmaxOp, _softmax),
+    (st.NormOp, _norm),
+    ((st.CopyOp, st.RestickifyOp), lambda op: _copy(op, relayout_cost=isinstance(op, st.RestickifyOp))),
+    (st.CatOp, _cat),
+    (st.PadOp, _pad),
+    (ew.FullOp, _full),
+    (st.CpuFallbackOp, _cpu_fallback),
+    (func.ReturnOp, _return),
+)
+"""Op kinds and the rule builder of each, tried in order (the first match wins)."""
+
+
 def rule_of(op: Operation) -> Rule:
     """The stick rule of a graph-level op; raises `RuleError` for ops without one."""
-    if isinstance(op, POINTWISE):
-        return _pointwise(op)
-    if isinstance(op, VIEWS):
-        return _view(op)
-    if isinstance(op, st.ReductionOp):
-        return _reduction(op)
-    if isinstance(op, st.MatmulBase):
-        return _matmul(op)
-    if isinstance(op, st.SoftmaxOp):
-        dim = cast(int, op.dim.value.data)
-        return _fixed(op, dim, [dim])
-    if isinstance(op, st.NormOp):
-        return _norm(op)
-    if isinstance(op, (st.CopyOp, st.RestickifyOp)):
-        return _copy(op, relayout_cost=isinstance(op, st.RestickifyOp))
-    if isinstance(op, st.CatOp):
-        return _cat(op)
-    if isinstance(op, st.PadOp):
-        return _pad(op)
-    if isinstance(op, ew.FullOp):
-        return Rule((sticks.candidate_sticks(shape_of(op.result.type)),), lambda _chosen: ())
-    if isinstance(op, st.CpuFallbackOp):
-        # The host computes the results and the DMA back lays them out: any layout, for free.
-        domains = tuple(sticks.candidate_sticks(shape_of(r.type)) for r in op.outputs)
-        return Rule(domains, lambda _chosen: tuple(ANY for _ in op.operands))
-    if isinstance(op, func.ReturnOp):
-        return Rule((), lambda _chosen: tuple(ANY for _ in op.operands))
+    for kinds, rule in _RULES:
+        if isinstance(op, kinds):
+            return rule(op)
     raise RuleError(op, "has no layout rule: layout propagation handles graph-level ktir ops only")

@@ -167,6 +167,35 @@ def elimination_order(problem: Problem) -> list[int]:
     return order
 
 
+class _FactorPool:
+    """The factors still to eliminate, indexed by variable, and the constant of scope-free ones."""
+
+    def __init__(self, factors: list[_Factor]) -> None:
+        self.factors: list[_Factor] = []
+        self.alive: list[bool] = []
+        self.by_variable: dict[int, list[int]] = {}
+        self.constant = 0.0
+        for factor in factors:
+            self.add(factor)
+
+    def add(self, factor: _Factor) -> None:
+        """Keep `factor` (a scope-free one only adds to the constant)."""
+        if not factor.scope:
+            self.constant += float(factor.table)
+            return
+        self.factors.append(factor)
+        self.alive.append(True)
+        for v in factor.scope:
+            self.by_variable.setdefault(v, []).append(len(self.factors) - 1)
+
+    def take(self, variable: int) -> list[_Factor]:
+        """Remove and return the live factors that mention `variable` (its bucket)."""
+        bucket = [i for i in self.by_variable.get(variable, []) if self.alive[i]]
+        for i in bucket:
+            self.alive[i] = False
+        return [self.factors[i] for i in bucket]
+
+
 def _eliminate(
     problem: Problem, state_limit: int | None, max_scope: int | None
 ) -> tuple[float, list[tuple[int, _Factor]], int]:
@@ -174,31 +203,11 @@ def _eliminate(
     Min-sum elimination. Exact unless `max_scope` splits buckets (mini-bucket lower bound).
     Returns the minimum, the argmin tables for traceback (exact runs only) and the largest table.
     """
-    factors = _factors(problem)
-    by_variable: dict[int, list[int]] = {}
-    for index, factor in enumerate(factors):
-        for v in factor.scope:
-            by_variable.setdefault(v, []).append(index)
-    alive = [True] * len(factors)
-    constant = 0.0
+    pool = _FactorPool(_factors(problem))
     traceback: list[tuple[int, _Factor]] = []
     largest = 1
-
-    def add(factor: _Factor) -> None:
-        nonlocal constant
-        if not factor.scope:
-            constant += float(factor.table)
-            return
-        factors.append(factor)
-        alive.append(True)
-        for v in factor.scope:
-            by_variable.setdefault(v, []).append(len(factors) - 1)
-
     for v in elimination_order(problem):
-        bucket = [i for i in by_variable.get(v, []) if alive[i]]
-        for i in bucket:
-            alive[i] = False
-        for group in _mini_buckets([factors[i] for i in bucket], max_scope):
+        for group in _mini_buckets(pool.take(v), max_scope):
             combined = _combine(group) if group else _Factor((v,), np.zeros(len(problem.domains[v])))
             largest = max(largest, combined.table.size)
             if state_limit is not None and combined.table.size > state_limit:
@@ -207,8 +216,8 @@ def _eliminate(
             rest = combined.scope[:axis] + combined.scope[axis + 1 :]
             if max_scope is None:
                 traceback.append((v, _Factor(rest, np.argmin(combined.table, axis=axis))))
-            add(_Factor(rest, np.min(combined.table, axis=axis)))
-    return constant, traceback, largest
+            pool.add(_Factor(rest, np.min(combined.table, axis=axis)))
+    return pool.constant, traceback, largest
 
 
 def _mini_buckets(bucket: list[_Factor], max_scope: int | None) -> list[list[_Factor]]:

@@ -23,6 +23,8 @@ is a located error naming the op, core and bytes.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -124,34 +126,73 @@ def _payload(op: Operation) -> Region:
 
 def build_kernel(kernel: Kernel, plan: ChunkPlan) -> core.KernelOp:
     """The `ktir.kernel` of a divided op under a chunk plan (see the module docstring)."""
-    op, space = kernel.op, kernel.space
-    accesses = [a for a in space.inputs if a is not None] + [space.output]
-    tensors = [v for v in op.operands if isinstance(v.type, TensorType)] + list(op.results)
-    body = Block(arg_types=[v.type for v in tensors])
-    b = _Builder(body)
-    core_id = b.add(core.CoreIdOp()).results[0]
-    buffers: dict[str, SSAValue] = {}
-    for staged, value in zip(plan.buffers, _staged_values(plan, tensors), strict=True):
-        element = f32 if staged.role == "acc" else _element_type(value)
-        buffers[staged.role] = b.add(
-            core.LxAllocOp(staged.address, core.lx_buffer(staged.slots, staged.extent, element))
-        ).results[0]
-    sources: list[SSAValue] = list(body.args)
-    for i, value in enumerate(tensors):
-        if (resident := _resident(value)) is not None:
-            _, extent = device_box(accesses[i], kernel.splits, {})
-            memref = core.lx_buffer(1, extent, _element_type(value))
-            sources[i] = b.add(core.LxAllocOp(resident[0], memref, resident=True)).results[0]
-    n_inputs = len(tensors) - 1
-    reduction_chunks = 1
-    for d in space.reduction:
-        reduction_chunks *= plan.cuts.get(d, 1)
-    outer_count = plan.chunks // reduction_chunks
-    slots = 2 if plan.chunks > 1 else 1
-    accumulate = accumulates(kernel, plan.cuts)
-    out_role = "acc" if accumulate else "out0"
+    return _KernelBody(kernel, plan).build()
 
-    def loop(builder: _Builder, count: int, make_body) -> None:
+
+class _KernelBody:
+    """
+    Builds one kernel's body: LX buffers, resident sources, then the chunk loops (outer chunks,
+    and inside them the reduction chunks of an accumulating matmul).
+    """
+
+    def __init__(self, kernel: Kernel, plan: ChunkPlan) -> None:
+        self.kernel, self.plan, self.op = kernel, plan, kernel.op
+        space = kernel.space
+        self.accesses = [a for a in space.inputs if a is not None] + [space.output]
+        self.tensors = [v for v in self.op.operands if isinstance(v.type, TensorType)] + list(self.op.results)
+        self.body = Block(arg_types=[v.type for v in self.tensors])
+        self.n_inputs = len(self.tensors) - 1
+        self.reduction_chunks = math.prod(plan.cuts.get(d, 1) for d in space.reduction)
+        self.slots = 2 if plan.chunks > 1 else 1
+        self.accumulate = accumulates(kernel, plan.cuts)
+        self.out_role = "acc" if self.accumulate else "out0"
+
+    def build(self) -> core.KernelOp:
+        """The `ktir.kernel` op, its body built."""
+        b = _Builder(self.body)
+        self.core_id = b.add(core.CoreIdOp()).results[0]
+        self.buffers = self._buffers(b)
+        self.sources = self._sources(b)
+        self._loop(b, self.plan.chunks // self.reduction_chunks, self._outer_body)
+        b.add(core.YieldOp())
+        op, kernel = self.op, self.kernel
+        lowered = core.KernelOp(
+            op.name,
+            [v for v in op.operands if isinstance(v.type, TensorType)],
+            [r.type for r in op.results],
+            kernel.cores,
+            self.plan.chunks,
+            op.attributes[WORK_DIVISION_ATTR],  # type: ignore[arg-type]
+            [tile_of(a, kernel, self.plan) for a in self.accesses],
+            Region(self.body),
+        )
+        for name in (LX_ADDRESS_ATTR, LX_BYTES_ATTR):  # consumers lowered later look for them
+            if name in op.attributes:
+                lowered.attributes[name] = op.attributes[name]
+        return lowered
+
+    def _buffers(self, b: _Builder) -> dict[str, SSAValue]:
+        """One LX staging buffer per role (`in<i>`, `out0`, `acc`)."""
+        buffers: dict[str, SSAValue] = {}
+        for staged, value in zip(self.plan.buffers, _staged_values(self.plan, self.tensors), strict=True):
+            element = f32 if staged.role == "acc" else _element_type(value)
+            memref = core.lx_buffer(staged.slots, staged.extent, element)
+            buffers[staged.role] = b.add(core.LxAllocOp(staged.address, memref)).results[0]
+        return buffers
+
+    def _sources(self, b: _Builder) -> list[SSAValue]:
+        """Where each tensor is read from or written to: its argument, or its resident LX copy."""
+        sources: list[SSAValue] = list(self.body.args)
+        for i, value in enumerate(self.tensors):
+            if (resident := _resident(value)) is not None:
+                _, extent = device_box(self.accesses[i], self.kernel.splits, {})
+                memref = core.lx_buffer(1, extent, _element_type(value))
+                sources[i] = b.add(core.LxAllocOp(resident[0], memref, resident=True)).results[0]
+        return sources
+
+    @staticmethod
+    def _loop(builder: _Builder, count: int, make_body: Callable[[_Builder, SSAValue], None]) -> None:
+        """`make_body` once at index 0, or inside an `scf.for` over `count` iterations."""
         if count == 1:
             make_body(builder, builder.index(0))
             return
@@ -164,87 +205,70 @@ def build_kernel(kernel: Kernel, plan: ChunkPlan) -> core.KernelOp:
             scf.ForOp(builder.index(0), builder.index(count), builder.index(1), [], Region(loop_block))
         )
 
-    def chunk_body(builder: _Builder, outer: SSAValue, inner: SSAValue) -> None:
-        chunk = outer if reduction_chunks == 1 else _affine(builder, outer, reduction_chunks, inner)
+    def _outer_body(self, builder: _Builder, outer: SSAValue) -> None:
+        """One outer chunk: its reduction chunks, then (accumulating) the ring reduce and store."""
+        if not self.accumulate:
+            self._loop(
+                builder, self.reduction_chunks, lambda inner_b, inner: self._chunk(inner_b, outer, inner)
+            )
+            return
+        zero = builder.index(0)
+        builder.add(
+            core.FillOp(operands=[self.buffers["acc"], zero], properties={"value": IntegerAttr(0, i64)})
+        )
+        self._loop(builder, self.reduction_chunks, lambda inner_b, inner: self._chunk(inner_b, outer, inner))
+        k_split = self.kernel.k_split
+        if k_split > 1:
+            props = {"group": IntegerAttr(k_split, i64), "combine": StringAttr("add")}
+            builder.add(core.RingReduceOp(operands=[self.buffers["acc"], zero], properties=props))
+        last = (
+            outer
+            if self.reduction_chunks == 1
+            else _affine(builder, outer, self.reduction_chunks, builder.index(self.reduction_chunks - 1))
+        )
+        self._store(builder, last, zero)
+
+    def _chunk(self, builder: _Builder, outer: SSAValue, inner: SSAValue) -> None:
+        """One chunk: load every input tile, compute, and (not accumulating) store."""
+        chunk = outer if self.reduction_chunks == 1 else _affine(builder, outer, self.reduction_chunks, inner)
         slot = (
-            builder.add(arith.RemUIOp(chunk, builder.index(slots))).results[0]
-            if slots > 1
+            builder.add(arith.RemUIOp(chunk, builder.index(self.slots))).results[0]
+            if self.slots > 1
             else builder.index(0)
         )
         ins = []
-        for i in range(n_inputs):
-            target = buffers[f"in{_operand_index(kernel, i)}"]
+        for i in range(self.n_inputs):
+            target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
             builder.add(
                 core.DmaLoadOp(
-                    operands=[sources[i], target, core_id, chunk, slot],
+                    operands=[self.sources[i], target, self.core_id, chunk, slot],
                     properties={"tile": IntegerAttr(i, i64)},
                 )
             )
             ins.append(target)
         props: dict[str, Attribute] = {
-            "unit": StringAttr(space.unit),
-            "tiles": DenseArrayBase.from_list(i64, list(range(n_inputs + 1))),
+            "unit": StringAttr(self.kernel.space.unit),
+            "tiles": DenseArrayBase.from_list(i64, list(range(self.n_inputs + 1))),
         }
-        if accumulate:
+        if self.accumulate:
             props["accumulate"] = UnitAttr()
         builder.add(
             core.ComputeOp(
-                operands=[core_id, chunk, slot, ins, [buffers[out_role]]],
+                operands=[self.core_id, chunk, slot, ins, [self.buffers[self.out_role]]],
                 properties=props,
-                regions=[_payload(op)],
+                regions=[_payload(self.op)],
             )
         )
-        if not accumulate:
-            _store(builder, chunk, slot)
+        if not self.accumulate:
+            self._store(builder, chunk, slot)
 
-    def _store(builder: _Builder, chunk: SSAValue, slot: SSAValue) -> None:
-        props: dict[str, Attribute] = {"tile": IntegerAttr(n_inputs, i64)}
-        if kernel.k_split > 1:
-            props["writers"] = IntegerAttr(kernel.k_split, i64)
-        builder.add(
-            core.DmaStoreOp(
-                operands=[buffers[out_role], sources[n_inputs], core_id, chunk, slot], properties=props
-            )
-        )
-
-    def outer_body(builder: _Builder, outer: SSAValue) -> None:
-        if not accumulate:
-            loop(builder, reduction_chunks, lambda inner_b, inner: chunk_body(inner_b, outer, inner))
-            return
-        zero = builder.index(0)
-        builder.add(core.FillOp(operands=[buffers["acc"], zero], properties={"value": IntegerAttr(0, i64)}))
-        loop(builder, reduction_chunks, lambda inner_b, inner: chunk_body(inner_b, outer, inner))
-        if kernel.k_split > 1:
-            builder.add(
-                core.RingReduceOp(
-                    operands=[buffers["acc"], zero],
-                    properties={"group": IntegerAttr(kernel.k_split, i64), "combine": StringAttr("add")},
-                )
-            )
-        last = (
-            outer
-            if reduction_chunks == 1
-            else _affine(builder, outer, reduction_chunks, builder.index(reduction_chunks - 1))
-        )
-        _store(builder, last, zero)
-
-    loop(b, outer_count, outer_body)
-    b.add(core.YieldOp())
-    tiles = [tile_of(a, kernel, plan) for a in accesses]
-    lowered = core.KernelOp(
-        op.name,
-        [v for v in op.operands if isinstance(v.type, TensorType)],
-        [r.type for r in op.results],
-        kernel.cores,
-        plan.chunks,
-        op.attributes[WORK_DIVISION_ATTR],  # type: ignore[arg-type]
-        tiles,
-        Region(body),
-    )
-    for name in (LX_ADDRESS_ATTR, LX_BYTES_ATTR):  # consumers lowered later look for them
-        if name in op.attributes:
-            lowered.attributes[name] = op.attributes[name]
-    return lowered
+    def _store(self, builder: _Builder, chunk: SSAValue, slot: SSAValue) -> None:
+        """Store the output tile (a K-split kernel names its writers)."""
+        props: dict[str, Attribute] = {"tile": IntegerAttr(self.n_inputs, i64)}
+        if self.kernel.k_split > 1:
+            props["writers"] = IntegerAttr(self.kernel.k_split, i64)
+        operands = [self.buffers[self.out_role], self.sources[self.n_inputs], self.core_id, chunk, slot]
+        builder.add(core.DmaStoreOp(operands=operands, properties=props))
 
 
 def _affine(builder: _Builder, outer: SSAValue, scale: int, inner: SSAValue) -> SSAValue:

@@ -385,8 +385,33 @@ def import_exported(
     skips it, and an output that is empty is created on the host (`FxImport.restore`).
     """
     arguments, user_count = _arguments(program)
-    diagnostics = _check_static(arguments)
-    if diagnostics:
+    _check_program(program, arguments)
+
+    block = Block(arg_types=[type_of_fake(a.node.meta["val"], a.name) for a in arguments])
+    emitter = Emitter(block)
+    for argument, block_arg in zip(arguments, block.args, strict=True):
+        block_arg.name_hint = argument.name
+        emitter.values[argument.node] = block_arg
+    walked = _walk(emitter, program)
+
+    block.add_op(func.ReturnOp(*walked.outputs))
+    function = func.FuncOp(
+        func_name, ([a.type for a in block.args], [v.type for v in walked.outputs]), Region(block)
+    )
+    function.arg_attrs = _arg_attrs(arguments)
+    module = ModuleOp([function])
+    # A converter bug must never hand out IR that fails its own verifier.
+    if problems := verify_module(module):
+        raise FxImportError(problems)
+    state = {a.name: _state_value(program, a.state_key) for a in arguments if a.state_key is not None}
+    tree = output_tree or exported_tree(program)
+    names = [a.name for a in arguments]
+    return FxImport(module, names, user_count, state, walked.node_count, walked.slots, tree)
+
+
+def _check_program(program: ExportedProgram, arguments: list[_Argument]) -> None:
+    """Raise `FxImportError` for dynamic inputs, or listing every unsupported op and mutation."""
+    if diagnostics := _check_static(arguments):
         raise FxImportError(diagnostics)
     diagnostics = _check_unsupported(program) + _check_mutations(program)
     if diagnostics:
@@ -396,24 +421,28 @@ def import_exported(
         )
         raise FxImportError([*diagnostics, summary])
 
-    block = Block(arg_types=[type_of_fake(a.node.meta["val"], a.name) for a in arguments])
-    emitter = Emitter(block)
-    for argument, block_arg in zip(arguments, block.args, strict=True):
-        block_arg.name_hint = argument.name
-        emitter.values[argument.node] = block_arg
 
+@dataclass
+class _Walked:
+    """What the graph walk produced: the function's results, the output slots, the node count."""
+
+    outputs: list[SSAValue] = field(default_factory=list)
+    slots: list[OutputSlot] = field(default_factory=list)
+    node_count: int = 0
+
+
+def _walk(emitter: Emitter, program: ExportedProgram) -> _Walked:
+    """Convert every node into the emitter's block; raise `FxImportError` listing every failure."""
     errors: list[Diagnostic] = []
-    outputs: list[SSAValue] = []
-    slots: list[OutputSlot] = []
-    node_count = 0
+    walked = _Walked()
     for node in program.graph.nodes:
         if node.op == "output":
             if not errors:  # a failed node already explains a missing output value
-                outputs, slots = _outputs(emitter, node, errors)
+                walked.outputs, walked.slots = _outputs(emitter, node, errors)
             continue
         if node.op != "call_function" or node.target in aten_data.IGNORED:
             continue
-        node_count += 1
+        walked.node_count += 1
         if _is_empty(node.meta.get("val")):
             emitter.empty.add(node)
             continue
@@ -424,19 +453,7 @@ def import_exported(
             errors.append(diagnostic_at(node, f"cannot import '{node.target}' (node '{node.name}'): {error}"))
     if errors:
         raise FxImportError(errors)
-
-    block.add_op(func.ReturnOp(*outputs))
-    function = func.FuncOp(
-        func_name, ([a.type for a in block.args], [v.type for v in outputs]), Region(block)
-    )
-    function.arg_attrs = _arg_attrs(arguments)
-    module = ModuleOp([function])
-    # A converter bug must never hand out IR that fails its own verifier.
-    if problems := verify_module(module):
-        raise FxImportError(problems)
-    state = {a.name: _state_value(program, a.state_key) for a in arguments if a.state_key is not None}
-    tree = output_tree or exported_tree(program)
-    return FxImport(module, [a.name for a in arguments], user_count, state, node_count, slots, tree)
+    return walked
 
 
 def _convert(emitter: Emitter, node: torch.fx.Node) -> None:

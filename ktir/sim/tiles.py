@@ -21,7 +21,7 @@ from functools import cache
 
 import numpy as np
 
-from ktir.layout import BoundLayout, SpyreTensorLayout
+from ktir.layout import BoundLayout, HostGroup, SpyreTensorLayout
 
 
 @cache
@@ -67,31 +67,18 @@ class HostTiles:
         """
         bound = bound_layout(layout, shape)
         grouped = {d.device_dim for g in bound.groups for d in g.digits}
-        index: list[slice | int] = []
-        dense = True
-        for dim, size in enumerate(extent):
-            if dim in grouped:
-                index.append(slice(None))
-                continue
-            if size > 1 and layout.stride_map[dim] != -1:
-                return None  # a broadcast dim inside the box: every position holds the data
-            # A synthetic dim (stride -1) holds data at position 0 only; the rest is padding.
-            dense &= size == 1
-            index.append(0)
+        selection = _ungrouped_selection(layout, extent, grouped)
+        if selection is None:
+            return None
+        index, dense = selection
         kept = [d for d in range(len(extent)) if d in grouped]
         perm, digits, group_extent = [0], [cores], []
         lo = np.zeros((cores, len(shape)), dtype=np.int64)
         for group in bound.groups:
-            outer = group.digits[-1]
-            for digit in group.digits[:-1]:
-                if extent[digit.device_dim] != digit.size or np.any(starts[:, digit.device_dim]):
-                    return None
-            first = starts[:, outer.device_dim] * outer.unit
-            span = extent[outer.device_dim] * outer.unit
-            if int(first.max()) + span > group.size:
-                return None  # padding inside some core's box
-            if len(group.host_dims) > 1 and span != group.size:
+            placed = _group_box(group, extent, starts)
+            if placed is None:
                 return None
+            first, span = placed
             for digit in reversed(group.digits):
                 perm.append(1 + kept.index(digit.device_dim))
                 digits.append(extent[digit.device_dim])
@@ -117,3 +104,44 @@ class HostTiles:
         """Write host tiles (cores, *host extent) into device tiles (cores, *extent) in place."""
         target = tiles[(slice(None), *self.index)].transpose(self.perm)
         target[...] = hosts.reshape(self.digits)
+
+
+def _ungrouped_selection(
+    layout: SpyreTensorLayout, extent: tuple[int, ...], grouped: set[int]
+) -> tuple[list[slice | int], bool] | None:
+    """
+    The index that keeps grouped device dims and takes position 0 of the others, and whether
+    the box is dense; None when the box spans a broadcast dim.
+    """
+    index: list[slice | int] = []
+    dense = True
+    for dim, size in enumerate(extent):
+        if dim in grouped:
+            index.append(slice(None))
+            continue
+        if size > 1 and layout.stride_map[dim] != -1:
+            return None  # a broadcast dim inside the box: every position holds the data
+        # A synthetic dim (stride -1) holds data at position 0 only; the rest is padding.
+        dense &= size == 1
+        index.append(0)
+    return index, dense
+
+
+def _group_box(
+    group: HostGroup, extent: tuple[int, ...], starts: np.ndarray
+) -> tuple[np.ndarray, int] | None:
+    """
+    Each core's first group position and the span of its box, or None when the box cuts the
+    group below its outermost digit, covers padding, or cuts a multi-dim group.
+    """
+    outer = group.digits[-1]
+    for digit in group.digits[:-1]:
+        if extent[digit.device_dim] != digit.size or np.any(starts[:, digit.device_dim]):
+            return None
+    first = starts[:, outer.device_dim] * outer.unit
+    span = extent[outer.device_dim] * outer.unit
+    if int(first.max()) + span > group.size:
+        return None  # padding inside some core's box
+    if len(group.host_dims) > 1 and span != group.size:
+        return None
+    return first, span
