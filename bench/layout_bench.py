@@ -13,7 +13,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from ktir.layout import SpyreTensorLayout, to_device, to_host
+from ktir.layout.tiled import SpyreTensorLayout, to_device, to_host
 
 SIZE = (4096, 4096)
 REPEATS = 7

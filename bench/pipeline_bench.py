@@ -26,8 +26,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from ktir.context import make_context
 from ktir.dialects.ktir_core import KernelOp
+from ktir.ir.context import make_context
 from ktir.passes.propagate_layouts import functions_of
 
 PIPELINE = "ktir-compile"

@@ -35,10 +35,10 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.parser import Parser
 
 import ktir
-from ktir import reference
-from ktir.context import make_context
 from ktir.dialects import ktir_structured as st
-from ktir.reference_ops import numpy_dtype, store
+from ktir.ir.context import make_context
+from ktir.reference import executor as reference
+from ktir.reference.ops import numpy_dtype, store
 from ktir.sim import simulate
 
 

@@ -43,14 +43,14 @@ from ktir.dialects.ktir_structured import (
     ReshapeOp,
     SliceOp,
 )
-from ktir.layout import (
+from ktir.hardware.target import SPYRE
+from ktir.layout.tiled import (
     MAX_HOST_RANK,
     DeviceDType,
     LayoutError,
     SpyreTensorLayout,
     TiledLayout,
 )
-from ktir.target import SPYRE
 
 #### Types and attributes ####
 
@@ -246,7 +246,7 @@ def verify_tiled_tensor(tensor: TensorType[Attribute]) -> None:
 #### Functions holding ktir ops ####
 
 LAYOUT_PIN = "ktir.layout"
-"""Argument attribute pinning an argument's layout (`ktir.layout_plan.LAYOUT_ARG_ATTR`)."""
+"""Argument attribute pinning an argument's layout (`ktir.planning.plan.LAYOUT_ARG_ATTR`)."""
 
 FUNCTION_LEVEL_OPS = (PermuteOp, ReshapeOp, ExpandOp, SliceOp, CpuFallbackOp)
 """Graph-level ops that may stay next to kernels: views (which may reuse their input's device

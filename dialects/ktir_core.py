@@ -21,7 +21,7 @@ and DMA ops name a tile by its index.
 }
 ```
 
-A tile is a box of device positions (`ktir.tiling`): `extent` per device dim, the same on every
+A tile is a box of device positions (`ktir.cores.tiling`): `extent` per device dim, the same on every
 core, starting at `starts[core] + chunk_starts[chunk]`. LX buffers are memrefs in the `"lx"`
 memory space whose leading dim is the slot count (2 when chunks double-buffer) followed by the
 tile extent; `address` is the byte offset in the core's scratchpad.
@@ -398,6 +398,25 @@ def _verify_indices(op: IRDLOperation, chunk: SSAValue, slot: SSAValue, buffers:
             continue
         if not 0 <= index < buffer.get_shape()[0]:
             raise VerifyException(f"slot {index} is not one of the {buffer.get_shape()[0]} slots of {buffer}")
+
+
+# ---------------------------------------------------------------------------------------------
+# IR state that passes hand on to later stages (declared here, written and read by name)
+# ---------------------------------------------------------------------------------------------
+
+WORK_DIVISION_ATTR = "work_division"
+"""Graph-op attribute set by `ktir-divide-work`: iteration dim -> number of slices
+(`{m = 16 : i64, n = 1 : i64, k = 2 : i64}`); read by planning, lowering and export."""
+
+WORK_DIVISION_HINT_ATTR = "work_division_hint"
+"""Graph-op attribute a user sets to force a division, in the form of `WORK_DIVISION_ATTR`."""
+
+LX_ADDRESS_ATTR = "lx_address"
+"""Graph-op / kernel attribute set by `ktir-plan-scratchpad`: the LX byte address (i64) where
+the op's result stays resident; read by lowering and the simulator."""
+
+LX_BYTES_ATTR = "lx_bytes"
+"""Companion of `LX_ADDRESS_ATTR`: the resident result's bytes per core (i64)."""
 
 
 class _DmaOp(IRDLOperation):

@@ -48,9 +48,9 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.lexer import Span
 
-from ktir.layout import MAX_HOST_RANK
-from ktir.shapes import ShapeError, broadcast_shapes
-from ktir.target import SPYRE
+from ktir.hardware.target import SPYRE
+from ktir.layout.shapes import ShapeError, broadcast_shapes
+from ktir.layout.tiled import MAX_HOST_RANK
 
 #### Element-type and shape helpers shared by all graph ops ####
 
@@ -169,7 +169,7 @@ def require_shape(result: SSAValue, expected: Sequence[int], rule: str) -> None:
 def require_like_input(op: IRDLOperation) -> None:
     """
     The result has the input's shape and element type. Its layout encoding may differ: which
-    layouts an op may combine is the layout legality check's concern (`ktir.layout_rules`),
+    layouts an op may combine is the layout legality check's concern (`ktir.planning.rules`),
     so that layout propagation can choose them one value at a time.
     """
     source = tensor_of(op.operands[0], "input")

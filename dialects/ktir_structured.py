@@ -4,7 +4,7 @@ Graph-level structured ops of the `ktir` dialect: matmul, reductions, the named 
 `ktir.cpu_fallback`.
 
 As in `ktir_elementwise`, operands are builtin ranked tensors with static host shapes; the
-verifiers check shapes and element types through the rules in `ktir.shapes`.
+verifiers check shapes and element types through the rules in `ktir.layout.shapes`.
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from ktir import shapes
 from ktir.dialects.ktir_elementwise import (
     is_bool,
     require_element_type,
@@ -61,14 +60,15 @@ from ktir.dialects.ktir_elementwise import (
     shape_of,
     tensor_of,
 )
-from ktir.shapes import ShapeError
-from ktir.target import SPYRE
+from ktir.hardware.target import SPYRE
+from ktir.layout import shapes
+from ktir.layout.shapes import ShapeError
 
 _R = TypeVar("_R")
 
 
 def _shape_rule(function: Callable[..., _R], *args: object) -> _R:
-    """Call a `ktir.shapes` rule, turning its `ShapeError` into a `VerifyException`."""
+    """Call a `ktir.layout.shapes` rule, turning its `ShapeError` into a `VerifyException`."""
     try:
         return function(*args)
     except ShapeError as error:

@@ -11,7 +11,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from ktir.layout import SpyreTensorLayout, to_device, to_host
+from ktir.layout.tiled import SpyreTensorLayout, to_device, to_host
 
 console = Console()
 
@@ -45,9 +45,9 @@ def spyre_layouts() -> None:
 
 def foreign_layouts() -> None:
     try:
-        from ktir.layout_formats import parse_htp_layout, parse_xla_layout
+        from ktir.layout.formats import parse_htp_layout, parse_xla_layout
     except ImportError:
-        console.print("[yellow]ktir.layout_formats is not available[/yellow]")
+        console.print("[yellow]ktir.layout.formats is not available[/yellow]")
         return
     table = Table(title="XLA and HTP layouts as device_size + stride_map")
     for column in ("notation", "host size", "device_size", "stride_map", "example"):

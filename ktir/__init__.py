@@ -1,14 +1,14 @@
 """
 ktir: Kernel Tile IR for the IBM Spyre accelerator, built on xDSL.
 
-The layout algebra is in `ktir.layout`, the hardware description in `ktir.target`, the
+The layout algebra is in `ktir.layout`, the hardware description in `ktir.hardware.target`, the
 dialect in `ktir.dialects.ktir`, passes in `ktir.passes`, `ktir-opt` in `ktir.tools`, the
 PyTorch importer in `ktir.frontend.fx` and the NumPy reference executor in `ktir.reference`.
 """
 
 from typing import Any
 
-from ktir.layout import SpyreTensorLayout, to_device, to_host
+from ktir.layout.tiled import SpyreTensorLayout, to_device, to_host
 
 __all__ = ["SpyreTensorLayout", "compile", "import_fx", "run_pipeline", "to_device", "to_host"]
 __version__ = "0.1.0"

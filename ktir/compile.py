@@ -26,11 +26,11 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.transforms import get_all_passes as get_xdsl_passes
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from ktir.context import make_context
-from ktir.diagnostics import DiagnosticError, verify_module
+from ktir.hardware.target import SPYRE, Target
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import DiagnosticError, verify_module
 from ktir.passes import get_all_passes
 from ktir.sim import Report, simulate
-from ktir.target import SPYRE, Target
 
 XDSL_PASSES = ("canonicalize", "cse", "dce", "arith-add-fastmath", "convert-linalg-to-loops")
 """General-purpose xDSL passes available in ktir pipelines."""
@@ -80,7 +80,7 @@ def run_pipeline(module: ModuleOp, spec: str, *, ctx: Context | None = None, ver
     """
     if not isinstance(module, ModuleOp):
         hint = (
-            ": parse MLIR text first, with ktir.diagnostics.parse_module(make_context(), text)"
+            ": parse MLIR text first, with ktir.ir.diagnostics.parse_module(make_context(), text)"
             if isinstance(module, str | bytes)
             else ""
         )

@@ -1,5 +1,5 @@
 """
-`ktir-check-cores`: the static checks of core-level ktir (`ktir.core_check`) as a pass.
+`ktir-check-cores`: the static checks of core-level ktir (`ktir.cores.check`) as a pass.
 
 `ktir-lower-to-cores` runs them on what it builds; this pass runs them on any core-level IR,
 e.g. hand-written or edited kernels. An LX overflow or an out-of-bounds DMA is a located
@@ -14,9 +14,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from ktir.core_check import CoreCheckError, check_function
-from ktir.diagnostics import op_error
-from ktir.layout_plan import functions_of
+from ktir.cores.check import CoreCheckError, check_function
+from ktir.ir.diagnostics import op_error
+from ktir.planning.plan import functions_of
 
 
 @dataclass(frozen=True)

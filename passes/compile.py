@@ -15,13 +15,13 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from ktir.hardware.target import SPYRE
 from ktir.passes.divide_work import DivideWorkPass
 from ktir.passes.insert_restickify import InsertRestickifyPass
 from ktir.passes.lower_to_cores import LowerToCoresPass
 from ktir.passes.pad_matmul import PadMatmulPass
 from ktir.passes.plan_scratchpad import PlanScratchpadPass
 from ktir.passes.propagate_layouts import PropagateLayoutsPass
-from ktir.target import SPYRE
 
 
 @dataclass(frozen=True)

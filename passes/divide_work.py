@@ -2,9 +2,9 @@
 `ktir-divide-work{cores=32 policy=default|cost}`: decide how each kernel's iteration space is
 cut over the cores.
 
-Every op that becomes a kernel (`ktir.iteration.iteration_space`) gets a `work_division`
+Every op that becomes a kernel (`ktir.cores.iteration.iteration_space`) gets a `work_division`
 dictionary: iteration dim -> slice count, every dim listed in order (output dims first, then
-reduced dims). The math is `ktir.work_division.divide`, the reference's three passes: span
+reduced dims). The math is `ktir.cores.work_division.divide`, the reference's three passes: span
 reduction (each core addresses at most 256 MiB), then either the default distribution or,
 with `policy=cost`, the reference's matmul cost model; a valid `work_division_hint`
 dictionary on the op overrides both.
@@ -22,43 +22,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from ktir.diagnostics import op_error
-from ktir.iteration import IterationError, iteration_space
-from ktir.layout_plan import functions_of
-from ktir.target import SPYRE
-from ktir.work_division import HintError, divide
-
-WORK_DIVISION_ATTR = "work_division"
-"""Op attribute: iteration dim -> number of slices."""
-
-HINT_ATTR = "work_division_hint"
-"""Op attribute a user sets to force a division: iteration dim -> number of slices."""
+from ktir.cores.iteration import IterationError, iteration_space
+from ktir.cores.work_division import HintError, divide
+from ktir.dialects.ktir_core import WORK_DIVISION_ATTR, WORK_DIVISION_HINT_ATTR
+from ktir.hardware.target import SPYRE
+from ktir.ir.diagnostics import op_error
+from ktir.ir.state import division_attr, read_division
+from ktir.planning.plan import functions_of
 
 POLICIES = ("default", "cost")
-
-
-def division_attr(splits: dict[str, int]) -> DictionaryAttr:
-    """`{d0 = 2 : i64, ...}` for a split."""
-    return DictionaryAttr({name: IntegerAttr(count, i64) for name, count in splits.items()})
-
-
-def read_division(op: Operation, name: str = WORK_DIVISION_ATTR) -> dict[str, int] | None:
-    """The split an op carries in attribute `name`, in its order; None without one."""
-    attr = op.attributes.get(name)
-    if attr is None:
-        return None
-    if not isinstance(attr, DictionaryAttr):
-        raise op_error(op, f"'{name}' must be a dictionary of integers, not {attr}")
-    splits = {}
-    for key, value in attr.data.items():
-        if not isinstance(value, IntegerAttr):
-            raise op_error(op, f"'{name}' entry '{key}' must be an integer, not {value}")
-        splits[key] = value.value.data
-    return splits
 
 
 def divide_op(op: Operation, cores: int, policy: str) -> dict[str, int] | None:
@@ -69,7 +45,7 @@ def divide_op(op: Operation, cores: int, policy: str) -> dict[str, int] | None:
         raise op_error(error.op, str(error)) from error
     if space is None:
         return None
-    hint = read_division(op, HINT_ATTR)
+    hint = read_division(op, WORK_DIVISION_HINT_ATTR)
     inputs = [a for a in space.inputs if a is not None]
     try:
         return divide(
@@ -83,7 +59,7 @@ def divide_op(op: Operation, cores: int, policy: str) -> dict[str, int] | None:
             policy=policy,
         )
     except HintError as error:
-        raise op_error(op, f"invalid {HINT_ATTR}: {error}") from error
+        raise op_error(op, f"invalid {WORK_DIVISION_HINT_ATTR}: {error}") from error
     except ValueError as error:
         raise op_error(op, str(error)) from error
 

@@ -1,6 +1,6 @@
 """
 `ktir-emit-superdsc{dir=.}`: write the SuperDSC JSON of every kernel, one file per kernel
-(`ktir.superdsc`, docs/superdsc.md).
+(`ktir.export.superdsc`, docs/superdsc.md).
 
 Kernels are the ops carrying a `work_division` (from `ktir-divide-work`), numbered in program
 order from 0 across the module's functions; kernel `i` running op `ktir.<f>` is written to
@@ -25,11 +25,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from ktir.diagnostics import Diagnostic, DiagnosticError, op_error
-from ktir.iteration import IterationError, iteration_space
-from ktir.layout_plan import functions_of
-from ktir.passes.divide_work import WORK_DIVISION_ATTR
-from ktir.superdsc import kernel_spec
+from ktir.cores.iteration import IterationError, iteration_space
+from ktir.dialects.ktir_core import WORK_DIVISION_ATTR
+from ktir.export.superdsc import kernel_spec
+from ktir.ir.diagnostics import Diagnostic, DiagnosticError, op_error
+from ktir.planning.plan import functions_of
 
 
 def module_specs(module: ModuleOp) -> list[tuple[str, dict[str, Any]]]:

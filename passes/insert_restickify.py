@@ -1,9 +1,9 @@
 """
 `ktir-insert-restickify`: materialize the layout plan as `ktir.restickify` ops.
 
-For every operand whose layout its op cannot read (`ktir.layout_rules`), a
+For every operand whose layout its op cannot read (`ktir.planning.rules`), a
 `ktir.restickify` is inserted right before the op, producing the operand in the restickify
-target layout (`ktir.sticks.restickified_layout`: the reference's target formula), and the
+target layout (`ktir.layout.sticks.restickified_layout`: the reference's target formula), and the
 op reads that instead. Each consumer edge gets its own restickify, so the host elements they
 move add up to the plan's cost (`cse` merges identical ones afterwards). The pass is
 idempotent: a second run finds every operand readable.
@@ -28,15 +28,15 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation
 from xdsl.passes import ModulePass
 
-from ktir import sticks
-from ktir.diagnostics import op_error
 from ktir.dialects.ktir import TiledLayoutAttr
 from ktir.dialects.ktir_structured import RestickifyOp
-from ktir.layout import SpyreTensorLayout
-from ktir.layout_legality import LayoutViolation, value_stick
-from ktir.layout_plan import encoding_of, functions_of, is_tensor
-from ktir.layout_rules import RuleError, rule_of, shape_of
+from ktir.ir.diagnostics import op_error
+from ktir.layout import sticks
+from ktir.layout.tiled import SpyreTensorLayout
 from ktir.passes.verify_layouts import check_layouts_in_debug_mode
+from ktir.planning.legality import LayoutViolation, value_stick
+from ktir.planning.plan import encoding_of, functions_of, is_tensor
+from ktir.planning.rules import RuleError, rule_of, shape_of
 
 
 def insert_restickifies(function: func.FuncOp) -> None:

@@ -5,7 +5,7 @@ cores run (core-level ktir, `ktir.dialects.ktir_core`).
 For each op with a `work_division` the pass
 
 1. chunks each core's slice until its staging buffers fit in the LX left free by the planned
-   scratchpad tensors live there (`ktir.chunking`), with two slots per buffer when chunked;
+   scratchpad tensors live there (`ktir.cores.chunking`), with two slots per buffer when chunked;
 2. writes one `#ktir.tile` per tensor: its device box on each core and in each chunk;
 3. builds the program: `ktir.core_id`, the `ktir.lx_alloc`s, and a loop over chunks that
    loads the input tiles (`ktir.dma_load`), runs the op on them (`ktir.compute`, whose payload
@@ -17,7 +17,7 @@ For each op with a `work_division` the pass
 A result the scratchpad plan keeps in LX (`lx_address`) is stored to a resident buffer at that
 address instead of device memory, and its consumers load it from there. Views that move no
 data and `ktir.cpu_fallback` stay at function level. The result is checked statically
-(`ktir.core_check`, also the pass `ktir-check-cores`): an LX overflow or an out-of-bounds DMA
+(`ktir.cores.check`, also the pass `ktir-check-cores`): an LX overflow or an out-of-bounds DMA
 is a located error naming the op, core and bytes.
 """
 
@@ -44,18 +44,23 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from ktir.chunking import ChunkingError, ChunkPlan, Staged, accumulates, plan_chunks
-from ktir.core_check import CoreCheckError, check_function
-from ktir.diagnostics import op_error
+from ktir.cores.check import CoreCheckError, check_function
+from ktir.cores.chunking import ChunkingError, ChunkPlan, Staged, accumulates, plan_chunks
+from ktir.cores.iteration import IterationError
+from ktir.cores.kernels import Kernel, kernel_of
+from ktir.cores.scratchpad import live_sets
+from ktir.cores.tiling import Access, combine, device_box, nested
 from ktir.dialects import ktir_core as core
-from ktir.iteration import IterationError
-from ktir.kernels import Kernel, kernel_of
-from ktir.layout_plan import functions_of
-from ktir.passes.divide_work import WORK_DIVISION_ATTR, read_division
-from ktir.passes.plan_scratchpad import LX_ADDRESS_ATTR, LX_BYTES_ATTR
-from ktir.scratchpad import live_sets
-from ktir.target import SPYRE
-from ktir.tiling import Access, combine, device_box, nested
+from ktir.dialects.ktir_core import (
+    LX_ADDRESS_ATTR,
+    LX_BYTES_ATTR,
+    WORK_DIVISION_ATTR,
+    WORK_DIVISION_HINT_ATTR,
+)
+from ktir.hardware.target import SPYRE
+from ktir.ir.diagnostics import op_error
+from ktir.ir.state import read_division
+from ktir.planning.plan import functions_of
 
 
 def tile_of(access: Access, kernel: Kernel, plan: ChunkPlan) -> core.TileAttr:
@@ -118,7 +123,7 @@ class _Builder:
 def _payload(op: Operation) -> Region:
     block = Block(arg_types=[v.type for v in op.operands])
     clone = op.clone(value_mapper=dict(zip(op.operands, block.args, strict=True)))
-    for name in (WORK_DIVISION_ATTR, LX_ADDRESS_ATTR, LX_BYTES_ATTR, "work_division_hint"):
+    for name in (WORK_DIVISION_ATTR, LX_ADDRESS_ATTR, LX_BYTES_ATTR, WORK_DIVISION_HINT_ATTR):
         clone.attributes.pop(name, None)
     block.add_ops([clone, core.YieldOp(*clone.results)])
     return Region(block)

@@ -30,15 +30,15 @@ from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, ModuleOp, NoneAttr,
 from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.passes import ModulePass
 
-from ktir import sticks
-from ktir.diagnostics import op_error
 from ktir.dialects.ktir import TiledLayoutAttr
 from ktir.dialects.ktir_elementwise import MulOp
 from ktir.dialects.ktir_structured import MatmulBase, PadOp, padded_k
-from ktir.layout import SpyreTensorLayout
-from ktir.layout_plan import device_dtype, encoding_of, functions_of
-from ktir.layout_rules import shape_of
+from ktir.ir.diagnostics import op_error
+from ktir.layout import sticks
+from ktir.layout.tiled import SpyreTensorLayout
 from ktir.passes.verify_layouts import check_layouts_in_debug_mode
+from ktir.planning.plan import device_dtype, encoding_of, functions_of
+from ktir.planning.rules import shape_of
 
 
 def padded_layout(y: SSAValue, shape: tuple[int, ...]) -> SpyreTensorLayout | None:

@@ -15,7 +15,7 @@ eligibility, `torch_spyre/_inductor/scratchpad/allocator.py` and `utils.py`; doc
 
 Its per-core size is its tile; it lives from its producer to its last consumer. A
 pointwise consumer whose input dies there with the same tile size and layout may write over
-it in place. `ktir.scratchpad.plan` places the buffers within `budget` bytes (by default
+it in place. `ktir.cores.scratchpad.plan` places the buffers within `budget` bytes (by default
 half of the usable LX, leaving the rest to the staging buffers of the kernels themselves)
 and the producer records `lx_address = A : i64` and `lx_bytes = S : i64`.
 """
@@ -30,17 +30,15 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from ktir.diagnostics import op_error
+from ktir.cores.kernels import Kernel, kernel_of
+from ktir.cores.scratchpad import SOLVERS, plan
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
-from ktir.kernels import Kernel, kernel_of
-from ktir.layout_plan import functions_of
-from ktir.passes.divide_work import read_division
-from ktir.scratchpad import SOLVERS, plan
-from ktir.target import SPYRE
-
-LX_ADDRESS_ATTR = "lx_address"
-LX_BYTES_ATTR = "lx_bytes"
+from ktir.dialects.ktir_core import LX_ADDRESS_ATTR, LX_BYTES_ATTR
+from ktir.hardware.target import SPYRE
+from ktir.ir.diagnostics import op_error
+from ktir.ir.state import read_division
+from ktir.planning.plan import functions_of
 
 KEPT_OUTPUTS = (st.MaxOp, st.SumOp, st.MeanOp, ew.ExpOp, ew.SubOp, ew.MulOp, ew.AddOp, ew.RsqrtOp)
 """Ops whose results the reference keeps in LX (`OP_OUTPUT_GOOD_FOR_LX_REUSE`)."""
@@ -73,7 +71,7 @@ def _same_tiles(value: SSAValue, producer: Kernel, kernels: dict[Operation, Kern
 
 
 def scratchpad_buffers(function: func.FuncOp, all_ops: bool) -> list[dict[str, object]]:
-    """The `ktir.scratchpad.plan` buffers of a function: its LX-eligible kernel results."""
+    """The `ktir.cores.scratchpad.plan` buffers of a function: its LX-eligible kernel results."""
     ops = list(function.body.block.ops)
     index = {op: i for i, op in enumerate(ops)}
     kernels = kernels_of(function)

@@ -3,7 +3,7 @@
 
 The pass decides, it does not move data: it chooses the stick of every value so that the
 total restickify cost (host elements moved by relayouts) is minimal under the per-op rules of
-`ktir.layout_rules`, writes each value's layout as its type's encoding, and records the plan's
+`ktir.planning.rules`, writes each value's layout as its type's encoding, and records the plan's
 cost on the function:
 
 ```mlir
@@ -32,10 +32,10 @@ from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from ktir.diagnostics import Severity, emit, op_error
 from ktir.dialects.ktir import TiledLayoutAttr
-from ktir.layout_plan import LayoutPlan, PlanError, functions_of, plan_function
+from ktir.ir.diagnostics import Severity, emit, op_error
 from ktir.passes.verify_layouts import check_layouts_in_debug_mode
+from ktir.planning.plan import LayoutPlan, PlanError, functions_of, plan_function
 
 __all__ = ["PLAN_ATTR", "PropagateLayoutsPass", "functions_of", "plan_attribute", "write_layouts"]
 

@@ -1,6 +1,6 @@
 """
 `ktir-verify-layouts`: fail with located errors if any op's stick rules do not hold
-(`ktir.layout_legality`). Runs after `ktir-insert-restickify` (or, with `pending=true`,
+(`ktir.planning.legality`). Runs after `ktir-insert-restickify` (or, with `pending=true`,
 right after `ktir-propagate-layouts`, accepting edges a restickify would fix).
 
 With the environment variable `KTIR_DEBUG=1`, the layout passes run the same check at their
@@ -16,9 +16,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from ktir.diagnostics import DiagnosticError, op_error
-from ktir.layout_legality import layout_violations
-from ktir.layout_plan import functions_of
+from ktir.ir.diagnostics import DiagnosticError, op_error
+from ktir.planning.legality import layout_violations
+from ktir.planning.plan import functions_of
 
 
 def check_layouts(module: ModuleOp, pending: bool = False) -> None:

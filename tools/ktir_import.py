@@ -25,7 +25,7 @@ from typing import Any
 
 from xdsl.printer import Printer
 
-from ktir.diagnostics import DiagnosticError, render
+from ktir.ir.diagnostics import DiagnosticError, render
 
 
 class ModelFileError(Exception):

@@ -30,8 +30,8 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ktir.compile import available_passes
-from ktir.context import register_dialects
-from ktir.diagnostics import (
+from ktir.ir.context import register_dialects
+from ktir.ir.diagnostics import (
     Diagnostic,
     DiagnosticError,
     Severity,
@@ -42,8 +42,8 @@ from ktir.diagnostics import (
     render,
     verify_module,
 )
-from ktir.expected_diagnostics import Expectation, check, parse_expectations
-from ktir.expected_diagnostics import _regex_of as regex_of
+from ktir.ir.expected_diagnostics import Expectation, check, parse_expectations
+from ktir.ir.expected_diagnostics import _regex_of as regex_of
 from ktir.tools.output_files import OutputError, check_writable, write_all
 
 SPLIT_MARKER = "// -----"

@@ -35,8 +35,11 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute
 
 from ktir.compile import PipelineError, run_pipeline
-from ktir.context import make_context
-from ktir.diagnostics import (
+from ktir.dialects.ktir import TiledLayoutAttr, device_dtype_of_element
+from ktir.dialects.ktir_core import KernelOp
+from ktir.hardware.target import SPYRE
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import (
     Diagnostic,
     DiagnosticError,
     Severity,
@@ -47,12 +50,9 @@ from ktir.diagnostics import (
     render,
     verify_module,
 )
-from ktir.dialects.ktir import TiledLayoutAttr, device_dtype_of_element
-from ktir.dialects.ktir_core import KernelOp
-from ktir.reference import argument_names, entry_function
-from ktir.reference_ops import ExecutionError, numpy_dtype
+from ktir.reference.executor import argument_names, entry_function
+from ktir.reference.ops import ExecutionError, numpy_dtype
 from ktir.sim import SimResult, SimulationError, simulate, write_png, write_trace
-from ktir.target import SPYRE
 from ktir.tools.output_files import OutputError, Writer, check_writable, write_all
 
 GIB = 1024**3

@@ -46,7 +46,7 @@ from ktir.frontend.emitter import (
     tensor_type,
     type_of_fake,
 )
-from ktir.shapes import normalize_dim
+from ktir.layout.shapes import normalize_dim
 
 aten = torch.ops.aten
 Converter = Callable[[Emitter, torch.fx.Node], SSAValue | list[SSAValue] | None]

@@ -36,7 +36,7 @@ from ktir.frontend.emitter import (
     shape_of,
     type_of_fake,
 )
-from ktir.shapes import clamp_slice_bounds, normalize_dim
+from ktir.layout.shapes import clamp_slice_bounds, normalize_dim
 
 aten = torch.ops.aten
 

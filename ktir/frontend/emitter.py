@@ -28,8 +28,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from ktir.diagnostics import Diagnostic, Location, Severity
 from ktir.dialects.ktir_elementwise import ConvertOp, FullOp
+from ktir.ir.diagnostics import Diagnostic, Location, Severity
 
 TORCH_TO_ELEMENT_TYPE: dict[torch.dtype, Attribute] = {
     torch.float16: Float16Type(),

@@ -37,7 +37,6 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAtt
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 import ktir.frontend.aten_data as aten_data
-from ktir.diagnostics import Diagnostic, DiagnosticError, Location, Severity, verify_module
 from ktir.frontend.aten import CONVERTERS
 from ktir.frontend.emitter import (
     Emitter,
@@ -47,7 +46,8 @@ from ktir.frontend.emitter import (
     type_of_fake,
 )
 from ktir.frontend.outputs import OutputSlot, OutputTree, exported_tree, flatten_output, unflatten_output
-from ktir.reference_ops import to_numpy
+from ktir.ir.diagnostics import Diagnostic, DiagnosticError, Location, Severity, verify_module
+from ktir.reference.ops import to_numpy
 
 KEPT_WHOLE = (
     torch.ops.aten.linear.default,

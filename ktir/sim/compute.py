@@ -16,7 +16,7 @@ from xdsl.ir import Operation
 
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
-from ktir.reference import IMPLEMENTATIONS
+from ktir.reference.executor import IMPLEMENTATIONS
 from ktir.sim.tiles import HostTiles
 
 ELEMENTWISE = (ew.UnaryOp, ew.BinaryOp, ew.LogicalNotOp, ew.ConvertOp, ew.PowOp, ew.WhereOp, ew.ClampOp)

@@ -11,7 +11,7 @@ executor it extends, and at every op
   executor's per-core placement;
 - checks it (`ktir.sim.memory`): LX capacity and overlap, DMA bounds, reads of unwritten LX,
   two cores writing the same device bytes;
-- charges it on the core's units (`ktir.sim.timeline`) with `ktir.cost_model`.
+- charges it on the core's units (`ktir.sim.timeline`) with `ktir.hardware.cost_model`.
 """
 
 from __future__ import annotations
@@ -23,15 +23,16 @@ import numpy as np
 from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from ktir import cost_model
-from ktir.core_executor import KernelInterpreter, tensor_layout, tile_result
-from ktir.diagnostics import location_of
+from ktir.cores.executor import KernelInterpreter, tensor_layout, tile_result
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import device_dtype_of_element
-from ktir.layout_plan import layout_of_type
-from ktir.reference import IMPLEMENTATIONS
-from ktir.reference_ops import ExecutionError, numpy_dtype, store
+from ktir.hardware import cost_model
+from ktir.hardware.target import Target
+from ktir.ir.diagnostics import location_of
+from ktir.planning.plan import layout_of_type
+from ktir.reference.executor import IMPLEMENTATIONS
+from ktir.reference.ops import ExecutionError, numpy_dtype, store
 from ktir.sim.compute import ELEMENTWISE, matmul_f32, rows_at_once
 from ktir.sim.memory import (
     LxBuffer,
@@ -44,7 +45,6 @@ from ktir.sim.memory import (
 from ktir.sim.report import KernelReport
 from ktir.sim.tiles import HostTiles
 from ktir.sim.timeline import UNITS, Timeline
-from ktir.target import Target
 
 
 def _element_type(value: SSAValue) -> Attribute:

@@ -20,17 +20,17 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from ktir.core_executor import host_op, to_device, to_host
-from ktir.diagnostics import location_of
+from ktir.cores.executor import host_op, to_device, to_host
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_structured as st
-from ktir.passes.plan_scratchpad import LX_ADDRESS_ATTR
-from ktir.reference import entry_function, last_uses, ordered_inputs
-from ktir.reference_ops import ExecutionError
+from ktir.dialects.ktir_core import LX_ADDRESS_ATTR
+from ktir.hardware.target import SPYRE, Target
+from ktir.ir.diagnostics import location_of
+from ktir.reference.executor import entry_function, last_uses, ordered_inputs
+from ktir.reference.ops import ExecutionError
 from ktir.sim.engine import SimKernel
 from ktir.sim.memory import Scratchpad, SimulationError
 from ktir.sim.report import KernelReport, Report
-from ktir.target import SPYRE, Target
 
 Progress = Callable[[int, int], None]
 """Called with (ops done, ops in total) after every op."""

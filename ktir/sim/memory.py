@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ktir.diagnostics import Location
-from ktir.reference_ops import ExecutionError
+from ktir.ir.diagnostics import Location
+from ktir.reference.ops import ExecutionError
 
 
 class SimulationError(ExecutionError):

@@ -21,8 +21,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from ktir.hardware.target import SPYRE, Target
 from ktir.sim.timeline import UNITS, Event
-from ktir.target import SPYRE, Target
 
 
 @dataclass

@@ -21,7 +21,7 @@ from functools import cache
 
 import numpy as np
 
-from ktir.layout import BoundLayout, HostGroup, SpyreTensorLayout
+from ktir.layout.tiled import BoundLayout, HostGroup, SpyreTensorLayout
 
 
 @cache

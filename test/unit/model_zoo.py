@@ -57,16 +57,35 @@ def pair(factory: Callable[[], torch.nn.Module], seed: int = 0) -> tuple[torch.n
     return model.half(), model64.double()
 
 
+TINY = {
+    "vocab_size": 256,
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "max_position_embeddings": 64,
+}
+"""The shape of every Hugging Face model of the zoo: small enough for CI."""
+
+
 def tiny_llama_config() -> object:
     """A random-initialized Llama small enough for CI: 2 layers, hidden 64, GQA 4:2 heads."""
     import transformers
 
-    return transformers.LlamaConfig(
-        vocab_size=256,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
+    return transformers.LlamaConfig(**TINY, num_key_value_heads=2)
+
+
+def tiny_phi3_config() -> object:
+    """Phi-3 in the zoo's shape; its full rotary slices out an empty pass-through half."""
+    import transformers
+
+    return transformers.Phi3Config(
+        **TINY, num_key_value_heads=2, pad_token_id=0, eos_token_id=1, bos_token_id=1
     )
+
+
+def tiny_bert_config() -> object:
+    """BERT in the zoo's shape; it gathers its token-type ids from a buffer."""
+    import transformers
+
+    return transformers.BertConfig(**TINY)

@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 import torch
 import transformers
-from model_zoo import MLP, DecoderBlock, pair, tiny_llama_config
+from model_zoo import MLP, DecoderBlock, pair, tiny_bert_config, tiny_llama_config, tiny_phi3_config
 
 import ktir
-from ktir import reference
 from ktir.frontend.fx import import_program
+from ktir.reference import executor as reference
 
 
 def fp16_ulp(value: float) -> float:
@@ -54,44 +54,26 @@ def decoder_block() -> tuple[torch.nn.Module, torch.nn.Module, tuple, dict]:
 
 
 def hf_llama() -> tuple[torch.nn.Module, torch.nn.Module, tuple, dict]:
-    config = tiny_llama_config()
-    model16, model64 = pair(lambda: transformers.LlamaForCausalLM(config))
-    ids = torch.randint(0, config.vocab_size, (1, 24), generator=torch.Generator().manual_seed(3))
-    return model16, model64, (ids,), {"use_cache": False}
+    return _hf_causal(transformers.LlamaForCausalLM, tiny_llama_config(), seed=3)
 
 
 def hf_phi3() -> tuple[torch.nn.Module, torch.nn.Module, tuple, dict]:
     """Phi-3's full rotary slices out an empty pass-through half (`q[..., head_dim:]`)."""
-    config = transformers.Phi3Config(
-        vocab_size=256,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
-        pad_token_id=0,
-        eos_token_id=1,
-        bos_token_id=1,
-    )
-    model16, model64 = pair(lambda: transformers.Phi3ForCausalLM(config))
-    ids = torch.randint(0, config.vocab_size, (1, 24), generator=torch.Generator().manual_seed(4))
-    return model16, model64, (ids,), {"use_cache": False}
+    return _hf_causal(transformers.Phi3ForCausalLM, tiny_phi3_config(), seed=4)
 
 
 def hf_bert() -> tuple[torch.nn.Module, torch.nn.Module, tuple, dict]:
     """BERT gathers its token-type ids from a buffer (`aten.gather`, a CPU fallback)."""
-    config = transformers.BertConfig(
-        vocab_size=256,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        max_position_embeddings=64,
-    )
+    config = tiny_bert_config()
     model16, model64 = pair(lambda: transformers.BertModel(config, add_pooling_layer=False))
     ids = torch.randint(0, config.vocab_size, (1, 24), generator=torch.Generator().manual_seed(5))
     return model16, model64, (ids,), {}
+
+
+def _hf_causal(kind: Any, config: Any, seed: int) -> tuple[torch.nn.Module, torch.nn.Module, tuple, dict]:
+    model16, model64 = pair(lambda: kind(config))
+    ids = torch.randint(0, config.vocab_size, (1, 24), generator=torch.Generator().manual_seed(seed))
+    return model16, model64, (ids,), {"use_cache": False}
 
 
 MODELS = {

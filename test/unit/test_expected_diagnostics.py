@@ -1,7 +1,7 @@
 """MLIR -verify-diagnostics semantics, checked against synthetic diagnostics."""
 
-from ktir.diagnostics import Diagnostic, Location, Severity, render
-from ktir.expected_diagnostics import check, parse_expectations
+from ktir.ir.diagnostics import Diagnostic, Location, Severity, render
+from ktir.ir.expected_diagnostics import check, parse_expectations
 
 SOURCE = """\
 op1  // expected-warning {{same line}}

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ktir.layout import (
+from ktir.layout.tiled import (
     DeviceDType,
     DmaBlock,
     LayoutError,

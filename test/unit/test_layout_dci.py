@@ -1,4 +1,4 @@
-"""Explicit layouts with the reference stack's DMA descriptor (DCI) semantics (`ktir.layout_dci`)."""
+"""Explicit layouts with the reference stack's DMA descriptor (DCI) semantics (`ktir.layout.dci`)."""
 
 from __future__ import annotations
 
@@ -8,25 +8,28 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_layout import REFERENCE_LAYOUTS
 
-from ktir.layout import (
-    DmaBlock,
-    LayoutError,
-    SpyreTensorLayout,
-    contiguous_strides,
-    to_device,
-    to_host,
-)
-from ktir.layout_dci import (
+from ktir.layout.dci import (
     INVALID_SIZES,
     INVALID_TILING,
     HostView,
+    check_blocks,
     dci_blocks,
     device_to_host,
     device_to_host_dims,
     host_tile_map,
     host_to_device,
     loop_plan,
+    reference_blocks,
+)
+from ktir.layout.tiled import (
+    DmaBlock,
+    LayoutError,
+    SpyreTensorLayout,
+    contiguous_strides,
+    to_device,
+    to_host,
 )
 
 FAST = settings(max_examples=80, deadline=None)
@@ -169,15 +172,7 @@ def test_one_element_per_stick() -> None:
 # `torch_spyre/csrc/spyre_mem.cpp`; docs/layout.md)
 # ---------------------------------------------------------------------------------------------
 
-SEED_LAYOUTS = [
-    ((1000, 200), None, [4, 1000, 64], [64, 200, 1]),
-    ((1024, 256), None, [4, 1024, 64], [64, 256, 1]),
-    ((5, 100, 150), None, [100, 3, 5, 64], [150, 64, 15000, 1]),
-    ((5, 100, 150), [1, 0, 2], [5, 3, 100, 64], [15000, 64, 150, 1]),
-    ((128, 256, 512), None, [256, 8, 128, 64], [512, 64, 131072, 1]),
-    ((50, 10, 200), None, [10, 4, 50, 64], [200, 64, 2000, 1]),
-    ((512, 256), [0, 1, -1], [256, 1, 512, 64], [1, -1, 256, -1]),
-]
+SEED_LAYOUTS = [case for case in REFERENCE_LAYOUTS if len(case[0]) >= 2]
 
 
 @pytest.mark.parametrize(("host", "order", "device_size", "stride_map"), SEED_LAYOUTS)
@@ -557,3 +552,18 @@ def test_storage_offset_is_part_of_the_descriptor() -> None:
     assert np.array_equal(to_host(dev, stl, (3, 100), (128, 1)), base[2:5, :100])
     out = to_host(dev, stl, (3, 100), (128, 1), storage_offset=256)
     assert np.array_equal(out, base[2:5, :100]) and out.strides == (256, 2)
+
+
+def test_a_remainder_that_wraps_past_its_device_dim_falls_back_to_bind() -> None:
+    """
+    The reference's remainder for host (2, 4) in this layout starts at coordinate 2 of a size-2
+    dim, so its device offset lands on the next outer dim: the descriptor is refused and the
+    chain descriptor (which `bind` accepts) packs it; the round trip is exact.
+    """
+    device_size, stride_map = [3, 1, 2, 2, 2, 64], [1, 4, 3, 4, 0, -1]
+    view = HostView((2, 4), (4, 1), 0)
+    with pytest.raises(LayoutError, match="runs past its device dim"):
+        check_blocks(view, device_size, reference_blocks(view, device_size, stride_map))
+    stl = SpyreTensorLayout.from_device(device_size, stride_map, "float16")
+    x = np.arange(8, dtype=np.float16).reshape(2, 4)
+    np.testing.assert_array_equal(to_host(to_device(x, stl), stl, (2, 4)), x)

@@ -1,5 +1,5 @@
 """
-Tests for `ktir.layout_formats`: XLA tiled layouts and Qualcomm HTP chunked layouts.
+Tests for `ktir.layout.formats`: XLA tiled layouts and Qualcomm HTP chunked layouts.
 
 Every worked example of the two seed documents (XLA "Tiled layout", Qualcomm HTP "Tensors and
 Memory Layout") is checked by value. Independently of the converter, `_xla_oracle` and
@@ -20,14 +20,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ktir.layout import LayoutError, TiledLayout
-from ktir.layout_formats import (
+from ktir.layout.formats import (
     HTP_LAYOUTS,
     XLA_ELEMENT_TYPES,
     ForeignLayout,
     parse_htp_layout,
     parse_xla_layout,
 )
+from ktir.layout.tiled import LayoutError, TiledLayout
 
 CROUTON = "ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,32>"
 CONV_WEIGHTS = "ChunkedMemoryLayout<4, 3,0, 2,0, 0,0, 1,0, 2,8, 3,32, 2,4>"

@@ -1,5 +1,5 @@
 """
-Layout planning (`ktir.layout_plan`): the reference's worked restickify costs, a corpus of
+Layout planning (`ktir.planning.plan`): the reference's worked restickify costs, a corpus of
 small graphs checked against exhaustive enumeration, pinned argument layouts, and located
 errors for infeasible graphs.
 """
@@ -15,11 +15,11 @@ from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 
 import ktir
-from ktir.context import make_context
-from ktir.diagnostics import DiagnosticError, parse_module
-from ktir.layout_plan import LayoutPlan, PlanError, build_problem, numel, plan_function, relayout_elements
-from ktir.layout_rules import rule_of
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import DiagnosticError, parse_module
 from ktir.passes.propagate_layouts import functions_of
+from ktir.planning.plan import LayoutPlan, PlanError, build_problem, numel, plan_function, relayout_elements
+from ktir.planning.rules import rule_of
 
 S, T = 128, 64
 
@@ -260,7 +260,7 @@ def test_exact_on_a_45_op_decoder_block_equals_exhaustive_dynamic_programming() 
     """
     from model_zoo import DecoderBlock, pair
 
-    from ktir import layout_search
+    from ktir.planning import search as layout_search
 
     model, _ = pair(DecoderBlock)
     function = functions_of(ktir.import_fx(model, (f16(2, 32, 128), torch.zeros(32, 32).half())))[0]

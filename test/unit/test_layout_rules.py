@@ -1,4 +1,4 @@
-"""Per-op stick rules (`ktir.layout_rules`) and the stick <-> layout helpers of `ktir.sticks`."""
+"""Per-op stick rules (`ktir.planning.rules`) and the stick <-> layout helpers of `ktir.layout.sticks`."""
 
 from __future__ import annotations
 
@@ -8,12 +8,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ktir.context import make_context
-from ktir.diagnostics import parse_module
-from ktir.layout import SpyreTensorLayout, to_device
-from ktir.layout_rules import ANY, Need, on, pointwise_need, rule_of
-from ktir.passes.propagate_layouts import functions_of
-from ktir.sticks import (
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import parse_module
+from ktir.layout.sticks import (
     SPARSE,
     candidate_sticks,
     layout_stick,
@@ -22,6 +19,9 @@ from ktir.sticks import (
     restickified_layout,
     stick_layout,
 )
+from ktir.layout.tiled import SpyreTensorLayout, to_device
+from ktir.passes.propagate_layouts import functions_of
+from ktir.planning.rules import ANY, Need, on, pointwise_need, rule_of
 
 
 def ops_of(body: str, args: str) -> list:

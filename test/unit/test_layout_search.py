@@ -1,4 +1,4 @@
-"""The exact / beam / lower-bound search behind layout propagation (`ktir.layout_search`)."""
+"""The exact / beam / lower-bound search behind layout propagation (`ktir.planning.search`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ktir.layout_search import INF, Problem, brute_force, lower_bound, solve_beam, solve_exact
+from ktir.planning.search import INF, Problem, brute_force, lower_bound, solve_beam, solve_exact
 
 
 def test_docstring_example() -> None:

@@ -26,10 +26,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
 
-from ktir.context import make_context
-from ktir.diagnostics import parse_module, verify_module
-from ktir.reference import ExecutionError, run
-from ktir.reference_ops import round_bf16
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import parse_module, verify_module
+from ktir.reference.executor import ExecutionError, run
+from ktir.reference.ops import round_bf16
 
 #### Helpers ####
 

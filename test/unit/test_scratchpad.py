@@ -1,4 +1,4 @@
-"""LX address planning (`ktir.scratchpad.plan`): the three solvers, their rules and invariants."""
+"""LX address planning (`ktir.cores.scratchpad.plan`): the three solvers, their rules and invariants."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ktir.scratchpad import SOLVERS, plan
-from ktir.target import SPYRE
+from ktir.cores.scratchpad import SOLVERS, plan
+from ktir.hardware.target import SPYRE
 
 
 def buf(name: str, size: int, uses: list[int], **extra: object) -> dict[str, object]:
@@ -166,7 +166,7 @@ def in_place_chain(
 
 
 def test_live_sets_sweeps_closed_lifetimes() -> None:
-    from ktir.scratchpad import live_sets
+    from ktir.cores.scratchpad import live_sets
 
     lifetimes = [(0, 1, "a"), (1, 2, "b"), (4, 4, "c"), (2, 5, "d")]
     assert list(live_sets(lifetimes, 6)) == [["a"], ["a", "b"], ["b", "d"], ["d"], ["c", "d"], ["d"]]

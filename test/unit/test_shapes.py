@@ -1,11 +1,11 @@
-"""The shape rules of ktir.shapes: worked examples with exact messages, and NumPy as the oracle."""
+"""The shape rules of ktir.layout.shapes: worked examples with exact messages, and NumPy as the oracle."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ktir.shapes import (
+from ktir.layout.shapes import (
     ShapeError,
     broadcast_shapes,
     cat_shape,

@@ -1,4 +1,4 @@
-"""The stick-dim algebra (`ktir.sticks`)."""
+"""The stick-dim algebra (`ktir.layout.sticks`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ktir.sticks import (
+from ktir.layout.sticks import (
     SPARSE,
     pointwise_compatible,
     through_expand,

@@ -1,4 +1,4 @@
-"""SuperDSC export: `ktir.superdsc.kernel_spec` and the `ktir-emit-superdsc` pass."""
+"""SuperDSC export: `ktir.export.superdsc.kernel_spec` and the `ktir-emit-superdsc` pass."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 import ktir
-from ktir.context import make_context
-from ktir.diagnostics import DiagnosticError, parse_module
-from ktir.layout_plan import functions_of
-from ktir.superdsc import kernel_spec
+from ktir.export.superdsc import kernel_spec
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import DiagnosticError, parse_module
+from ktir.planning.plan import functions_of
 
 LAYOUTS = "ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul"
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ktir.target import SPYRE, Target
+from ktir.hardware.target import SPYRE, Target
 
 
 def test_spyre_defaults():

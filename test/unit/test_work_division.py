@@ -1,4 +1,4 @@
-"""Work division (`ktir.work_division`): the reference's worked examples and invariants."""
+"""Work division (`ktir.cores.work_division`): the reference's worked examples and invariants."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ktir.layout import SpyreTensorLayout
-from ktir.work_division import Access, adjusted_sizes, core_slices, core_split, divide, per_core_span
+from ktir.cores.work_division import Access, adjusted_sizes, core_slices, core_split, divide, per_core_span
+from ktir.layout.tiled import SpyreTensorLayout
 
 
 def pointwise(shape: tuple[int, ...], dtype: str = "float16") -> tuple[dict[str, int], Access]:

@@ -5,7 +5,7 @@ from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType, TensorT
 from xdsl.utils.exceptions import VerifyException
 
 from ktir.dialects.ktir import TiledLayoutAttr, verify_tiled_tensor
-from ktir.layout import DeviceDType, SpyreTensorLayout
+from ktir.layout.tiled import DeviceDType, SpyreTensorLayout
 
 
 def test_from_layout_and_back():

@@ -11,10 +11,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc
 
 import ktir
-from ktir import reference
-from ktir.context import make_context
-from ktir.diagnostics import parse_module, verify_module
 from ktir.frontend.fx import FxImportError, export_program, import_exported, import_fx, import_program
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import parse_module, verify_module
+from ktir.reference import executor as reference
 
 HERE = __file__
 

@@ -23,9 +23,9 @@ import pytest
 import torch
 from model_zoo import MLP, DecoderBlock, pair, tiny_llama_config
 
-from ktir import reference
-from ktir.diagnostics import verify_module
 from ktir.frontend.fx import import_program
+from ktir.ir.diagnostics import verify_module
+from ktir.reference import executor as reference
 
 transformers = pytest.importorskip("transformers")
 

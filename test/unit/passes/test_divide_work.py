@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import ktir
-from ktir.context import make_context
-from ktir.diagnostics import DiagnosticError, parse_module
-from ktir.passes.divide_work import read_division
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import DiagnosticError, parse_module
+from ktir.ir.state import read_division
 from ktir.passes.propagate_layouts import functions_of
 
 

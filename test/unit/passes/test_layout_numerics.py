@@ -16,9 +16,9 @@ from model_zoo import MLP, DecoderBlock, pair, tiny_llama_config
 import ktir
 from ktir.dialects.ktir_structured import PadOp, RestickifyOp
 from ktir.frontend.fx import import_program
-from ktir.layout_plan import relayout_elements
 from ktir.passes.propagate_layouts import PLAN_ATTR, functions_of
-from ktir.reference import run
+from ktir.planning.plan import relayout_elements
+from ktir.reference.executor import run
 
 transformers = pytest.importorskip("transformers")
 

@@ -12,14 +12,14 @@ import torch
 from model_zoo import MLP, DecoderBlock, pair, tiny_llama_config
 
 import ktir
-from ktir import core_executor
-from ktir.context import make_context
-from ktir.diagnostics import DiagnosticError, parse_module
+from ktir.cores import executor as core_executor
 from ktir.dialects import ktir_core as core
 from ktir.frontend.fx import import_program
+from ktir.hardware.target import SPYRE
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import DiagnosticError, parse_module
 from ktir.passes.propagate_layouts import functions_of
-from ktir.reference import run
-from ktir.target import SPYRE
+from ktir.reference.executor import run
 
 
 def lowered(text: str, cores: int = 32) -> list[core.KernelOp]:

@@ -8,10 +8,10 @@ import torch
 import ktir
 from ktir.dialects.ktir_structured import BmmOp, MatmulOp, PadOp, ints
 from ktir.frontend.fx import import_program
-from ktir.layout_plan import encoding_of
+from ktir.layout.sticks import layout_stick
 from ktir.passes.propagate_layouts import functions_of
-from ktir.reference import run
-from ktir.sticks import layout_stick
+from ktir.planning.plan import encoding_of
+from ktir.reference.executor import run
 
 PIPELINE = "ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul,ktir-verify-layouts"
 
@@ -58,8 +58,8 @@ def test_whole_stick_k_is_untouched_and_the_pass_is_idempotent() -> None:
 
 
 def test_k_of_one_with_an_already_padded_y_stays_a_matmul() -> None:
-    from ktir.context import make_context
-    from ktir.diagnostics import parse_module
+    from ktir.ir.context import make_context
+    from ktir.ir.diagnostics import parse_module
 
     module = parse_module(
         make_context(),

@@ -6,8 +6,8 @@ import pytest
 from xdsl.dialects.builtin import IntegerAttr
 
 import ktir
-from ktir.context import make_context
-from ktir.diagnostics import DiagnosticError, parse_module
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import DiagnosticError, parse_module
 from ktir.passes.propagate_layouts import functions_of
 
 T = "tensor<64x256xf16>"

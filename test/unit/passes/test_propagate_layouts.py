@@ -74,8 +74,8 @@ func.func @f(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>) -> tensor<64x64xf16> 
 
 
 def test_a_narrow_beam_prefers_default_sticks_and_never_declares_a_feasible_graph_infeasible() -> None:
-    from ktir.context import make_context
-    from ktir.diagnostics import parse_module
+    from ktir.ir.context import make_context
+    from ktir.ir.diagnostics import parse_module
 
     module = parse_module(make_context(), COPY_EXP_MATMUL)
     ktir.run_pipeline(module, "ktir-propagate-layouts{strategy=beam beam-width=1},ktir-insert-restickify")
@@ -84,8 +84,8 @@ def test_a_narrow_beam_prefers_default_sticks_and_never_declares_a_feasible_grap
 
 
 def test_cpu_fallback_results_take_whatever_layout_their_consumers_want() -> None:
-    from ktir.context import make_context
-    from ktir.diagnostics import parse_module
+    from ktir.ir.context import make_context
+    from ktir.ir.diagnostics import parse_module
 
     module = parse_module(
         make_context(),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import ktir
-from ktir.context import make_context
-from ktir.diagnostics import DiagnosticError, parse_module
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import DiagnosticError, parse_module
 
 ROW = "#ktir.tiled<device_size = [2, 128, 64], stride_map = [64, 128, 1]>"
 COLUMN = "#ktir.tiled<device_size = [2, 128, 64], stride_map = [8192, 1, 128]>"

@@ -1,7 +1,7 @@
 """
-`ktir.cost_model`: every rule against numbers worked out by hand from the Spyre `Target`.
+`ktir.hardware.cost_model`: every rule against numbers worked out by hand from the Spyre `Target`.
 
-The constants used below (all from `ktir/target.py`): 1.5 GHz clock (1500 cycles per µs),
+The constants used below (all from `ktir/hardware/target.py`): 1.5 GHz clock (1500 cycles per µs),
 fp16 peak 98.304e12 FLOP/s over 32 cores (1.536e6 MACs per µs per core), 8-row PE passes and 8
 target passes, one SFU pass at 8.8e3 elements per µs, reductions at 1.2e4 and softmax at 1.4e3
 input elements per µs, 500 cycles of DMA setup, LPDDR5 204.8e9 B/s (136.53 bytes per cycle),
@@ -17,9 +17,9 @@ import pytest
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 
-from ktir import cost_model
-from ktir.context import make_context
-from ktir.target import SPYRE
+from ktir.hardware import cost_model
+from ktir.hardware.target import SPYRE
+from ktir.ir.context import make_context
 
 CLOCK_MHZ = 1500.0
 DEVICE_BYTES_PER_CYCLE = 204.8e9 / 1.5e9

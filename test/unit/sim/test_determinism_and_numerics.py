@@ -23,8 +23,8 @@ from xdsl.parser import Parser
 import ktir
 import ktir.reference
 import ktir.sim
-from ktir.context import make_context
 from ktir.dialects import ktir_core as core
+from ktir.ir.context import make_context
 
 
 def compile_pair(text: str, cores: int) -> tuple[ModuleOp, ModuleOp]:

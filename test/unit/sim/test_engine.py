@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import ktir
-from ktir import reference
-from ktir.context import make_context
-from ktir.diagnostics import parse_module
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import parse_module
+from ktir.reference import executor as reference
 from ktir.sim import compute, engine, simulate
 
 T, W = "tensor<256x512xf16>", "tensor<512xf16>"

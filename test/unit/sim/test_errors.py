@@ -22,10 +22,10 @@ from xdsl.parser import Parser
 
 import ktir
 import ktir.sim
-from ktir.context import make_context
-from ktir.reference_ops import ExecutionError
+from ktir.hardware.target import SPYRE
+from ktir.ir.context import make_context
+from ktir.reference.ops import ExecutionError
 from ktir.sim import SimulationError
-from ktir.target import SPYRE
 
 _T = "tensor<100x70xf16>"
 _GRAPH = f"""

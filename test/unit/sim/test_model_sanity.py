@@ -1,7 +1,7 @@
 """
 `ktir.sim` model sanity: simulated cycles against what the Spyre `Target` constants predict.
 
-Hand-derived rates (see `ktir/target.py`): 1500 cycles per µs, LPDDR5 at 204.8e9 / 1.5e9 =
+Hand-derived rates (see `ktir/hardware/target.py`): 1500 cycles per µs, LPDDR5 at 204.8e9 / 1.5e9 =
 136.53 bytes per cycle for the whole chip, 500 cycles of setup per DMA, one SFU pass at 8.8e3
 elements per µs per core (silu is 5 passes, exp 2), 1.536e6 MACs per µs per core on the PE
 arrays, a ring step of 32 cycles plus 1.4e-4 µs per element.
@@ -20,11 +20,11 @@ from xdsl.parser import Parser
 
 import ktir
 import ktir.sim
-from ktir.context import make_context
 from ktir.dialects import ktir_core as core
+from ktir.hardware.target import SPYRE
+from ktir.ir.context import make_context
 from ktir.sim import KernelReport, SimResult
 from ktir.sim.timeline import UNITS
-from ktir.target import SPYRE
 
 CLOCK_MHZ = 1500.0
 BYTES_PER_CYCLE = 204.8e9 / 1.5e9

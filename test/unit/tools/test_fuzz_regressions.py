@@ -17,9 +17,9 @@ from xdsl.dialects.builtin import TensorType, f16, f32, i1, i8, i32
 
 import ktir
 from ktir.compile import PipelineError
-from ktir.diagnostics import MAX_NESTING, DiagnosticError, check_nesting, decode_source
+from ktir.cores.work_division import check_device_memory, divisors, prime_factors
+from ktir.ir.diagnostics import MAX_NESTING, DiagnosticError, check_nesting, decode_source
 from ktir.tools import ktir_opt, ktir_run
-from ktir.work_division import check_device_memory, divisors, prime_factors
 
 LOCATED = re.compile(r"^\S+:\d+:\d+: error: ", re.MULTILINE)
 ABS = """func.func @abs(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
@@ -243,14 +243,14 @@ def test_a_tensor_padded_past_device_memory_is_refused(tmp_path, capsys):
 
 
 def test_check_device_memory_names_the_tensor():
-    from ktir.layout import SpyreTensorLayout
-    from ktir.tiling import Access
+    from ktir.cores.tiling import Access
+    from ktir.layout.tiled import SpyreTensorLayout
 
     small = Access(SpyreTensorLayout((4, 64), "float16"), (4, 64), ("d0", "d1"))
     check_device_memory([small])
     column = Access(SpyreTensorLayout((2**30, 1), "float16"), (2**30, 1), ("d0", None))
     with pytest.raises(ValueError, match=r"shape \[1073741824, 1\] takes 128.0 GiB"):
-        check_device_memory([column, column], ktir.target.Target(device_memory_bytes=2**30))
+        check_device_memory([column, column], ktir.hardware.target.Target(device_memory_bytes=2**30))
 
 
 # ---- ktir-run inputs ------------------------------------------------------------------------------

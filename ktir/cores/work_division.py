@@ -28,9 +28,9 @@ import itertools
 import math
 from collections.abc import Sequence
 
-from ktir.cost_model import matmul_cost_us
-from ktir.target import SPYRE, Target
-from ktir.tiling import Access, granules
+from ktir.cores.tiling import Access, granules
+from ktir.hardware.cost_model import matmul_cost_us
+from ktir.hardware.target import SPYRE, Target
 
 _SMALL_PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
 
@@ -112,7 +112,7 @@ def adjusted_sizes(
     sizes: dict[str, int], accesses: Sequence[Access], whole: frozenset[str] = frozenset()
 ) -> dict[str, int]:
     """
-    Iteration sizes in cuttable units (`ktir.tiling.granules`): stick dims count sticks, dims
+    Iteration sizes in cuttable units (`ktir.cores.tiling.granules`): stick dims count sticks, dims
     in `whole` count 1. Example: (256, 128, 512) fp32 sticked on the last dim gives {d2: 16}.
     """
     return granules(sizes, accesses, whole)

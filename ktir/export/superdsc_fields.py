@@ -1,5 +1,5 @@
 """
-Building blocks of a SuperDSC kernel spec (`ktir.superdsc`): the dim and layout labels, how one
+Building blocks of a SuperDSC kernel spec (`ktir.export.superdsc`): the dim and layout labels, how one
 tensor looks from SuperDSC (the iteration dims its device dims walk and its stick dim), where
 each tensor sits in device memory, and the fold-property JSON fragments.
 
@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ktir.layout import DeviceDType, HostGroup, SpyreTensorLayout
-from ktir.target import SPYRE
-from ktir.tiling import Access, device_box
+from ktir.cores.tiling import Access, device_box
+from ktir.hardware.target import SPYRE
+from ktir.layout.tiled import DeviceDType, HostGroup, SpyreTensorLayout
 
 POINTWISE_LABELS = ("mb", "x", "y", "i", "j", "ki", "kj")
 """Labels of the leading dims of a non-matmul op; its last dim is `OUTPUT_LABEL`."""

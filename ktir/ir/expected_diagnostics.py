@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ktir.diagnostics import Diagnostic, Location, Severity
+from ktir.ir.diagnostics import Diagnostic, Location, Severity
 
 _ANNOTATION = re.compile(
     r"expected-(?P<severity>error|warning|note|remark)(?P<regex>-re)?"

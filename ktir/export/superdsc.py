@@ -2,7 +2,7 @@
 SuperDSC export: the JSON kernel spec the reference stack (torch-spyre) hands its backend
 compiler, built for one graph-level kernel op after `ktir-divide-work` (docs/superdsc.md).
 
-`kernel_spec(op, index)` reads the op's iteration space (`ktir.iteration`), its layouts and its
+`kernel_spec(op, index)` reads the op's iteration space (`ktir.cores.iteration`), its layouts and its
 `work_division`, and returns `{"<index>_<opfunc>": {...}}`: how many slices each dim is cut
 into, which slice each core takes, and inside `dscs_` the padded iteration sizes, one HBM
 `allocate` per tensor with each core's start address, and the compute op. The (4, 64) fp16
@@ -22,12 +22,11 @@ from typing import Any
 
 from xdsl.ir import Operation
 
-from ktir.diagnostics import op_error
+from ktir.cores.iteration import IterationError, IterationSpace, iteration_space
+from ktir.cores.tiling import Access
+from ktir.cores.work_division import core_slices
 from ktir.dialects import ktir_structured as st
-from ktir.iteration import IterationError, IterationSpace, iteration_space
-from ktir.layout_rules import shape_of
-from ktir.passes.divide_work import read_division
-from ktir.superdsc_fields import (
+from ktir.export.superdsc_fields import (
     LAYOUT_LABELS,
     MATMUL_LAYOUT_LABELS,
     constant_info,
@@ -42,9 +41,10 @@ from ktir.superdsc_fields import (
     tensor_view,
     word_length,
 )
-from ktir.target import SPYRE
-from ktir.tiling import Access
-from ktir.work_division import core_slices
+from ktir.hardware.target import SPYRE
+from ktir.ir.diagnostics import op_error
+from ktir.ir.state import read_division
+from ktir.planning.rules import shape_of
 
 MASK_CONSTANT = "samv-maskvalue"
 """Name of the constant a reduction's padded lanes are masked with."""

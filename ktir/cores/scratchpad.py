@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ktir.target import SPYRE
+from ktir.hardware.target import SPYRE
 
 SOLVERS = ("greedy", "firstfit", "bestfit")
 

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ktir.layout import DmaBlock, LayoutError, contiguous_strides
+from ktir.layout.tiled import DmaBlock, LayoutError, check_host_view, contiguous_strides
 
 __all__ = [
     "HostView",
@@ -89,12 +89,7 @@ class HostView:
         """Build a checked view; `strides` default to the contiguous strides of `sizes`."""
         size = tuple(sizes)
         stride = contiguous_strides(size) if strides is None else tuple(strides)
-        if len(stride) != len(size):
-            raise LayoutError(f"host size {list(size)} and host strides {list(stride)} differ in rank")
-        if any(n < 1 for n in size):
-            raise LayoutError(f"host size {list(size)}: zero-size dims are not supported")
-        if any(s < 0 for s in stride):
-            raise LayoutError(f"host strides {list(stride)}: negative strides are not supported")
+        check_host_view(size, stride)
         if storage_offset < 0:
             raise LayoutError(f"storage offset {storage_offset} is negative")
         return cls(size, stride, storage_offset)
@@ -349,6 +344,7 @@ def check_blocks(view: HostView, device_size: Sequence[int], blocks: Sequence[Dm
     """
     for k, block in enumerate(blocks):
         _check_in_device(k, block, device_size)
+        _check_start(k, block, device_size, view)
         _check_in_view(k, block, view)
     wanted = view.mask()
     read = np.zeros_like(wanted)
@@ -379,6 +375,27 @@ def _check_in_device(k: int, block: DmaBlock, device_size: Sequence[int]) -> Non
                 f"DMA block {k} (sizes {list(block.sizes)}) writes positions {first}..{first + count - 1} "
                 f"of device dim {j}, which has size {n}: the device sizes are too small for the host tensor"
             )
+
+
+def _check_start(k: int, block: DmaBlock, device_size: Sequence[int], view: HostView) -> None:
+    """
+    The block's first device position must hold the host element the strides say it holds.
+
+    A remainder block's offsets are `remaining * stride` of one device dim; when `remaining`
+    reaches that dim's size the device offset wraps onto the next outer dim while the host
+    offset does not, and the block would overwrite positions another block filled. Example:
+    host (2, 4) in `[3, 1, 2, 2, 2, 64] / [1, 4, 3, 4, 0, -1]` gives a remainder at device
+    offset 512 (coordinate 1 of dim 0, host offset 1) reading host offset 6.
+    """
+    if not block.numel:
+        return
+    start = _unravel(block.device_offset, device_size)
+    expected = view.storage_offset + sum(c * s for c, s in zip(start, block.host_strides, strict=True))
+    if block.host_offset != expected:
+        raise LayoutError(
+            f"DMA block {k} starts at device coordinates {list(start)}, which hold host storage offset "
+            f"{expected}, but it reads from {block.host_offset}: a partial tile runs past its device dim"
+        )
 
 
 def _check_in_view(k: int, block: DmaBlock, view: HostView) -> None:

@@ -18,7 +18,7 @@ reference stack (the last device dim holds exactly one 128-byte stick).
 Which host tensors a layout fits, and how data moves: the DMA descriptor. As in the reference
 stack, moving a host tensor to the device runs a *DCI*: a few loop nests (`DmaBlock`) that copy
 `device[dev_off + dot(i, device_strides)] = host[host_off + dot(i, stride_map)]` for every
-index vector `i` below the block's loop sizes. `ktir.layout_dci` builds it the way the
+index vector `i` below the block's loop sizes. `ktir.layout.dci` builds it the way the
 reference does: each device dim is matched to the host dim whose stride is the largest not
 above its `stride_map` entry, the host dims are counted out over their device dims from the
 coarsest, and a host extent that a tile does not divide adds a remainder block. A layout fits
@@ -33,7 +33,7 @@ Two examples the chain form below would refuse:
   into rows of 64, a main block (18, 64) plus a remainder (1, 48) at host and device offset 1152.
 
 `TiledLayout` is the pair in the form the compiler plans with (the common form of Spyre, XLA and
-HTP layouts, see `ktir.layout_formats`); `TiledLayout.bind(host_size, host_strides)` checks it
+HTP layouts, see `ktir.layout.formats`); `TiledLayout.bind(host_size, host_strides)` checks it
 against a host tensor and returns a `BoundLayout` that packs, unpacks, indexes and tiles.
 A `SpyreTensorLayout` that is valid for DMA but not a chain (two device dims stepping the same
 host stride, e.g. `[1, 50, 64]` / `[64, 1, 1]`, one element per stick) has no `tiled` form:
@@ -66,10 +66,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ktir.target import SPYRE
+from ktir.hardware.target import SPYRE
 
 if TYPE_CHECKING:
-    from ktir.layout_dci import HostView
+    from ktir.layout.dci import HostView
 
 __all__ = [
     "BoundLayout",
@@ -354,14 +354,19 @@ def _chain_problem(digits: Sequence[Digit], size: int, what: str) -> str | None:
     return None
 
 
+def check_host_view(size: Sequence[int], strides: Sequence[int]) -> None:
+    """Raise `LayoutError` unless sizes and strides have one rank, sizes >= 1 and strides >= 0."""
+    if len(strides) != len(size):
+        raise LayoutError(f"host size {list(size)} and host strides {list(strides)} differ in rank")
+    if any(n < 1 for n in size):
+        raise LayoutError(f"host size {list(size)}: zero-size dims are not supported")
+    if any(n < 0 for n in strides):
+        raise LayoutError(f"host strides {list(strides)}: negative strides are not supported")
+
+
 def _bind(layout: TiledLayout, host_size: tuple[int, ...], host_strides: Sequence[int] | None) -> BoundLayout:
     strides = contiguous_strides(host_size) if host_strides is None else tuple(host_strides)
-    if len(strides) != len(host_size):
-        raise LayoutError(f"host size {list(host_size)} and strides {list(strides)} differ in rank")
-    if any(s < 1 for s in host_size):
-        raise LayoutError(f"host size {list(host_size)}: zero-size dims are not supported")
-    if any(s < 0 for s in strides):
-        raise LayoutError(f"host strides {list(strides)}: negative strides are not supported")
+    check_host_view(host_size, strides)
 
     # Host dims that address more than one element, outer (largest stride) first.
     active = sorted(
@@ -884,7 +889,7 @@ device_dtype=DataFormats.SEN169_FP16)
         storage; block host offsets include the storage offset. Raises `LayoutError` saying why
         when the layout does not fit the view. Example: `SpyreTensorLayout((1024, 256),
         "float16").dma((1024, 256))` is one block with sizes (4, 1024, 64), device strides
-        (65536, 64, 1) and host strides (64, 256, 1). See `ktir.layout_dci`.
+        (65536, 64, 1) and host strides (64, 256, 1). See `ktir.layout.dci`.
         """
         return list(
             _descriptor(
@@ -1043,7 +1048,7 @@ def restickify_target(
 
 
 def _host_view(host_size: Sequence[int], host_strides: Sequence[int] | None, storage_offset: int) -> HostView:
-    from ktir.layout_dci import HostView
+    from ktir.layout.dci import HostView
 
     size = _int_tuple(host_size, "host size")
     strides = None if host_strides is None else _int_tuple(host_strides, "host strides")
@@ -1066,7 +1071,7 @@ def _descriptor(
     (for example a tiling whose outer tile is not the stick-tile dim) keeps the chain form's
     descriptor, so such layouts keep their bytes. Neither: a `LayoutError` with both reasons.
     """
-    from ktir.layout_dci import dci_blocks
+    from ktir.layout.dci import dci_blocks
 
     try:
         return tuple(dci_blocks(view, device_size, stride_map))
@@ -1104,7 +1109,7 @@ def to_device(
     (float16, float32, int32, int8; uint8 bits for fp8). Example: a (90,) tensor in
     `from_device([1, 3, 64], [64, 30, 1], "float16")` fills lanes 0..29 of three sticks.
     """
-    from ktir.layout_dci import host_to_device
+    from ktir.layout.dci import host_to_device
 
     host = _as_numpy(host_array)
     if host_size is None:
@@ -1141,7 +1146,7 @@ def to_host(
     `dtype` converts the values (default: the buffer's type). Padding is never read; a host
     element stored at several device positions (broadcast) is read from the first.
     """
-    from ktir.layout_dci import device_to_host
+    from ktir.layout.dci import device_to_host
 
     view = _host_view(host_size, host_strides, storage_offset)
     device = _device_flat(device_buffer, stl)

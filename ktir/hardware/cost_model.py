@@ -1,7 +1,7 @@
 """
 The one cost model shared by the passes and the simulator.
 
-Every rate comes from a `Target` (`ktir/target.py`, where each constant names its source);
+Every rate comes from a `Target` (`ktir/hardware/target.py`, where each constant names its source);
 this module only turns work into time. Two consumers:
 
 - `ktir-divide-work{policy=cost}` ranks matmul splits with `matmul_cost_us`, the reference
@@ -11,7 +11,7 @@ this module only turns work into time. Two consumers:
   `ring_cycles` for a K-split partial-sum reduction.
 
 ```python
-from ktir.cost_model import pt_cycles
+from ktir.hardware.cost_model import pt_cycles
 pt_cycles(macs=128 * 512 * 512, rows=128)      # 32768.0 cycles: 21.8 µs at full PE efficiency
 ```
 """
@@ -24,13 +24,13 @@ from xdsl.ir import Operation
 
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
-from ktir.target import SPYRE, Target
+from ktir.hardware.target import SPYRE, Target
 
 # SFU passes per element of each graph op. One pass is `Target.sfu_pass_elems_per_us`; the
 # calibration point is silu = 5 passes (x / (1 + exp(-x)): neg, exp, add, reciprocal, mul),
 # which reproduces torch-spyre's fitted 1.76e3 elem/µs/core exactly. Transcendental functions
 # take 2 passes (the exp of silu's count), division and reciprocal 2 (a reciprocal then a
-# multiply); other counts follow the op's formula in `ktir.reference_ops`.
+# multiply); other counts follow the op's formula in `ktir.reference.ops`.
 _SFU_PASSES: dict[type[Operation], float] = {
     ew.ExpOp: 2,
     ew.LogOp: 2,

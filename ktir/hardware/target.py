@@ -73,7 +73,7 @@ class Target:
     pt_underfill_penalty_us: float = 50.0
     """Tie-break weight when a core's M under-fills the PE array."""
 
-    # The simulator's rates (`ktir.cost_model`, docs/simulator.md). Calibrated values are
+    # The simulator's rates (`ktir.hardware.cost_model`, docs/simulator.md). Calibrated values are
     # torch-spyre fits to device kernel times (its work-division cost model in
     # `torch_spyre/_inductor/work_division.py`, see docs/hardware.md); the rest are marked as
     # assumptions: the figure is not published and the value only sets an order of magnitude.

@@ -28,8 +28,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from ktir.reference_ops import ELEMENTWISE, ExecutionError, numpy_dtype, to_numpy
-from ktir.reference_structured import STRUCTURED
+from ktir.reference.ops import ELEMENTWISE, ExecutionError, numpy_dtype, to_numpy
+from ktir.reference.structured import STRUCTURED
 
 IMPLEMENTATIONS = {**ELEMENTWISE, **STRUCTURED}
 """Every graph-level op the executor runs, by op class."""

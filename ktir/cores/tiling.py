@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from ktir.layout import HostGroup, SpyreTensorLayout
+from ktir.layout.tiled import HostGroup, SpyreTensorLayout
 
 
 @dataclass(frozen=True)

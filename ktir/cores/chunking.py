@@ -2,7 +2,7 @@
 Chunking a core's slice so that its tiles fit in the scratchpad, and placing them there.
 
 A kernel stages one tile of every tensor it touches in LX. When a core's whole slice does not
-fit, the slice is cut into chunks along its cuttable dims (`ktir.tiling.granules`, never a
+fit, the slice is cut into chunks along its cuttable dims (`ktir.cores.tiling.granules`, never a
 dim the core must see whole) and processed in a loop with two slots per buffer, so the DMA
 of chunk i+1 can overlap the compute of chunk i. A matmul whose K is chunked or split across
 cores accumulates into one fp32 tile instead of staging its output.
@@ -19,9 +19,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ktir.kernels import Kernel
-from ktir.tiling import Access, combine, device_box, granules
-from ktir.work_division import core_slices, divisors
+from ktir.cores.kernels import Kernel
+from ktir.cores.tiling import Access, combine, device_box, granules
+from ktir.cores.work_division import core_slices, divisors
 
 MAX_CHUNKS = 4096
 """Chunks per core beyond which a kernel is rejected rather than unrolled further."""

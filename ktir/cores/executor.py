@@ -14,7 +14,7 @@ its fp32 partial sums in another order. Free views reuse their input's device bu
 a view the layout plan wrongly calls free gives wrong numbers here.
 
 ```python
-outputs = ktir.core_executor.run(module, [x, w])      # after ktir-lower-to-cores
+outputs = ktir.cores.executor.run(module, [x, w])      # after ktir-lower-to-cores
 ```
 """
 
@@ -33,10 +33,10 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
-from ktir.layout import SpyreTensorLayout
-from ktir.layout_plan import layout_of_type
-from ktir.reference import IMPLEMENTATIONS, entry_function
-from ktir.reference_ops import ExecutionError, full_value, numpy_dtype, store, to_numpy
+from ktir.layout.tiled import SpyreTensorLayout
+from ktir.planning.plan import layout_of_type
+from ktir.reference.executor import IMPLEMENTATIONS, entry_function
+from ktir.reference.ops import ExecutionError, full_value, numpy_dtype, store, to_numpy
 
 
 def tensor_layout(value_type: Attribute) -> tuple[SpyreTensorLayout, tuple[int, ...], np.dtype[Any]]:

@@ -3,8 +3,8 @@ The MLIR context ktir tools and the Python API parse into: the `ktir` dialect pl
 dialects graph- and core-level programs use.
 
 ```python
-from ktir.context import make_context
-from ktir.diagnostics import parse_module
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import parse_module
 module = parse_module(make_context(), text, "model.mlir")
 ```
 """

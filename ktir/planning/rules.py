@@ -3,7 +3,7 @@ Per-op stick rules of graph-level ktir: which sticks an op's results may take an
 sticks each operand must then have. Layout propagation searches over these rules,
 restickify insertion materializes them, and the legality check verifies them.
 
-A *stick* is the host dim a tensor's sticks walk, or `SPARSE` (see `ktir.sticks`). An op's
+A *stick* is the host dim a tensor's sticks walk, or `SPARSE` (see `ktir.layout.sticks`). An op's
 rule gives, for every tensor result, its candidate sticks, and for a choice of result sticks,
 a `Need` per operand: the operand sticks it reads as they are, and the dense dim a
 restickify may move a mismatched operand to (none when only a gather/scatter could help,
@@ -39,11 +39,11 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation
 
-from ktir import sticks
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import ELEMENT_TYPE_TO_DEVICE_DTYPE
-from ktir.sticks import SPARSE
+from ktir.layout import sticks
+from ktir.layout.sticks import SPARSE
 
 Shape = tuple[int, ...]
 

@@ -4,7 +4,7 @@ restickify cost is minimal, then derive each tensor's full `#ktir.tiled` layout.
 
 The problem (`build_problem`): one search variable per tensor value (function arguments
 first, then op results in program order) whose domain is its candidate sticks
-(`ktir.layout_rules`); arguments are fixed to their layout. Every consumer edge adds a term
+(`ktir.planning.rules`); arguments are fixed to their layout. Every consumer edge adds a term
 over the operand's variable and the consumer's result variables: 0 when the operand is read
 as it is, its host element count when a restickify fixes it, infinity when nothing can (a
 sparse tensor to a dense one needs a gather). A view adds a term tying its result stick to its
@@ -12,10 +12,10 @@ input's; a view that splits or offsets the stick (`through` gives None) must cop
 own element count. The cost of a plan is therefore the host elements moved by relayouts:
 inserted `ktir.restickify` ops plus copying views.
 
-`plan_function` solves it exactly (`ktir.layout_search.solve_exact`, min-sum variable
+`plan_function` solves it exactly (`ktir.planning.search.solve_exact`, min-sum variable
 elimination) or with a beam, and `assign_layouts` turns the chosen sticks into layouts:
 arguments keep theirs; an operand that needs a restickify is read in the restickify target
-layout (`ktir.sticks.restickified_layout`); a result takes the layout of a same-shape operand
+layout (`ktir.layout.sticks.restickified_layout`); a result takes the layout of a same-shape operand
 on the same stick (as the reference copies its input's layout), a view the same bytes seen
 through the view where that is a layout, and otherwise the canonical layout of its stick.
 """
@@ -33,12 +33,13 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from ktir import layout_search, sticks
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import ELEMENT_TYPE_TO_DEVICE_DTYPE, TiledLayoutAttr
-from ktir.layout import LayoutError, SpyreTensorLayout
-from ktir.layout_rules import Need, Rule, RuleError, rule_of, shape_of
-from ktir.sticks import SPARSE
+from ktir.layout import sticks
+from ktir.layout.sticks import SPARSE
+from ktir.layout.tiled import LayoutError, SpyreTensorLayout
+from ktir.planning import search as layout_search
+from ktir.planning.rules import Need, Rule, RuleError, rule_of, shape_of
 
 LAYOUT_ARG_ATTR = "ktir.layout"
 """Argument attribute pinning an argument's layout (`{ktir.layout = #ktir.tiled<...>}`)."""

@@ -2,7 +2,7 @@
 NumPy implementations of the structured graph-level ops (matmul, reductions, softmax, norms,
 views, data movement, restickify) and of `ktir.cpu_fallback` through PyTorch.
 
-Same precision contract as `ktir.reference_ops`: compute in fp32 (or wider), round once per op.
+Same precision contract as `ktir.reference.ops`: compute in fp32 (or wider), round once per op.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation
 
 from ktir.dialects import ktir_structured as st
-from ktir.reference_ops import (
+from ktir.reference.ops import (
     ExecutionError,
     Registry,
     decode_argument,

@@ -21,9 +21,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Operation
 
+from ktir.cores.scratchpad import live_sets
 from ktir.dialects import ktir_core as core
-from ktir.scratchpad import live_sets
-from ktir.target import SPYRE, Target
+from ktir.hardware.target import SPYRE, Target
 
 
 class CoreCheckError(ValueError):

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ktir.layout import BoundLayout, LayoutError, TiledLayout, contiguous_strides
+from ktir.layout.tiled import BoundLayout, LayoutError, TiledLayout, contiguous_strides
 
 __all__ = [
     "HTP_LAYOUTS",

@@ -16,7 +16,7 @@ import itertools
 import math
 from collections.abc import Sequence
 
-from ktir.layout import LayoutError, SpyreTensorLayout, contiguous_strides, restickify_target
+from ktir.layout.tiled import LayoutError, SpyreTensorLayout, contiguous_strides, restickify_target
 
 SPARSE = -1
 """The stick of a sparse tensor: one element per stick (a reduction over the stick dim)."""

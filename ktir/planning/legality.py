@@ -1,6 +1,6 @@
 """
 The layout legality check: after layout propagation and restickify insertion, every op of
-graph-level ktir reads its operands in layouts its stick rule accepts (`ktir.layout_rules`).
+graph-level ktir reads its operands in layouts its stick rule accepts (`ktir.planning.rules`).
 
 `layout_violations(function)` lists what fails, each located at its op:
 
@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 
-from ktir import sticks
-from ktir.layout import LayoutError
-from ktir.layout_plan import describe, encoding_of, is_tensor
-from ktir.layout_rules import Need, Rule, RuleError, rule_of, shape_of
+from ktir.layout import sticks
+from ktir.layout.tiled import LayoutError
+from ktir.planning.plan import describe, encoding_of, is_tensor
+from ktir.planning.rules import Need, Rule, RuleError, rule_of, shape_of
 
 
 class LayoutViolation(Exception):

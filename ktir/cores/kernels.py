@@ -5,7 +5,7 @@ tile of every tensor on every core.
 `kernel_of(op)` reads what `ktir-divide-work` decided and answers the questions the later
 passes ask: how many cores run the op, which slice each core gets (mixed radix, first dim
 fastest, except that a split K goes first so K partners are ring neighbours), and the device
-box of a tensor on a core (`ktir.tiling.device_box`). Example: `abs` on (4, 64) fp16 with
+box of a tensor on a core (`ktir.cores.tiling.device_box`). Example: `abs` on (4, 64) fp16 with
 `{d0: 2, d1: 1}` runs on 2 cores; core 1 holds rows 2-3, device box start (0, 2, 0), extent
 (1, 2, 64).
 """
@@ -18,9 +18,9 @@ from functools import cached_property
 
 from xdsl.ir import Operation
 
-from ktir.iteration import IterationSpace, iteration_space
-from ktir.tiling import Access, device_box
-from ktir.work_division import core_slices
+from ktir.cores.iteration import IterationSpace, iteration_space
+from ktir.cores.tiling import Access, device_box
+from ktir.cores.work_division import core_slices
 
 
 @dataclass(frozen=True)

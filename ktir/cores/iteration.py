@@ -23,12 +23,12 @@ from typing import cast
 from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 
+from ktir.cores.tiling import Access
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
-from ktir.layout import SpyreTensorLayout
-from ktir.layout_plan import copying_view, encoding_of, is_tensor
-from ktir.layout_rules import POINTWISE, VIEWS, rule_of, shape_of
-from ktir.tiling import Access
+from ktir.layout.tiled import SpyreTensorLayout
+from ktir.planning.plan import copying_view, encoding_of, is_tensor
+from ktir.planning.rules import POINTWISE, VIEWS, rule_of, shape_of
 
 
 class IterationError(ValueError):

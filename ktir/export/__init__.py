@@ -1,0 +1,1 @@
+"""Exporters of ktir programs to other stacks' formats: SuperDSC JSON (`superdsc`)."""

@@ -1,0 +1,1 @@
+"""IR infrastructure: the MLIR context, located diagnostics and MLIR's expected-diagnostics check."""
