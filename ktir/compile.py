@@ -14,10 +14,12 @@ encodings), so a pass that breaks the IR is named in the error.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import types
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from xdsl.context import Context
@@ -26,7 +28,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.transforms import get_all_passes as get_xdsl_passes
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from ktir.hardware.target import SPYRE, Target
+from ktir.hardware.target import SPYRE, Target, load_target
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, verify_module
 from ktir.passes import get_all_passes
@@ -70,9 +72,35 @@ def parse_pipeline(spec: str) -> list[ModulePass]:
         ) from error
 
 
-def run_pipeline(module: ModuleOp, spec: str, *, ctx: Context | None = None, verify: bool = True) -> ModuleOp:
+def with_target(passes: list[ModulePass], target: str | Path | None) -> list[ModulePass]:
+    """`passes` with `target` set on each pass that has a `target` option left at its default."""
+    if not target:
+        return passes
+    try:
+        load_target(str(target))
+    except ValueError as error:
+        raise PipelineError(str(error)) from None
+    return [
+        dataclasses.replace(p, target=str(target))  # type: ignore[type-var]
+        if any(f.name == "target" for f in dataclasses.fields(p)) and not p.target
+        else p
+        for p in passes
+    ]
+
+
+def run_pipeline(
+    module: ModuleOp,
+    spec: str,
+    *,
+    ctx: Context | None = None,
+    verify: bool = True,
+    target: str | Path | None = None,
+) -> ModuleOp:
     """
     Run the passes of `spec` on `module` in place and return it.
+
+    `target` (a TOML file, see `ktir.hardware.target.load_target`) is given to every pass of
+    the pipeline that takes a `target` option and was not given one in `spec`.
 
     With `verify` (the default) the module is verified after each pass; a failure raises
     `DiagnosticError` whose messages end with `(after pass '<name>')`. Something other than a
@@ -92,7 +120,7 @@ def run_pipeline(module: ModuleOp, spec: str, *, ctx: Context | None = None, ver
             f"the pass pipeline must be a string like 'canonicalize,cse', not {type(spec).__name__}"
         )
     context = ctx or make_context()
-    for module_pass in parse_pipeline(spec):
+    for module_pass in with_target(parse_pipeline(spec), target):
         module_pass.apply(context, module)
         if not verify:
             continue
@@ -136,22 +164,28 @@ def compile(
     example_args: Any,
     example_kwargs: Any = None,
     *,
-    cores: int = 32,
+    cores: int | None = None,
     policy: str = "default",
+    target: str | Path | None = None,
 ) -> Program:
     """
-    Import a PyTorch model and lower it to core-level ktir over `cores` cores.
+    Import a PyTorch model and lower it to core-level ktir over `cores` cores of `target`.
+
+    `target` is a TOML file describing the chip (`ktir.hardware.target.load_target`; default:
+    Spyre); planning, the static check and the simulator all use it. `cores` defaults to all of
+    the target's cores.
 
     ```python
     prog = ktir.compile(model, (x,), cores=32)
-    y, = prog(x)
+    y = prog(x)
     ```
     """
     from ktir.frontend.fx import import_program
 
     imported = import_program(model_or_fn, tuple(example_args), example_kwargs or {})
-    run_pipeline(imported.module, f"ktir-compile{{cores={cores} policy={policy}}}")
-    return Program(imported.module, imported)
+    options = f"policy={policy}" + ("" if cores is None else f" cores={cores}")
+    run_pipeline(imported.module, f"ktir-compile{{{options}}}", target=target)
+    return Program(imported.module, imported, load_target(str(target or "")))
 
 
 def torch_backend(graph_module: Any, example_inputs: list[Any]) -> Callable[..., Any]:

@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from ktir.cores.check import CoreCheckError, check_function
+from ktir.hardware.target import load_target
 from ktir.ir.diagnostics import op_error
 from ktir.planning.plan import functions_of
 
@@ -25,9 +26,16 @@ class CheckCoresPass(ModulePass):
 
     name = "ktir-check-cores"
 
+    target: str = ""
+    """A target TOML file (`ktir.hardware.target.load_target`); default: Spyre."""
+
+    def __post_init__(self) -> None:
+        load_target(self.target)  # a bad file is a usage error when the pipeline is parsed
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = load_target(self.target)
         for function in functions_of(op):
             try:
-                check_function(function)
+                check_function(function, target)
             except CoreCheckError as error:
                 raise op_error(error.op, str(error)) from error

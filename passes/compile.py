@@ -1,6 +1,6 @@
 """
-`ktir-compile{cores=32 policy=default solver=greedy}`: the whole pipeline from graph-level to
-core-level ktir, as one pass.
+`ktir-compile{cores=32 policy=default solver=greedy target="t.toml"}`: the whole pipeline from
+graph-level to core-level ktir, as one pass, for one target (default: Spyre, all its cores).
 
 It runs, in order: `ktir-propagate-layouts`, `ktir-insert-restickify`, `ktir-pad-matmul`,
 `ktir-divide-work{cores policy}`, `ktir-plan-scratchpad{solver}` and `ktir-lower-to-cores`.
@@ -15,7 +15,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from ktir.hardware.target import SPYRE
 from ktir.passes.divide_work import DivideWorkPass
 from ktir.passes.insert_restickify import InsertRestickifyPass
 from ktir.passes.lower_to_cores import LowerToCoresPass
@@ -30,9 +29,12 @@ class CompilePass(ModulePass):
 
     name = "ktir-compile"
 
-    cores: int = SPYRE.cores
+    cores: int | None = None
+    """Cores to divide over; default: all of the target's."""
     policy: str = "default"
     solver: str = "greedy"
+    target: str = ""
+    """A target TOML file (`ktir.hardware.target.load_target`) every stage uses; default: Spyre."""
 
     def __post_init__(self) -> None:
         # Building the inner passes checks cores, policy and solver when the pipeline is parsed,
@@ -45,9 +47,9 @@ class CompilePass(ModulePass):
             PropagateLayoutsPass(),
             InsertRestickifyPass(),
             PadMatmulPass(),
-            DivideWorkPass(cores=self.cores, policy=self.policy),
-            PlanScratchpadPass(solver=self.solver),
-            LowerToCoresPass(),
+            DivideWorkPass(cores=self.cores, policy=self.policy, target=self.target),
+            PlanScratchpadPass(solver=self.solver, target=self.target),
+            LowerToCoresPass(target=self.target),
         ]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

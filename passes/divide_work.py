@@ -29,7 +29,7 @@ from xdsl.passes import ModulePass
 from ktir.cores.iteration import IterationError, iteration_space
 from ktir.cores.work_division import HintError, divide
 from ktir.dialects.ktir_core import WORK_DIVISION_ATTR, WORK_DIVISION_HINT_ATTR
-from ktir.hardware.target import SPYRE
+from ktir.hardware.target import Target, load_target
 from ktir.ir.diagnostics import op_error
 from ktir.ir.state import division_attr, read_division
 from ktir.planning.plan import functions_of
@@ -37,7 +37,7 @@ from ktir.planning.plan import functions_of
 POLICIES = ("default", "cost")
 
 
-def divide_op(op: Operation, cores: int, policy: str) -> dict[str, int] | None:
+def divide_op(op: Operation, cores: int, policy: str, target: Target) -> dict[str, int] | None:
     """The split of one op (None when it is not a kernel); located errors on bad input."""
     try:
         space = iteration_space(op)
@@ -54,9 +54,11 @@ def divide_op(op: Operation, cores: int, policy: str) -> dict[str, int] | None:
             inputs,
             space.output,
             cores,
+            target.core_address_span,
             whole=space.whole,
             hint=hint,
             policy=policy,
+            target=target,
         )
     except HintError as error:
         raise op_error(op, f"invalid {WORK_DIVISION_HINT_ATTR}: {error}") from error
@@ -70,18 +72,24 @@ class DivideWorkPass(ModulePass):
 
     name = "ktir-divide-work"
 
-    cores: int = SPYRE.cores
+    cores: int | None = None
+    """Cores to divide over; default: all of the target's."""
     policy: str = "default"
+    target: str = ""
+    """A target TOML file (`ktir.hardware.target.load_target`); default: Spyre."""
 
     def __post_init__(self) -> None:
-        if not 1 <= self.cores <= SPYRE.cores:
-            raise ValueError(f"cores must be in 1..{SPYRE.cores}, not {self.cores}")
+        limit = load_target(self.target).cores
+        if self.cores is not None and not 1 <= self.cores <= limit:
+            raise ValueError(f"cores must be in 1..{limit}, not {self.cores}")
         if self.policy not in POLICIES:
             raise ValueError(f"unknown policy '{self.policy}' (expected one of: {', '.join(POLICIES)})")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = load_target(self.target)
+        cores = self.cores or target.cores
         for function in functions_of(op):
             for inner in function.body.block.ops:
-                splits = divide_op(inner, self.cores, self.policy)
+                splits = divide_op(inner, cores, self.policy, target)
                 if splits is not None:
                     inner.attributes[WORK_DIVISION_ATTR] = division_attr(splits)

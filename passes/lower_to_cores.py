@@ -57,7 +57,7 @@ from ktir.dialects.ktir_core import (
     WORK_DIVISION_ATTR,
     WORK_DIVISION_HINT_ATTR,
 )
-from ktir.hardware.target import SPYRE
+from ktir.hardware.target import Target, load_target
 from ktir.ir.diagnostics import op_error
 from ktir.ir.state import read_division
 from ktir.planning.plan import functions_of
@@ -297,16 +297,23 @@ class LowerToCoresPass(ModulePass):
 
     name = "ktir-lower-to-cores"
 
+    target: str = ""
+    """A target TOML file (`ktir.hardware.target.load_target`); default: Spyre."""
+
+    def __post_init__(self) -> None:
+        load_target(self.target)  # a bad file is a usage error when the pipeline is parsed
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = load_target(self.target)
         for function in functions_of(op):
-            lower_function(function)
+            lower_function(function, target)
             try:
-                check_function(function)
+                check_function(function, target)
             except CoreCheckError as error:
                 raise op_error(error.op, str(error)) from error
 
 
-def lower_function(function: func.FuncOp) -> None:
+def lower_function(function: func.FuncOp, target: Target) -> None:
     """Replace each divided op of `function` by its kernel, in program order."""
     ops = list(function.body.block.ops)
     index = {o: i for i, o in enumerate(ops)}
@@ -328,7 +335,7 @@ def lower_function(function: func.FuncOp) -> None:
                 )
             continue
         try:
-            plan = plan_chunks(kernel, _free_ranges(busy, SPYRE.lx_usable_bytes), SPYRE.lx_alignment)
+            plan = plan_chunks(kernel, _free_ranges(busy, target.lx_usable_bytes), target.lx_alignment)
         except ChunkingError as error:
             raise op_error(graph_op, str(error)) from error
         Rewriter.replace_op(graph_op, build_kernel(kernel, plan))

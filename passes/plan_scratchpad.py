@@ -35,7 +35,7 @@ from ktir.cores.scratchpad import SOLVERS, plan
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir_core import LX_ADDRESS_ATTR, LX_BYTES_ATTR
-from ktir.hardware.target import SPYRE
+from ktir.hardware.target import load_target
 from ktir.ir.diagnostics import op_error
 from ktir.ir.state import read_division
 from ktir.planning.plan import functions_of
@@ -111,23 +111,29 @@ class PlanScratchpadPass(ModulePass):
     name = "ktir-plan-scratchpad"
 
     solver: str = "greedy"
-    budget: int = SPYRE.lx_usable_bytes // 2
+    budget: int | None = None
+    """LX bytes per core for resident results; default: half the target's usable LX."""
     all_ops: bool = False
+    target: str = ""
+    """A target TOML file (`ktir.hardware.target.load_target`); default: Spyre."""
 
     def __post_init__(self) -> None:
         if self.solver not in SOLVERS:
             raise ValueError(f"unknown solver '{self.solver}' (expected one of: {', '.join(SOLVERS)})")
-        if not 0 <= self.budget <= SPYRE.lx_usable_bytes:
-            raise ValueError(f"budget must be in 0..{SPYRE.lx_usable_bytes} bytes, not {self.budget}")
+        usable = load_target(self.target).lx_usable_bytes
+        if self.budget is not None and not 0 <= self.budget <= usable:
+            raise ValueError(f"budget must be in 0..{usable} bytes, not {self.budget}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = load_target(self.target)
+        budget = target.lx_usable_bytes // 2 if self.budget is None else self.budget
         for function in functions_of(op):
             ops = list(function.body.block.ops)
             for inner in ops:
                 if kernel_of(inner, {}) is not None and read_division(inner) is None:
                     raise op_error(inner, f"'{inner.name}' has no work_division; run ktir-divide-work first")
             buffers = scratchpad_buffers(function, self.all_ops)
-            addresses = plan(buffers, self.budget, SPYRE.lx_alignment, self.solver)
+            addresses = plan(buffers, budget, target.lx_alignment, self.solver)
             for buffer, address in zip(buffers, addresses, strict=True):
                 producer = ops[int(str(buffer["name"])[1:])]
                 producer.attributes.pop(LX_ADDRESS_ATTR, None)

@@ -29,7 +29,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from ktir.compile import available_passes
+from ktir.compile import PipelineError, available_passes, with_target
 from ktir.ir.context import register_dialects
 from ktir.ir.diagnostics import (
     Diagnostic,
@@ -78,6 +78,18 @@ class KtirOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
+        # xDSL's `-t/--target` picks the output format; in ktir `--target` names the chip, so
+        # the output format keeps `-t` and becomes `--output-target`.
+        output = arg_parser._option_string_actions.pop("--target")
+        output.option_strings = ["-t", "--output-target"]
+        arg_parser._option_string_actions["--output-target"] = output
+        arg_parser.add_argument(
+            "--target",
+            dest="chip",
+            metavar="FILE.toml",
+            default="",
+            help="the chip, as a TOML file, for every pass with a target option (default: Spyre)",
+        )
         for action in arg_parser._actions:
             if "--verify-diagnostics" in action.option_strings:
                 action.help = (
@@ -87,13 +99,17 @@ class KtirOptMain(xDSLOptMain):
 
     def setup_pipeline(self) -> None:
         try:
-            self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, self._after_pass)
+            pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, self._after_pass)
+            passes = with_target(list(pipeline.passes), self.args.chip)
+            self.pipeline = PassPipeline(tuple(passes), self._after_pass)
         except ArgSpecParseError as error:
             detail = str(error).strip().splitlines()[-1].strip()
             available = ", ".join(sorted(self.available_passes))
             raise UsageError(
                 f"invalid pass pipeline '{self.args.passes}': {detail}; available passes: {available}"
             ) from error
+        except PipelineError as error:  # from `with_target`: the --target file
+            raise UsageError(f"argument --target: {error}") from None
         except Exception as error:  # xDSL raises ValueError/Exception for unknown passes/options
             raise UsageError(self._explain_pipeline_error(error)) from error
 

@@ -37,7 +37,7 @@ from xdsl.ir import Attribute
 from ktir.compile import PipelineError, run_pipeline
 from ktir.dialects.ktir import TiledLayoutAttr, device_dtype_of_element
 from ktir.dialects.ktir_core import KernelOp
-from ktir.hardware.target import SPYRE
+from ktir.hardware.target import Target, load_target
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import (
     Diagnostic,
@@ -76,7 +76,12 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     source.add_argument("--random", action="store_true", help="random inputs (the default)")
     parser.add_argument("--seed", type=int, default=0, help="seed of --random (default 0)")
     parser.add_argument("--func-name", help="the function to run (default: the only one)")
-    parser.add_argument("--cores", type=int, default=32, help="cores for graph-level IR (default 32)")
+    parser.add_argument(
+        "--cores", type=int, default=None, help="cores for graph-level IR (default: all of the target's)"
+    )
+    parser.add_argument(
+        "--target", metavar="FILE.toml", default="", help="the chip, as a TOML file (default: Spyre)"
+    )
     parser.add_argument(
         "--policy", default="default", choices=["default", "cost"], help="work division policy"
     )
@@ -87,8 +92,12 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("-o", "--output-file", metavar="FILE.npz", help="write the outputs as .npz")
     parser.add_argument("--top", type=int, default=20, help="kernels shown, slowest first (0: all)")
     args = parser.parse_args(argv)
-    if not 1 <= args.cores <= SPYRE.cores:
-        raise UsageError(f"argument --cores: must be in 1..{SPYRE.cores}, not {args.cores}")
+    try:
+        args.chip = load_target(args.target)
+    except ValueError as error:
+        raise UsageError(f"argument --target: {error}") from None
+    if args.cores is not None and not 1 <= args.cores <= args.chip.cores:
+        raise UsageError(f"argument --cores: must be in 1..{args.chip.cores}, not {args.cores}")
     if args.top < 0:
         raise UsageError(f"argument --top: must be 0 (all) or positive, not {args.top}")
     if args.seed < 0:
@@ -107,13 +116,14 @@ def _read(path: str) -> tuple[str, str]:
     return path, decode_source(data, path)
 
 
-def _load_module(filename: str, text: str, cores: int, policy: str) -> ModuleOp:
+def _load_module(filename: str, text: str, args: argparse.Namespace) -> ModuleOp:
     """Parse and verify; graph-level IR (no `ktir.kernel`) goes through `ktir-compile`."""
     module = parse_module(make_context(), text, filename)
     if errors := verify_module(module):
         raise DiagnosticError(errors)
     if not any(isinstance(op, KernelOp) for op in module.walk()):
-        run_pipeline(module, f"ktir-compile{{cores={cores} policy={policy}}}")
+        options = f"policy={args.policy}" + ("" if args.cores is None else f" cores={args.cores}")
+        run_pipeline(module, f"ktir-compile{{{options}}}", target=args.target)
     return module
 
 
@@ -233,7 +243,7 @@ def _inputs(module: ModuleOp, args: argparse.Namespace) -> list[np.ndarray]:
     return values
 
 
-def _simulate(module: ModuleOp, inputs: list[np.ndarray], func_name: str | None) -> SimResult:
+def _simulate(module: ModuleOp, inputs: list[np.ndarray], func_name: str | None, target: Target) -> SimResult:
     function = entry_function(module, func_name)
     total = len(function.body.block.ops)
     console = Console(stderr=True)
@@ -244,6 +254,7 @@ def _simulate(module: ModuleOp, inputs: list[np.ndarray], func_name: str | None)
             module,
             inputs,
             func_name=func_name,
+            target=target,
             progress=lambda done, _: progress.update(task, completed=done),
         )
 
@@ -298,9 +309,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     for path in _output_paths(args):
         check_writable(path)
     filename, text = _read(args.input_file)
-    module = _load_module(filename, text, args.cores, args.policy)
+    module = _load_module(filename, text, args)
     inputs = _inputs(module, args)
-    result = _simulate(module, inputs, args.func_name)
+    result = _simulate(module, inputs, args.func_name, args.chip)
     # Wide enough for the tables when piped (lit, files); a terminal keeps its own width.
     console = Console(width=None if sys.stdout.isatty() else 150)
     console.print(_outputs_table(module, result, args.func_name))

@@ -21,6 +21,7 @@ target = Target.from_toml("my_target.toml")
 from __future__ import annotations
 
 import dataclasses
+import functools
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,3 +125,45 @@ class Target:
 
 SPYRE = Target()
 """The default target: IBM Spyre."""
+
+
+@functools.cache
+def load_target(path: str = "") -> Target:
+    """
+    The target a pass option or a `--target` flag names: a TOML file, or Spyre for "".
+
+    Raises `ValueError` naming the file and the problem (missing, not TOML, unknown or badly
+    typed fields). Example: a file holding `cores = 16` and `lx_bytes = 1048576` is Spyre with
+    16 cores and 1 MiB of LX each.
+    """
+    if not path:
+        return SPYRE
+    try:
+        target = Target.from_toml(path)
+    except OSError as error:
+        raise ValueError(f"cannot read target file '{path}': {error.strerror or error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"target file '{path}' is not TOML: {error}") from None
+    except TypeError as error:
+        raise ValueError(f"target file '{path}': {error}") from None
+    if bad := _bad_fields(target):
+        raise ValueError(f"target file '{path}': {'; '.join(bad)}")
+    return target
+
+
+_FIELD_TYPES = {"int": (int,), "float": (int, float), "str": (str,)}
+
+
+def _bad_fields(target: Target) -> list[str]:
+    """Why some fields of a target read from a file are unusable (empty when all are fine)."""
+    bad = []
+    for field in dataclasses.fields(Target):
+        value = getattr(target, field.name)
+        kinds = _FIELD_TYPES[str(field.type)]
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            bad.append(f"{field.name} must be {field.type!s}, not {value!r}")
+        elif field.name == "lx_reserved_fraction" and not 0 <= value < 1:
+            bad.append(f"{field.name} must be in [0, 1), not {value}")
+        elif kinds != (str,) and field.name != "lx_reserved_fraction" and not value > 0:
+            bad.append(f"{field.name} must be positive, not {value}")
+    return bad

@@ -1,0 +1,97 @@
+"""
+The target is an argument: a 16-core chip with 1 MiB of LX per core, given as a TOML file to
+`ktir.compile`, `ktir.run_pipeline`, `ktir-opt --target` and `ktir-run --target`, makes the
+planner, the static check and the simulator agree on its LX and its cores.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+import ktir
+from ktir.compile import PipelineError, run_pipeline
+from ktir.cores.check import CoreCheckError, check_function
+from ktir.hardware.target import SPYRE, load_target
+from ktir.planning.plan import functions_of
+from ktir.sim import SimulationError, simulate
+from ktir.tools import ktir_opt, ktir_run
+
+
+@pytest.fixture
+def small_chip(tmp_path: Path) -> Path:
+    path = tmp_path / "small.toml"
+    path.write_text('name = "small"\ncores = 16\nlx_bytes = 1048576\n')
+    return path
+
+
+def exp(x: torch.Tensor) -> torch.Tensor:
+    return torch.exp(x)
+
+
+X = (torch.randn(2048, 2048, generator=torch.Generator().manual_seed(0)) / 4).half()
+
+
+def kernels(prog: ktir.compile.Program) -> list:
+    return [op for op in prog.module.walk() if op.name == "ktir.kernel"]
+
+
+def test_load_target_reads_the_file_and_refuses_bad_ones(small_chip: Path, tmp_path: Path) -> None:
+    chip = load_target(str(small_chip))
+    assert (chip.cores, chip.lx_bytes, chip.lx_usable_bytes) == (16, 1048576, 838860)
+    assert chip.stick_bytes == SPYRE.stick_bytes and load_target("") is SPYRE
+    bad = tmp_path / "bad.toml"
+    bad.write_text("cores = 0\nwarp_size = 32\n")
+    with pytest.raises(ValueError, match="unknown target fields: warp_size"):
+        load_target(str(bad))
+    bad.write_text("cores = 0\n")
+    with pytest.raises(ValueError, match="cores must be positive, not 0"):
+        load_target(str(bad))
+    with pytest.raises(ValueError, match="cannot read target file"):
+        load_target(str(tmp_path / "missing.toml"))
+
+
+def test_planner_static_check_and_simulator_agree_on_a_small_chip(small_chip: Path) -> None:
+    # 16 cores, each with a 256x1024 tile in and out: 1 MiB of staging. It fits Spyre's
+    # 1.6 MB of usable LX in one chunk, and is chunked for the small chip's 0.8 MB.
+    on_spyre = ktir.compile(exp, (X,), cores=16)
+    on_small = ktir.compile(exp, (X,), target=small_chip)
+    (spyre_kernel,), (small_kernel,) = kernels(on_spyre), kernels(on_small)
+    assert (spyre_kernel.cores.value.data, spyre_kernel.chunks.value.data) == (16, 1)
+    assert small_kernel.cores.value.data == 16 and small_kernel.chunks.value.data > 1
+    chip = load_target(str(small_chip))
+    (function,) = functions_of(on_small.module)
+    check_function(function, chip)  # the plan fits the chip it was made for
+    (function,) = functions_of(on_spyre.module)
+    with pytest.raises(CoreCheckError, match="LX"):
+        check_function(function, chip)  # ...and Spyre's plan does not fit the small chip
+    inputs = on_spyre.imported.arguments(X)
+    with pytest.raises(SimulationError, match="LX"):
+        simulate(on_spyre.module, inputs, target=chip)
+    assert torch.equal(on_small(X), on_spyre(X))
+    assert on_small.report.target is chip
+
+
+def test_run_pipeline_and_the_tools_take_the_target(small_chip: Path, tmp_path: Path, capsys) -> None:
+    source = tmp_path / "exp.mlir"
+    source.write_text(
+        "func.func @f(%x: tensor<2048x2048xf16>) -> tensor<2048x2048xf16> {\n"
+        "  %y = ktir.exp %x : tensor<2048x2048xf16> -> tensor<2048x2048xf16>\n"
+        "  return %y : tensor<2048x2048xf16>\n}\n"
+    )
+    assert ktir_opt.main([str(source), "-p", "ktir-compile", "--target", str(small_chip)]) == 0
+    assert 'ktir.kernel "ktir.exp" cores 16 chunks 4' in capsys.readouterr().out
+    assert ktir_run.main([str(source), "--target", str(small_chip), "--top", "1"]) == 0
+    assert "│    16 │      4 │" in capsys.readouterr().out
+    assert ktir_run.main([str(source), "--target", str(small_chip), "--cores", "32"]) == 2
+    assert "argument --cores: must be in 1..16, not 32" in capsys.readouterr().err
+    assert ktir_opt.main([str(source), "-p", "ktir-compile", "--target", str(tmp_path / "no.toml")]) == 2
+    assert "argument --target: cannot read target file" in capsys.readouterr().err
+    with pytest.raises(PipelineError, match="cannot read target file"):
+        run_pipeline(
+            ktir.ir.diagnostics.parse_module(ktir.ir.context.make_context(), source.read_text()),
+            "cse",
+            target=tmp_path / "no.toml",
+        )
