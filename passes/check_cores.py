@@ -17,7 +17,7 @@ from xdsl.passes import ModulePass
 from ktir.cores.check import CoreCheckError, check_function
 from ktir.hardware.target import load_target
 from ktir.ir.diagnostics import op_error
-from ktir.planning.plan import functions_of
+from ktir.ir.values import functions_of
 
 
 @dataclass(frozen=True)

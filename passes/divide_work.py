@@ -32,7 +32,7 @@ from ktir.dialects.ktir_core import WORK_DIVISION_ATTR, WORK_DIVISION_HINT_ATTR
 from ktir.hardware.target import Target, load_target
 from ktir.ir.diagnostics import op_error
 from ktir.ir.state import division_attr, read_division
-from ktir.planning.plan import functions_of
+from ktir.ir.values import functions_of
 
 POLICIES = ("default", "cost")
 

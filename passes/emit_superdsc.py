@@ -29,7 +29,7 @@ from ktir.cores.iteration import IterationError, iteration_space
 from ktir.dialects.ktir_core import WORK_DIVISION_ATTR
 from ktir.export.superdsc import kernel_spec
 from ktir.ir.diagnostics import Diagnostic, DiagnosticError, op_error
-from ktir.planning.plan import functions_of
+from ktir.ir.values import functions_of
 
 
 def module_specs(module: ModuleOp) -> list[tuple[str, dict[str, Any]]]:

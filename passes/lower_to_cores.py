@@ -60,7 +60,7 @@ from ktir.dialects.ktir_core import (
 from ktir.hardware.target import Target, load_target
 from ktir.ir.diagnostics import op_error
 from ktir.ir.state import read_division
-from ktir.planning.plan import functions_of
+from ktir.ir.values import functions_of
 
 
 def tile_of(access: Access, kernel: Kernel, plan: ChunkPlan) -> core.TileAttr:

@@ -38,7 +38,7 @@ from ktir.dialects.ktir_core import LX_ADDRESS_ATTR, LX_BYTES_ATTR
 from ktir.hardware.target import load_target
 from ktir.ir.diagnostics import op_error
 from ktir.ir.state import read_division
-from ktir.planning.plan import functions_of
+from ktir.ir.values import functions_of
 
 KEPT_OUTPUTS = (st.MaxOp, st.SumOp, st.MeanOp, ew.ExpOp, ew.SubOp, ew.MulOp, ew.AddOp, ew.RsqrtOp)
 """Ops whose results the reference keeps in LX (`OP_OUTPUT_GOOD_FOR_LX_REUSE`)."""

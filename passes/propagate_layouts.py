@@ -34,8 +34,9 @@ from xdsl.rewriter import Rewriter
 
 from ktir.dialects.ktir import TiledLayoutAttr
 from ktir.ir.diagnostics import Severity, emit, op_error
+from ktir.ir.values import functions_of
 from ktir.passes.verify_layouts import check_layouts_in_debug_mode
-from ktir.planning.plan import LayoutPlan, PlanError, functions_of, plan_function
+from ktir.planning.plan import LayoutPlan, PlanError, plan_function
 
 __all__ = ["PLAN_ATTR", "PropagateLayoutsPass", "functions_of", "plan_attribute", "write_layouts"]
 

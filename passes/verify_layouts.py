@@ -17,8 +17,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from ktir.ir.diagnostics import DiagnosticError, op_error
+from ktir.ir.values import functions_of
 from ktir.planning.legality import layout_violations
-from ktir.planning.plan import functions_of
 
 
 def check_layouts(module: ModuleOp, pending: bool = False) -> None:

@@ -26,8 +26,9 @@ from xdsl.ir import Operation, SSAValue
 from ktir.cores.tiling import Access
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
+from ktir.ir.values import encoding_of, is_tensor
 from ktir.layout.tiled import SpyreTensorLayout
-from ktir.planning.plan import copying_view, encoding_of, is_tensor
+from ktir.planning.plan import copying_view
 from ktir.planning.rules import POINTWISE, VIEWS, rule_of, shape_of
 
 

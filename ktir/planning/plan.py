@@ -22,7 +22,6 @@ through the view where that is a layout, and otherwise the canonical layout of i
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -35,6 +34,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import ELEMENT_TYPE_TO_DEVICE_DTYPE, TiledLayoutAttr
+from ktir.ir.values import device_dtype, encoding_of, is_tensor, numel
 from ktir.layout import sticks
 from ktir.layout.sticks import SPARSE
 from ktir.layout.tiled import LayoutError, SpyreTensorLayout
@@ -53,50 +53,11 @@ class PlanError(Exception):
         self.op = op
 
 
-def functions_of(module: Operation) -> list[func.FuncOp]:
-    """The function definitions (not declarations) of a module, in order."""
-    return [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
-
-
 def describe(stick: int | None) -> str:
     """`sparse`, `split` or `dim N`, for messages."""
     if stick is None:
         return "split"
     return "sparse" if stick == SPARSE else f"dim {stick}"
-
-
-def is_tensor(value: SSAValue) -> bool:
-    """Whether `value` is a ranked tensor (the values that get layouts)."""
-    return isinstance(value.type, TensorType)
-
-
-def numel(value: SSAValue) -> int:
-    """Host element count of a tensor value."""
-    return math.prod(shape_of(value.type))
-
-
-def device_dtype(value_type: Attribute) -> object:
-    """The Spyre data format of a tensor type's element type."""
-    return ELEMENT_TYPE_TO_DEVICE_DTYPE[str(cast(TensorType[Attribute], value_type).element_type)]
-
-
-def encoding_of(value: SSAValue) -> SpyreTensorLayout | None:
-    """The `#ktir.tiled` layout a value's type carries, if any."""
-    return layout_of_type(value.type)
-
-
-def layout_of_type(value_type: Attribute) -> SpyreTensorLayout | None:
-    """The `#ktir.tiled` layout a tensor type carries, if any."""
-    tensor = cast(TensorType[Attribute], value_type)
-    if isinstance(tensor.encoding, TiledLayoutAttr):
-        return _layout_of(tensor.encoding, tensor.element_type)
-    return None
-
-
-@functools.lru_cache(maxsize=4096)
-def _layout_of(encoding: TiledLayoutAttr, element_type: Attribute) -> SpyreTensorLayout:
-    # Attributes are immutable and hashable; decoding one is the costly part of reading IR.
-    return encoding.layout_for(element_type)
 
 
 @dataclass

@@ -30,7 +30,7 @@ from ktir.dialects.ktir import device_dtype_of_element
 from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
-from ktir.planning.plan import layout_of_type
+from ktir.ir.values import layout_of_type
 from ktir.reference.executor import IMPLEMENTATIONS
 from ktir.reference.ops import ExecutionError, numpy_dtype, store
 from ktir.sim.compute import ELEMENTWISE, matmul_f32, rows_at_once

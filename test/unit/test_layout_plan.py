@@ -17,8 +17,9 @@ from xdsl.ir import Operation, SSAValue
 import ktir
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, parse_module
+from ktir.ir.values import numel
 from ktir.passes.propagate_layouts import functions_of
-from ktir.planning.plan import LayoutPlan, PlanError, build_problem, numel, plan_function, relayout_elements
+from ktir.planning.plan import LayoutPlan, PlanError, build_problem, plan_function, relayout_elements
 from ktir.planning.rules import rule_of
 
 S, T = 128, 64

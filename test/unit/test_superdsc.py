@@ -14,7 +14,7 @@ import ktir
 from ktir.export.superdsc import kernel_spec
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, parse_module
-from ktir.planning.plan import functions_of
+from ktir.ir.values import functions_of
 
 LAYOUTS = "ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul"
 

@@ -15,7 +15,7 @@ import ktir
 from ktir.compile import PipelineError, run_pipeline
 from ktir.cores.check import CoreCheckError, check_function
 from ktir.hardware.target import SPYRE, load_target
-from ktir.planning.plan import functions_of
+from ktir.ir.values import functions_of
 from ktir.sim import SimulationError, simulate
 from ktir.tools import ktir_opt, ktir_run
 

@@ -9,9 +9,9 @@ from xdsl.dialects.builtin import ModuleOp
 
 import ktir
 from ktir.dialects.ktir_structured import RestickifyOp
+from ktir.ir.values import encoding_of
 from ktir.layout.tiled import SpyreTensorLayout, restickify_target
 from ktir.passes.propagate_layouts import PLAN_ATTR, functions_of
-from ktir.planning.plan import encoding_of
 
 S = 128
 

@@ -8,9 +8,9 @@ import torch
 import ktir
 from ktir.dialects.ktir_structured import BmmOp, MatmulOp, PadOp, ints
 from ktir.frontend.fx import import_program
+from ktir.ir.values import encoding_of
 from ktir.layout.sticks import layout_stick
 from ktir.passes.propagate_layouts import functions_of
-from ktir.planning.plan import encoding_of
 from ktir.reference.executor import run
 
 PIPELINE = "ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul,ktir-verify-layouts"

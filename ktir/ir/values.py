@@ -1,0 +1,66 @@
+"""
+Generic helpers for reading ktir IR: a module's functions, a value's tensor type, element count,
+device data format and `#ktir.tiled` layout. Every layer above the dialect reads IR through
+these (the planner, the core executor, the simulator, the passes).
+
+```python
+for function in functions_of(module):
+    for arg in function.args:
+        layout = encoding_of(arg)  # a SpyreTensorLayout, or None before layout propagation
+```
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import cast
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from ktir.dialects.ktir import ELEMENT_TYPE_TO_DEVICE_DTYPE, TiledLayoutAttr
+from ktir.layout.tiled import SpyreTensorLayout
+
+
+def functions_of(module: Operation) -> list[func.FuncOp]:
+    """The function definitions (not declarations) of a module, in order."""
+    return [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
+
+
+def is_tensor(value: SSAValue) -> bool:
+    """Whether `value` is a ranked tensor (the values that get layouts)."""
+    return isinstance(value.type, TensorType)
+
+
+def numel(value: SSAValue) -> int:
+    """Host element count of a tensor value."""
+    return math.prod(cast(TensorType[Attribute], value.type).get_shape())
+
+
+def device_dtype(value_type: Attribute) -> object:
+    """The Spyre data format of a tensor type's element type."""
+    return ELEMENT_TYPE_TO_DEVICE_DTYPE[str(cast(TensorType[Attribute], value_type).element_type)]
+
+
+def encoding_of(value: SSAValue) -> SpyreTensorLayout | None:
+    """The `#ktir.tiled` layout a value's type carries, if any."""
+    return layout_of_type(value.type)
+
+
+def layout_of_type(value_type: Attribute) -> SpyreTensorLayout | None:
+    """The `#ktir.tiled` layout a tensor type carries, if any."""
+    tensor = cast(TensorType[Attribute], value_type)
+    if isinstance(tensor.encoding, TiledLayoutAttr):
+        return _layout_of(tensor.encoding, tensor.element_type)
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _layout_of(encoding: TiledLayoutAttr, element_type: Attribute) -> SpyreTensorLayout:
+    # Attributes are immutable and hashable; decoding one is the costly part of reading IR.
+    return encoding.layout_for(element_type)
+
+
+__all__ = ["device_dtype", "encoding_of", "functions_of", "is_tensor", "layout_of_type", "numel"]
