@@ -1,6 +1,6 @@
 """
 The iteration space of each graph-level op: the dims a kernel loops over and how each tensor
-is indexed by them (ARCHITECTURE.md, "Work division").
+is indexed by them (docs/work-division.md).
 
 Names: `b0, b1, ..., m, n, k` for matmul and bmm; `d0, d1, ...` otherwise, output dims first,
 then reduced dims. Examples:

@@ -1,6 +1,6 @@
 """
-Static work division of one op's iteration space over the cores (the reference's
-`work_division.py`, shared/reference/spyre-compiler-algorithms.md §4).
+Static work division of one op's iteration space over the cores (the reference stack's
+`torch_spyre/_inductor/work_division.py`; docs/work-division.md walks through it).
 
 An op iterates over named dims (`m`, `n`, `k`, `b0`... for matmul; `d0`, `d1`... otherwise)
 and touches tensors (`Access`: a layout, a host shape, and the iteration dim behind each host

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ktir.layout.tiled import DmaBlock, LayoutError, check_host_view, contiguous_strides
+from ktir.layout.tiled import DmaBlock, LayoutError, check_host_view, contiguous_strides, strided_view
 
 __all__ = [
     "HostView",
@@ -107,7 +107,7 @@ class HostView:
     def mask(self) -> np.ndarray:
         """Which of the `span` storage positions after the storage offset the view holds."""
         marks = np.zeros(self.span, dtype=bool)
-        _strided(marks, 0, self.sizes, self.strides)[...] = True
+        strided_view(marks, 0, self.sizes, self.strides)[...] = True
         return marks
 
 
@@ -350,9 +350,8 @@ def check_blocks(view: HostView, device_size: Sequence[int], blocks: Sequence[Dm
     read = np.zeros_like(wanted)
     for block in blocks:
         if block.numel:
-            _strided(read, block.host_offset - view.storage_offset, block.sizes, block.host_strides)[...] = (
-                True
-            )
+            start = block.host_offset - view.storage_offset
+            strided_view(read, start, block.sizes, block.host_strides)[...] = True
     if (stray := np.flatnonzero(read & ~wanted)).size:
         raise LayoutError(
             f"the DMA blocks read host storage offset {int(stray[0]) + view.storage_offset}, which is "
@@ -441,8 +440,9 @@ def host_to_device(
     """
     for block in blocks:
         if block.numel:
-            dst = _strided(device_flat, block.device_offset, block.sizes, block.device_strides)
-            dst[...] = _strided(host_storage, block.host_offset - host_base, block.sizes, block.host_strides)
+            dst = strided_view(device_flat, block.device_offset, block.sizes, block.device_strides)
+            start = block.host_offset - host_base
+            dst[...] = strided_view(host_storage, start, block.sizes, block.host_strides)
 
 
 def device_to_host(
@@ -457,13 +457,5 @@ def device_to_host(
     for block in reversed(blocks):
         if block.numel:
             sizes = tuple(1 if h == 0 else n for n, h in zip(block.sizes, block.host_strides, strict=True))
-            dst = _strided(host_storage, block.host_offset - host_base, sizes, block.host_strides)
-            dst[...] = _strided(device_flat, block.device_offset, sizes, block.device_strides)
-
-
-def _strided(flat: np.ndarray, offset: int, sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:
-    """The strided view `flat[offset + dot(i, strides)]` for `i < sizes` (writable)."""
-    item = flat.itemsize
-    return np.lib.stride_tricks.as_strided(
-        flat[offset:], shape=tuple(sizes), strides=tuple(s * item for s in strides)
-    )
+            dst = strided_view(host_storage, block.host_offset - host_base, sizes, block.host_strides)
+            dst[...] = strided_view(device_flat, block.device_offset, sizes, block.device_strides)

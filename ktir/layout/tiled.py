@@ -487,8 +487,8 @@ class DmaBlock:
 
     def copy_host_to_device(self, host_flat: np.ndarray, device_flat: np.ndarray) -> None:
         """Run the loop nest on flat buffers (host memory and device memory, in elements)."""
-        dst = _strided_view(device_flat, self.device_offset, self.sizes, self.device_strides)
-        dst[...] = _strided_view(host_flat, self.host_offset, self.sizes, self.host_strides)
+        dst = strided_view(device_flat, self.device_offset, self.sizes, self.device_strides)
+        dst[...] = strided_view(host_flat, self.host_offset, self.sizes, self.host_strides)
 
 
 def _index_grid(sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:
@@ -500,7 +500,8 @@ def _index_grid(sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:
     return grid.reshape(-1)
 
 
-def _strided_view(flat: np.ndarray, offset: int, sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:
+def strided_view(flat: np.ndarray, offset: int, sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:
+    """The writable view `flat[offset + dot(i, strides)]` for every index vector `i < sizes`."""
     item = flat.itemsize
     return np.lib.stride_tricks.as_strided(
         flat[offset:], shape=tuple(sizes), strides=tuple(s * item for s in strides)
@@ -1119,7 +1120,7 @@ def to_device(
     else:
         view = _host_view(host_size, host_strides, storage_offset)
         storage = _storage_slice(host, view)
-        values = _view_of(storage, view.sizes, view.strides)
+        values = strided_view(storage, 0, view.sizes, view.strides)
     blocks = _descriptor(stl._device_size, stl._stride_map, view)
     _to_device_values(values, stl.device_dtype)
     dense = sum(b.numel for b in blocks) == stl.device_numel  # blocks never overlap on the device
@@ -1158,7 +1159,7 @@ def to_host(
         storage = storage.astype(out_dtype)
     if host_strides is None and storage_offset == 0:
         return storage.reshape(view.sizes)
-    return _view_of(storage[view.storage_offset :], view.sizes, view.strides)
+    return strided_view(storage[view.storage_offset :], 0, view.sizes, view.strides)
 
 
 def _device_flat(device_buffer: Any, stl: SpyreTensorLayout) -> np.ndarray:
@@ -1176,7 +1177,7 @@ def _storage_of(host: np.ndarray, view: HostView) -> np.ndarray:
     if view.strides == contiguous_strides(view.sizes):
         return np.ascontiguousarray(host).reshape(-1)
     storage = np.zeros(view.span, dtype=host.dtype)
-    placed = _view_of(storage, view.sizes, view.strides)
+    placed = strided_view(storage, 0, view.sizes, view.strides)
     placed[...] = host
     if (np.count_nonzero(view.mask()) < view.numel) and not np.array_equal(
         placed, host, equal_nan=_floating(host)
@@ -1197,14 +1198,6 @@ def _storage_slice(storage: np.ndarray, view: HostView) -> np.ndarray:
             f"{list(view.strides)} at storage offset {view.storage_offset} needs {needed}"
         )
     return np.ascontiguousarray(flat[view.storage_offset : needed])
-
-
-def _view_of(storage: np.ndarray, sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:
-    """The strided view of `storage` (from its element 0) with element `sizes` and `strides`."""
-    item = storage.itemsize
-    return np.lib.stride_tricks.as_strided(
-        storage, shape=tuple(sizes), strides=tuple(s * item for s in strides)
-    )
 
 
 def _floating(array: np.ndarray) -> bool:

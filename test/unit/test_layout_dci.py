@@ -188,21 +188,6 @@ def test_seed_layouts_pack_as_before(host, order, device_size, stride_map) -> No
     assert np.array_equal(to_host(dev, stl, host), x)
 
 
-def test_seed_dma_examples() -> None:
-    (block,) = SpyreTensorLayout((1024, 256), "float16").dma((1024, 256))
-    assert block == DmaBlock((4, 1024, 64), (65536, 64, 1), (64, 256, 1), 0, 0)
-    main, rest = SpyreTensorLayout((5, 100, 150), "float16").dma((5, 100, 150))
-    assert main.sizes == (100, 2, 5, 64) and (main.host_offset, main.device_offset) == (0, 0)
-    assert rest.sizes == (100, 1, 5, 22) and (rest.host_offset, rest.device_offset) == (128, 640)
-    full, partial = SpyreTensorLayout((1000, 200), "float16").dma((1000, 200))
-    assert full.sizes == (3, 1000, 64) and partial.sizes == (1, 1000, 8)
-    # The loop nest of 2.2: device[i*65536 + j*64 + k] = host[j*256 + i*64 + k].
-    host = np.random.default_rng(0).standard_normal((1024, 256)).astype(np.float16)
-    dev = to_device(host, SpyreTensorLayout((1024, 256), "float16")).reshape(-1)
-    i, j, k = np.meshgrid(np.arange(4), np.arange(1024), np.arange(64), indexing="ij")
-    assert np.array_equal(dev[i * 65536 + j * 64 + k], host.reshape(-1)[j * 256 + i * 64 + k])
-
-
 def test_existing_explicit_examples_keep_their_bytes() -> None:
     """The explicit layouts of test_layout.py: DCI where it fits, the same bytes as `bind` always."""
     fold = fp16([2, 64], [64, 1])
