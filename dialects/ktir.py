@@ -23,10 +23,10 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     IntAttr,
     NoneAttr,
-    StringAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute
+from xdsl.dialects.utils.enum_attribute import EnumAttribute
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
@@ -44,6 +44,7 @@ from ktir.dialects.ktir_structured import (
     SliceOp,
 )
 from ktir.hardware.target import SPYRE
+from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE
 from ktir.layout.tiled import (
     MAX_HOST_RANK,
     DeviceDType,
@@ -54,18 +55,12 @@ from ktir.layout.tiled import (
 
 #### Types and attributes ####
 
-ELEMENT_TYPE_TO_DEVICE_DTYPE: dict[str, DeviceDType] = {
-    "f16": DeviceDType.SEN169_FP16,
-    "bf16": DeviceDType.SEN169_FP16,
-    "i1": DeviceDType.SEN169_FP16,
-    "f32": DeviceDType.IEEE_FP32,
-    "i32": DeviceDType.IEEE_INT32,
-    "i64": DeviceDType.IEEE_INT32,
-    "i8": DeviceDType.SENINT8,
-    "f8E4M3FN": DeviceDType.SEN143_FP8,
-    "f8E5M2": DeviceDType.SEN152_FP8,
-}
-"""MLIR element type -> Spyre device data format (mirrors `ktir.layout.HOST_TO_DEVICE_DTYPE`)."""
+
+@irdl_attr_definition
+class DeviceDTypeAttr(EnumAttribute[DeviceDType], SpacedOpaqueSyntaxAttribute):  # type: ignore[type-var]
+    """A Spyre device data format; `SEN169_FP16` inside `#ktir.tiled<...>`."""
+
+    name = "ktir.device_dtype"
 
 
 @irdl_attr_definition
@@ -92,7 +87,7 @@ class TiledLayoutAttr(ParametrizedAttribute):
 
     device_size: ArrayAttr[IntAttr]
     stride_map: ArrayAttr[IntAttr]
-    device_dtype: StringAttr | NoneAttr
+    device_dtype: DeviceDTypeAttr | NoneAttr
 
     def __init__(
         self,
@@ -103,7 +98,7 @@ class TiledLayoutAttr(ParametrizedAttribute):
         super().__init__(
             ArrayAttr(IntAttr(v) for v in device_size),
             ArrayAttr(IntAttr(v) for v in stride_map),
-            NoneAttr() if device_dtype is None else StringAttr(str(device_dtype)),
+            NoneAttr() if device_dtype is None else DeviceDTypeAttr(DeviceDType(device_dtype)),
         )
 
     @classmethod
@@ -124,7 +119,7 @@ class TiledLayoutAttr(ParametrizedAttribute):
         """The written `device_dtype`, or None when it is implied by the element type."""
         if isinstance(self.device_dtype, NoneAttr):
             return None
-        return DeviceDType(self.device_dtype.data)
+        return self.device_dtype.data
 
     def layout_for(self, element_type: Attribute) -> SpyreTensorLayout:
         """The `SpyreTensorLayout` this encoding denotes on tensors of `element_type`."""
@@ -157,7 +152,7 @@ class TiledLayoutAttr(ParametrizedAttribute):
                     parser.raise_error(
                         f"unknown device_dtype '{name}' (expected one of {known})", pos, parser.pos
                     )
-                device_dtype = StringAttr(name)
+                device_dtype = DeviceDTypeAttr(DeviceDType(name))
         return (
             ArrayAttr(IntAttr(v) for v in device_size),
             ArrayAttr(IntAttr(v) for v in stride_map),
@@ -172,18 +167,13 @@ class TiledLayoutAttr(ParametrizedAttribute):
             printer.print_string(", stride_map = ")
             with printer.in_square_brackets():
                 printer.print_list(self.stride_map.data, lambda v: printer.print_int(v.data))
-            if isinstance(self.device_dtype, StringAttr):
-                printer.print_string(f", device_dtype = {self.device_dtype.data}")
+            if isinstance(self.device_dtype, DeviceDTypeAttr):
+                printer.print_string(f", device_dtype = {self.device_dtype.data.value}")
 
     def verify(self) -> None:
         for what, values in (("device_size", self.device_size), ("stride_map", self.stride_map)):
             if any(not I64_MIN <= v.data <= I64_MAX for v in values.data):
                 raise VerifyException(f"{what} entries must fit in i64, not {[v.data for v in values.data]}")
-        if (
-            isinstance(self.device_dtype, StringAttr)
-            and self.device_dtype.data not in DeviceDType.__members__
-        ):
-            raise VerifyException(f"unknown device_dtype '{self.device_dtype.data}'")
         try:
             self.tiled  # noqa: B018  (constructing it checks the host-independent rules)
         except LayoutError as error:
@@ -333,6 +323,6 @@ def _verify_next_to_kernels(op: Operation) -> None:
 Ktir = Dialect(
     "ktir",
     [*ELEMENTWISE_OPS, *STRUCTURED_OPS, *CORE_OPS],
-    [TiledLayoutAttr, *STRUCTURED_ATTRIBUTES, *CORE_ATTRIBUTES],
+    [TiledLayoutAttr, DeviceDTypeAttr, *STRUCTURED_ATTRIBUTES, *CORE_ATTRIBUTES],
 )
 """The `ktir` dialect: the `#ktir.tiled` encoding, the graph-level ops and the core-level ops."""

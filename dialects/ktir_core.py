@@ -15,7 +15,7 @@ and DMA ops name a tile by its index.
   %core = ktir.core_id : index
   %a = ktir.lx_alloc address 0 : memref<1x1x2x64xf16, "lx">
   ktir.dma_load %in -> %a [%core, %chunk, %slot] tile 0 : ...
-  ktir.compute "sfu" ...                                  // the payload: ktir.abs on the tile
+  ktir.compute sfu ...                                     // the payload: ktir.abs on the tile
   ktir.dma_store %b -> %out [%core, %chunk, %slot] tile 1 : ...
   ktir.yield
 }
@@ -46,7 +46,8 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, ParametrizedAttribute, Region, SSAValue
+from xdsl.dialects.utils.enum_attribute import EnumAttribute
+from xdsl.ir import Attribute, ParametrizedAttribute, Region, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -65,9 +66,41 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 LX_SPACE = StringAttr("lx")
 """The memory space of scratchpad buffers."""
+
+
+class ComputeUnit(StrEnum):
+    """The unit of a core a `ktir.compute` runs on."""
+
+    PT = "pt"
+    """The PE array (two 8x8 arrays): matmuls."""
+    SFU = "sfu"
+    """The special-function unit: everything else."""
+
+
+@irdl_attr_definition
+class ComputeUnitAttr(EnumAttribute[ComputeUnit], SpacedOpaqueSyntaxAttribute):
+    """`pt` or `sfu`: bare in `ktir.compute sfu [...]`, `#ktir<unit sfu>` in generic form."""
+
+    name = "ktir.unit"
+
+
+class CombineKind(StrEnum):
+    """How a `ktir.ring_reduce` combines the partners' tiles."""
+
+    ADD = "add"
+    MAX = "max"
+    MIN = "min"
+
+
+@irdl_attr_definition
+class CombineKindAttr(EnumAttribute[CombineKind], SpacedOpaqueSyntaxAttribute):
+    """`add`, `max` or `min`: bare in `ktir.ring_reduce ... combine add`, `#ktir<combine add>` generic."""
+
+    name = "ktir.combine"
 
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
@@ -401,25 +434,36 @@ def _verify_indices(op: IRDLOperation, chunk: SSAValue, slot: SSAValue, buffers:
 
 
 # ---------------------------------------------------------------------------------------------
-# IR state that passes hand on to later stages (declared here, written and read by name)
+# IR state that passes hand on to later stages: discardable attributes, declared here once
 # ---------------------------------------------------------------------------------------------
 
-WORK_DIVISION_ATTR = "work_division"
-"""Graph-op attribute set by `ktir-divide-work`: iteration dim -> number of slices
-(`{m = 16 : i64, n = 1 : i64, k = 2 : i64}`); read by planning, lowering and export."""
+WORK_DIVISION_ATTR = "ktir.work_division"
+"""Graph-op attribute set by `ktir-divide-work`: iteration dim -> number of slices, a dictionary
+of i64 (`{m = 16 : i64, n = 1 : i64, k = 2 : i64}`); read by planning, lowering and export."""
 
-WORK_DIVISION_HINT_ATTR = "work_division_hint"
+WORK_DIVISION_HINT_ATTR = "ktir.work_division_hint"
 """Graph-op attribute a user sets to force a division, in the form of `WORK_DIVISION_ATTR`."""
 
-LX_ADDRESS_ATTR = "lx_address"
+LX_ADDRESS_ATTR = "ktir.lx_address"
 """Graph-op / kernel attribute set by `ktir-plan-scratchpad`: the LX byte address (i64) where
 the op's result stays resident; read by lowering and the simulator."""
 
-LX_BYTES_ATTR = "lx_bytes"
+LX_BYTES_ATTR = "ktir.lx_bytes"
 """Companion of `LX_ADDRESS_ATTR`: the resident result's bytes per core (i64)."""
+
+STATE_ATTRIBUTES: dict[str, type[Attribute]] = {
+    WORK_DIVISION_ATTR: DictionaryAttr,
+    WORK_DIVISION_HINT_ATTR: DictionaryAttr,
+    LX_ADDRESS_ATTR: IntegerAttr,
+    LX_BYTES_ATTR: IntegerAttr,
+}
+"""Every state attribute and the attribute class its value must have (read with the checking
+accessors of `ktir.ir.state`)."""
 
 
 class _DmaOp(IRDLOperation):
+    """A tile transfer between device memory (or a resident LX buffer) and an LX buffer slot."""
+
     source = operand_def()
     target = operand_def()
     core = operand_def(IndexType)
@@ -430,6 +474,21 @@ class _DmaOp(IRDLOperation):
         "$source `->` $target `[` $core `,` $chunk `,` $slot `]` `tile` $tile attr-dict `:` "
         "type($source) `->` type($target)"
     )
+
+    def __init__(
+        self,
+        source: SSAValue,
+        target: SSAValue,
+        core: SSAValue,
+        chunk: SSAValue,
+        slot: SSAValue,
+        tile: int,
+        writers: int | None = None,
+    ) -> None:
+        properties: dict[str, Attribute] = {"tile": IntegerAttr(tile, i64)}
+        if writers is not None:
+            properties["writers"] = IntegerAttr(writers, i64)
+        super().__init__(operands=[source, target, core, chunk, slot], properties=properties)
 
 
 @irdl_op_definition
@@ -474,7 +533,7 @@ class DmaStoreOp(_DmaOp):
 class ComputeOp(IRDLOperation):
     """
     Run the payload (one graph-level op) on the tiles in slot `slot` of `ins`, writing `outs`,
-    on the PE array (`unit = "pt"`) or the SFU (`"sfu"`). `tiles[i]` names the kernel tile each
+    on the PE array (`pt`) or the SFU (`sfu`). `tiles[i]` names the kernel tile each
     buffer holds, which places its lanes in the tensor (padding lanes are not computed). With
     `accumulate`, the payload's fp32 result is added to the output buffer (partial sums of a
     chunked or split reduction) instead of replacing it.
@@ -486,7 +545,7 @@ class ComputeOp(IRDLOperation):
     slot = operand_def(IndexType)
     ins = var_operand_def(MemRefType)
     outs = var_operand_def(MemRefType)
-    unit = prop_def(StringAttr)
+    unit = prop_def(ComputeUnitAttr)
     tiles = prop_def(DenseArrayBase.constr(I64))
     accumulate = opt_prop_def(UnitAttr)
     payload = region_def("single_block")
@@ -497,9 +556,29 @@ class ComputeOp(IRDLOperation):
         "attr-dict-with-keyword $payload"
     )
 
+    def __init__(
+        self,
+        unit: ComputeUnit,
+        core: SSAValue,
+        chunk: SSAValue,
+        slot: SSAValue,
+        ins: Sequence[SSAValue],
+        outs: Sequence[SSAValue],
+        tiles: Sequence[int],
+        payload: Region,
+        accumulate: bool = False,
+    ) -> None:
+        properties: dict[str, Attribute] = {
+            "unit": ComputeUnitAttr(unit),
+            "tiles": DenseArrayBase.from_list(i64, list(tiles)),
+        }
+        if accumulate:
+            properties["accumulate"] = UnitAttr()
+        super().__init__(
+            operands=[core, chunk, slot, list(ins), list(outs)], properties=properties, regions=[payload]
+        )
+
     def verify_(self) -> None:
-        if self.unit.data not in ("pt", "sfu"):
-            raise VerifyException(f'unit must be "pt" or "sfu", not "{self.unit.data}"')
         for i, value in enumerate([*self.ins, *self.outs]):
             _require_lx(value.type, f"buffer #{i}")
         tiles = [int(t) for t in self.tiles.get_values()]
@@ -520,6 +599,9 @@ class FillOp(IRDLOperation):
     value = prop_def(Attribute)
     assembly_format = "$buffer `[` $slot `]` `value` $value attr-dict `:` type($buffer)"
 
+    def __init__(self, buffer: SSAValue, slot: SSAValue, value: Attribute) -> None:
+        super().__init__(operands=[buffer, slot], properties={"value": value})
+
     def verify_(self) -> None:
         _require_lx(self.buffer.type, "the buffer")
 
@@ -536,13 +618,17 @@ class RingReduceOp(IRDLOperation):
     buffer = operand_def(MemRefType)
     slot = operand_def(IndexType)
     group = prop_def(IntegerAttr[I64])
-    combine = prop_def(StringAttr)
+    combine = prop_def(CombineKindAttr)
     assembly_format = "$buffer `[` $slot `]` `group` $group `combine` $combine attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue, slot: SSAValue, group: int, combine: CombineKind) -> None:
+        super().__init__(
+            operands=[buffer, slot],
+            properties={"group": IntegerAttr(group, i64), "combine": CombineKindAttr(combine)},
+        )
 
     def verify_(self) -> None:
         _require_lx(self.buffer.type, "the buffer")
-        if self.combine.data not in ("add", "max", "min"):
-            raise VerifyException(f"combine must be add, max or min, not {self.combine.data}")
         if self.group.value.data < 2:
             raise VerifyException("a ring reduction needs a group of at least 2 cores")
 
@@ -561,4 +647,4 @@ class YieldOp(IRDLOperation):
 
 
 CORE_OPS = [KernelOp, CoreIdOp, LxAllocOp, DmaLoadOp, DmaStoreOp, ComputeOp, FillOp, RingReduceOp, YieldOp]
-CORE_ATTRIBUTES = [TileAttr]
+CORE_ATTRIBUTES = [TileAttr, ComputeUnitAttr, CombineKindAttr]

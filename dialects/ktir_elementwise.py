@@ -133,8 +133,8 @@ def is_compute_scalar(scalar: SSAValue, tensor: SSAValue) -> bool:
     )
 
 
-def shape_of(value: SSAValue | Attribute, what: str) -> tuple[int, ...]:
-    """The static shape of a tensor-typed `value`, checked by `tensor_of`."""
+def checked_shape(value: SSAValue | Attribute, what: str) -> tuple[int, ...]:
+    """The static shape of a tensor-typed `value`; a `VerifyException` naming `what` if it is not one."""
     return tuple(tensor_of(value, what).get_shape())
 
 
@@ -161,7 +161,7 @@ def require_same_element_type(values: Sequence[tuple[SSAValue, str]]) -> Attribu
 
 def require_shape(result: SSAValue, expected: Sequence[int], rule: str) -> None:
     """The result shape must be the one the shape rule computes."""
-    actual = shape_of(result, "result")
+    actual = checked_shape(result, "result")
     if actual != tuple(expected):
         raise VerifyException(f"result shape {list(actual)} does not match {rule} {list(expected)}")
 
@@ -359,7 +359,7 @@ class LogicalNotOp(IRDLOperation):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def verify_(self) -> None:
-        require_shape(self.result, shape_of(self.input, "input"), "the input shape")
+        require_shape(self.result, checked_shape(self.input, "input"), "the input shape")
         result_type = tensor_of(self.result, "result").element_type
         if not is_bool(result_type):
             raise VerifyException(f"result element type {result_type} must be i1")
@@ -379,7 +379,7 @@ class ConvertOp(IRDLOperation):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def verify_(self) -> None:
-        require_shape(self.result, shape_of(self.input, "input"), "the input shape")
+        require_shape(self.result, checked_shape(self.input, "input"), "the input shape")
 
 
 #### Binary with broadcasting ####
@@ -416,7 +416,7 @@ class BinaryOp(IRDLOperation, ABC):
     def verify_(self) -> None:
         element_type = self._operand_element_type()
         try:
-            shape = broadcast_shapes(shape_of(self.lhs, "lhs"), shape_of(self.rhs, "rhs"))
+            shape = broadcast_shapes(checked_shape(self.lhs, "lhs"), checked_shape(self.rhs, "rhs"))
         except ShapeError as error:
             raise VerifyException(str(error)) from error
         require_shape(self.result, shape, "the broadcast shape")
@@ -583,7 +583,9 @@ class WhereOp(IRDLOperation):
         element_type = require_same_element_type([(self.lhs, "lhs"), (self.rhs, "rhs")])
         try:
             shape = broadcast_shapes(
-                shape_of(self.condition, "condition"), shape_of(self.lhs, "lhs"), shape_of(self.rhs, "rhs")
+                checked_shape(self.condition, "condition"),
+                checked_shape(self.lhs, "lhs"),
+                checked_shape(self.rhs, "rhs"),
             )
         except ShapeError as error:
             raise VerifyException(str(error)) from error

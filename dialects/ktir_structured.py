@@ -51,13 +51,13 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from ktir.dialects.ktir_elementwise import (
+    checked_shape,
     is_bool,
     require_element_type,
     require_float,
     require_like_input,
     require_same_element_type,
     require_shape,
-    shape_of,
     tensor_of,
 )
 from ktir.hardware.target import SPYRE
@@ -117,7 +117,7 @@ class MatmulBase(IRDLOperation, ABC):
     def verify_(self) -> None:
         element_type = require_same_element_type([(self.x, "x"), (self.y, "y")])
         require_float(self.x, "x", self.name)
-        x_shape, y_shape = shape_of(self.x, "x"), shape_of(self.y, "y")
+        x_shape, y_shape = checked_shape(self.x, "x"), checked_shape(self.y, "y")
         if (len(x_shape), len(y_shape)) not in self.RANKS:
             forms = ", ".join(f"{a}D x {b}D" for a, b in self.RANKS)
             raise VerifyException(f"{self.name} takes {forms}, not {len(x_shape)}D x {len(y_shape)}D")
@@ -165,7 +165,7 @@ class ReductionOp(IRDLOperation, ABC):
     FLOAT_ONLY: ClassVar[bool] = False
 
     def verify_(self) -> None:
-        shape = shape_of(self.input, "input")
+        shape = checked_shape(self.input, "input")
         dims = ints(self.dims)
         if not shape:
             raise VerifyException("a rank-0 tensor has no dim to reduce")
@@ -231,7 +231,7 @@ class SoftmaxOp(IRDLOperation):
     def verify_(self) -> None:
         require_float(self.input, "input", self.name)
         require_like_input(self)
-        rank = len(shape_of(self.input, "input"))
+        rank = len(checked_shape(self.input, "input"))
         _shape_rule(shapes.check_dims, [self.dim.value.data], rank)
 
 
@@ -251,7 +251,7 @@ class NormOp(IRDLOperation, ABC):
     def verify_(self) -> None:
         require_float(self.input, "input", self.name)
         require_like_input(self)
-        shape = shape_of(self.input, "input")
+        shape = checked_shape(self.input, "input")
         normalized = ints(self.normalized_shape)
         suffix = shape[len(shape) - len(normalized) :]
         if not normalized or len(normalized) > len(shape) or suffix != normalized:
@@ -265,9 +265,9 @@ class NormOp(IRDLOperation, ABC):
             operand = getattr(self, name, None)
             if operand is None:
                 continue
-            if shape_of(operand, name) != normalized:
+            if checked_shape(operand, name) != normalized:
                 raise VerifyException(
-                    f"{name} shape {list(shape_of(operand, name))} "
+                    f"{name} shape {list(checked_shape(operand, name))} "
                     f"must equal normalized_shape {list(normalized)}"
                 )
             require_same_element_type([(self.input, "input"), (operand, name)])
@@ -314,7 +314,7 @@ class ShapeChangeOp(IRDLOperation, ABC):
 
     def verify_(self) -> None:
         require_element_type(self.result, tensor_of(self.input, "input").element_type, "the input's")
-        self.verify_shape(shape_of(self.input, "input"), shape_of(self.result, "result"))
+        self.verify_shape(checked_shape(self.input, "input"), checked_shape(self.result, "result"))
 
     def verify_shape(self, source: tuple[int, ...], target: tuple[int, ...]) -> None:
         """Check the op's shape rule; subclasses override."""
@@ -437,7 +437,7 @@ class CatOp(IRDLOperation):
         if not self.inputs:
             raise VerifyException("ktir.cat needs at least one input")
         element_type = require_same_element_type([(v, f"input {i}") for i, v in enumerate(self.inputs)])
-        input_shapes = [shape_of(v, f"input {i}") for i, v in enumerate(self.inputs)]
+        input_shapes = [checked_shape(v, f"input {i}") for i, v in enumerate(self.inputs)]
         dim = self.dim.value.data
         _shape_rule(shapes.check_dims, [dim], len(input_shapes[0]))
         require_shape(self.result, _shape_rule(shapes.cat_shape, input_shapes, dim), "the concatenated shape")

@@ -10,7 +10,7 @@ with `policy=cost`, the reference's matmul cost model; a valid `work_division_hi
 dictionary on the op overrides both.
 
 ```mlir
-%r = ktir.abs %x {work_division = {d0 = 2 : i64, d1 = 1 : i64}} : tensor<4x64xf16, ...> -> ...
+%r = ktir.abs %x {ktir.work_division = {d0 = 2 : i64, d1 = 1 : i64}} : tensor<4x64xf16, ...> -> ...
 ```
 
 Views that only reinterpret bytes, `ktir.cpu_fallback` and `func.return` get nothing. An op
@@ -28,10 +28,10 @@ from xdsl.passes import ModulePass
 
 from ktir.cores.iteration import IterationError, iteration_space
 from ktir.cores.work_division import HintError, divide
-from ktir.dialects.ktir_core import WORK_DIVISION_ATTR, WORK_DIVISION_HINT_ATTR
+from ktir.dialects.ktir_core import WORK_DIVISION_HINT_ATTR
 from ktir.hardware.target import Target, load_target
 from ktir.ir.diagnostics import op_error
-from ktir.ir.state import division_attr, read_division
+from ktir.ir.state import read_division, set_division
 from ktir.ir.values import functions_of
 
 POLICIES = ("default", "cost")
@@ -92,4 +92,4 @@ class DivideWorkPass(ModulePass):
             for inner in function.body.block.ops:
                 splits = divide_op(inner, cores, self.policy, target)
                 if splits is not None:
-                    inner.attributes[WORK_DIVISION_ATTR] = division_attr(splits)
+                    set_division(inner, splits)

@@ -30,13 +30,10 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
     IndexType,
     IntegerAttr,
     ModuleOp,
-    StringAttr,
     TensorType,
-    UnitAttr,
     f32,
     i64,
 )
@@ -48,18 +45,13 @@ from ktir.cores.check import CoreCheckError, check_function
 from ktir.cores.chunking import ChunkingError, ChunkPlan, Staged, accumulates, plan_chunks
 from ktir.cores.iteration import IterationError
 from ktir.cores.kernels import Kernel, kernel_of
-from ktir.cores.scratchpad import live_sets
+from ktir.cores.scratchpad import free_ranges, live_sets
 from ktir.cores.tiling import Access, combine, device_box, nested
 from ktir.dialects import ktir_core as core
-from ktir.dialects.ktir_core import (
-    LX_ADDRESS_ATTR,
-    LX_BYTES_ATTR,
-    WORK_DIVISION_ATTR,
-    WORK_DIVISION_HINT_ATTR,
-)
+from ktir.dialects.ktir_core import LX_ADDRESS_ATTR, LX_BYTES_ATTR, STATE_ATTRIBUTES, WORK_DIVISION_ATTR
 from ktir.hardware.target import Target, load_target
 from ktir.ir.diagnostics import op_error
-from ktir.ir.state import read_division
+from ktir.ir.state import read_division, read_lx_placement
 from ktir.ir.values import functions_of
 
 
@@ -79,23 +71,7 @@ def tile_of(access: Access, kernel: Kernel, plan: ChunkPlan) -> core.TileAttr:
 def _resident(value: SSAValue) -> tuple[int, int] | None:
     """(address, bytes) of a value the scratchpad plan keeps in LX."""
     owner = value.owner
-    if not isinstance(owner, Operation) or LX_ADDRESS_ATTR not in owner.attributes:
-        return None
-    address = owner.attributes[LX_ADDRESS_ATTR]
-    size = owner.attributes[LX_BYTES_ATTR]
-    assert isinstance(address, IntegerAttr) and isinstance(size, IntegerAttr)
-    return address.value.data, size.value.data
-
-
-def _free_ranges(busy: list[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
-    free, cursor = [], 0
-    for lo, hi in sorted(busy):
-        if lo > cursor:
-            free.append((cursor, lo))
-        cursor = max(cursor, hi)
-    if cursor < limit:
-        free.append((cursor, limit))
-    return free
+    return read_lx_placement(owner) if isinstance(owner, Operation) else None
 
 
 def _element_type(value: SSAValue) -> Attribute:
@@ -123,7 +99,7 @@ class _Builder:
 def _payload(op: Operation) -> Region:
     block = Block(arg_types=[v.type for v in op.operands])
     clone = op.clone(value_mapper=dict(zip(op.operands, block.args, strict=True)))
-    for name in (WORK_DIVISION_ATTR, LX_ADDRESS_ATTR, LX_BYTES_ATTR, WORK_DIVISION_HINT_ATTR):
+    for name in STATE_ATTRIBUTES:  # the payload is the bare op; the state is the kernel's
         clone.attributes.pop(name, None)
     block.add_ops([clone, core.YieldOp(*clone.results)])
     return Region(block)
@@ -218,14 +194,11 @@ class _KernelBody:
             )
             return
         zero = builder.index(0)
-        builder.add(
-            core.FillOp(operands=[self.buffers["acc"], zero], properties={"value": IntegerAttr(0, i64)})
-        )
+        builder.add(core.FillOp(self.buffers["acc"], zero, IntegerAttr(0, i64)))
         self._loop(builder, self.reduction_chunks, lambda inner_b, inner: self._chunk(inner_b, outer, inner))
         k_split = self.kernel.k_split
         if k_split > 1:
-            props = {"group": IntegerAttr(k_split, i64), "combine": StringAttr("add")}
-            builder.add(core.RingReduceOp(operands=[self.buffers["acc"], zero], properties=props))
+            builder.add(core.RingReduceOp(self.buffers["acc"], zero, k_split, core.CombineKind.ADD))
         last = (
             outer
             if self.reduction_chunks == 1
@@ -244,24 +217,19 @@ class _KernelBody:
         ins = []
         for i in range(self.n_inputs):
             target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
-            builder.add(
-                core.DmaLoadOp(
-                    operands=[self.sources[i], target, self.core_id, chunk, slot],
-                    properties={"tile": IntegerAttr(i, i64)},
-                )
-            )
+            builder.add(core.DmaLoadOp(self.sources[i], target, self.core_id, chunk, slot, tile=i))
             ins.append(target)
-        props: dict[str, Attribute] = {
-            "unit": StringAttr(self.kernel.space.unit),
-            "tiles": DenseArrayBase.from_list(i64, list(range(self.n_inputs + 1))),
-        }
-        if self.accumulate:
-            props["accumulate"] = UnitAttr()
         builder.add(
             core.ComputeOp(
-                operands=[self.core_id, chunk, slot, ins, [self.buffers[self.out_role]]],
-                properties=props,
-                regions=[_payload(self.op)],
+                self.kernel.space.unit,
+                self.core_id,
+                chunk,
+                slot,
+                ins,
+                [self.buffers[self.out_role]],
+                tiles=range(self.n_inputs + 1),
+                payload=_payload(self.op),
+                accumulate=self.accumulate,
             )
         )
         if not self.accumulate:
@@ -269,11 +237,11 @@ class _KernelBody:
 
     def _store(self, builder: _Builder, chunk: SSAValue, slot: SSAValue) -> None:
         """Store the output tile (a K-split kernel names its writers)."""
-        props: dict[str, Attribute] = {"tile": IntegerAttr(self.n_inputs, i64)}
-        if self.kernel.k_split > 1:
-            props["writers"] = IntegerAttr(self.kernel.k_split, i64)
-        operands = [self.buffers[self.out_role], self.sources[self.n_inputs], self.core_id, chunk, slot]
-        builder.add(core.DmaStoreOp(operands=operands, properties=props))
+        writers = self.kernel.k_split if self.kernel.k_split > 1 else None
+        source, target = self.buffers[self.out_role], self.sources[self.n_inputs]
+        builder.add(
+            core.DmaStoreOp(source, target, self.core_id, chunk, slot, tile=self.n_inputs, writers=writers)
+        )
 
 
 def _affine(builder: _Builder, outer: SSAValue, scale: int, inner: SSAValue) -> SSAValue:
@@ -331,11 +299,11 @@ def lower_function(function: func.FuncOp, target: Target) -> None:
         if kernel is None:
             if kernel_of(graph_op, {}) is not None:
                 raise op_error(
-                    graph_op, f"'{graph_op.name}' has no work_division; run ktir-divide-work first"
+                    graph_op, f"'{graph_op.name}' has no {WORK_DIVISION_ATTR}; run ktir-divide-work first"
                 )
             continue
         try:
-            plan = plan_chunks(kernel, _free_ranges(busy, target.lx_usable_bytes), target.lx_alignment)
+            plan = plan_chunks(kernel, free_ranges(busy, target.lx_usable_bytes), target.lx_alignment)
         except ChunkingError as error:
             raise op_error(graph_op, str(error)) from error
         Rewriter.replace_op(graph_op, build_kernel(kernel, plan))

@@ -34,11 +34,10 @@ from ktir.dialects.ktir import TiledLayoutAttr
 from ktir.dialects.ktir_elementwise import MulOp
 from ktir.dialects.ktir_structured import MatmulBase, PadOp, padded_k
 from ktir.ir.diagnostics import op_error
-from ktir.ir.values import device_dtype, encoding_of, functions_of
+from ktir.ir.values import device_dtype, encoding_of, functions_of, shape_of
 from ktir.layout import sticks
 from ktir.layout.tiled import SpyreTensorLayout
 from ktir.passes.verify_layouts import check_layouts_in_debug_mode
-from ktir.planning.rules import shape_of
 
 
 def padded_layout(y: SSAValue, shape: tuple[int, ...]) -> SpyreTensorLayout | None:

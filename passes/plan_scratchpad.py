@@ -17,7 +17,7 @@ Its per-core size is its tile; it lives from its producer to its last consumer. 
 pointwise consumer whose input dies there with the same tile size and layout may write over
 it in place. `ktir.cores.scratchpad.plan` places the buffers within `budget` bytes (by default
 half of the usable LX, leaving the rest to the staging buffers of the kernels themselves)
-and the producer records `lx_address = A : i64` and `lx_bytes = S : i64`.
+and the producer records `ktir.lx_address = A : i64` and `ktir.lx_bytes = S : i64`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -34,10 +34,10 @@ from ktir.cores.kernels import Kernel, kernel_of
 from ktir.cores.scratchpad import SOLVERS, plan
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
-from ktir.dialects.ktir_core import LX_ADDRESS_ATTR, LX_BYTES_ATTR
+from ktir.dialects.ktir_core import WORK_DIVISION_ATTR
 from ktir.hardware.target import load_target
 from ktir.ir.diagnostics import op_error
-from ktir.ir.state import read_division
+from ktir.ir.state import clear_lx_placement, read_division, set_lx_placement
 from ktir.ir.values import functions_of
 
 KEPT_OUTPUTS = (st.MaxOp, st.SumOp, st.MeanOp, ew.ExpOp, ew.SubOp, ew.MulOp, ew.AddOp, ew.RsqrtOp)
@@ -131,13 +131,12 @@ class PlanScratchpadPass(ModulePass):
             ops = list(function.body.block.ops)
             for inner in ops:
                 if kernel_of(inner, {}) is not None and read_division(inner) is None:
-                    raise op_error(inner, f"'{inner.name}' has no work_division; run ktir-divide-work first")
+                    message = f"'{inner.name}' has no {WORK_DIVISION_ATTR}; run ktir-divide-work first"
+                    raise op_error(inner, message)
             buffers = scratchpad_buffers(function, self.all_ops)
             addresses = plan(buffers, budget, target.lx_alignment, self.solver)
             for buffer, address in zip(buffers, addresses, strict=True):
                 producer = ops[int(str(buffer["name"])[1:])]
-                producer.attributes.pop(LX_ADDRESS_ATTR, None)
-                if address is None:
-                    continue
-                producer.attributes[LX_ADDRESS_ATTR] = IntegerAttr(address, i64)
-                producer.attributes[LX_BYTES_ATTR] = IntegerAttr(int(buffer["size"]), i64)  # type: ignore[call-overload]
+                clear_lx_placement(producer)
+                if address is not None:
+                    set_lx_placement(producer, address, int(buffer["size"]))  # type: ignore[call-overload]

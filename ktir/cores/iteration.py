@@ -26,10 +26,11 @@ from xdsl.ir import Operation, SSAValue
 from ktir.cores.tiling import Access
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
-from ktir.ir.values import encoding_of, is_tensor
+from ktir.dialects.ktir_core import ComputeUnit
+from ktir.ir.values import encoding_of, is_tensor, shape_of
 from ktir.layout.tiled import SpyreTensorLayout
 from ktir.planning.plan import copying_view
-from ktir.planning.rules import POINTWISE, VIEWS, rule_of, shape_of
+from ktir.planning.rules import POINTWISE, VIEWS, rule_of
 
 
 class IterationError(ValueError):
@@ -54,7 +55,7 @@ class IterationSpace:
     whole: frozenset[str]
     inputs: tuple[Access | None, ...]
     output: Access
-    unit: str
+    unit: ComputeUnit
 
     @property
     def accesses(self) -> list[Access]:
@@ -93,7 +94,7 @@ def _map(op: Operation, whole: frozenset[str] = frozenset()) -> IterationSpace:
     names = _names(len(shape_of(result.type)))
     inputs = tuple(_aligned(op, v, names) if is_tensor(v) else None for v in op.operands)
     sizes = dict(zip(names, shape_of(result.type), strict=True))
-    return IterationSpace(sizes, (), whole, inputs, _access(op, result, tuple(names)), "sfu")
+    return IterationSpace(sizes, (), whole, inputs, _access(op, result, tuple(names)), ComputeUnit.SFU)
 
 
 def _matmul(op: st.MatmulBase) -> IterationSpace:
@@ -106,7 +107,7 @@ def _matmul(op: st.MatmulBase) -> IterationSpace:
         _access(op, op.y, (*batch[len(batch) - (len(y) - 2) :], "k", "n")),
     )
     return IterationSpace(
-        sizes, ("k",), frozenset(), inputs, _access(op, op.result, (*batch, "m", "n")), "pt"
+        sizes, ("k",), frozenset(), inputs, _access(op, op.result, (*batch, "m", "n")), ComputeUnit.PT
     )
 
 
@@ -125,7 +126,7 @@ def _reduction(op: st.ReductionOp) -> IterationSpace:
     reduction = tuple(names[d] for d in sorted(reduced))
     inputs = (_access(op, op.input, tuple(names[d] for d in range(len(source)))),)
     return IterationSpace(
-        sizes, reduction, frozenset(reduction), inputs, _access(op, op.result, out_dims), "sfu"
+        sizes, reduction, frozenset(reduction), inputs, _access(op, op.result, out_dims), ComputeUnit.SFU
     )
 
 
@@ -148,7 +149,7 @@ def _view(op: Operation) -> IterationSpace | None:
             dims[in_dim] = names[out_dim]
         space = _map(op)
         return IterationSpace(
-            space.sizes, (), frozenset(), (_access(op, source, tuple(dims)),), space.output, "sfu"
+            space.sizes, (), frozenset(), (_access(op, source, tuple(dims)),), space.output, ComputeUnit.SFU
         )
     if isinstance(op, st.SliceOp):
         return _map(op, frozenset({names[op.dim.value.data]}))
@@ -162,7 +163,7 @@ def _view(op: Operation) -> IterationSpace | None:
     sizes = dict(zip(names, out_shape, strict=True))
     in_dims = tuple(names[i] if i < shared else None for i in range(len(in_shape)))
     output = _access(op, result, tuple(names))
-    return IterationSpace(sizes, (), whole, (_access(op, source, in_dims),), output, "sfu")
+    return IterationSpace(sizes, (), whole, (_access(op, source, in_dims),), output, ComputeUnit.SFU)
 
 
 def iteration_space(op: Operation) -> IterationSpace | None:

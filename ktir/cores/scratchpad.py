@@ -217,7 +217,7 @@ def _fit(buffers: list[Buffer], limit: int, solver: str) -> dict[str, int]:
             for p in placed
             if p.start < buffer.end and buffer.start < p.end and p.name not in free_parents
         )
-        return [(low, high) for low, high in _free_ranges(used, limit) if high - low >= buffer.size]
+        return [(low, high) for low, high in free_ranges(used, limit) if high - low >= buffer.size]
 
     for buffer in _fit_order(buffers):
         # A parent the buffer may replace in place does not block its own range...
@@ -245,11 +245,14 @@ def _fit(buffers: list[Buffer], limit: int, solver: str) -> dict[str, int]:
     return address
 
 
-def _free_ranges(used: list[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
-    """`[0, limit)` minus the sorted `used` ranges (addresses are aligned already)."""
+def free_ranges(used: list[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
+    """
+    `[0, limit)` minus the `used` half-open ranges, as sorted disjoint non-empty ranges.
+    Example: `free_ranges([(64, 128), (0, 32)], 256) == [(32, 64), (128, 256)]`.
+    """
     free: list[tuple[int, int]] = []
     cursor = 0
-    for low, high in used:
+    for low, high in sorted(used):
         if low > cursor:
             free.append((cursor, min(low, limit)))
         cursor = max(cursor, high)

@@ -26,6 +26,7 @@ from ktir.cores.iteration import IterationError, IterationSpace, iteration_space
 from ktir.cores.tiling import Access
 from ktir.cores.work_division import core_slices
 from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir_core import WORK_DIVISION_ATTR
 from ktir.export.superdsc_fields import (
     LAYOUT_LABELS,
     MATMUL_LAYOUT_LABELS,
@@ -44,7 +45,7 @@ from ktir.export.superdsc_fields import (
 from ktir.hardware.target import SPYRE
 from ktir.ir.diagnostics import op_error
 from ktir.ir.state import read_division
-from ktir.planning.rules import shape_of
+from ktir.ir.values import shape_of
 
 MASK_CONSTANT = "samv-maskvalue"
 """Name of the constant a reduction's padded lanes are masked with."""
@@ -250,11 +251,13 @@ def _core_table(dims: _Dims, splits: dict[str, int], matmul: bool) -> list[dict[
 def _check_division(op: Operation, space: IterationSpace, cores: int) -> dict[str, int]:
     splits = read_division(op)
     if splits is None:
-        raise op_error(op, "has no work_division; run ktir-divide-work first")
+        raise op_error(op, f"has no {WORK_DIVISION_ATTR}; run ktir-divide-work first")
     if set(splits) != set(space.sizes):
-        raise op_error(op, f"work_division names {sorted(splits)}, not the op's dims {sorted(space.sizes)}")
+        raise op_error(
+            op, f"{WORK_DIVISION_ATTR} names {sorted(splits)}, not the op's dims {sorted(space.sizes)}"
+        )
     if (used := math.prod(splits.values())) > cores:
-        raise op_error(op, f"work_division uses {used} cores, more than the {cores} available")
+        raise op_error(op, f"{WORK_DIVISION_ATTR} uses {used} cores, more than the {cores} available")
     return splits
 
 

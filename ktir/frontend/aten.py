@@ -42,10 +42,10 @@ from ktir.frontend.emitter import (
     element_type_of,
     int_list,
     node_type,
-    shape_of,
     tensor_type,
     type_of_fake,
 )
+from ktir.ir.values import shape_of
 from ktir.layout.shapes import normalize_dim
 
 aten = torch.ops.aten

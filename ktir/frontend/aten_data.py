@@ -33,9 +33,9 @@ from ktir.frontend.emitter import (
     element_type_of,
     int_list,
     node_type,
-    shape_of,
     type_of_fake,
 )
+from ktir.ir.values import shape_of
 from ktir.layout.shapes import clamp_slice_bounds, normalize_dim
 
 aten = torch.ops.aten

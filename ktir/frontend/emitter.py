@@ -30,18 +30,23 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ktir.dialects.ktir_elementwise import ConvertOp, FullOp
 from ktir.ir.diagnostics import Diagnostic, Location, Severity
+from ktir.layout.dtypes import FORMATS
+
+_ELEMENT_TYPES: dict[str, Attribute] = {
+    "f16": Float16Type(),
+    "bf16": BFloat16Type(),
+    "f32": Float32Type(),
+    "f64": Float64Type(),
+    "i1": i1,
+    "i8": IntegerType(8),
+    "i32": IntegerType(32),
+    "i64": i64,
+}
 
 TORCH_TO_ELEMENT_TYPE: dict[torch.dtype, Attribute] = {
-    torch.float16: Float16Type(),
-    torch.bfloat16: BFloat16Type(),
-    torch.float32: Float32Type(),
-    torch.float64: Float64Type(),
-    torch.bool: i1,
-    torch.int8: IntegerType(8),
-    torch.int32: IntegerType(32),
-    torch.int64: i64,
+    getattr(torch, row.torch): _ELEMENT_TYPES[row.mlir] for row in FORMATS if row.imported
 }
-"""PyTorch dtype -> MLIR element type of graph-level ktir."""
+"""PyTorch dtype -> MLIR element type of graph-level ktir (the importable rows of `FORMATS`)."""
 
 ELEMENT_TYPE_TO_TORCH: dict[str, torch.dtype] = {str(v): k for k, v in TORCH_TO_ELEMENT_TYPE.items()}
 """MLIR element type (as printed) -> PyTorch dtype."""
@@ -214,11 +219,6 @@ def diagnostic_at(node: torch.fx.Node, message: str) -> Diagnostic:
 def _name_hint(name: str) -> str | None:
     """FX node names are valid SSA names already; anything else is dropped."""
     return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$.]*", name or "") else None
-
-
-def shape_of(value: SSAValue) -> tuple[int, ...]:
-    """The static shape of an importer value."""
-    return tuple(tensor_type(value).get_shape())
 
 
 def int_list(values: Sequence[Any]) -> list[int]:

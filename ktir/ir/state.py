@@ -1,10 +1,13 @@
 """
-Accessors of the IR state the dialect declares (`ktir.dialects.ktir_core`): build and read the
-work division a pass hands on, with located errors for malformed values.
+Accessors of the IR state the dialect declares (`ktir.dialects.ktir_core.STATE_ATTRIBUTES`):
+build, write and read what one pass hands on to a later one, with located errors for values of
+the wrong kind.
 
 ```python
-op.attributes[WORK_DIVISION_ATTR] = division_attr({"m": 16, "n": 1, "k": 2})
+set_division(op, {"m": 16, "n": 1, "k": 2})  # {ktir.work_division = {m = 16 : i64, ...}}
 read_division(op)  # {"m": 16, "n": 1, "k": 2}
+set_lx_placement(op, address=4096, size=8192)  # {ktir.lx_address = 4096 : i64, ktir.lx_bytes = 8192 : i64}
+read_lx_placement(op)  # (4096, 8192)
 ```
 """
 
@@ -13,13 +16,22 @@ from __future__ import annotations
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, i64
 from xdsl.ir import Operation
 
-from ktir.dialects.ktir_core import WORK_DIVISION_ATTR
+from ktir.dialects.ktir_core import (
+    LX_ADDRESS_ATTR,
+    LX_BYTES_ATTR,
+    WORK_DIVISION_ATTR,
+)
 from ktir.ir.diagnostics import op_error
 
 
 def division_attr(splits: dict[str, int]) -> DictionaryAttr:
     """`{d0 = 2 : i64, ...}` for a split."""
     return DictionaryAttr({name: IntegerAttr(count, i64) for name, count in splits.items()})
+
+
+def set_division(op: Operation, splits: dict[str, int]) -> None:
+    """Record the work division `splits` on `op` (`ktir.work_division`)."""
+    op.attributes[WORK_DIVISION_ATTR] = division_attr(splits)
 
 
 def read_division(op: Operation, name: str = WORK_DIVISION_ATTR) -> dict[str, int] | None:
@@ -37,4 +49,36 @@ def read_division(op: Operation, name: str = WORK_DIVISION_ATTR) -> dict[str, in
     return splits
 
 
-__all__ = ["division_attr", "read_division"]
+def set_lx_placement(op: Operation, address: int, size: int) -> None:
+    """Keep `op`'s result resident in LX at byte `address`, `size` bytes per core."""
+    op.attributes[LX_ADDRESS_ATTR] = IntegerAttr(address, i64)
+    op.attributes[LX_BYTES_ATTR] = IntegerAttr(size, i64)
+
+
+def clear_lx_placement(op: Operation) -> None:
+    """Drop a previous LX placement of `op`'s result, if any."""
+    op.attributes.pop(LX_ADDRESS_ATTR, None)
+    op.attributes.pop(LX_BYTES_ATTR, None)
+
+
+def read_lx_placement(op: Operation) -> tuple[int, int] | None:
+    """(address, bytes per core) where `op`'s result stays in LX; None when it goes to memory."""
+    if LX_ADDRESS_ATTR not in op.attributes:
+        return None
+    values = []
+    for name in (LX_ADDRESS_ATTR, LX_BYTES_ATTR):
+        attr = op.attributes.get(name)
+        if not isinstance(attr, IntegerAttr) or attr.value.data < 0:
+            raise op_error(op, f"'{name}' must be a non-negative integer, not {attr}")
+        values.append(attr.value.data)
+    return values[0], values[1]
+
+
+__all__ = [
+    "clear_lx_placement",
+    "division_attr",
+    "read_division",
+    "read_lx_placement",
+    "set_division",
+    "set_lx_placement",
+]

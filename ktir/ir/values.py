@@ -20,13 +20,20 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from ktir.dialects.ktir import ELEMENT_TYPE_TO_DEVICE_DTYPE, TiledLayoutAttr
+from ktir.dialects.ktir import TiledLayoutAttr
+from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE
 from ktir.layout.tiled import SpyreTensorLayout
 
 
 def functions_of(module: Operation) -> list[func.FuncOp]:
     """The function definitions (not declarations) of a module, in order."""
     return [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
+
+
+def shape_of(value: SSAValue | Attribute) -> tuple[int, ...]:
+    """The static shape of a tensor value or tensor type: `tensor<4x64xf16>` -> (4, 64)."""
+    value_type = value.type if isinstance(value, SSAValue) else value
+    return tuple(cast(TensorType[Attribute], value_type).get_shape())
 
 
 def is_tensor(value: SSAValue) -> bool:
@@ -63,4 +70,4 @@ def _layout_of(encoding: TiledLayoutAttr, element_type: Attribute) -> SpyreTenso
     return encoding.layout_for(element_type)
 
 
-__all__ = ["device_dtype", "encoding_of", "functions_of", "is_tensor", "layout_of_type", "numel"]
+__all__ = ["device_dtype", "encoding_of", "functions_of", "is_tensor", "layout_of_type", "numel", "shape_of"]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import math
 from collections.abc import Sequence
 
 from ktir.layout.tiled import LayoutError, SpyreTensorLayout, contiguous_strides, restickify_target
@@ -104,32 +103,6 @@ def through_reduction(stick: int, dims: Sequence[int], keepdim: bool) -> int:
 def aligned(stick: int, operand_rank: int, result_rank: int) -> int:
     """An operand dim's index in a broadcast result (right-aligned, as in NumPy)."""
     return SPARSE if stick == SPARSE else stick + result_rank - operand_rank
-
-
-def pointwise_compatible(
-    operand_stick: int | None, operand_shape: Sequence[int], result_stick: int, result_shape: Sequence[int]
-) -> bool:
-    """
-    Whether a pointwise op with result stick `result_stick` reads this operand as it is.
-
-    Compatible: a single element (it broadcasts everywhere); the operand's stick aligned onto
-    the result stick; or an operand that is size 1 along the result stick (missing or
-    broadcast there) and sparse or sticked on that size-1 dim, so each result stick sees one
-    element. A split or offset stick (`None`) is never compatible.
-
-    Example: (4, 64) stick 1 + (64,) stick 0 with result stick 1 is compatible; (4, 1) sparse
-    against result stick 1 is compatible (one value per row broadcast along the stick).
-    """
-    if math.prod(operand_shape) == 1:
-        return True
-    if operand_stick is None:
-        return False
-    rank, result_rank = len(operand_shape), len(result_shape)
-    if aligned(operand_stick, rank, result_rank) == result_stick and operand_stick != SPARSE:
-        return True
-    own = result_stick - (result_rank - rank)  # the operand's dim under the result stick
-    broadcast_along_stick = own < 0 or operand_shape[own] == 1
-    return broadcast_along_stick and (operand_stick == SPARSE or operand_stick == own)
 
 
 # ---------------------------------------------------------------------------------------------

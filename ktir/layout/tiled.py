@@ -61,12 +61,12 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ktir.hardware.target import SPYRE
+from ktir.layout.dtypes import HOST_TO_DEVICE_DTYPE, DeviceDType
 
 if TYPE_CHECKING:
     from ktir.layout.dci import HostView
@@ -97,64 +97,6 @@ class LayoutError(ValueError):
 # ---------------------------------------------------------------------------------------------
 # Data formats
 # ---------------------------------------------------------------------------------------------
-
-
-class DeviceDType(StrEnum):
-    """Device data formats (the reference's `DataFormats`)."""
-
-    SEN169_FP16 = "SEN169_FP16"
-    IEEE_FP32 = "IEEE_FP32"
-    IEEE_INT32 = "IEEE_INT32"
-    SENINT8 = "SENINT8"
-    SEN143_FP8 = "SEN143_FP8"
-    SEN152_FP8 = "SEN152_FP8"
-
-    @property
-    def element_bytes(self) -> int:
-        """Bytes per element on the device."""
-        return _ELEMENT_BYTES[self]
-
-    @property
-    def elems_per_stick(self) -> int:
-        """Elements in one 128-byte stick: 64 for fp16, 32 for fp32/int32, 128 for int8/fp8."""
-        return SPYRE.stick_bytes // self.element_bytes
-
-    @property
-    def numpy_dtype(self) -> np.dtype[Any]:
-        """NumPy type of a device buffer; fp8 buffers hold raw bit patterns as uint8."""
-        return np.dtype(_NUMPY_DTYPES[self])
-
-
-_ELEMENT_BYTES = {
-    DeviceDType.SEN169_FP16: 2,
-    DeviceDType.IEEE_FP32: 4,
-    DeviceDType.IEEE_INT32: 4,
-    DeviceDType.SENINT8: 1,
-    DeviceDType.SEN143_FP8: 1,
-    DeviceDType.SEN152_FP8: 1,
-}
-_NUMPY_DTYPES = {
-    DeviceDType.SEN169_FP16: "float16",
-    DeviceDType.IEEE_FP32: "float32",
-    DeviceDType.IEEE_INT32: "int32",
-    DeviceDType.SENINT8: "int8",
-    DeviceDType.SEN143_FP8: "uint8",
-    DeviceDType.SEN152_FP8: "uint8",
-}
-
-HOST_TO_DEVICE_DTYPE: dict[str, DeviceDType] = {
-    "float16": DeviceDType.SEN169_FP16,
-    "bfloat16": DeviceDType.SEN169_FP16,
-    "bool": DeviceDType.SEN169_FP16,
-    "float32": DeviceDType.IEEE_FP32,
-    "int32": DeviceDType.IEEE_INT32,
-    # The reference stack stores int64 as int32 (with a one-time downcast warning).
-    "int64": DeviceDType.IEEE_INT32,
-    "int8": DeviceDType.SENINT8,
-    "float8_e4m3fn": DeviceDType.SEN143_FP8,
-    "float8_e5m2": DeviceDType.SEN152_FP8,
-}
-"""Host dtype name (torch spelling) -> device data format."""
 
 
 def device_dtype_of(dtype: object) -> DeviceDType:

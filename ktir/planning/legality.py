@@ -21,11 +21,11 @@ from collections.abc import Iterator
 from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 
-from ktir.ir.values import encoding_of, is_tensor
+from ktir.ir.values import encoding_of, is_tensor, shape_of
 from ktir.layout import sticks
 from ktir.layout.tiled import LayoutError
 from ktir.planning.plan import describe
-from ktir.planning.rules import Need, Rule, RuleError, rule_of, shape_of
+from ktir.planning.rules import Need, Rule, RuleError, rule_of
 
 
 class LayoutViolation(Exception):

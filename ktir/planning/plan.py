@@ -33,13 +33,14 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.dialects import ktir_structured as st
-from ktir.dialects.ktir import ELEMENT_TYPE_TO_DEVICE_DTYPE, TiledLayoutAttr
-from ktir.ir.values import device_dtype, encoding_of, is_tensor, numel
+from ktir.dialects.ktir import TiledLayoutAttr
+from ktir.ir.values import device_dtype, encoding_of, is_tensor, numel, shape_of
 from ktir.layout import sticks
+from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE
 from ktir.layout.sticks import SPARSE
 from ktir.layout.tiled import LayoutError, SpyreTensorLayout
 from ktir.planning import search as layout_search
-from ktir.planning.rules import Need, Rule, RuleError, rule_of, shape_of
+from ktir.planning.rules import Need, Rule, RuleError, rule_of
 
 LAYOUT_ARG_ATTR = "ktir.layout"
 """Argument attribute pinning an argument's layout (`{ktir.layout = #ktir.tiled<...>}`)."""

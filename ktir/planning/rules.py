@@ -41,8 +41,9 @@ from xdsl.ir import Attribute, Operation
 
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
-from ktir.dialects.ktir import ELEMENT_TYPE_TO_DEVICE_DTYPE
+from ktir.ir.values import shape_of
 from ktir.layout import sticks
+from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE
 from ktir.layout.sticks import SPARSE
 
 Shape = tuple[int, ...]
@@ -109,11 +110,6 @@ class RuleError(Exception):
     def __init__(self, op: Operation, message: str) -> None:
         super().__init__(message)
         self.op = op
-
-
-def shape_of(value_type: Attribute) -> Shape:
-    """The static shape of a tensor type."""
-    return tuple(cast(TensorType[Attribute], value_type).get_shape())
 
 
 def elems_per_stick(value_type: Attribute) -> int:

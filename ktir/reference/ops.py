@@ -20,9 +20,6 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
     DictionaryAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -35,6 +32,7 @@ from xdsl.ir import Attribute, Operation
 
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
+from ktir.layout.dtypes import format_of_element
 
 Implementation = Callable[[Any, list[np.ndarray]], list[np.ndarray]]
 
@@ -67,24 +65,15 @@ implements = ELEMENTWISE.register
 
 def numpy_dtype(element_type: Attribute) -> np.dtype[Any]:
     """
-    The NumPy storage dtype of an MLIR element type.
+    The NumPy storage dtype of an MLIR element type (`ktir.layout.dtypes.FORMATS`).
 
     bf16 has no NumPy dtype: it is stored as float32 holding bf16-representable values.
     Example: `numpy_dtype(f16)` is `float16`; `numpy_dtype(i1)` is `bool`.
     """
-    if isinstance(element_type, Float16Type):
-        return np.dtype(np.float16)
-    if isinstance(element_type, BFloat16Type | Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(element_type, Float64Type):
-        return np.dtype(np.float64)
-    if isinstance(element_type, IntegerType):
-        width = element_type.width.data
-        if width == 1:
-            return np.dtype(np.bool_)
-        if width in (8, 16, 32, 64):
-            return np.dtype(f"int{width}")
-    raise TypeError(f"element type {element_type} has no NumPy storage")
+    row = format_of_element(element_type)
+    if row is None or row.numpy is None:
+        raise TypeError(f"element type {element_type} has no NumPy storage")
+    return np.dtype(row.numpy)
 
 
 def to_numpy(value: Any) -> np.ndarray:

@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation
 
 from ktir.dialects import ktir_structured as st
+from ktir.layout.dtypes import format_of_element
 from ktir.reference.ops import (
     ExecutionError,
     Registry,
@@ -156,13 +157,11 @@ def _restickify(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
 def _cpu_fallback(op: st.CpuFallbackOp, args: list[np.ndarray]) -> list[np.ndarray]:
     import torch  # only fallbacks need torch; the rest of the executor is pure NumPy
 
-    from ktir.frontend.emitter import ELEMENT_TYPE_TO_TORCH
-
     def dtype_of(attr: Attribute) -> Any:
-        found = ELEMENT_TYPE_TO_TORCH.get(str(attr))
-        if found is None:
+        row = format_of_element(attr)
+        if row is None or not row.imported:
             raise ExecutionError(f"'{op.aten.data}': cannot pass {attr} to an ATen op")
-        return found
+        return getattr(torch, row.torch)
 
     tensors = [torch.from_numpy(np.ascontiguousarray(a)) for a in args]
     name, _, overload = op.aten.data.partition("::")[2].partition(".")

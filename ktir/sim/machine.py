@@ -17,15 +17,15 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from ktir.cores.executor import host_op, to_device, to_host
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_structured as st
-from ktir.dialects.ktir_core import LX_ADDRESS_ATTR
 from ktir.hardware.target import SPYRE, Target
 from ktir.ir.diagnostics import location_of
+from ktir.ir.state import read_lx_placement
 from ktir.reference.executor import entry_function, last_uses, ordered_inputs
 from ktir.reference.ops import ExecutionError
 from ktir.sim.engine import SimKernel
@@ -119,8 +119,8 @@ def _resident_address(value: SSAValue) -> int | None:
     owner = value.owner
     if not isinstance(owner, Operation):
         return None
-    address = owner.attributes.get(LX_ADDRESS_ATTR)
-    return address.value.data if isinstance(address, IntegerAttr) else None
+    placement = read_lx_placement(owner)
+    return None if placement is None else placement[0]
 
 
 def _host_line(op: Operation, index: int, name: str, clock: float, target: Target) -> KernelReport:

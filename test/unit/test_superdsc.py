@@ -11,6 +11,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 import ktir
+from ktir.dialects.ktir_core import WORK_DIVISION_ATTR
 from ktir.export.superdsc import kernel_spec
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, parse_module
@@ -28,7 +29,7 @@ def compiled(body: str, args: str, result: str, cores: int) -> ModuleOp:
 
 def kernels(module: ModuleOp) -> list[Operation]:
     """The ops that carry a work division, in program order."""
-    return [op for op in functions_of(module)[0].body.block.ops if "work_division" in op.attributes]
+    return [op for op in functions_of(module)[0].body.block.ops if WORK_DIVISION_ATTR in op.attributes]
 
 
 def spec_of(module: ModuleOp, index: int = 0) -> tuple[str, dict[str, Any], dict[str, Any]]:
@@ -107,7 +108,7 @@ def test_seed_abs_coordinate_folds_match_the_reference() -> None:
 # --- matmul ------------------------------------------------------------------------------------
 
 MATMUL = """
-  %z = ktir.matmul %x, %y {{work_division_hint = {hint}}}
+  %z = ktir.matmul %x, %y {{ktir.work_division_hint = {hint}}}
       : tensor<128x256xf16>, tensor<256x192xf16> -> tensor<128x192xf16>
   return %z : tensor<128x192xf16>"""
 MATMUL_ARGS = "%x: tensor<128x256xf16>, %y: tensor<256x192xf16>"
@@ -238,7 +239,7 @@ def test_op_without_work_division_is_a_located_error() -> None:
     with pytest.raises(DiagnosticError) as caught:
         kernel_spec(op, 0)
     (error,) = caught.value.diagnostics
-    assert error.message == "'ktir.abs' op has no work_division; run ktir-divide-work first"
+    assert error.message == "'ktir.abs' op has no ktir.work_division; run ktir-divide-work first"
     assert error.location is not None and error.location.line == 2
 
 
@@ -271,11 +272,11 @@ def test_pass_without_work_division_errors_and_writes_nothing(tmp_path: Path) ->
     text = f"func.func @f(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {{{TWO_KERNELS}\n}}\n"
     module = parse_module(make_context(), text, "m.mlir")
     ktir.run_pipeline(module, "ktir-propagate-layouts,ktir-divide-work{cores=2}")
-    del kernels(module)[1].attributes["work_division"]  # abs keeps its division, exp loses it
+    del kernels(module)[1].attributes[WORK_DIVISION_ATTR]  # abs keeps its division, exp loses it
     out = tmp_path / "sdsc"
     with pytest.raises(DiagnosticError) as caught:
         ktir.run_pipeline(module, f'ktir-emit-superdsc{{dir="{out}"}}')
     (error,) = caught.value.diagnostics
-    assert error.message == "'ktir.exp' op has no work_division; run ktir-divide-work first"
+    assert error.message == "'ktir.exp' op has no ktir.work_division; run ktir-divide-work first"
     assert error.location is not None and (error.location.line, error.location.column) == (3, 8)
     assert not out.exists()

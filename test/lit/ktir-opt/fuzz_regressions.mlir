@@ -23,7 +23,7 @@
 // UTF8-NEXT: {{^}}        ^
 // REGIONS: deep_regions.mlir:51:10: error: nesting deeper than 100 levels of brackets, regions, attributes or types is not supported
 // ATTRIBUTE: deep_attribute.mlir:1:120: error: nesting deeper than 100 levels of brackets, regions, attributes or types is not supported
-// PRIME: work_division = {d0 = 1 : i64, d1 = 1 : i64}
+// PRIME: ktir.work_division = {d0 = 1 : i64, d1 = 1 : i64}
 // DEVICE: padded_column.mlir:3:8: error: 'ktir.abs' op a tensor of shape [34359738368, 1] takes 4,096.0 GiB of device memory, more than the 128.0 GiB of spyre
 // CORES: ktir-opt: error: invalid pass pipeline 'ktir-compile{cores=0}': cores must be in 1..32, not 0; available passes:
 // SOLVER: ktir-opt: error: invalid pass pipeline 'ktir-compile{solver=bogus}': unknown solver 'bogus' (expected one of: greedy, firstfit, bestfit); available passes:

@@ -252,7 +252,13 @@ def test_dialect_registers_every_op_and_attribute():
     assert len(registered) == len(ALL_OPS)
     attributes = list(Ktir.attributes)
     assert set(STRUCTURED_ATTRIBUTES) <= set(attributes)
-    assert {attr.name for attr in attributes} == {"ktir.tiled", "ktir.operand", "ktir.tile"}
+    assert {attr.name for attr in attributes} == {
+        "ktir.tiled",
+        "ktir.operand",
+        "ktir.tile",
+        "ktir.unit",
+        "ktir.combine",
+    }
     assert Ktir.name == "ktir"
 
 

@@ -56,7 +56,7 @@ def test_a_dim_inside_one_stick_is_never_split() -> None:
 
 
 def test_a_valid_hint_is_taken_as_given() -> None:
-    attrs = "{work_division_hint = {m = 2 : i64, k = 2 : i64}}"
+    attrs = "{ktir.work_division_hint = {m = 2 : i64, k = 2 : i64}}"
     assert divided(matmul(256, 256, 256, attrs))[0] == {"m": 2, "n": 1, "k": 2}
 
 
@@ -71,7 +71,7 @@ def test_a_valid_hint_is_taken_as_given() -> None:
 )
 def test_bad_hints_are_located_errors(hint: str, message: str) -> None:
     with pytest.raises(DiagnosticError, match=message):
-        divided(matmul(256, 256, 256, f"{{work_division_hint = {hint}}}"))
+        divided(matmul(256, 256, 256, f"{{ktir.work_division_hint = {hint}}}"))
 
 
 def test_cost_policy_never_uses_fewer_cores_and_differs_from_default() -> None:

@@ -100,7 +100,7 @@ def test_k_split_matmul_adds_partial_sums_over_the_ring() -> None:
     inputs = program.arguments(x, y)
     expected = run(program.module, inputs)[0]
     matmul = next(op for op in functions_of(program.module)[0].body.block.ops if op.name == "ktir.matmul")
-    matmul.attributes["work_division_hint"] = parse_module(
+    matmul.attributes["ktir.work_division_hint"] = parse_module(
         make_context(), "module attributes {h = {m = 2 : i64, k = 2 : i64}} {}"
     ).attributes["h"]
     ktir.run_pipeline(program.module, "ktir-compile{cores=4}")

@@ -18,7 +18,7 @@ def planned(text: str, options: str = "") -> dict[str, tuple[int, int] | None]:
     ktir.run_pipeline(module, f"ktir-propagate-layouts,ktir-divide-work,ktir-plan-scratchpad{options}")
     found = {}
     for op in functions_of(module)[0].body.block.ops:
-        address, size = op.attributes.get("lx_address"), op.attributes.get("lx_bytes")
+        address, size = op.attributes.get("ktir.lx_address"), op.attributes.get("ktir.lx_bytes")
         if op.results:
             name = op.results[0].name_hint or op.name
             found[name] = (
@@ -63,7 +63,7 @@ def test_a_consumer_dividing_work_differently_keeps_the_tensor_in_hbm() -> None:
     text = f"""
 func.func @f(%x: {T}, %y: {T}) -> {T} {{
   %a = ktir.add %x, %y : {T}, {T} -> {T}
-  %r = ktir.abs %a {{work_division_hint = {{d0 = 4 : i64}}}} : {T} -> {T}
+  %r = ktir.abs %a {{ktir.work_division_hint = {{d0 = 4 : i64}}}} : {T} -> {T}
   return %r : {T}
 }}"""
     assert planned(text)["a"] is None

@@ -17,7 +17,7 @@ def unary(op: str, shape: str) -> str:
 def matmul(m: int, k: int, n: int, hint: str = "") -> str:
     """@mm(%x, %w) -> x @ w, fp16 (m x k) @ (k x n), optionally with a work-division hint."""
     x, w, y = t(f"{m}x{k}"), t(f"{k}x{n}"), t(f"{m}x{n}")
-    attributes = f" {{work_division_hint = {{{hint}}}}}" if hint else ""
+    attributes = f" {{ktir.work_division_hint = {{{hint}}}}}" if hint else ""
     return (
         f"func.func @mm(%x: {x}, %w: {w}) -> {y} {{\n"
         f"  %y = ktir.matmul %x, %w{attributes} : {x}, {w} -> {y}\n  return %y : {y}\n}}"

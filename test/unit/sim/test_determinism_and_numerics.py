@@ -175,7 +175,7 @@ def test_two_runs_are_identical() -> None:
     x, w, y, s = t("100x512"), t("512x256"), t("100x256"), t("100")
     text = (
         f"func.func @f(%x: {x}, %w: {w}) -> ({y}, {s}) {{\n  %e = ktir.exp %x : {x} -> {x}\n"
-        f"  %y = ktir.matmul %e, %w {{work_division_hint = {{k = 2 : i64}}}} : {x}, {w} -> {y}\n"
+        f"  %y = ktir.matmul %e, %w {{ktir.work_division_hint = {{k = 2 : i64}}}} : {x}, {w} -> {y}\n"
         f"  %s = ktir.sum %y dims [1] : {y} -> {s}\n  return %y, %s : {y}, {s}\n}}"
     )
     runs = []

@@ -9,7 +9,7 @@ Its single kernel is:
     %3 = ktir.lx_alloc address 0 : memref<1x2x25x64xf16, "lx">       (input staging, 6400 bytes)
     %4 = ktir.lx_alloc address 6400 : memref<1x2x25x64xf16, "lx">    (output staging)
     ktir.dma_load %0 -> %3 ... tile 0      extent [2, 25, 64], core c starts at row 25 c
-    ktir.compute "sfu" ... ins(%3) outs(%4) tiles [0, 1]
+    ktir.compute sfu ... ins(%3) outs(%4) tiles [0, 1]
     ktir.dma_store %4 -> %1 ... tile 1     extent [2, 25, 64], core c starts at row 25 c
 """
 

@@ -230,7 +230,7 @@ def test_a_prime_row_count_divides_at_once(tmp_path, capsys):
     text = ABS.replace("4x64", "1073741789x64")
     start = time.monotonic()
     code = ktir_opt.main([write(tmp_path, text), "-p", "ktir-propagate-layouts,ktir-divide-work"])
-    assert code == 0 and "work_division = {d0 = 1 : i64, d1 = 1 : i64}" in capsys.readouterr().out
+    assert code == 0 and "ktir.work_division = {d0 = 1 : i64, d1 = 1 : i64}" in capsys.readouterr().out
     assert time.monotonic() - start < 10
 
 

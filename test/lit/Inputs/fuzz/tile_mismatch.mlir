@@ -7,7 +7,7 @@ func.func @abs(%x: tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride
     %4 = ktir.lx_alloc address 256 : memref<1x1x2x64xf16, "lx">
     %5 = arith.constant 0 : index
     ktir.dma_load %0 -> %3[%2, %5, %5] tile 0 : tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> -> memref<1x1x2x64xf16, "lx">
-    ktir.compute "sfu"[%2, %5, %5] ins(%3 : memref<1x1x2x64xf16, "lx">) outs(%4 : memref<1x1x2x64xf16, "lx">) tiles [0, 1] {
+    ktir.compute sfu[%2, %5, %5] ins(%3 : memref<1x1x2x64xf16, "lx">) outs(%4 : memref<1x1x2x64xf16, "lx">) tiles [0, 1] {
     ^bb0(%6: tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>):
       %y_1 = ktir.abs %6 : tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> -> tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
       ktir.yield %y_1 : tensor<3x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>

@@ -16,16 +16,16 @@ builtin.module {
       ktir.lx_fill %6[%7] value 0 : i64 : memref<1x1x2x64xf32, "lx">
       ktir.dma_load %0 -> %4[%3, %7, %7] tile 0 : tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> -> memref<1x1x2x64xf16, "lx">
       ktir.dma_load %1 -> %5[%3, %7, %7] tile 1 : tensor<128x64xf16, #ktir.tiled<device_size = [1, 128, 64], stride_map = [64, 64, 1]>> -> memref<1x1x64x64xf16, "lx">
-      ktir.compute "pt"[%3, %7, %7] ins(%4, %5 : memref<1x1x2x64xf16, "lx">, memref<1x1x64x64xf16, "lx">) outs(%6 : memref<1x1x2x64xf32, "lx">) tiles [0, 1, 2] accumulate {
+      ktir.compute pt[%3, %7, %7] ins(%4, %5 : memref<1x1x2x64xf16, "lx">, memref<1x1x64x64xf16, "lx">) outs(%6 : memref<1x1x2x64xf32, "lx">) tiles [0, 1, 2] accumulate {
       ^bb0(%8: tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>, %9: tensor<128x64xf16, #ktir.tiled<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>):
         %r_1 = ktir.matmul %8, %9 : tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>, tensor<128x64xf16, #ktir.tiled<device_size = [1, 128, 64], stride_map = [64, 64, 1]>> -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
         ktir.yield %r_1 : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
       }
-      ktir.ring_reduce %6[%7] group 2 combine "add" : memref<1x1x2x64xf32, "lx">
+      ktir.ring_reduce %6[%7] group 2 combine add : memref<1x1x2x64xf32, "lx">
       ktir.dma_store %6 -> %2[%3, %7, %7] tile 2 writers 2 : memref<1x1x2x64xf32, "lx"> -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
       ktir.yield
     }
-    %a = ktir.kernel "ktir.add" cores 4 chunks 1 work_division {d0 = 4 : i64, d1 = 1 : i64} tiles [#ktir.tile<extent = [1, 1, 64], starts = [[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]], chunk_starts = [[0, 0, 0]]>, #ktir.tile<extent = [1, 1, 64], starts = [[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]], chunk_starts = [[0, 0, 0]]>, #ktir.tile<extent = [1, 1, 64], starts = [[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]], chunk_starts = [[0, 0, 0]]>](%r, %r) : (tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> attributes {lx_address = 0 : i64, lx_bytes = 128 : i64} {
+    %a = ktir.kernel "ktir.add" cores 4 chunks 1 work_division {d0 = 4 : i64, d1 = 1 : i64} tiles [#ktir.tile<extent = [1, 1, 64], starts = [[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]], chunk_starts = [[0, 0, 0]]>, #ktir.tile<extent = [1, 1, 64], starts = [[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]], chunk_starts = [[0, 0, 0]]>, #ktir.tile<extent = [1, 1, 64], starts = [[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]], chunk_starts = [[0, 0, 0]]>](%r, %r) : (tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> attributes {ktir.lx_address = 0 : i64, ktir.lx_bytes = 128 : i64} {
     ^bb0(%0: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, %1: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, %2: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>):
       %3 = ktir.core_id : index
       %4 = ktir.lx_alloc address 128 : memref<1x1x1x64xf16, "lx">
@@ -35,7 +35,7 @@ builtin.module {
       %8 = arith.constant 0 : index
       ktir.dma_load %0 -> %4[%3, %8, %8] tile 0 : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> -> memref<1x1x1x64xf16, "lx">
       ktir.dma_load %1 -> %5[%3, %8, %8] tile 1 : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> -> memref<1x1x1x64xf16, "lx">
-      ktir.compute "sfu"[%3, %8, %8] ins(%4, %5 : memref<1x1x1x64xf16, "lx">, memref<1x1x1x64xf16, "lx">) outs(%6 : memref<1x1x1x64xf16, "lx">) tiles [0, 1, 2] {
+      ktir.compute sfu[%3, %8, %8] ins(%4, %5 : memref<1x1x1x64xf16, "lx">, memref<1x1x1x64xf16, "lx">) outs(%6 : memref<1x1x1x64xf16, "lx">) tiles [0, 1, 2] {
       ^bb0(%9: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, %10: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>):
         %a_1 = ktir.add %10, %10 : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
         ktir.yield %a_1 : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
@@ -51,7 +51,7 @@ builtin.module {
       %5 = ktir.lx_alloc address 0 resident : memref<1x1x1x64xf16, "lx">
       %6 = arith.constant 0 : index
       ktir.dma_load %5 -> %3[%2, %6, %6] tile 0 : memref<1x1x1x64xf16, "lx"> -> memref<1x1x1x64xf16, "lx">
-      ktir.compute "sfu"[%2, %6, %6] ins(%3 : memref<1x1x1x64xf16, "lx">) outs(%4 : memref<1x1x1x64xf16, "lx">) tiles [0, 1] {
+      ktir.compute sfu[%2, %6, %6] ins(%3 : memref<1x1x1x64xf16, "lx">) outs(%4 : memref<1x1x1x64xf16, "lx">) tiles [0, 1] {
       ^bb0(%7: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>):
         %e_1 = ktir.exp %7 : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
         ktir.yield %e_1 : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
@@ -70,11 +70,11 @@ builtin.module {
 // CHECK:      ktir.lx_alloc address {{[0-9]+}} : memref<1x1x2x64xf32, "lx">
 // CHECK:      ktir.lx_fill
 // CHECK:      ktir.dma_load
-// CHECK:      ktir.compute "pt"
+// CHECK:      ktir.compute pt
 // CHECK-SAME: accumulate
 // CHECK:      ktir.matmul
 // CHECK:      ktir.yield
-// CHECK:      ktir.ring_reduce {{.*}} group 2 combine "add"
+// CHECK:      ktir.ring_reduce {{.*}} group 2 combine add
 // CHECK:      ktir.dma_store {{.*}} tile 2 writers 2
 // CHECK:      ktir.kernel "ktir.add" cores 4
 // CHECK:      ktir.lx_alloc address 0 resident

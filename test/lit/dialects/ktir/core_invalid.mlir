@@ -41,8 +41,8 @@ func.func @alloc_address() {
 // -----
 
 func.func @ring_combine(%b: memref<1x4x64xf32, "lx">, %s: index) {
-  // expected-error @+1 {{combine must be add, max or min, not mul}}
-  ktir.ring_reduce %b[%s] group 2 combine "mul" : memref<1x4x64xf32, "lx">
+  // expected-error @+1 {{Expected `add`, `max`, or `min`.}}
+  ktir.ring_reduce %b[%s] group 2 combine mul : memref<1x4x64xf32, "lx">
   func.return
 }
 
@@ -50,7 +50,7 @@ func.func @ring_combine(%b: memref<1x4x64xf32, "lx">, %s: index) {
 
 func.func @ring_group(%b: memref<1x4x64xf32, "lx">, %s: index) {
   // expected-error @+1 {{a ring reduction needs a group of at least 2 cores}}
-  ktir.ring_reduce %b[%s] group 1 combine "add" : memref<1x4x64xf32, "lx">
+  ktir.ring_reduce %b[%s] group 1 combine add : memref<1x4x64xf32, "lx">
   func.return
 }
 
@@ -65,8 +65,8 @@ func.func @dma_target(%x: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64],
 // -----
 
 func.func @compute_unit(%b: memref<1x1x4x64xf16, "lx">, %i: index) {
-  // expected-error @+1 {{unit must be "pt" or "sfu", not "gpu"}}
-  ktir.compute "gpu"[%i, %i, %i] ins(%b : memref<1x1x4x64xf16, "lx">) outs(%b : memref<1x1x4x64xf16, "lx">) tiles [0, 1] {
+  // expected-error @+1 {{Expected `pt`, or `sfu`.}}
+  ktir.compute gpu[%i, %i, %i] ins(%b : memref<1x1x4x64xf16, "lx">) outs(%b : memref<1x1x4x64xf16, "lx">) tiles [0, 1] {
   ^bb0(%t: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>):
     %r = ktir.abs %t : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
     ktir.yield %r : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>

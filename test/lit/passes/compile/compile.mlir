@@ -3,7 +3,7 @@
 // The whole pipeline on graph-level IR: layouts, work division, scratchpad, kernels.
 // CHECK: func.func @f(%x: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>)
 // CHECK: ktir.kernel "ktir.add" cores 2 chunks 1 work_division {d0 = 2 : i64, d1 = 1 : i64}
-// CHECK-SAME: lx_address = 0 : i64
+// CHECK-SAME: ktir.lx_address = 0 : i64
 // CHECK: ktir.kernel "ktir.exp" cores 2
 // CHECK: ktir.lx_alloc address 0 resident
 // CHECK: func.return

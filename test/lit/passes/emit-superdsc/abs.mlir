@@ -7,7 +7,7 @@
 // RUN: cat %t/0_abs.json | filecheck %s
 
 // The IR is unchanged by the export.
-// IR: ktir.abs %x {work_division = {d0 = 2 : i64, d1 = 1 : i64}}
+// IR: ktir.abs %x {ktir.work_division = {d0 = 2 : i64, d1 = 1 : i64}}
 
 // CHECK:      "0_abs": {
 // CHECK-NEXT:   "coreFoldProp_": {

@@ -8,7 +8,7 @@
 // CHECK: %[[IN:.*]] = ktir.lx_alloc address 0 : memref<1x1x2x64xf16, "lx">
 // CHECK: %[[OUT:.*]] = ktir.lx_alloc address 256 : memref<1x1x2x64xf16, "lx">
 // CHECK: ktir.dma_load %{{.*}} -> %[[IN]][%[[CORE]],
-// CHECK: ktir.compute "sfu"[%[[CORE]], {{.*}} ins(%[[IN]] : {{.*}} outs(%[[OUT]] : {{.*}} tiles [0, 1]
+// CHECK: ktir.compute sfu[%[[CORE]], {{.*}} ins(%[[IN]] : {{.*}} outs(%[[OUT]] : {{.*}} tiles [0, 1]
 // CHECK: ktir.abs
 // CHECK: ktir.dma_store %[[OUT]] -> {{.*}} tile 1
 // CHECK: ktir.yield

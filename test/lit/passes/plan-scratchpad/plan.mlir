@@ -3,8 +3,8 @@
 
 // add and exp stay in LX (2 rows of 256 fp16 = 1,024 bytes per core); exp writes over add,
 // which dies there; the returned abs stays in device memory.
-// CHECK: %a = ktir.add {{.*}}lx_address = 0 : i64, lx_bytes = 1024 : i64
-// CHECK: %e = ktir.exp {{.*}}lx_address = 0 : i64, lx_bytes = 1024 : i64
+// CHECK: %a = ktir.add {{.*}}ktir.lx_address = 0 : i64, ktir.lx_bytes = 1024 : i64
+// CHECK: %e = ktir.exp {{.*}}ktir.lx_address = 0 : i64, ktir.lx_bytes = 1024 : i64
 // CHECK: %r = ktir.abs
 // CHECK-NOT: lx_address
 // CHECK-SAME: work_division
