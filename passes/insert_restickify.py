@@ -25,13 +25,15 @@ from typing import cast
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute, Block, Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.rewriter import InsertPoint
 
 from ktir.dialects.ktir import TiledLayoutAttr
 from ktir.dialects.ktir_structured import RestickifyOp
 from ktir.ir.diagnostics import op_error
-from ktir.ir.values import encoding_of, functions_of, is_tensor, shape_of
+from ktir.ir.values import encoding_of, is_tensor, shape_of
 from ktir.layout import sticks
 from ktir.layout.tiled import SpyreTensorLayout
 from ktir.passes.verify_layouts import check_layouts_in_debug_mode
@@ -39,43 +41,57 @@ from ktir.planning.legality import LayoutViolation, value_stick
 from ktir.planning.rules import RuleError, rule_of
 
 
-def insert_restickifies(function: func.FuncOp) -> None:
-    """Insert the restickifies `function` needs (what they move: `layout_plan.relayout_elements`)."""
-    for op in list(function.body.block.ops):
-        _fix_operands(op)
+class RestickifyOperands(RewritePattern):
+    """
+    Before a function-level op, restickify each operand it cannot read as it is (its rule in
+    `ktir.planning.rules`); an operand no restickify can fix is a located error.
+    """
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op.parent_op(), func.FuncOp):
+            return
+        try:
+            self._rewrite(op, rewriter)
+        except (LayoutViolation, RuleError) as error:
+            raise op_error(error.op, str(error)) from error
+
+    def _rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        rule = rule_of(op)
+        if rule.through is not None or rule.copies:
+            return  # views re-index or copy, copies relayout: nothing to insert
+        results = [r for r in op.results if is_tensor(r)]
+        found = [value_stick(r, op, f"result #{i}") for i, r in enumerate(results)]
+        if None in found:
+            raise LayoutViolation(
+                op, f"result #{found.index(None)} has a split-stick layout, which no op produces"
+            )
+        needs = rule.needs(tuple(cast(int, s) for s in found))
+        for index, operand in enumerate(op.operands):
+            need = needs[index]
+            if need is None or not is_tensor(operand):
+                continue
+            stick = value_stick(operand, op, f"operand #{index}")
+            if stick is not None and need.satisfied_by(stick):
+                continue
+            if stick is None or stick == sticks.SPARSE or need.target is None:
+                raise LayoutViolation(op, f"operand #{index} cannot be restickified to what the op reads")
+            restickify = _restickify(operand, stick, need.target)
+            restickify.location = op.location
+            rewriter.insert(restickify, InsertPoint.before(op))
+            op.operands = (*op.operands[:index], restickify.results[0], *op.operands[index + 1 :])
+            rewriter.notify_op_modified(op)
 
 
-def _fix_operands(op: Operation) -> None:
-    rule = rule_of(op)
-    if rule.through is not None or rule.copies:
-        return  # views re-index or copy, copies relayout: nothing to insert
-    results = [r for r in op.results if is_tensor(r)]
-    found = [value_stick(r, op, f"result #{i}") for i, r in enumerate(results)]
-    if None in found:
-        raise LayoutViolation(
-            op, f"result #{found.index(None)} has a split-stick layout, which no op produces"
-        )
-    needs = rule.needs(tuple(cast(int, s) for s in found))
-    for index, operand in enumerate(op.operands):
-        need = needs[index]
-        if need is None or not is_tensor(operand):
-            continue
-        stick = value_stick(operand, op, f"operand #{index}")
-        if stick is not None and need.satisfied_by(stick):
-            continue
-        if stick is None or stick == sticks.SPARSE or need.target is None:
-            raise LayoutViolation(op, f"operand #{index} cannot be restickified to what the op reads")
-        shape = shape_of(operand.type)
-        target = sticks.restickified_layout(
-            cast(SpyreTensorLayout, encoding_of(operand)), shape, stick, need.target
-        )
-        element = cast(TensorType[Attribute], operand.type).element_type
-        restickify = RestickifyOp.create(
-            operands=[operand], result_types=[TensorType(element, shape, TiledLayoutAttr.from_layout(target))]
-        )
-        restickify.location = op.location
-        cast(Block, op.parent_block()).insert_op_before(restickify, op)
-        op.operands = (*op.operands[:index], restickify.results[0], *op.operands[index + 1 :])
+def _restickify(operand: SSAValue, stick: int, target_stick: int) -> RestickifyOp:
+    """A `ktir.restickify` of `operand` from `stick` to the reference's target layout on `target_stick`."""
+    shape = shape_of(operand.type)
+    target = sticks.restickified_layout(
+        cast(SpyreTensorLayout, encoding_of(operand)), shape, stick, target_stick
+    )
+    element = cast(TensorType[Attribute], operand.type).element_type
+    return RestickifyOp.create(
+        operands=[operand], result_types=[TensorType(element, shape, TiledLayoutAttr.from_layout(target))]
+    )
 
 
 @dataclass(frozen=True)
@@ -85,9 +101,5 @@ class InsertRestickifyPass(ModulePass):
     name = "ktir-insert-restickify"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for function in functions_of(op):
-            try:
-                insert_restickifies(function)
-            except (LayoutViolation, RuleError) as error:
-                raise op_error(error.op, str(error)) from error
+        PatternRewriteWalker(RestickifyOperands(), apply_recursively=False).rewrite_module(op)
         check_layouts_in_debug_mode(op)

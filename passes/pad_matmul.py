@@ -27,14 +27,21 @@ from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, ModuleOp, NoneAttr, TensorType, f64, i64
-from xdsl.ir import Attribute, Block, SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
 
 from ktir.dialects.ktir import TiledLayoutAttr
 from ktir.dialects.ktir_elementwise import MulOp
 from ktir.dialects.ktir_structured import MatmulBase, PadOp, padded_k
 from ktir.ir.diagnostics import op_error
-from ktir.ir.values import device_dtype, encoding_of, functions_of, shape_of
+from ktir.ir.values import device_dtype, encoding_of, shape_of
 from ktir.layout import sticks
 from ktir.layout.tiled import SpyreTensorLayout
 from ktir.passes.verify_layouts import check_layouts_in_debug_mode
@@ -56,42 +63,50 @@ def padded_layout(y: SSAValue, shape: tuple[int, ...]) -> SpyreTensorLayout | No
     return sticks.stick_layout(shape, device_dtype(y.type), sticks.SPARSE if stick is None else stick)
 
 
-def pad_matmul(op: MatmulBase) -> bool:
-    """Pad `op`'s y along K (or turn a K = 1 matmul into a multiply); returns whether it changed."""
-    x_shape, y_shape = shape_of(op.x.type), shape_of(op.y.type)
-    k = x_shape[-1]
-    element = cast(TensorType[Attribute], op.y.type).element_type
-    block = cast(Block, op.parent_block())
-    if k == 1 and y_shape[-2] == 1:
-        mul = MulOp(op.x, op.y, op.result.type)
-        mul.location = op.location
-        block.insert_op_before(mul, op)
-        op.result.replace_all_uses_with(mul.result)
-        mul.result.name_hint = op.result.name_hint
-        block.erase_op(op)
-        return True
-    target = padded_k(k, element)
-    if y_shape[-2] == target:
-        return False
-    shape = (*y_shape[:-2], target, y_shape[-1])
-    layout = padded_layout(op.y, shape)
-    high = [0] * len(y_shape)
-    high[-2] = target - k
-    pad = PadOp.create(
-        operands=[op.y],
-        result_types=[
-            TensorType(element, shape, NoneAttr() if layout is None else TiledLayoutAttr.from_layout(layout))
-        ],
-        properties={
-            "low": DenseArrayBase.from_list(i64, [0] * len(y_shape)),
-            "high": DenseArrayBase.from_list(i64, high),
-            "value": FloatAttr(0.0, f64),
-        },
-    )
-    pad.location = op.location
-    block.insert_op_before(pad, op)
-    op.operands = (op.x, pad.results[0])
-    return True
+class PadMatmulK(RewritePattern):
+    """Pad one matmul's y along K to whole sticks, or turn a K = 1 matmul into a `ktir.mul`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MatmulBase, rewriter: PatternRewriter) -> None:
+        try:
+            self._rewrite(op, rewriter)
+        except ValueError as error:
+            raise op_error(op, str(error)) from error
+
+    @staticmethod
+    def _rewrite(op: MatmulBase, rewriter: PatternRewriter) -> None:
+        x_shape, y_shape = shape_of(op.x.type), shape_of(op.y.type)
+        k = x_shape[-1]
+        if k == 1 and y_shape[-2] == 1:
+            mul = MulOp(op.x, op.y, op.result.type)
+            mul.location = op.location
+            rewriter.replace(op, mul)
+            return
+        element = cast(TensorType[Attribute], op.y.type).element_type
+        target = padded_k(k, element)
+        if y_shape[-2] == target:
+            return  # already whole sticks: the pattern does not apply
+        shape = (*y_shape[:-2], target, y_shape[-1])
+        layout = padded_layout(op.y, shape)
+        high = [0] * len(y_shape)
+        high[-2] = target - k
+        pad = PadOp.create(
+            operands=[op.y],
+            result_types=[
+                TensorType(
+                    element, shape, NoneAttr() if layout is None else TiledLayoutAttr.from_layout(layout)
+                )
+            ],
+            properties={
+                "low": DenseArrayBase.from_list(i64, [0] * len(y_shape)),
+                "high": DenseArrayBase.from_list(i64, high),
+                "value": FloatAttr(0.0, f64),
+            },
+        )
+        pad.location = op.location
+        rewriter.insert(pad, InsertPoint.before(op))
+        op.operands = (op.x, pad.results[0])
+        rewriter.notify_op_modified(op)
 
 
 @dataclass(frozen=True)
@@ -101,10 +116,5 @@ class PadMatmulPass(ModulePass):
     name = "ktir-pad-matmul"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for function in functions_of(op):
-            for matmul in [o for o in function.body.block.ops if isinstance(o, MatmulBase)]:
-                try:
-                    pad_matmul(matmul)
-                except ValueError as error:
-                    raise op_error(matmul, str(error)) from error
+        PatternRewriteWalker(PadMatmulK(), apply_recursively=False).rewrite_module(op)
         check_layouts_in_debug_mode(op)

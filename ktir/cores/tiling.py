@@ -141,27 +141,6 @@ def device_box(
     return tuple(start), tuple(extent)
 
 
-def host_box(
-    access: Access, cuts: Mapping[str, int], piece: Mapping[str, int]
-) -> tuple[tuple[int, int], ...]:
-    """
-    (start, stop) per host dim of the same tile: the host elements its device box holds.
-    Example: (100,) fp16 cut {d0: 2}: piece 0 -> ((0, 64),), piece 1 -> ((64, 100),).
-    """
-    box = [(0, n) for n in access.shape]
-    for name, chain in chains(access)[0].items():
-        cut = cuts.get(name, 1)
-        if cut == 1:
-            continue
-        length = chain.padded // cut
-        lo = piece.get(name, 0) * length
-        box[chain.host_dim] = (
-            min(lo, access.shape[chain.host_dim]),
-            min(lo + length, access.shape[chain.host_dim]),
-        )
-    return tuple(box)
-
-
 def combine(outer: Mapping[str, int], inner: Mapping[str, int]) -> dict[str, int]:
     """Cuts of a core slice further cut into chunks: {d0: 4} then {d0: 2} is {d0: 8}."""
     return {name: outer.get(name, 1) * inner.get(name, 1) for name in {*outer, *inner}}

@@ -87,19 +87,6 @@ def through_reshape(
     return None
 
 
-def through_reduction(stick: int, dims: Sequence[int], keepdim: bool) -> int:
-    """
-    Reducing keeps the stick (renumbered without the dropped dims); reducing over the stick
-    gives a sparse result.
-
-    Example: stick 2 of a rank-3 tensor reduced over [0] without keepdim lands on dim 1;
-    reduced over [2] it is `SPARSE`.
-    """
-    if stick == SPARSE or stick in dims:
-        return SPARSE
-    return stick if keepdim else stick - sum(1 for d in dims if d < stick)
-
-
 def aligned(stick: int, operand_rank: int, result_rank: int) -> int:
     """An operand dim's index in a broadcast result (right-aligned, as in NumPy)."""
     return SPARSE if stick == SPARSE else stick + result_rank - operand_rank

@@ -49,7 +49,7 @@ ones inside it, so every host index along that dim is reached exactly once. A ch
 past the host size; what lies past it is padding. Neighbouring host dims that are contiguous
 in host memory merge into one *group* when the inner chain runs on into the outer dim, which
 is how a layout folds several rows into one stick. On the layouts both forms accept, the tests
-check that they move the same bytes (`test/unit/test_layout_dci.py`: random default, permuted
+check that they move the same bytes (`test/unit/layout/test_dci.py`: random default, permuted
 and sparse layouts, and the explicit examples).
 """
 

@@ -130,11 +130,6 @@ class Scratchpad:
         if (buffer := self.buffers.get(address)) is not None and buffer.owner is value:
             del self.buffers[address]
 
-    @property
-    def live_bytes(self) -> int:
-        """Bytes allocated per core right now."""
-        return sum(b.bytes for b in self.buffers.values())
-
 
 def check_written(buffer: LxBuffer, slot: int, cores: np.ndarray, where: str) -> None:
     """Raise unless every core in `cores` has data in `slot` of `buffer`."""

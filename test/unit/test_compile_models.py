@@ -7,8 +7,9 @@ the simulator accumulates matmuls in fp32, so a matmul output may round to the n
 fp16 value (at most 1 ulp, `test/unit/sim/test_determinism_and_numerics.py` checks the per-op
 bound); everything else is bit-exact. Through a whole model such a flip moves the output by at
 most 2 fp16 ulps of its largest magnitude, and at least 95% of the outputs are bit-identical.
-Against eager, the simulator meets the reference executor's own bounds (test_models.py):
-within 8 ulps of eager, and no further from the fp64 truth than 1.5x eager's error + 2 ulps.
+Against eager, the simulator meets the reference executor's own bounds (frontend/test_models.py,
+`helpers.check_against_eager`): within 8 ulps of eager, and no further from the fp64 truth than
+1.5x eager's error + 2 ulps.
 """
 
 from __future__ import annotations
@@ -19,26 +20,12 @@ import numpy as np
 import pytest
 import torch
 import transformers
+from helpers import check_against_eager, fp16_ulp_at_largest, model_output
 from model_zoo import MLP, DecoderBlock, pair, tiny_bert_config, tiny_llama_config, tiny_phi3_config
 
 import ktir
 from ktir.frontend.fx import import_program
 from ktir.reference import executor as reference
-
-
-def fp16_ulp(value: float) -> float:
-    """The spacing of fp16 values at `value`."""
-    return float(np.spacing(np.float16(abs(value))))
-
-
-def _logits(output: Any) -> torch.Tensor:
-    if hasattr(output, "logits"):
-        return output.logits
-    return output.last_hidden_state if hasattr(output, "last_hidden_state") else output
-
-
-def _double(args: tuple) -> tuple:
-    return tuple(a.double() if a.is_floating_point() else a for a in args)
 
 
 def mlp() -> tuple[torch.nn.Module, torch.nn.Module, tuple, dict]:
@@ -92,18 +79,6 @@ TORCH_COMPILE_MODELS = ["mlp", "decoder_block", "hf_llama"]
 IDENTICAL_SHARE = {"hf_phi3": 0.6}
 
 
-def check_against_eager(ours: np.ndarray, model16: Any, model64: Any, args: tuple, kwargs: dict) -> None:
-    """The reference executor's bounds against eager fp16 and the fp64 truth."""
-    with torch.no_grad():
-        eager = _logits(model16(*args, **kwargs)).float().numpy()
-        truth = _logits(model64(*_double(args), **kwargs)).numpy()
-    ulp = fp16_ulp(float(np.abs(truth).max()))
-    ours64 = ours.astype(np.float64)
-    assert ours.dtype == np.float16 and ours.shape == eager.shape
-    assert np.abs(ours64 - truth).max() <= 1.5 * np.abs(eager - truth).max() + 2 * ulp
-    assert np.abs(ours64 - eager).max() <= 8 * ulp
-
-
 @pytest.mark.parametrize("name", list(MODELS))
 def test_compiled_model_matches_eager_and_the_reference(name: str) -> None:
     """`ktir.compile` + the simulator against eager, and within the stated bound of the reference."""
@@ -112,12 +87,12 @@ def test_compiled_model_matches_eager_and_the_reference(name: str) -> None:
     output = program(*args)
     with torch.no_grad():
         assert type(output) is type(model16(*args, **kwargs))  # the model's own output structure
-    ours = _logits(output)
+    ours = model_output(output)
     assert isinstance(ours, torch.Tensor)
     check_against_eager(ours.numpy(), model16, model64, args, kwargs)
     imported = import_program(model16, args, kwargs)
     (ref,) = reference.run(imported.module, imported.arguments(*args))
-    ulp = fp16_ulp(float(np.abs(ref).max()))
+    ulp = fp16_ulp_at_largest(ref)
     difference = np.abs(ours.numpy().astype(np.float64) - ref.astype(np.float64))
     assert difference.max() <= 2 * ulp
     assert np.mean(ours.numpy() == ref) >= IDENTICAL_SHARE.get(name, 0.95)
@@ -133,7 +108,7 @@ def test_torch_compile_backend_runs_on_the_simulator(name: str) -> None:
     torch._dynamo.reset()
     compiled = torch.compile(model16, backend="ktir")
     with torch.no_grad():
-        ours = _logits(compiled(*args, **kwargs))
+        ours = model_output(compiled(*args, **kwargs))
     check_against_eager(ours.numpy(), model16, model64, args, kwargs)
     assert ktir.compile.last_report().total_cycles > 0
 

@@ -7,6 +7,7 @@ import inspect
 import numpy as np
 import pytest
 import torch
+from helpers import fp16_ulp, run_both
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc
 
@@ -22,16 +23,6 @@ HERE = __file__
 def op_names(module) -> list[str]:
     function = next(op for op in module.ops if isinstance(op, func.FuncOp))
     return [op.name for op in function.body.block.ops]
-
-
-def run_both(fn, *args):
-    """Import `fn`, run it on the reference executor, and return (ours, eager) as NumPy."""
-    imported = import_program(fn, args)
-    verify_module(imported.module)
-    ours = reference.run(imported.module, imported.arguments(*args))
-    eager = fn(*args)
-    eager = eager if isinstance(eager, tuple) else (eager,)
-    return ours, [e.detach().numpy() for e in eager]
 
 
 class TwoLinear(torch.nn.Module):
@@ -271,7 +262,7 @@ def test_scalar_alpha_rounds_once() -> None:
         oracle = (a32 + np.float32(np.float16(alpha)) * b32).astype(np.float16)
         np.testing.assert_array_equal(got, oracle)
         product = np.abs(np.float32(np.float16(alpha)) * b32).astype(np.float16)
-        bound = np.spacing(product).astype(np.float64) + np.spacing(np.abs(oracle)).astype(np.float64)
+        bound = fp16_ulp(product) + fp16_ulp(oracle)
         assert np.all(np.abs(got.astype(np.float64) - want.astype(np.float64)) <= bound)
 
 

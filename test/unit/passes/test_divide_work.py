@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import matmul, unary
 
 import ktir
 from ktir.ir.context import make_context
@@ -19,31 +20,14 @@ def divided(text: str, options: str = "") -> list[dict[str, int] | None]:
     return [read_division(op) for op in functions_of(module)[0].body.block.ops]
 
 
-def unary(shape: str, element: str = "f16", attrs: str = "") -> str:
-    t = f"tensor<{shape}x{element}>"
-    return f"""
-func.func @f(%x: {t}) -> {t} {{
-  %y = ktir.abs %x {attrs} : {t} -> {t}
-  return %y : {t}
-}}"""
-
-
-def matmul(m: int, k: int, n: int, attrs: str = "") -> str:
-    x, y, r = f"tensor<{m}x{k}xf16>", f"tensor<{k}x{n}xf16>", f"tensor<{m}x{n}xf16>"
-    return f"""
-func.func @f(%x: {x}, %y: {y}) -> {r} {{
-  %r = ktir.matmul %x, %y {attrs} : {x}, {y} -> {r}
-  return %r : {r}
-}}"""
-
-
 def test_the_seed_abs_on_two_cores() -> None:
-    assert divided(unary("4x64"), "{cores=2}")[0] == {"d0": 2, "d1": 1}
+    assert divided(unary("ktir.abs", "4x64"), "{cores=2}")[0] == {"d0": 2, "d1": 1}
 
 
 @pytest.mark.parametrize(("cores", "d0"), [(32, 32), (16, 16)])
 def test_abs_on_a_3d_fp32_tensor(cores: int, d0: int) -> None:
-    assert divided(unary("256x128x512", "f32"), f"{{cores={cores}}}")[0] == {"d0": d0, "d1": 1, "d2": 1}
+    division = divided(unary("ktir.abs", "256x128x512", "f32"), f"{{cores={cores}}}")[0]
+    assert division == {"d0": d0, "d1": 1, "d2": 1}
 
 
 def test_span_reduction_splits_k_of_a_huge_matmul() -> None:
@@ -52,26 +36,25 @@ def test_span_reduction_splits_k_of_a_huge_matmul() -> None:
 
 def test_a_dim_inside_one_stick_is_never_split() -> None:
     # 32 fp16 columns are half a stick: only the rows can be divided.
-    assert divided(unary("64x32"))[0] == {"d0": 32, "d1": 1}
+    assert divided(unary("ktir.abs", "64x32"))[0] == {"d0": 32, "d1": 1}
 
 
 def test_a_valid_hint_is_taken_as_given() -> None:
-    attrs = "{ktir.work_division_hint = {m = 2 : i64, k = 2 : i64}}"
-    assert divided(matmul(256, 256, 256, attrs))[0] == {"m": 2, "n": 1, "k": 2}
+    assert divided(matmul(256, 256, 256, "m = 2 : i64, k = 2 : i64"))[0] == {"m": 2, "n": 1, "k": 2}
 
 
 @pytest.mark.parametrize(
     ("hint", "message"),
     [
-        ("{m = 64 : i64}", "uses 64 cores"),
-        ("{m = 3 : i64}", "does not divide"),
-        ("{q = 2 : i64}", "not one of the dims"),
-        ("{m = 0 : i64}", "positive integer"),
+        ("m = 64 : i64", "uses 64 cores"),
+        ("m = 3 : i64", "does not divide"),
+        ("q = 2 : i64", "not one of the dims"),
+        ("m = 0 : i64", "positive integer"),
     ],
 )
 def test_bad_hints_are_located_errors(hint: str, message: str) -> None:
     with pytest.raises(DiagnosticError, match=message):
-        divided(matmul(256, 256, 256, f"{{ktir.work_division_hint = {hint}}}"))
+        divided(matmul(256, 256, 256, hint))
 
 
 def test_cost_policy_never_uses_fewer_cores_and_differs_from_default() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import torch
+from helpers import import_f16
 from xdsl.dialects.builtin import ModuleOp
 
 import ktir
@@ -21,7 +22,7 @@ def restickifies(module: ModuleOp) -> list[RestickifyOp]:
 
 
 def planned(fn, *shapes: tuple[int, ...]) -> ModuleOp:
-    module = ktir.import_fx(fn, tuple(torch.ones(*s, dtype=torch.float16) for s in shapes))
+    module = import_f16(fn, *shapes)
     ktir.run_pipeline(module, "ktir-propagate-layouts,ktir-insert-restickify")
     return module
 

@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 import torch
+from helpers import assert_pipeline_keeps_values
 from model_zoo import MLP, DecoderBlock, pair, tiny_llama_config
 
-import ktir
 from ktir.dialects.ktir_structured import PadOp, RestickifyOp
-from ktir.frontend.fx import import_program
 from ktir.passes.propagate_layouts import PLAN_ATTR, functions_of
 from ktir.planning.plan import relayout_elements
-from ktir.reference.executor import run
 
 transformers = pytest.importorskip("transformers")
 
@@ -26,14 +23,7 @@ PIPELINE = "ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul,ktir-v
 
 
 def check_unchanged(model: torch.nn.Module, args: tuple, kwargs: dict | None = None) -> dict[str, int]:
-    program = import_program(model, args, kwargs or {})
-    inputs = program.arguments(*args)
-    before = run(program.module, inputs)
-    ktir.run_pipeline(program.module, PIPELINE)
-    after = run(program.module, inputs)
-    assert len(before) == len(after)
-    for old, new in zip(before, after, strict=True):
-        assert old.dtype == new.dtype and np.array_equal(old, new, equal_nan=True)
+    program = assert_pipeline_keeps_values(model, args, kwargs, PIPELINE)
     function = functions_of(program.module)[0]
     ops = list(function.body.block.ops)
     assert relayout_elements(function) == function.attributes[PLAN_ATTR].data["cost"].value.data  # type: ignore[attr-defined]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from helpers import assert_pipeline_keeps_values, compiled, fp16_ulp, unary
 from model_zoo import MLP, DecoderBlock, pair, tiny_llama_config
 
 import ktir
@@ -23,18 +24,8 @@ from ktir.reference.executor import run
 
 
 def lowered(text: str, cores: int = 32) -> list[core.KernelOp]:
-    module = parse_module(make_context(), text)
-    ktir.run_pipeline(module, f"ktir-compile{{cores={cores}}}")
+    module = compiled(text, cores)
     return [op for op in functions_of(module)[0].body.block.ops if isinstance(op, core.KernelOp)]
-
-
-def unary(op: str, shape: str, extra: str = "") -> str:
-    t = f"tensor<{shape}xf16>"
-    return f"""
-func.func @f(%x: {t}) -> {t} {{
-  %y = {op} %x {extra} : {t} -> {t}
-  return %y : {t}
-}}"""
 
 
 def test_the_seed_abs_tiles() -> None:
@@ -70,12 +61,11 @@ def test_the_chunked_kernel_computes_the_same_numbers() -> None:
 def test_a_kernel_that_cannot_fit_is_a_located_error() -> None:
     # softmax needs whole rows: one 2^20-long fp16 row is 2 MiB in and 2 MiB out.
     with pytest.raises(DiagnosticError, match=r"needs [\d,]+ bytes of LX per core \(core 0\)"):
-        lowered(unary("ktir.softmax", "1x1048576", "dim 1"))
+        lowered(unary("ktir.softmax", "1x1048576", extra="dim 1"))
 
 
 def test_the_static_check_rejects_an_overflowing_buffer() -> None:
-    module = parse_module(make_context(), unary("ktir.abs", "4x64"))
-    ktir.run_pipeline(module, "ktir-compile{cores=2}")
+    module = compiled(unary("ktir.abs", "4x64"), cores=2)
     alloc = next(op for op in module.walk() if isinstance(op, core.LxAllocOp))
     alloc.properties["address"] = type(alloc.address)(SPYRE.lx_usable_bytes - 128, alloc.address.type)
     with pytest.raises(DiagnosticError, match=r"overruns the 1,677,721 usable bytes"):
@@ -83,8 +73,7 @@ def test_the_static_check_rejects_an_overflowing_buffer() -> None:
 
 
 def test_the_static_check_rejects_a_dma_out_of_its_tensor() -> None:
-    module = parse_module(make_context(), unary("ktir.abs", "4x64"))
-    ktir.run_pipeline(module, "ktir-compile{cores=2}")
+    module = compiled(unary("ktir.abs", "4x64"), cores=2)
     kernel = next(op for op in module.walk() if isinstance(op, core.KernelOp))
     tiles = list(kernel.tiles.data)
     tiles[0] = core.TileAttr.make((1, 2, 64), [(0, 0, 0), (0, 3, 0)], [(0, 0, 0)])
@@ -107,18 +96,12 @@ def test_k_split_matmul_adds_partial_sums_over_the_ring() -> None:
     assert any(isinstance(op, core.RingReduceOp) for op in program.module.walk())
     got = core_executor.run(program.module, inputs)[0]
     # fp32 partial sums: at most one fp16 ulp from the exactly rounded product
-    ulp = np.spacing(np.abs(expected).astype(np.float16)).astype(np.float32)
-    assert np.all(np.abs(got.astype(np.float32) - expected.astype(np.float32)) <= ulp)
+    assert np.all(np.abs(got.astype(np.float32) - expected.astype(np.float32)) <= fp16_ulp(expected))
 
 
 def check_models_unchanged(model: torch.nn.Module, args: tuple, kwargs: dict | None = None) -> None:
-    program = import_program(model, args, kwargs or {})
-    inputs = program.arguments(*args)
-    before = run(program.module, inputs)
-    ktir.run_pipeline(program.module, "ktir-compile")
-    after = core_executor.run(program.module, inputs)
-    for old, new in zip(before, after, strict=True):
-        assert old.dtype == new.dtype and np.array_equal(old, new, equal_nan=True)
+    """`ktir-compile` run functionally by the core executor gives the reference's bits."""
+    assert_pipeline_keeps_values(model, args, kwargs, "ktir-compile", core_executor.run)
 
 
 def test_mlp_numerics_unchanged() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers import import_f16
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
 import ktir
@@ -14,17 +15,13 @@ from ktir.passes.propagate_layouts import PLAN_ATTR, PropagateLayoutsPass, funct
 S = 128
 
 
-def imported(fn, *shapes: tuple[int, ...]) -> ModuleOp:
-    return ktir.import_fx(fn, tuple(torch.ones(*s, dtype=torch.float16) for s in shapes))
-
-
 def plan_of(module: ModuleOp) -> dict[str, object]:
     data = functions_of(module)[0].attributes[PLAN_ATTR].data  # type: ignore[attr-defined]
     return {key: getattr(value, "value", value).data for key, value in data.items()}
 
 
 def test_every_tensor_gets_a_layout_and_the_plan_is_recorded() -> None:
-    module = imported(lambda x, y: (x.t() @ y).sum(dim=1, keepdim=True), (S, S), (S, S))
+    module = import_f16(lambda x, y: (x.t() @ y).sum(dim=1, keepdim=True), (S, S), (S, S))
     ktir.run_pipeline(module, "ktir-propagate-layouts")
     function = functions_of(module)[0]
     values = [*function.body.block.args, *(r for op in function.body.block.ops for r in op.results)]
@@ -46,7 +43,7 @@ def test_options_parse_with_mlir_spelling_and_are_validated() -> None:
 
 def test_beam_reports_a_valid_bound() -> None:
     fn = lambda a, b, c, d, e: (a + b.t() + c.t() + d.t()) @ e  # noqa: E731
-    beam = imported(fn, *[(S, S)] * 5)
+    beam = import_f16(fn, *[(S, S)] * 5)
     ktir.run_pipeline(beam, "ktir-propagate-layouts{strategy=beam beam-width=1}")
     plan = plan_of(beam)
     assert plan["search"] == "beam"
@@ -57,7 +54,7 @@ def test_same_input_same_output() -> None:
     fn = lambda a, b, c: torch.softmax(a.t() + b, dim=0) @ c  # noqa: E731
     texts = []
     for _ in range(2):
-        module = imported(fn, (S, 64), (64, S), (S, 32))
+        module = import_f16(fn, (S, 64), (64, S), (S, 32))
         ktir.run_pipeline(module, "ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul")
         texts.append(str(module))
     assert texts[0] == texts[1]

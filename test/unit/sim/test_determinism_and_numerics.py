@@ -14,25 +14,23 @@ from typing import cast
 
 import numpy as np
 import pytest
-from sim_graphs import matmul, t
+from helpers import compiled as compile_graph
+from helpers import fp16_ulp, matmul, t
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import Attribute
-from xdsl.parser import Parser
 
 import ktir
 import ktir.reference
 import ktir.sim
 from ktir.dialects import ktir_core as core
 from ktir.ir.context import make_context
+from ktir.ir.diagnostics import parse_module
 
 
 def compile_pair(text: str, cores: int) -> tuple[ModuleOp, ModuleOp]:
     """(the graph module for the reference, the same module compiled for `cores` cores)."""
-    graph = Parser(make_context(), text).parse_module()
-    compiled = graph.clone()
-    ktir.run_pipeline(compiled, f"ktir-compile{{cores={cores}}}")
-    return graph, compiled
+    return parse_module(make_context(), text), compile_graph(text, cores)
 
 
 def random_inputs(graph: ModuleOp, seed: int) -> list[np.ndarray]:
@@ -121,7 +119,7 @@ def assert_within_matmul_bound(sim: np.ndarray, ref: np.ndarray, x: np.ndarray, 
     """|sim - ref| <= ulp_fp16(ref) + K * 2**-23 * (|x| @ |w|), in float64."""
     k = x.shape[-1]
     magnitude = np.abs(x.astype(np.float64)) @ np.abs(w.astype(np.float64))
-    bound = np.abs(np.spacing(ref.astype(np.float16))).astype(np.float64) + k * 2.0**-23 * magnitude
+    bound = fp16_ulp(ref) + k * 2.0**-23 * magnitude
     error = np.abs(sim.astype(np.float64) - ref.astype(np.float64))
     assert sim.dtype == np.float16 and sim.shape == ref.shape
     assert np.all(np.isfinite(sim))

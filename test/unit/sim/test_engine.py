@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import compiled
 
-import ktir
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module
 from ktir.reference import executor as reference
@@ -41,9 +41,7 @@ def test_row_wise_ops_run_for_all_cores_at_once_bit_exactly(
     monkeypatch.setattr(engine, "rows_at_once", counting)
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(s).astype(np.float16) for s in ((256, 512), (512,), (256, 512))]
-    module = parse_module(make_context(), ROW_WISE)
-    ktir.run_pipeline(module, f"ktir-compile{{cores={cores}}}")
-    (ours,) = simulate(module, inputs).outputs
+    (ours,) = simulate(compiled(ROW_WISE, cores), inputs).outputs
     (expected,) = reference.run(parse_module(make_context(), ROW_WISE), inputs)
     assert np.array_equal(ours, expected)
     assert batched == ["ktir.softmax", "ktir.rms_norm", "ktir.mul"]

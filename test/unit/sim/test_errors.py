@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import compiled, unary
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
@@ -27,13 +28,6 @@ from ktir.ir.context import make_context
 from ktir.reference.ops import ExecutionError
 from ktir.sim import SimulationError
 
-_T = "tensor<100x70xf16>"
-_GRAPH = f"""
-func.func @f(%x: {_T}) -> {_T} {{
-  %y = ktir.exp %x : {_T} -> {_T}
-  return %y : {_T}
-}}
-"""
 _KERNEL = "kernel 0 (%y = ktir.exp)"
 _TILE = "#ktir.tile<"
 
@@ -41,9 +35,7 @@ _TILE = "#ktir.tile<"
 @pytest.fixture(scope="module")
 def core_text() -> str:
     """The printed core-level IR of the 100 x 70 exp on 4 cores."""
-    module = Parser(make_context(), _GRAPH).parse_module()
-    ktir.run_pipeline(module, "ktir-compile{cores=4}")
-    text = str(module)
+    text = str(compiled(unary("ktir.exp", "100x70"), 4))
     assert "ktir.lx_alloc address 6400 : memref<1x2x25x64xf16" in text
     assert text.count(_TILE) == 2
     return text

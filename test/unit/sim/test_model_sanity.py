@@ -14,15 +14,13 @@ from typing import cast
 
 import numpy as np
 import pytest
-from sim_graphs import matmul, t, unary
+from helpers import compiled, matmul, t, unary
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
-from xdsl.parser import Parser
 
 import ktir
 import ktir.sim
 from ktir.dialects import ktir_core as core
 from ktir.hardware.target import SPYRE
-from ktir.ir.context import make_context
 from ktir.sim import KernelReport, SimResult
 from ktir.sim.timeline import UNITS
 
@@ -32,13 +30,6 @@ SETUP = 500.0
 DMA, PT, SFU, RING = (UNITS.index(u) for u in ("dma", "pt", "sfu", "ring"))
 BIG = (8192, 4096)
 BIG_BYTES = 8192 * 4096 * 2  # 64 MiB of fp16
-
-
-def compiled(text: str, cores: int) -> ModuleOp:
-    """The graph compiled with `ktir-compile{cores=N}`."""
-    module = Parser(make_context(), text).parse_module()
-    ktir.run_pipeline(module, f"ktir-compile{{cores={cores}}}")
-    return module
 
 
 def only_kernel(result: SimResult) -> KernelReport:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module
+from ktir.ir.values import functions_of
 from ktir.layout.sticks import (
     SPARSE,
     candidate_sticks,
@@ -20,7 +22,6 @@ from ktir.layout.sticks import (
     stick_layout,
 )
 from ktir.layout.tiled import SpyreTensorLayout, to_device
-from ktir.passes.propagate_layouts import functions_of
 from ktir.planning.rules import ANY, Need, on, pointwise_need, rule_of
 
 
@@ -107,3 +108,21 @@ def test_permuting_a_merged_layout_splits_its_device_dims(perm: list[int]) -> No
     seen = permuted_layout(layout, (4, 32, 64), perm)
     assert seen is not None
     assert np.array_equal(to_device(np.transpose(host, perm), seen).ravel(), to_device(host, layout).ravel())
+
+
+@pytest.mark.parametrize(
+    ("operand_stick", "operand_shape", "result_stick", "result_shape", "expected"),
+    [
+        (1, (4, 64), 1, (4, 64), True),
+        (0, (64,), 1, (4, 64), True),  # a bias along the stick
+        (0, (4, 64), 1, (4, 64), False),  # a transposed operand needs a restickify
+        (SPARSE, (4, 1), 1, (4, 64), True),  # one value per row, broadcast along the stick
+        (SPARSE, (4, 1), 0, (4, 64), False),
+        (0, (1,), 0, (4, 64), True),  # a scalar
+        (None, (4, 64), 1, (4, 64), False),
+    ],
+)
+def test_pointwise_need_accepts_an_operand_read_as_it_is(
+    operand_stick: int | None, operand_shape: tuple, result_stick: int, result_shape: tuple, expected: bool
+) -> None:
+    assert pointwise_need(operand_shape, result_stick, result_shape).satisfied_by(operand_stick) is expected  # type: ignore[arg-type]

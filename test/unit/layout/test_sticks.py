@@ -9,10 +9,8 @@ from hypothesis import strategies as st
 
 from ktir.layout.sticks import (
     SPARSE,
-    pointwise_compatible,
     through_expand,
     through_permute,
-    through_reduction,
     through_reshape,
     through_slice,
 )
@@ -79,27 +77,3 @@ def test_reshape_keeps_the_sticks_elements(source: list[int], data: st.DataObjec
     along_source = np.moveaxis(flat, stick, -1).reshape(-1, source[stick])[0, :run]
     along_target = np.moveaxis(flat.reshape(target), found, -1).reshape(-1, target[found])[0, :run]
     assert (along_source == along_target).all()
-
-
-def test_reduction() -> None:
-    assert through_reduction(2, [0], keepdim=False) == 1
-    assert through_reduction(2, [0], keepdim=True) == 2
-    assert through_reduction(2, [2], keepdim=True) == SPARSE
-
-
-@pytest.mark.parametrize(
-    ("operand_stick", "operand_shape", "result_stick", "result_shape", "expected"),
-    [
-        (1, (4, 64), 1, (4, 64), True),
-        (0, (64,), 1, (4, 64), True),  # a bias along the stick
-        (0, (4, 64), 1, (4, 64), False),  # a transposed operand needs a restickify
-        (SPARSE, (4, 1), 1, (4, 64), True),  # one value per row, broadcast along the stick
-        (SPARSE, (4, 1), 0, (4, 64), False),
-        (0, (1,), 0, (4, 64), True),  # a scalar
-        (None, (4, 64), 1, (4, 64), False),
-    ],
-)
-def test_pointwise_compatibility(
-    operand_stick: int | None, operand_shape: tuple, result_stick: int, result_shape: tuple, expected: bool
-) -> None:
-    assert pointwise_compatible(operand_stick, operand_shape, result_stick, result_shape) is expected

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_layout import REFERENCE_LAYOUTS
+from test_tiled import REFERENCE_LAYOUTS
 
 from ktir.layout.dci import (
     INVALID_SIZES,
@@ -189,7 +189,7 @@ def test_seed_layouts_pack_as_before(host, order, device_size, stride_map) -> No
 
 
 def test_existing_explicit_examples_keep_their_bytes() -> None:
-    """The explicit layouts of test_layout.py: DCI where it fits, the same bytes as `bind` always."""
+    """The explicit layouts of test_tiled.py: DCI where it fits, the same bytes as `bind` always."""
     fold = fp16([2, 64], [64, 1])
     bcast = fp16([3, 1, 64], [0, 64, 1])
     tiles = fp16([3, 2, 64], [128, 64, 1])

@@ -22,6 +22,7 @@ import pytest
 import scipy.special
 import torch
 import torch.nn.functional as F
+from helpers import eager, fp16_ulp, in_fp32_once, torch_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
@@ -86,21 +87,6 @@ def run_op(op: str, *inputs: Any, result: str | Sequence[str], arg_types: Sequen
     result_types = [result] if isinstance(result, str) else list(result)
     outputs = run(build(op, types, result_types), list(inputs))
     return outputs[0] if isinstance(result, str) else outputs
-
-
-def T(array: np.ndarray) -> torch.Tensor:
-    """A torch tensor sharing the NumPy array's storage dtype."""
-    return torch.from_numpy(np.ascontiguousarray(array))
-
-
-def in_fp32_once(function: Callable[..., torch.Tensor], *arrays: np.ndarray) -> np.ndarray:
-    """`function` computed on the fp32-widened inputs and rounded once to fp16 (the contract)."""
-    return function(*(T(a).float() for a in arrays)).half().numpy()
-
-
-def eager(function: Callable[..., torch.Tensor], *arrays: np.ndarray) -> np.ndarray:
-    """`function` on the tensors as they are (PyTorch eager, e.g. fp16 in and out)."""
-    return function(*(T(a) for a in arrays)).numpy()
 
 
 def assert_identical(actual: np.ndarray, expected: np.ndarray) -> None:
@@ -216,7 +202,7 @@ def test_sqrt_and_rsqrt_f16_are_correctly_rounded(
     """
     x = f16_grid(2**-24, 65504)
     ours = run_op(f"ktir.{name} %a : {type_of(x)} -> {type_of(x)}", x, result=type_of(x))
-    assert_identical(ours, function(T(x).double()).half().numpy())
+    assert_identical(ours, function(torch_of(x).double()).half().numpy())
     assert f16_ulps(ours, in_fp32_once(function, x)) <= 1
     assert f16_ulps(ours, eager(function, x)) <= 1
     assert_identical(ours, eager(function, x) if name == "sqrt" else in_fp32_once(function, x))
@@ -361,7 +347,7 @@ def test_gelu_tanh() -> None:
     reference = eager(function, x)
     core = np.abs(x) <= 3.5
     assert f16_ulps(ours[core], reference[core]) <= 1
-    ulp = np.spacing(np.abs(reference)).astype(np.float64)
+    ulp = fp16_ulp(reference)
     error = np.abs(ours.astype(np.float64) - reference.astype(np.float64))
     assert np.all(error <= ulp + np.abs(x.astype(np.float64)) * 2**-24)
     assert f16_ulps(ours[core], in_fp32_once(function, x)[core]) <= 1
@@ -456,7 +442,7 @@ def test_convert(name: str, x: np.ndarray, element: str) -> None:
     result = tensor(x.shape, element)
     with np.errstate(over="ignore"):
         ours = run_op(f"ktir.convert %a : {type_of(x)} -> {result}", x, result=result)
-    assert_identical(ours, T(x).to(TORCH_OF[element]).numpy())
+    assert_identical(ours, torch_of(x).to(TORCH_OF[element]).numpy())
 
 
 #### Binary with broadcasting ####
@@ -709,7 +695,7 @@ def test_sum_mean(name: str, dims: list[int], keepdim: bool) -> None:
     x = normal((4, 6, 64), scale=2.0, offset=0.25)
     flag = " keepdim" if keepdim else ""
     for values in (x, x.astype(np.float32) / 3):
-        expected = function(T(values), dim=dims, keepdim=keepdim).numpy()
+        expected = function(torch_of(values), dim=dims, keepdim=keepdim).numpy()
         result = type_of(expected)
         ours = run_op(
             f"ktir.{name} %a dims {dims}{flag} : {type_of(values)} -> {result}", values, result=result
@@ -718,12 +704,14 @@ def test_sum_mean(name: str, dims: list[int], keepdim: bool) -> None:
             assert f16_ulps(ours, in_fp32_once(lambda t: function(t, dim=dims, keepdim=keepdim), values)) <= 1
             assert f16_ulps(ours, expected) <= 1
         else:
-            magnitude = function(T(np.abs(values).astype(np.float64)), dim=dims, keepdim=keepdim).numpy()
+            magnitude = function(
+                torch_of(np.abs(values).astype(np.float64)), dim=dims, keepdim=keepdim
+            ).numpy()
             assert ours.shape == expected.shape
             assert np.all(np.abs(ours - expected) <= 2**-22 * magnitude)
     i = rng().integers(-1000, 1000, (4, 6, 8))
     if name == "sum":
-        expected = torch.sum(T(i), dim=dims, keepdim=keepdim).numpy()
+        expected = torch.sum(torch_of(i), dim=dims, keepdim=keepdim).numpy()
         ours = run_op(
             f"ktir.sum %a dims {dims}{flag} : {type_of(i)} -> {type_of(expected)}",
             i,
@@ -739,7 +727,7 @@ def test_max_min(name: str, dims: list[int], keepdim: bool) -> None:
     function = torch.amax if name == "max" else torch.amin
     flag = " keepdim" if keepdim else ""
     for x in (normal((4, 6, 64)), normal((4, 6, 64), np.float32), rng().integers(-50, 50, (4, 6, 64))):
-        expected = function(T(x), dim=dims, keepdim=keepdim).numpy()
+        expected = function(torch_of(x), dim=dims, keepdim=keepdim).numpy()
         result = type_of(expected)
         ours = run_op(f"ktir.{name} %a dims {dims}{flag} : {type_of(x)} -> {result}", x, result=result)
         assert_identical(ours, expected)
@@ -776,7 +764,7 @@ def _norm_op(
 
 
 def _optional(array: np.ndarray | None) -> torch.Tensor | None:
-    return None if array is None else T(array).float()
+    return None if array is None else torch_of(array).float()
 
 
 @pytest.mark.parametrize("normalized", [[64], [6, 64]])
@@ -800,7 +788,7 @@ def test_layer_norm(normalized: list[int], with_weight: bool, with_bias: bool) -
         b = None if bias is None else bias.astype(dtype)
         operands = {k: v for k, v in (("weight", w), ("bias", b)) if v is not None}
         ours = _norm_op("layer_norm", values, normalized, 1e-5, **operands)
-        expected = F.layer_norm(T(values).float(), normalized, _optional(w), _optional(b), 1e-5)
+        expected = F.layer_norm(torch_of(values).float(), normalized, _optional(w), _optional(b), 1e-5)
         if dtype == np.float16:
             assert f16_ulps(ours, expected.half().numpy()) <= 1
         else:
@@ -821,7 +809,7 @@ def test_rms_norm(normalized: list[int], with_weight: bool) -> None:
         values = x.astype(dtype)
         w = None if weight is None else weight.astype(dtype)
         ours = _norm_op("rms_norm", values, normalized, 1e-6, **({"weight": w} if w is not None else {}))
-        expected = F.rms_norm(T(values).float(), normalized, _optional(w), 1e-6)
+        expected = F.rms_norm(torch_of(values).float(), normalized, _optional(w), 1e-6)
         if dtype == np.float16:
             assert f16_ulps(ours, expected.half().numpy()) <= 1
         else:
@@ -844,7 +832,7 @@ def _movement_inputs() -> list[np.ndarray]:
 @pytest.mark.parametrize("index", range(4), ids=["f16", "f32", "i64", "i1"])
 def test_views_and_data_movement(index: int) -> None:
     x = _movement_inputs()[index]
-    t = T(x)
+    t = torch_of(x)
     cases: list[tuple[str, torch.Tensor]] = [
         ("ktir.permute %a perm [2, 0, 1]", t.permute(2, 0, 1)),
         ("ktir.permute %a perm [0, 2, 1]", t.transpose(1, 2)),
@@ -864,7 +852,7 @@ def test_views_and_data_movement(index: int) -> None:
         ours = run_op(f"{op} : {type_of(source)} -> {result}", source, result=result)
         assert_identical(ours, expected.numpy())
     pieces = [x, x[:, :1] if x.dtype != np.bool_ else ~x[:, :1], x[:, :3]]
-    expected = torch.cat([T(p) for p in pieces], dim=1).numpy()
+    expected = torch.cat([torch_of(p) for p in pieces], dim=1).numpy()
     types = ", ".join(type_of(p) for p in pieces)
     ours = run_op(
         f"ktir.cat %a, %b, %c dim 1 : {types} -> {type_of(expected)}", *pieces, result=type_of(expected)
@@ -876,14 +864,14 @@ def test_views_and_data_movement(index: int) -> None:
 def test_pad(value: float) -> None:
     """Constant padding, low/high per dim, with the fill value rounded as `torch.full` would."""
     for x in (normal((2, 3, 4)), normal((2, 3, 4), np.float32)):
-        expected = F.pad(T(x), (0, 3, 2, 1, 1, 0), value=value).numpy()
+        expected = F.pad(torch_of(x), (0, 3, 2, 1, 1, 0), value=value).numpy()
         # -inf is written in MLIR's hex form, which the attribute dictionary parses.
         literal = "0xFFF0000000000000" if np.isinf(value) else repr(value)
         types = f"{type_of(x)} -> {type_of(expected)}"
         op = f"ktir.pad %a low [1, 2, 0] high [0, 1, 3] {{value = {literal} : f64}} : {types}"
         assert_identical(run_op(op, x, result=type_of(expected)), expected)
     i = rng().integers(-9, 9, (3, 4))
-    expected = F.pad(T(i), (1, 1), value=int(value) if np.isfinite(value) else 0).numpy()
+    expected = F.pad(torch_of(i), (1, 1), value=int(value) if np.isfinite(value) else 0).numpy()
     fill = repr(float(expected[0, 0]))
     op = f"ktir.pad %a low [0, 1] high [0, 1] {{value = {fill} : f64}} : {type_of(i)} -> {type_of(expected)}"
     assert_identical(run_op(op, i, result=type_of(expected)), expected)
@@ -905,10 +893,10 @@ def fallback(
 def test_fallback_cumsum() -> None:
     i = rng().integers(-100, 100, (16,))
     op = fallback("aten::cumsum.default", [i], [type_of(i)], "#ktir.operand<0>, 0 : i64")
-    assert_identical(run_op(op, i, result=type_of(i)), torch.cumsum(T(i), 0).numpy())
+    assert_identical(run_op(op, i, result=type_of(i)), torch.cumsum(torch_of(i), 0).numpy())
     x = normal((4, 16))
     op = fallback("aten::cumsum.default", [x], [type_of(x)], "#ktir.operand<0>, 1 : i64")
-    assert_identical(run_op(op, x, result=type_of(x)), torch.cumsum(T(x), 1).numpy())
+    assert_identical(run_op(op, x, result=type_of(x)), torch.cumsum(torch_of(x), 1).numpy())
 
 
 def test_fallback_embedding() -> None:
@@ -918,7 +906,9 @@ def test_fallback_embedding() -> None:
     args = "#ktir.operand<0>, #ktir.operand<1>"
     kwargs = "padding_idx = -1 : i64, scale_grad_by_freq = false, sparse = false"
     op = fallback("aten::embedding.default", [table, ids], [result], args, kwargs)
-    assert_identical(run_op(op, table, ids, result=result), F.embedding(T(ids), T(table)).numpy())
+    assert_identical(
+        run_op(op, table, ids, result=result), F.embedding(torch_of(ids), torch_of(table)).numpy()
+    )
 
 
 @pytest.mark.parametrize(("start", "end", "step", "element"), [(0, 16, 1, "i64"), (3, 40, 5, "f32")])
@@ -936,12 +926,12 @@ def test_fallback_index_with_none() -> None:
     i = rng().integers(0, 64, (16,))
     result = tensor((4, 16), "f16")
     op = fallback("aten::index.Tensor", [x, i], [result], "#ktir.operand<0>, [none, #ktir.operand<1>]")
-    assert_identical(run_op(op, x, i, result=result), T(x)[:, T(i)].numpy())
+    assert_identical(run_op(op, x, i, result=result), torch_of(x)[:, torch_of(i)].numpy())
 
 
 def test_fallback_with_two_results() -> None:
     x = normal((4, 64))
-    values, indices = torch.max(T(x), 1)
+    values, indices = torch.max(torch_of(x), 1)
     results = [tensor((4,), "f16"), tensor((4,), "i64")]
     op = fallback("aten::max.dim", [x], results, "#ktir.operand<0>, 1 : i64, false")
     ours = run_op(op, x, result=results)
@@ -954,7 +944,7 @@ def test_fallback_keyword_operand_and_dtype() -> None:
     x = normal((4, 8))
     result = tensor((4, 8), "f32")
     op = fallback("aten::_to_copy.default", [x], [result], "", "self = #ktir.operand<0>, dtype = f32")
-    assert_identical(run_op(op, x, result=result), T(x).float().numpy())
+    assert_identical(run_op(op, x, result=result), torch_of(x).float().numpy())
 
 
 #### Executor errors ####
@@ -973,10 +963,10 @@ def _two_input_module() -> ModuleOp:
 def test_inputs_by_position_and_by_name() -> None:
     module = _two_input_module()
     x, w = normal((4,)), normal((2, 4), scale=3.0)
-    expected = (T(x) + T(w)).numpy()
+    expected = (torch_of(x) + torch_of(w)).numpy()
     assert_identical(run(module, [x, w])[0], expected)
     assert_identical(run(module, {"w": w, "x": x})[0], expected)  # `ktir.name`, else the SSA name
-    assert_identical(run(module, [T(x), T(w)])[0], expected)  # torch tensors are accepted too
+    assert_identical(run(module, [torch_of(x), torch_of(w)])[0], expected)  # torch tensors are accepted too
 
 
 @pytest.mark.parametrize(
@@ -1041,7 +1031,7 @@ def test_round_bf16_examples() -> None:
     )
     expected = np.array([1.0, 1 + 2**-7, -1.0, 1 + 2**-7, -0.0, np.inf, np.nan], np.float32)
     assert_identical(round_bf16(values), expected)
-    assert_identical(round_bf16(values), T(values).bfloat16().float().numpy())
+    assert_identical(round_bf16(values), torch_of(values).bfloat16().float().numpy())
 
 
 @settings(max_examples=200, deadline=None)
@@ -1074,7 +1064,7 @@ def test_bf16_ops_match_torch() -> None:
     assert bf16_steps.max() <= 1  # as fp16's transcendentals: 1 bf16 ulp (measured: bit-exact)
     x = normal((4, 8), np.float32, scale=3.0)
     ours = run_op(f"ktir.convert %a : {type_of(x)} -> {bf}", x, result=bf)
-    assert_identical(ours, T(x).bfloat16().float().numpy())
+    assert_identical(ours, torch_of(x).bfloat16().float().numpy())
 
 
 #### Determinism ####
@@ -1129,7 +1119,7 @@ def test_f32_scalar_next_to_f16_rounds_once() -> None:
         scalar,
         result="tensor<4096xf16>",
     )
-    assert_identical(ours, (T(x) * 0.1).numpy())
+    assert_identical(ours, (torch_of(x) * 0.1).numpy())
 
 
 @pytest.mark.parametrize(
