@@ -254,6 +254,7 @@ def test_dialect_registers_every_op_and_attribute():
     assert set(STRUCTURED_ATTRIBUTES) <= set(attributes)
     assert {attr.name for attr in attributes} == {
         "ktir.tiled",
+        "ktir.device_dtype",
         "ktir.operand",
         "ktir.tile",
         "ktir.unit",
