@@ -54,6 +54,10 @@ class Target:
     """LPDDR5, shared by all cores."""
     ring_bytes_per_cycle: int = 128
     """Per direction, per link, of the bidirectional ring."""
+    host_link_bandwidth: float = 63.0e9
+    """Host <-> card, per direction: the card is PCIe Gen5 x16 (IBM's Spyre announcement);
+    PCIe 5.0 signals 32 GT/s per lane with 128b/130b encoding (PCI-SIG), so 16 lanes carry
+    32e9 x 16 x 128/130 / 8 = 63.0 GB/s. Transfers of parameters to the device are charged at it."""
     core_address_span: int = 256 * 1024**2
     """Largest contiguous device-memory span one core can address."""
     clock_hz: float = 1.5e9
