@@ -1,8 +1,12 @@
 // ktir-insert-restickify: one restickify per consumer edge, right before the consumer, with
 // the reference's target layout; running it again changes nothing.
-// RUN: ktir-opt %s -p ktir-propagate-layouts,ktir-insert-restickify | filecheck %s
-// RUN: ktir-opt %s -p ktir-propagate-layouts,ktir-insert-restickify,ktir-insert-restickify | filecheck %s
-// RUN: ktir-opt %s -p ktir-propagate-layouts,ktir-insert-restickify,cse | filecheck %s --check-prefix=CSE
+// RUN: ktir-opt %s -p ktir-insert-restickify | filecheck %s
+// RUN: ktir-opt %s -p ktir-insert-restickify,ktir-insert-restickify | filecheck %s
+// RUN: ktir-opt %s -p ktir-insert-restickify,cse | filecheck %s --check-prefix=CSE
+
+// The input below meets the preconditions of ktir-insert-restickify; generated once with
+//   git show f9d10e6:test/lit/passes/insert-restickify/insert.mlir | ktir-opt -p 'ktir-propagate-layouts'
+// (see test/lit/Inputs/passes/README.md).
 
 // x.t() feeds two matmuls as x: each edge gets its restickify (cost 2 * numel); cse merges them.
 // CHECK-LABEL: func.func @two_consumers
@@ -16,9 +20,9 @@
 // CSE-LABEL: func.func @two_consumers
 // CSE-COUNT-1: ktir.restickify
 // CSE-NOT: ktir.restickify
-func.func @two_consumers(%x: tensor<256x128xf16>, %y: tensor<256x64xf16>, %z: tensor<256x64xf16>) -> (tensor<128x64xf16>, tensor<128x64xf16>) {
-  %t = ktir.permute %x perm [1, 0] : tensor<256x128xf16> -> tensor<128x256xf16>
-  %m = ktir.matmul %t, %y : tensor<128x256xf16>, tensor<256x64xf16> -> tensor<128x64xf16>
-  %n = ktir.matmul %t, %z : tensor<128x256xf16>, tensor<256x64xf16> -> tensor<128x64xf16>
-  func.return %m, %n : tensor<128x64xf16>, tensor<128x64xf16>
+func.func @two_consumers(%x: tensor<256x128xf16, #ktir.tiled<device_size = [2, 256, 64], stride_map = [64, 128, 1]>>, %y: tensor<256x64xf16, #ktir.tiled<device_size = [1, 256, 64], stride_map = [64, 64, 1]>>, %z: tensor<256x64xf16, #ktir.tiled<device_size = [1, 256, 64], stride_map = [64, 64, 1]>>) -> (tensor<128x64xf16, #ktir.tiled<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>, tensor<128x64xf16, #ktir.tiled<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>) attributes {ktir.layout_plan = {cost = 65536 : i64, lower_bound = 65536 : i64, search = "exact"}} {
+  %t = ktir.permute %x perm [1, 0] : tensor<256x128xf16, #ktir.tiled<device_size = [2, 256, 64], stride_map = [64, 128, 1]>> -> tensor<128x256xf16, #ktir.tiled<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>
+  %m = ktir.matmul %t, %y : tensor<128x256xf16, #ktir.tiled<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>, tensor<256x64xf16, #ktir.tiled<device_size = [1, 256, 64], stride_map = [64, 64, 1]>> -> tensor<128x64xf16, #ktir.tiled<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>
+  %n = ktir.matmul %t, %z : tensor<128x256xf16, #ktir.tiled<device_size = [2, 256, 64], stride_map = [16384, 1, 256]>>, tensor<256x64xf16, #ktir.tiled<device_size = [1, 256, 64], stride_map = [64, 64, 1]>> -> tensor<128x64xf16, #ktir.tiled<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>
+  func.return %m, %n : tensor<128x64xf16, #ktir.tiled<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>, tensor<128x64xf16, #ktir.tiled<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>
 }

@@ -1,4 +1,8 @@
-// RUN: ktir-opt %s --split-input-file -p 'ktir-propagate-layouts,ktir-divide-work{cores=2},ktir-lower-to-cores' | filecheck %s
+// RUN: ktir-opt %s --split-input-file -p ktir-lower-to-cores | filecheck %s
+
+// The input below meets the preconditions of ktir-lower-to-cores; generated once with
+//   git show f9d10e6:test/lit/passes/lower-to-cores/lower.mlir | ktir-opt --split-input-file -p 'ktir-propagate-layouts,ktir-divide-work{cores=2}'
+// (see test/lit/Inputs/passes/README.md).
 
 // The seed's (4, 64) abs on 2 cores: one 256-byte tile per tensor and core.
 // CHECK-LABEL: func.func @abs
@@ -12,9 +16,9 @@
 // CHECK: ktir.abs
 // CHECK: ktir.dma_store %[[OUT]] -> {{.*}} tile 1
 // CHECK: ktir.yield
-func.func @abs(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
-  %y = ktir.abs %x : tensor<4x64xf16> -> tensor<4x64xf16>
-  return %y : tensor<4x64xf16>
+func.func @abs(%x: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {
+  %y = ktir.abs %x {ktir.work_division = {d0 = 2 : i64, d1 = 1 : i64}} : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
+  func.return %y : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
 }
 
 // -----
@@ -28,7 +32,7 @@ func.func @abs(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
 // CHECK: scf.for %[[CHUNK:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: %[[SLOT:.*]] = arith.remui %[[CHUNK]]
 // CHECK: ktir.dma_load {{.*}}[%{{.*}}, %[[CHUNK]], %[[SLOT]]]
-func.func @chunked(%x: tensor<1024x1024xf16>) -> tensor<1024x1024xf16> {
-  %y = ktir.exp %x : tensor<1024x1024xf16> -> tensor<1024x1024xf16>
-  return %y : tensor<1024x1024xf16>
+func.func @chunked(%x: tensor<1024x1024xf16, #ktir.tiled<device_size = [16, 1024, 64], stride_map = [64, 1024, 1]>>) -> tensor<1024x1024xf16, #ktir.tiled<device_size = [16, 1024, 64], stride_map = [64, 1024, 1]>> attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {
+  %y = ktir.exp %x {ktir.work_division = {d0 = 2 : i64, d1 = 1 : i64}} : tensor<1024x1024xf16, #ktir.tiled<device_size = [16, 1024, 64], stride_map = [64, 1024, 1]>> -> tensor<1024x1024xf16, #ktir.tiled<device_size = [16, 1024, 64], stride_map = [64, 1024, 1]>>
+  func.return %y : tensor<1024x1024xf16, #ktir.tiled<device_size = [16, 1024, 64], stride_map = [64, 1024, 1]>>
 }

@@ -1,6 +1,9 @@
 // Every per-op stick rule of ktir-propagate-layouts, and the restickifies they lead to.
 // RUN: ktir-opt %s --split-input-file -p ktir-propagate-layouts | filecheck %s
-// RUN: ktir-opt %s --split-input-file -p ktir-propagate-layouts,ktir-insert-restickify,ktir-verify-layouts | filecheck %s --check-prefix=INSERT
+// RUN: ktir-opt %S/../../Inputs/passes/propagate-layouts/rules.mlir --split-input-file -p ktir-insert-restickify,ktir-verify-layouts | filecheck %s --check-prefix=INSERT
+// The INSERT line reads this file's IR after ktir-propagate-layouts (the preconditions of
+// ktir-insert-restickify), kept in test/lit/Inputs/passes/propagate-layouts/rules.mlir:
+// regenerate it when the IR here changes (see test/lit/Inputs/passes/README.md).
 
 // Pointwise: operands and result share a stick; the cheaper side is restickified.
 // CHECK-LABEL: func.func @pointwise
