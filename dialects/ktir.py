@@ -236,7 +236,19 @@ def verify_tiled_tensor(tensor: TensorType[Attribute]) -> None:
 #### Functions holding ktir ops ####
 
 LAYOUT_PIN = "ktir.layout"
-"""Argument attribute pinning an argument's layout (`ktir.planning.plan.LAYOUT_ARG_ATTR`)."""
+"""Argument attribute pinning an argument's layout: `{ktir.layout = #ktir.tiled<...>}`."""
+
+LAYOUT_PLAN = "ktir.layout_plan"
+"""Function attribute `ktir-propagate-layouts` writes: the chosen plan's cost (host elements
+relayouted), its lower bound and the search that found it."""
+
+PARAMETER_ARG = "ktir.parameter"
+BUFFER_ARG = "ktir.buffer"
+CONSTANT_ARG = "ktir.constant"
+STATE_ARGS = (PARAMETER_ARG, BUFFER_ARG, CONSTANT_ARG)
+"""Argument attributes marking a model's state (a parameter, buffer or constant tensor; the value
+is its name in the state dict). State is packed into device memory once, before the first call,
+so its layout is the compiler's choice: layout propagation gives it the stick its consumers read."""
 
 FUNCTION_LEVEL_OPS = (PermuteOp, ReshapeOp, ExpandOp, SliceOp, CpuFallbackOp)
 """Graph-level ops that may stay next to kernels: views (which may reuse their input's device

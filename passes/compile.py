@@ -1,5 +1,5 @@
 """
-`ktir-compile{cores=32 policy=default solver=greedy target="t.toml"}`: the whole pipeline from
+`ktir-compile{cores=32 policy=dataflow solver=greedy target="t.toml"}`: the whole pipeline from
 graph-level to core-level ktir, as one pass, for one target (default: Spyre, all its cores).
 
 It runs, in order: `ktir-propagate-layouts`, `ktir-insert-restickify`, `ktir-pad-matmul`,
@@ -31,7 +31,8 @@ class CompilePass(ModulePass):
 
     cores: int | None = None
     """Cores to divide over; default: all of the target's."""
-    policy: str = "default"
+    policy: str = "dataflow"
+    """The work-division policy (`ktir-divide-work`): matmuls split for time with their chunking."""
     solver: str = "greedy"
     target: str = ""
     """A target TOML file (`ktir.hardware.target.load_target`) every stage uses; default: Spyre."""

@@ -1,13 +1,15 @@
 """
-`ktir-divide-work{cores=32 policy=default|cost}`: decide how each kernel's iteration space is
-cut over the cores.
+`ktir-divide-work{cores=32 policy=default|cost|dataflow}`: decide how each kernel's iteration
+space is cut over the cores.
 
 Every op that becomes a kernel (`ktir.cores.iteration.iteration_space`) gets a `work_division`
 dictionary: iteration dim -> slice count, every dim listed in order (output dims first, then
 reduced dims). The math is `ktir.cores.work_division.divide`, the reference's three passes: span
 reduction (each core addresses at most 256 MiB), then either the default distribution or,
-with `policy=cost`, the reference's matmul cost model; a valid `work_division_hint`
-dictionary on the op overrides both.
+with `policy=cost`, the reference's matmul cost model. With `policy=dataflow` a matmul's split
+is chosen together with its LX chunking for time (`ktir.cores.dataflow`, docs/performance.md;
+what `ktir-compile` uses) and every other op divides by default. A valid `work_division_hint`
+dictionary on the op overrides all of them.
 
 ```mlir
 %r = ktir.abs %x {ktir.work_division = {d0 = 2 : i64, d1 = 1 : i64}} : tensor<4x64xf16, ...> -> ...
@@ -26,7 +28,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from ktir.cores.iteration import IterationError, iteration_space
+from ktir.cores.dataflow import best_schedule, is_matmul
+from ktir.cores.iteration import IterationError, IterationSpace, iteration_space
 from ktir.cores.work_division import HintError, divide
 from ktir.dialects.ktir_core import WORK_DIVISION_HINT_ATTR
 from ktir.hardware.target import Target, load_target
@@ -34,7 +37,7 @@ from ktir.ir.diagnostics import op_error
 from ktir.ir.state import read_division, set_division
 from ktir.ir.values import functions_of
 
-POLICIES = ("default", "cost")
+POLICIES = ("default", "cost", "dataflow")
 
 
 def divide_op(op: Operation, cores: int, policy: str, target: Target) -> dict[str, int] | None:
@@ -46,6 +49,8 @@ def divide_op(op: Operation, cores: int, policy: str, target: Target) -> dict[st
     if space is None:
         return None
     hint = read_division(op, WORK_DIVISION_HINT_ATTR)
+    if policy == "dataflow" and not hint and (splits := dataflow_division(space, cores, target)):
+        return splits
     inputs = [a for a in space.inputs if a is not None]
     try:
         return divide(
@@ -57,13 +62,24 @@ def divide_op(op: Operation, cores: int, policy: str, target: Target) -> dict[st
             target.core_address_span,
             whole=space.whole,
             hint=hint,
-            policy=policy,
+            policy="default" if policy == "dataflow" else policy,
             target=target,
         )
     except HintError as error:
         raise op_error(op, f"invalid {WORK_DIVISION_HINT_ATTR}: {error}") from error
     except ValueError as error:
         raise op_error(op, str(error)) from error
+
+
+def dataflow_division(space: IterationSpace, cores: int, target: Target) -> dict[str, int] | None:
+    """
+    A matmul's split chosen with its LX chunking for time (`ktir.cores.dataflow`); None for
+    other ops, and for tensors so large that the reference's address-span rule must decide.
+    """
+    if not is_matmul(space) or any(a.layout.device_bytes > target.core_address_span for a in space.accesses):
+        return None
+    schedule = best_schedule(space, cores, target.lx_usable_bytes, target)
+    return None if schedule is None else schedule.splits
 
 
 @dataclass(frozen=True)

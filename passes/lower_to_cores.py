@@ -303,7 +303,7 @@ def lower_function(function: func.FuncOp, target: Target) -> None:
                 )
             continue
         try:
-            plan = plan_chunks(kernel, free_ranges(busy, target.lx_usable_bytes), target.lx_alignment)
+            plan = plan_chunks(kernel, free_ranges(busy, target.lx_usable_bytes), target.lx_alignment, target)
         except ChunkingError as error:
             raise op_error(graph_op, str(error)) from error
         Rewriter.replace_op(graph_op, build_kernel(kernel, plan))

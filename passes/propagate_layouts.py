@@ -32,7 +32,7 @@ from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from ktir.dialects.ktir import TiledLayoutAttr
+from ktir.dialects.ktir import LAYOUT_PLAN, TiledLayoutAttr
 from ktir.ir.diagnostics import Severity, emit, op_error
 from ktir.ir.values import functions_of
 from ktir.passes.verify_layouts import check_layouts_in_debug_mode
@@ -40,8 +40,8 @@ from ktir.planning.plan import LayoutPlan, PlanError, plan_function
 
 __all__ = ["PLAN_ATTR", "PropagateLayoutsPass", "functions_of", "plan_attribute", "write_layouts"]
 
-PLAN_ATTR = "ktir.layout_plan"
-"""Function attribute recording the chosen plan's cost, lower bound and search."""
+PLAN_ATTR = LAYOUT_PLAN
+"""The function attribute recording the chosen plan (declared by the dialect)."""
 
 STRATEGIES = ("exact", "beam")
 

@@ -19,15 +19,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ktir.cores.dataflow import ACCUMULATOR_BYTES, is_matmul, ranked_cuts
 from ktir.cores.kernels import Kernel
 from ktir.cores.tiling import Access, combine, device_box, granules
 from ktir.cores.work_division import core_slices, divisors
+from ktir.hardware.target import Target
 
 MAX_CHUNKS = 4096
 """Chunks per core beyond which a kernel is rejected rather than unrolled further."""
-
-ACCUMULATOR_BYTES = 4
-"""Partial sums accumulate in fp32."""
 
 
 class ChunkingError(ValueError):
@@ -115,12 +114,36 @@ def place(buffers: Sequence[Staged], free: Sequence[tuple[int, int]], alignment:
     return [placed[b.role] for b in buffers]
 
 
-def plan_chunks(kernel: Kernel, free: Sequence[tuple[int, int]], alignment: int) -> ChunkPlan:
+def plan_matmul_chunks(
+    kernel: Kernel, free: Sequence[tuple[int, int]], alignment: int, target: Target
+) -> ChunkPlan | None:
+    """
+    The fastest chunking of a matmul kernel by the dataflow model (`ktir.cores.dataflow`) whose
+    buffers fit in `free`; None when the model's candidates do not place (fragmented LX).
+    """
+    room = sum(hi - lo for lo, hi in free)
+    for schedule in ranked_cuts(kernel.space, kernel.splits, room, target):
+        cuts = {d: schedule.cuts.get(d, 1) for d in kernel.space.sizes}
+        if math.prod(cuts.values()) > MAX_CHUNKS:
+            continue
+        placed = place(_buffers(kernel, cuts), free, alignment)
+        if placed is not None:
+            return ChunkPlan(cuts, tuple(placed))
+    return None
+
+
+def plan_chunks(
+    kernel: Kernel, free: Sequence[tuple[int, int]], alignment: int, target: Target | None = None
+) -> ChunkPlan:
     """
     The fewest-steps greedy chunking whose buffers fit in `free` (module docstring); raises
     `ChunkingError` naming the bytes needed and available when none does.
     """
     space = kernel.space
+    if target is not None and is_matmul(space):
+        planned = plan_matmul_chunks(kernel, free, alignment, target)
+        if planned is not None:
+            return planned
     units = granules(space.sizes, space.accesses, space.whole)
     cuts = {d: 1 for d in space.sizes}
     while True:

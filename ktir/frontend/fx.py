@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAtt
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 import ktir.frontend.aten_data as aten_data
+from ktir.dialects.ktir import BUFFER_ARG, CONSTANT_ARG, PARAMETER_ARG
 from ktir.frontend.aten import CONVERTERS
 from ktir.frontend.emitter import (
     Emitter,
@@ -61,9 +62,9 @@ KEPT_WHOLE = (
 the reference's transpose + matmul + add) so lowering sees the real computation."""
 
 _KIND_ATTRIBUTE = {
-    InputKind.PARAMETER: "ktir.parameter",
-    InputKind.BUFFER: "ktir.buffer",
-    InputKind.CONSTANT_TENSOR: "ktir.constant",
+    InputKind.PARAMETER: PARAMETER_ARG,
+    InputKind.BUFFER: BUFFER_ARG,
+    InputKind.CONSTANT_TENSOR: CONSTANT_ARG,
 }
 
 
@@ -98,6 +99,12 @@ class FxImport:
         names = self.input_names[self.user_input_count :]
         values = [*user_args, *(self.state[name] for name in names)]
         return [_to_numpy(v) for v in values]
+
+    def state_arrays(self) -> dict[int, np.ndarray]:
+        """The stored state (parameters, buffers, constants) as arrays, by argument index."""
+        first = self.user_input_count
+        names = self.input_names[first:]
+        return {first + i: _to_numpy(self.state[name]) for i, name in enumerate(names)}
 
     def restore(self, results: Sequence[np.ndarray]) -> Any:
         """

@@ -4,7 +4,9 @@ restickify cost is minimal, then derive each tensor's full `#ktir.tiled` layout.
 
 The problem (`build_problem`): one search variable per tensor value (function arguments
 first, then op results in program order) whose domain is its candidate sticks
-(`ktir.planning.rules`); arguments are fixed to their layout. Every consumer edge adds a term
+(`ktir.planning.rules`); arguments are fixed to their layout, except model state
+(parameters, buffers, constants) without a pinned layout, which is packed once at load time and
+so may take any dense stick: the one its consumers read. Every consumer edge adds a term
 over the operand's variable and the consumer's result variables: 0 when the operand is read
 as it is, its host element count when a restickify fixes it, infinity when nothing can (a
 sparse tensor to a dense one needs a gather). A view adds a term tying its result stick to its
@@ -33,7 +35,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.dialects import ktir_structured as st
-from ktir.dialects.ktir import TiledLayoutAttr
+from ktir.dialects.ktir import LAYOUT_PIN, STATE_ARGS, TiledLayoutAttr
 from ktir.ir.values import device_dtype, encoding_of, is_tensor, numel, shape_of
 from ktir.layout import sticks
 from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE
@@ -41,9 +43,6 @@ from ktir.layout.sticks import SPARSE
 from ktir.layout.tiled import LayoutError, SpyreTensorLayout
 from ktir.planning import search as layout_search
 from ktir.planning.rules import Need, Rule, RuleError, rule_of
-
-LAYOUT_ARG_ATTR = "ktir.layout"
-"""Argument attribute pinning an argument's layout (`{ktir.layout = #ktir.tiled<...>}`)."""
 
 
 class PlanError(Exception):
@@ -98,7 +97,7 @@ def argument_layout(function: func.FuncOp, index: int) -> SpyreTensorLayout:
     """An argument's layout: its `ktir.layout` argument attribute, its encoding, or the default."""
     argument = function.body.block.args[index]
     if function.arg_attrs is not None:
-        pinned = function.arg_attrs.data[index].data.get(LAYOUT_ARG_ATTR)
+        pinned = function.arg_attrs.data[index].data.get(LAYOUT_PIN)
         if isinstance(pinned, TiledLayoutAttr):
             element = cast(TensorType[Attribute], argument.type).element_type
             return pinned.layout_for(element)
@@ -125,6 +124,27 @@ def _argument_stick(function: func.FuncOp, index: int) -> int:
     return stick
 
 
+def free_state_argument(function: func.FuncOp, index: int) -> bool:
+    """
+    Whether argument `index` is model state (`ktir.dialects.ktir.STATE_ARGS`) with no pinned
+    or encoded layout: it is packed once at load time, so its stick is the planner's choice.
+    """
+    if function.arg_attrs is None or encoding_of(function.body.block.args[index]) is not None:
+        return False
+    attributes = function.arg_attrs.data[index].data
+    return LAYOUT_PIN not in attributes and any(name in attributes for name in STATE_ARGS)
+
+
+def _argument_domain(function: func.FuncOp, index: int) -> tuple[int, ...]:
+    """An argument's candidate sticks: its layout's, or for free state every dense stick too."""
+    default = _argument_stick(function, index)
+    if not free_state_argument(function, index):
+        return (default,)
+    dense = [s for s in sticks.candidate_sticks(shape_of(function.body.block.args[index])) if s != SPARSE]
+    # The default stick first: the search keeps it on ties, so state nobody relayouts keeps it.
+    return (default, *(s for s in dense if s != default))
+
+
 def check_tensor_type(value_type: Attribute, what: str, op: Operation) -> None:
     """A tensor that can have a Spyre layout: static, non-empty, with a device format."""
     tensor = cast(TensorType[Attribute], value_type)
@@ -145,7 +165,7 @@ def build_problem(function: func.FuncOp) -> tuple[_Builder, dict[Operation, Rule
     for index, argument in enumerate(function.body.block.args):
         if is_tensor(argument):
             check_tensor_type(argument.type, f"argument #{index}", function)
-            builder.variable(argument, (_argument_stick(function, index),), None)
+            builder.variable(argument, _argument_domain(function, index), None)
     for op in function.body.block.ops:
         for index, result in enumerate(op.results):
             if is_tensor(result):
@@ -288,6 +308,9 @@ def assign_layouts(
     for index, argument in enumerate(function.body.block.args):
         if is_tensor(argument):
             layouts[argument] = argument_layout(function, index)
+            if chosen[argument] != _argument_stick(function, index):  # free state, restuck
+                shape = shape_of(argument.type)
+                layouts[argument] = sticks.stick_layout(shape, device_dtype(argument.type), chosen[argument])
     for op in function.body.block.ops:
         rule = rules[op]
         results = [r for r in op.results if is_tensor(r)]

@@ -14,7 +14,7 @@ ktir.sim.write_trace(result.report, "trace.json")
 ```
 """
 
-from ktir.sim.machine import SimResult, simulate
+from ktir.sim.machine import SimResult, pack_arguments, simulate
 from ktir.sim.memory import SimulationError
 from ktir.sim.report import KernelReport, Report
 from ktir.sim.trace import write_png, write_trace
@@ -24,6 +24,7 @@ __all__ = [
     "Report",
     "SimResult",
     "SimulationError",
+    "pack_arguments",
     "simulate",
     "write_png",
     "write_trace",

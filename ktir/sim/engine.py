@@ -30,6 +30,7 @@ from ktir.dialects.ktir import device_dtype_of_element
 from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
+from ktir.ir.state import read_lx_placement
 from ktir.ir.values import layout_of_type
 from ktir.reference.executor import IMPLEMENTATIONS
 from ktir.reference.ops import ExecutionError, numpy_dtype, store
@@ -45,6 +46,17 @@ from ktir.sim.memory import (
 from ktir.sim.report import KernelReport
 from ktir.sim.tiles import HostTiles
 from ktir.sim.timeline import UNITS, Timeline
+
+
+def _resident(value: SSAValue) -> bool:
+    """Whether `value` is kept in LX by the scratchpad plan (not read from device memory)."""
+    return isinstance(value.owner, Operation) and read_lx_placement(value.owner) is not None
+
+
+def device_bytes(value_type: Attribute) -> int:
+    """Bytes a tensor of `value_type` takes in device memory (its layout's padding included)."""
+    layout = tensor_layout(value_type)[0]
+    return math.prod(layout.device_size) * layout.device_dtype.element_bytes
 
 
 def _element_type(value: SSAValue) -> Attribute:
@@ -113,11 +125,20 @@ class SimKernel(KernelInterpreter):
             cycles=line.end - line.start,
             bytes=self.bytes,
             flops=self.flops,
+            compulsory_bytes=self._compulsory_bytes(),
+            matmul_flops=self.flops if self._unit() == core.ComputeUnit.PT else 0.0,
             busy=busy,
             finish=line.end_per_core - line.start,
             events=line.events,
             target=self.target,
         )
+
+    def _compulsory_bytes(self) -> float:
+        """Device bytes of the kernel's distinct inputs and outputs that live in device memory."""
+        values = [v for v in dict.fromkeys(self.op.inputs) if not _resident(v)]
+        if read_lx_placement(self.op) is None:
+            values += list(self.op.outputs)
+        return float(sum(device_bytes(v.type) for v in values))
 
     def _unit(self) -> str:
         for op in self.op.body.walk():

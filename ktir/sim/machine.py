@@ -26,9 +26,10 @@ from ktir.dialects import ktir_structured as st
 from ktir.hardware.target import SPYRE, Target
 from ktir.ir.diagnostics import location_of
 from ktir.ir.state import read_lx_placement
+from ktir.ir.values import is_tensor
 from ktir.reference.executor import entry_function, last_uses, ordered_inputs
 from ktir.reference.ops import ExecutionError
-from ktir.sim.engine import SimKernel
+from ktir.sim.engine import SimKernel, device_bytes
 from ktir.sim.memory import Scratchpad, SimulationError
 from ktir.sim.report import KernelReport, Report
 
@@ -51,20 +52,29 @@ def simulate(
     target: Target = SPYRE,
     func_name: str | None = None,
     progress: Progress | None = None,
+    resident: Mapping[int, np.ndarray] | None = None,
+    load_bytes: float = 0.0,
 ) -> SimResult:
     """
     Run the module's core-level function on `inputs` (arrays or torch tensors, in argument order
     or by name) on the simulated `target`.
+
+    `resident` maps argument indices to device buffers already in device memory (packed by
+    `pack_arguments`, e.g. a model's parameters kept across calls); their entries of `inputs`
+    are not read. `load_bytes` is what was transferred host -> device to put them there before
+    this call; the report shows it apart from kernel time.
 
     Raises `SimulationError` (a subclass of `ExecutionError`) when the program breaks the chip's
     rules, and `ExecutionError` for bad inputs or ops the simulator cannot run.
     """
     function = entry_function(module, func_name)
     block = function.body.block
+    resident = resident or {}
     memory: dict[SSAValue, np.ndarray] = {
-        arg: to_device(value, arg.type)
-        for arg, value in zip(block.args, ordered_inputs(function, inputs), strict=True)
+        arg: resident[i] if i in resident else to_device(value, arg.type)
+        for i, (arg, value) in enumerate(zip(block.args, ordered_inputs(function, inputs), strict=True))
     }
+    compulsory = _compulsory_bytes(function)
     ops = list(block.ops)
     free_after = last_uses(ops)
     scratchpad = Scratchpad(target.lx_usable_bytes)
@@ -74,7 +84,9 @@ def simulate(
         for index, op in enumerate(ops):
             if isinstance(op, func.ReturnOp):
                 outputs = [to_host(memory[v], v.type) for v in op.operands]
-                return SimResult(outputs, Report(lines, target))
+                return SimResult(
+                    outputs, Report(lines, target, compulsory_bytes=compulsory, load_bytes=load_bytes)
+                )
             args = [memory[v] for v in op.operands]
             name = _name(op)
             if isinstance(op, core.KernelOp):
@@ -96,6 +108,26 @@ def simulate(
             if progress is not None:
                 progress(index + 1, len(ops))
     raise ExecutionError(f"@{function.sym_name.data} has no func.return")
+
+
+def pack_arguments(
+    module: ModuleOp, values: Mapping[int, Any], func_name: str | None = None
+) -> dict[int, np.ndarray]:
+    """
+    Pack host values of some arguments (index -> array or tensor) into their device layouts,
+    as the transfer to the device does; the result is `simulate`'s `resident`.
+    """
+    args = entry_function(module, func_name).body.block.args
+    return {i: to_device(value, args[i].type) for i, value in values.items()}
+
+
+def _compulsory_bytes(function: func.FuncOp) -> float:
+    """Device bytes of every argument (inputs and parameters) and every returned value, once."""
+    values: dict[SSAValue, None] = dict.fromkeys(a for a in function.body.block.args if is_tensor(a))
+    terminator = function.body.block.last_op
+    if isinstance(terminator, func.ReturnOp):
+        values.update(dict.fromkeys(v for v in terminator.operands if is_tensor(v)))
+    return float(sum(device_bytes(v.type) for v in values))
 
 
 def _run_host_op(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:

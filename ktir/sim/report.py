@@ -1,15 +1,22 @@
 """
-The simulator's report: cycles, bytes, FLOPs, roofline and bottleneck per kernel and per op.
+The simulator's report: cycles, bytes, FLOPs, the roofline bound and the bottleneck per kernel
+and for the whole program.
 
-`Report` is what `prog.report` returns after `prog(*args)`. The roofline is the modeled chip's:
-peak compute of the unit the kernel computes on (PE arrays for matmul, SFU otherwise) over the
-cores it uses, and the LPDDR5 bandwidth; `efficiency` is roofline time / simulated time (1.0 is
-the best the chip can do). The bottleneck is the unit busiest on the kernel's critical core.
+`Report` is what `prog.report` returns after `prog(*args)`. Every ratio uses one yardstick
+(docs/performance.md): the *bound* of a program or a kernel is
+
+    max(matmul FLOPs / fp16 peak of the whole chip, compulsory bytes / LPDDR5 bandwidth)
+
+where the compulsory bytes are each tensor it must read or write in device memory, once, at its
+device-layout size (for the program: every parameter, input and output; for a kernel: its
+distinct inputs and outputs not kept in LX). `vs_bound` is simulated / bound (1.0 is the chip's
+best, and nothing runs below it), and `traffic_ratio` is moved / compulsory bytes. The
+bottleneck is the unit busiest on the kernel's critical core.
 
 ```python
 prog(x)
-print(prog.report.total_cycles, prog.report.time_us)
-prog.report.print()                 # rich tables
+print(prog.report.total_cycles, prog.report.vs_bound, prog.report.traffic_ratio)
+prog.report.print()                 # rich tables, kernels sorted by time lost to the bound
 ```
 """
 
@@ -43,29 +50,37 @@ class KernelReport:
     bytes: float
     """LPDDR5 traffic, broadcast reads counted once per cohort."""
     flops: float
-    busy: np.ndarray = field(repr=False)
+    compulsory_bytes: float = 0.0
+    """Bytes the kernel must move at least: its distinct device-memory inputs and outputs once."""
+    matmul_flops: float = 0.0
+    """The FLOPs of matmul work (PE arrays); the bound counts only these as compute."""
+    busy: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 4)))
     """Cycles each unit is busy, shape (cores, 4) in `UNITS` order."""
-    finish: np.ndarray = field(repr=False)
+    finish: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
     """The cycle each core finishes (relative to the kernel's start)."""
     events: list[Event] = field(repr=False, default_factory=list)
     target: Target = field(repr=False, default=SPYRE)
 
     @property
-    def roofline_cycles(self) -> float:
-        """The fastest the modeled chip could run this work: max(compute at peak, bytes at full bandwidth)."""
-        if not self.cores:
-            return 0.0
-        t = self.target
-        if self.unit == "pt":
-            peak = t.fp16_peak_flops / t.cores * self.cores / t.clock_hz
-        else:
-            peak = t.sfu_pass_elems_per_us / t.clock_mhz * self.cores
-        return max(self.flops / peak, self.bytes / t.device_bytes_per_cycle)
+    def bound_cycles(self) -> float:
+        """The kernel's roofline bound in cycles (module docstring): it cannot run faster."""
+        return bound_cycles(self.matmul_flops, self.compulsory_bytes, self.target)
 
     @property
-    def efficiency(self) -> float:
-        """Roofline cycles / simulated cycles (1.0 = at the roofline)."""
-        return self.roofline_cycles / self.cycles if self.cycles else 1.0
+    def vs_bound(self) -> float:
+        """Simulated / bound cycles (1.0 = at the roofline); 1.0 for a kernel with no bound."""
+        bound = self.bound_cycles
+        return self.cycles / bound if bound else 1.0
+
+    @property
+    def traffic_ratio(self) -> float:
+        """Moved / compulsory LPDDR5 bytes (1.0 = each byte moved once)."""
+        return self.bytes / self.compulsory_bytes if self.compulsory_bytes else 1.0
+
+    @property
+    def lost_cycles(self) -> float:
+        """Cycles above the bound."""
+        return max(0.0, self.cycles - self.bound_cycles)
 
     @property
     def critical_core(self) -> int:
@@ -78,6 +93,12 @@ class KernelReport:
         if not self.busy.size or not self.busy.any():
             return "-"
         return UNITS[int(np.argmax(self.busy[self.critical_core]))]
+
+
+def bound_cycles(matmul_flops: float, compulsory_bytes: float, target: Target) -> float:
+    """max(matmul FLOPs at the chip's fp16 peak, compulsory bytes at LPDDR5 bandwidth), in cycles."""
+    compute = matmul_flops / target.fp16_peak_flops * target.clock_hz
+    return max(compute, compulsory_bytes / target.device_bytes_per_cycle)
 
 
 @dataclass
@@ -97,6 +118,10 @@ class Report:
 
     kernels: list[KernelReport]
     target: Target = field(default=SPYRE, repr=False)
+    compulsory_bytes: float = 0.0
+    """Every parameter, input and output of the program once, at its device-layout size."""
+    load_bytes: float = 0.0
+    """Parameter bytes transferred host -> device before this call (0 once they are resident)."""
 
     @property
     def total_cycles(self) -> int:
@@ -117,6 +142,37 @@ class Report:
     def flops(self) -> float:
         """Floating-point operations of the whole program."""
         return sum(k.flops for k in self.kernels)
+
+    @property
+    def matmul_flops(self) -> float:
+        """FLOPs of the program's matmul work."""
+        return sum(k.matmul_flops for k in self.kernels)
+
+    @property
+    def bound_cycles(self) -> float:
+        """The program's roofline bound in cycles (module docstring)."""
+        return bound_cycles(self.matmul_flops, self.compulsory_bytes, self.target)
+
+    @property
+    def bound_us(self) -> float:
+        """The bound in microseconds."""
+        return self.bound_cycles / self.target.clock_mhz
+
+    @property
+    def vs_bound(self) -> float:
+        """Simulated / bound time of the whole program (1.0 = at the roofline)."""
+        bound = self.bound_cycles
+        return self.total_cycles / bound if bound else 1.0
+
+    @property
+    def traffic_ratio(self) -> float:
+        """Moved / compulsory LPDDR5 bytes of the whole program."""
+        return self.bytes / self.compulsory_bytes if self.compulsory_bytes else 1.0
+
+    @property
+    def load_us(self) -> float:
+        """Time of the one-time parameter load over the host link (0 once parameters are resident)."""
+        return self.load_bytes / self.target.host_link_bandwidth * 1e6
 
     @property
     def ops(self) -> list[OpSummary]:
@@ -140,17 +196,26 @@ class Report:
         return busy / total if total else busy
 
     def kernel_table(self, limit: int | None = None) -> Table:
-        """Per-kernel rows (all, or the `limit` slowest): cycles, MB, GFLOP, roofline, bottleneck."""
-        title = f"ktir.sim: {len(self.kernels)} ops, {self.total_cycles:,} cycles, {self.time_us:,.1f} µs"
+        """
+        Per-kernel rows, the most time lost to the bound first (all, or the first `limit`):
+        cycles, bound, simulated / bound, moved and compulsory MB, traffic ratio, bottleneck.
+        """
+        title = (
+            f"ktir.sim: {len(self.kernels)} ops, {self.total_cycles:,} cycles, {self.time_us:,.1f} µs "
+            f"= {self.vs_bound:.2f}x the bound of {self.bound_us:,.1f} µs; traffic {self.traffic_ratio:.2f}x"
+        )
         table = Table(title=title)
-        for column in ("#", "result", "op", "cores", "chunks", "cycles", "MB", "GFLOP", "roofline", "bound"):
-            table.add_column(column, justify="left" if column in ("result", "op", "bound") else "right")
-        rows = self.kernels if limit is None else sorted(self.kernels, key=lambda k: -k.cycles)[:limit]
+        columns = ("#", "result", "op", "cores", "chunks", "cycles", "bound", "x bound", "MB", "min MB")
+        for column in (*columns, "traffic", "bottleneck"):
+            table.add_column(column, justify="left" if column in ("result", "op", "bottleneck") else "right")
+        rows = sorted(self.kernels, key=lambda k: (-k.lost_cycles, k.index))[:limit]
         for k in rows:
-            op = k.op.removeprefix("ktir.")
+            style = "red" if k.vs_bound > 2 else "yellow" if k.vs_bound > 1.15 else None
             table.add_row(
-                str(k.index), k.name, op, str(k.cores), str(k.chunks), f"{k.cycles:,.0f}",
-                f"{k.bytes / 1e6:,.3f}", f"{k.flops / 1e9:,.4f}", f"{k.efficiency:.0%}", k.bottleneck,
+                str(k.index), k.name, k.op.removeprefix("ktir."), str(k.cores), str(k.chunks),
+                f"{k.cycles:,.0f}", f"{k.bound_cycles:,.0f}", f"{k.vs_bound:.2f}",
+                f"{k.bytes / 1e6:,.3f}", f"{k.compulsory_bytes / 1e6:,.3f}", f"{k.traffic_ratio:.2f}",
+                k.bottleneck, style=style,
             )  # fmt: skip
         return table
 

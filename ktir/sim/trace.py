@@ -52,7 +52,7 @@ def trace_events(report: Report) -> list[dict[str, Any]]:
                 "ph": "X", "name": f"{k.name} = {k.op}", "cat": "kernel", "pid": _CHIP, "tid": 0,
                 "ts": k.start / mhz, "dur": k.cycles / mhz,
                 "args": {"cores": k.cores, "chunks": k.chunks, "bytes": k.bytes, "flops": k.flops,
-                         "bottleneck": k.bottleneck, "roofline": round(k.efficiency, 4)},
+                         "bottleneck": k.bottleneck, "vs_bound": round(k.vs_bound, 4)},
             }
         )  # fmt: skip
         for event in k.events:

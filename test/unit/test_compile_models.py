@@ -75,8 +75,12 @@ TORCH_COMPILE_MODELS = ["mlp", "decoder_block", "hf_llama"]
 # Share of outputs bit-identical to the reference executor. Phi-3's random-init logits are small
 # (median |logit| 0.11, max 0.61), so a one-ulp matmul flip early in the model moves many of
 # them by one ulp of their own size: measured 70% identical, max difference 0.5 ulp of the
-# largest output (the 2-ulp bound above holds with room to spare).
-IDENTICAL_SHARE = {"hf_phi3": 0.6}
+# largest output (the 2-ulp bound above holds with room to spare). The tiny Llama's logits are as
+# small (median 0.11); which of them flip depends on how the matmuls are divided, because the
+# simulator accumulates in fp32 and BLAS sums a 1-row slice in another order than a 3-row one:
+# the reference's split {m: 24} happened to match 99.97%, the dataflow split {m: 8, n: 2} 68%
+# (each kernel alone matches the exact reference to 99.97%; the difference stays within 2 ulps).
+IDENTICAL_SHARE = {"hf_phi3": 0.6, "hf_llama": 0.6}
 
 
 @pytest.mark.parametrize("name", list(MODELS))

@@ -39,8 +39,9 @@ def check_unchanged(model: torch.nn.Module, args: tuple, kwargs: dict | None = N
 def test_mlp() -> None:
     model, _ = pair(MLP)
     found = check_unchanged(model, (torch.randn(16, 64).half(),))
-    # Both weights are used transposed (linear): each is restickified once, nothing else moves.
-    assert found == {"cost": 64 * 256 + 256 * 32, "restickified": 64 * 256 + 256 * 32, "pads": 0}
+    # Both weights are used transposed (linear); as parameters they are packed once, at load
+    # time, in the layout the matmul reads, so nothing is restickified at run time.
+    assert found == {"cost": 0, "restickified": 0, "pads": 0}
 
 
 def test_decoder_block() -> None:

@@ -1,0 +1,246 @@
+"""
+Matmul dataflow: choose a matmul's work division and LX chunking together, for time.
+
+A matmul kernel (`ktir.cores.chunking`) gives every core a slice of the iteration space
+(`splits`, the work division) and walks that slice in chunks (`cuts`), reduction chunks
+innermost: for each chunk it loads an x tile and a y tile into double-buffered LX slots and
+runs the PE arrays on them; a chunked or split K accumulates into one fp32 tile per output
+chunk (output-stationary), which is zeroed, summed over the ring when K is split across
+cores, and stored once. The simulator charges exactly that (`ktir.sim`), so the traffic of a
+candidate (splits, cuts) follows from counting:
+
+    chunks C = prod(cuts); per chunk every core loads its x tile and its y tile;
+    cores holding the same box of a tensor share one broadcast read per cohort of
+    `Target.broadcast_cohort` cores: a tile held by `s` cores costs ceil(s / cohort) reads;
+    x bytes moved = C * x_tile * (cores / sharers_x) * ceil(sharers_x / cohort), with
+    sharers_x = the N split (cores that differ only in n hold the same x box), and the same
+    for y with sharers_y = the M split (and batch, when y has no batch dims);
+    output bytes = each output tile once (the first core of a K group stores it).
+
+and its time from the same cost model: per chunk the load queue spends the DMA setup plus the
+chip-wide transfer of each tile while the PE arrays run `pt_cycles` on the previous chunk
+(double buffering), so a chunk costs the larger of the two; each output chunk adds its
+accumulator's zeroing, ring reduction and store, which wait for the chunk before them.
+
+Worked example (docs/performance.md): x[512, 4096] @ y[4096, 14336] fp16 on 32 cores. The
+reference split {m: 32} gives each core 16 rows (PE arrays half full) and the whole 117 MB y,
+read once per cohort: 4 x 117 MB. {n: 32} gives each core all 512 rows and 448 columns of y;
+x (4 MB) is shared by all 32 cores (4 reads), and with K cut into 32 chunks of 128 the
+double-buffered x and y tiles (2 x 240 KiB) and the 896 KiB accumulator fit in LX: 16 + 117 +
+15 MB are moved, 1.09x the compulsory 136 MB, and the PE arrays and the channel overlap.
+
+`best_schedule` ranks every (splits, cuts) whose per-dim product divides the dim's granules
+with NumPy in one pass and returns the fastest; `best_cuts` does the same for a fixed split.
+Ties go to fewer chunks, then to more cores, then to the first candidate in a fixed order, so
+the choice is deterministic.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ktir.cores.iteration import IterationSpace
+from ktir.cores.tiling import Access, granules
+from ktir.cores.work_division import divisors
+from ktir.hardware.target import Target
+from ktir.layout import sticks
+
+ACCUMULATOR_BYTES = 4
+"""Partial sums accumulate in fp32."""
+
+MAX_CANDIDATES = 400_000
+"""Candidates ranked at most per matmul; beyond it only splits that use every core are ranked."""
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A matmul's work division and chunk cuts, with the modeled cycles and LPDDR5 bytes."""
+
+    splits: dict[str, int]
+    cuts: dict[str, int]
+    cycles: float
+    traffic: float
+
+
+@dataclass(frozen=True)
+class _Operand:
+    """A tensor of the matmul: its device bytes and the iteration dims its tiles depend on."""
+
+    bytes: int
+    dims: frozenset[str]
+
+
+def is_matmul(space: IterationSpace) -> bool:
+    """Whether `space` is a matmul's (PE arrays, with m, n and k dims)."""
+    return space.unit == "pt" and {"m", "n", "k"} <= set(space.sizes)
+
+
+def _operand(access: Access) -> _Operand:
+    return _Operand(access.layout.device_bytes, frozenset(d for d in access.dims if d is not None))
+
+
+def _pairs(units: int, max_split: int) -> list[tuple[int, int]]:
+    """(split, cut) pairs whose product divides `units`, split at most `max_split`."""
+    return [(s, c) for t in divisors(units) for s in divisors(t) if s <= max_split for c in (t // s,)]
+
+
+def _grid(
+    dims: Sequence[str], options: Mapping[str, list[tuple[int, int]]], cores: int, at_least: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every combination of per-dim (split, cut) options: arrays (candidates, dims) of splits, cuts."""
+    index = np.array(list(itertools.product(*(range(len(options[d])) for d in dims))), dtype=np.int64)
+    splits = np.stack([np.array([p[0] for p in options[d]])[index[:, i]] for i, d in enumerate(dims)], axis=1)
+    cuts = np.stack([np.array([p[1] for p in options[d]])[index[:, i]] for i, d in enumerate(dims)], axis=1)
+    used = splits.prod(axis=1)
+    keep = (used <= cores) & (used >= at_least)
+    return splits[keep], cuts[keep]
+
+
+class _Model:
+    """The vectorized cost of candidate (splits, cuts) arrays for one matmul."""
+
+    def __init__(self, space: IterationSpace, target: Target) -> None:
+        self.space, self.target = space, target
+        self.dims = list(space.sizes)
+        x, y = (a for a in space.inputs if a is not None)
+        self.x, self.y, self.out = _operand(x), _operand(y), _operand(space.output)
+        self.out_element_bytes = space.output.layout.device_dtype.element_bytes
+        self.reduction = [d for d in self.dims if d in space.reduction]
+        # Padded iteration sizes: K and N in whole sticks, as the PE arrays read them.
+        self.padded = {d: _padded(space, d) for d in self.dims}
+
+    def _column(self, array: np.ndarray, names: Sequence[str] | frozenset[str]) -> np.ndarray:
+        columns = [self.dims.index(d) for d in self.dims if d in names]
+        return array[:, columns].prod(axis=1) if columns else np.ones(len(array), dtype=np.int64)
+
+    def tile_bytes(self, operand: _Operand, total: np.ndarray) -> np.ndarray:
+        """Bytes of one tile when the dims are cut `total` ways (splits times cuts)."""
+        return operand.bytes / self._column(total, operand.dims)
+
+    def lx_bytes(self, splits: np.ndarray, cuts: np.ndarray) -> np.ndarray:
+        """LX a core needs: two slots of each input tile (one when unchunked) and the output."""
+        total = splits * cuts
+        chunks = cuts.prod(axis=1)
+        slots = np.where(chunks > 1, 2, 1)
+        inputs = (self.tile_bytes(self.x, total) + self.tile_bytes(self.y, total)) * slots
+        out_tile = self.tile_bytes(self.out, total)
+        acc = out_tile / self.out_element_bytes * ACCUMULATOR_BYTES
+        return inputs + np.where(self._accumulates(splits, cuts), acc, out_tile * slots)
+
+    def _accumulates(self, splits: np.ndarray, cuts: np.ndarray) -> np.ndarray:
+        return (self._column(splits, self.reduction) > 1) | (self._column(cuts, self.reduction) > 1)
+
+    def _reads(self, operand: _Operand, splits: np.ndarray) -> np.ndarray:
+        """Broadcast reads per chunk of one operand: distinct boxes x ceil(sharers / cohort)."""
+        distinct = self._column(splits, operand.dims)
+        sharers = splits.prod(axis=1) // distinct
+        return distinct * np.ceil(sharers / self.target.broadcast_cohort)
+
+    def cost(self, splits: np.ndarray, cuts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(cycles, LPDDR5 bytes) of each candidate, by the counting of the module docstring."""
+        t = self.target
+        total = splits * cuts
+        chunks = cuts.prod(axis=1)
+        k_chunks = self._column(cuts, self.reduction)
+        outer = chunks // k_chunks
+        cores = splits.prod(axis=1)
+        k_split = self._column(splits, self.reduction)
+        x_chip = self.tile_bytes(self.x, total) * self._reads(self.x, splits)
+        y_chip = self.tile_bytes(self.y, total) * self._reads(self.y, splits)
+        out_chip = self.tile_bytes(self.out, total) * cores / k_split
+        traffic = chunks * (x_chip + y_chip) + outer * out_chip
+        load = 2 * t.dma_setup_cycles + (x_chip + y_chip) / t.device_bytes_per_cycle
+        store = t.dma_setup_cycles + out_chip / t.device_bytes_per_cycle
+        rows = self.padded["m"] / total[:, self.dims.index("m")]
+        macs = np.prod([self.padded[d] / total[:, i] for i, d in enumerate(self.dims)], axis=0)
+        pt = macs / (t.peak_macs_per_us_per_core * _pt_efficiency(rows, t)) * t.clock_mhz
+        accumulate = self._accumulates(splits, cuts)
+        acc_elements = self.tile_bytes(self.out, total) / self.out_element_bytes
+        fill = np.where(accumulate, acc_elements * ACCUMULATOR_BYTES / t.lx_copy_bytes_per_cycle, 0.0)
+        ring = np.where(
+            k_split > 1,
+            (k_split - 1)
+            * (
+                t.ring_hop_cycles
+                + np.maximum(
+                    acc_elements * ACCUMULATOR_BYTES / t.ring_bytes_per_cycle,
+                    acc_elements * t.psum_us_per_element * t.clock_mhz,
+                )
+            ),
+            0.0,
+        )
+        steady = np.maximum(pt, load + store * outer / chunks)
+        # An accumulating output chunk waits for its store, zeroing and ring reduction.
+        per_outer = np.where(accumulate, fill + ring + store, 0.0)
+        cycles = load + chunks * steady + outer * per_outer + np.where(accumulate, 0.0, store)
+        return cycles, traffic
+
+
+def _padded(space: IterationSpace, dim: str) -> float:
+    """A dim's size as the PE arrays see it: a dim some tensor sticks on, in whole sticks."""
+    size = space.sizes[dim]
+    for access in space.accesses:
+        host = [i for i, d in enumerate(access.dims) if d == dim]
+        if host and sticks.layout_stick(access.layout, access.shape) == host[0]:
+            per_stick = access.layout.device_dtype.elems_per_stick
+            return float(-(-size // per_stick) * per_stick)
+    return float(size)
+
+
+def _pt_efficiency(rows: np.ndarray, target: Target) -> np.ndarray:
+    passes = np.maximum(1.0, rows / target.pe_rows)
+    return np.minimum(1.0, np.sqrt(passes / target.pt_target_passes))
+
+
+def _ranked(model: _Model, splits: np.ndarray, cuts: np.ndarray, lx_bytes: int, limit: int) -> list[Schedule]:
+    """The `limit` fastest candidates that fit `lx_bytes`, fastest first."""
+    fits = model.lx_bytes(splits, cuts) <= lx_bytes
+    splits, cuts = splits[fits], cuts[fits]
+    cycles, traffic = model.cost(splits, cuts)
+    # Fastest; then fewest chunks; then most cores (less work each if the model is off); then
+    # the first in enumeration order (np.lexsort is stable, its last key is the primary one).
+    order = np.lexsort((-splits.prod(axis=1), cuts.prod(axis=1), np.round(cycles, 3)))[:limit]
+    dims = model.dims
+    return [
+        Schedule(
+            {d: int(splits[i, j]) for j, d in enumerate(dims)},
+            {d: int(cuts[i, j]) for j, d in enumerate(dims)},
+            float(cycles[i]),
+            float(traffic[i]),
+        )
+        for i in order
+    ]
+
+
+def best_schedule(space: IterationSpace, cores: int, lx_bytes: int, target: Target) -> Schedule | None:
+    """
+    The fastest (splits, cuts) of a matmul over at most `cores` cores whose staging buffers
+    take at most `lx_bytes` of LX per core; None if no candidate fits.
+    """
+    model = _Model(space, target)
+    units = granules(space.sizes, space.accesses, space.whole)
+    options = {d: _pairs(units[d], cores) for d in model.dims}
+    size = math.prod(len(o) for o in options.values())
+    at_least = cores if size > MAX_CANDIDATES else 1
+    splits, cuts = _grid(model.dims, options, cores, at_least)
+    ranked = _ranked(model, splits, cuts, lx_bytes, 1)
+    return ranked[0] if ranked else None
+
+
+def ranked_cuts(
+    space: IterationSpace, splits: Mapping[str, int], lx_bytes: int, target: Target, limit: int = 16
+) -> list[Schedule]:
+    """The `limit` fastest chunk cuts of a matmul under a fixed split that fit `lx_bytes`, best first."""
+    model = _Model(space, target)
+    units = granules(space.sizes, space.accesses, space.whole)
+    options = {d: [(splits[d], c) for c in divisors(units[d] // splits[d])] for d in model.dims}
+    fixed_splits, cuts = _grid(model.dims, options, math.prod(splits.values()), 1)
+    return _ranked(model, fixed_splits, cuts, lx_bytes, limit)
+
+
+__all__ = ["Schedule", "best_schedule", "is_matmul", "ranked_cuts"]
