@@ -13,7 +13,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from ktir.layout.tiled import SpyreTensorLayout, to_device, to_host
+from ktir.layout.spyre import SpyreTensorLayout
+from ktir.layout.transfer import to_device, to_host
 
 SIZE = (4096, 4096)
 REPEATS = 7

@@ -44,14 +44,9 @@ from ktir.dialects.ktir_structured import (
     SliceOp,
 )
 from ktir.hardware.target import SPYRE
-from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE
-from ktir.layout.tiled import (
-    MAX_HOST_RANK,
-    DeviceDType,
-    LayoutError,
-    SpyreTensorLayout,
-    TiledLayout,
-)
+from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE, DeviceDType
+from ktir.layout.spyre import SpyreTensorLayout
+from ktir.layout.tiled import MAX_HOST_RANK, LayoutError, TiledLayout
 
 #### Types and attributes ####
 

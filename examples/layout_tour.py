@@ -11,7 +11,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from ktir.layout.tiled import SpyreTensorLayout, to_device, to_host
+from ktir.layout.spyre import SpyreTensorLayout
+from ktir.layout.transfer import to_device, to_host
 
 console = Console()
 

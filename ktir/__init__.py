@@ -8,7 +8,8 @@ PyTorch importer in `ktir.frontend.fx` and the NumPy reference executor in `ktir
 
 from typing import Any
 
-from ktir.layout.tiled import SpyreTensorLayout, to_device, to_host
+from ktir.layout.spyre import SpyreTensorLayout
+from ktir.layout.transfer import to_device, to_host
 
 __all__ = ["SpyreTensorLayout", "compile", "import_fx", "run_pipeline", "to_device", "to_host"]
 __version__ = "0.1.0"

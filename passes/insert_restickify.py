@@ -35,7 +35,7 @@ from ktir.dialects.ktir_structured import RestickifyOp
 from ktir.ir.diagnostics import op_error
 from ktir.ir.values import encoding_of, is_tensor, shape_of
 from ktir.layout import sticks
-from ktir.layout.tiled import SpyreTensorLayout
+from ktir.layout.spyre import SpyreTensorLayout
 from ktir.passes.verify_layouts import check_layouts_in_debug_mode
 from ktir.planning.legality import LayoutViolation, value_stick
 from ktir.planning.rules import RuleError, rule_of

@@ -43,7 +43,7 @@ from ktir.dialects.ktir_structured import MatmulBase, PadOp, padded_k
 from ktir.ir.diagnostics import op_error
 from ktir.ir.values import device_dtype, encoding_of, shape_of
 from ktir.layout import sticks
-from ktir.layout.tiled import SpyreTensorLayout
+from ktir.layout.spyre import SpyreTensorLayout
 from ktir.passes.verify_layouts import check_layouts_in_debug_mode
 
 

@@ -34,7 +34,7 @@ from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.ir.values import layout_of_type
-from ktir.layout.tiled import SpyreTensorLayout
+from ktir.layout.spyre import SpyreTensorLayout
 from ktir.reference.executor import IMPLEMENTATIONS, entry_function
 from ktir.reference.ops import ExecutionError, full_value, numpy_dtype, store, to_numpy
 

@@ -28,7 +28,7 @@ from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir_core import ComputeUnit
 from ktir.ir.values import encoding_of, is_tensor, shape_of
-from ktir.layout.tiled import SpyreTensorLayout
+from ktir.layout.spyre import SpyreTensorLayout
 from ktir.planning.plan import copying_view
 from ktir.planning.rules import POINTWISE, VIEWS, rule_of
 

@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from ktir.layout.tiled import HostGroup, SpyreTensorLayout
+from ktir.layout.binding import HostGroup
+from ktir.layout.spyre import SpyreTensorLayout
 
 
 @dataclass(frozen=True)

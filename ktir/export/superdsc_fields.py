@@ -17,7 +17,9 @@ from typing import Any
 
 from ktir.cores.tiling import Access, device_box
 from ktir.hardware.target import SPYRE
-from ktir.layout.tiled import DeviceDType, HostGroup, SpyreTensorLayout
+from ktir.layout.binding import HostGroup
+from ktir.layout.dtypes import DeviceDType
+from ktir.layout.spyre import SpyreTensorLayout
 
 POINTWISE_LABELS = ("mb", "x", "y", "i", "j", "ki", "kj")
 """Labels of the leading dims of a non-matmul op; its last dim is `OUTPUT_LABEL`."""

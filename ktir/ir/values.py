@@ -22,7 +22,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.dialects.ktir import TiledLayoutAttr
 from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE
-from ktir.layout.tiled import SpyreTensorLayout
+from ktir.layout.spyre import SpyreTensorLayout
 
 
 def functions_of(module: Operation) -> list[func.FuncOp]:

@@ -46,7 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ktir.layout.tiled import DmaBlock, LayoutError, check_host_view, contiguous_strides, strided_view
+from ktir.layout.binding import DmaBlock, check_host_view, strided_view
+from ktir.layout.tiled import LayoutError, contiguous_strides
 
 __all__ = [
     "HostView",

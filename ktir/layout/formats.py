@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ktir.layout.tiled import BoundLayout, LayoutError, TiledLayout, contiguous_strides
+from ktir.layout.binding import BoundLayout
+from ktir.layout.tiled import LayoutError, TiledLayout, contiguous_strides
 
 __all__ = [
     "HTP_LAYOUTS",

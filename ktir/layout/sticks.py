@@ -15,7 +15,8 @@ import functools
 import itertools
 from collections.abc import Sequence
 
-from ktir.layout.tiled import LayoutError, SpyreTensorLayout, contiguous_strides, restickify_target
+from ktir.layout.spyre import SpyreTensorLayout, restickify_target
+from ktir.layout.tiled import LayoutError, contiguous_strides
 
 SPARSE = -1
 """The stick of a sparse tensor: one element per stick (a reduction over the stick dim)."""

@@ -39,8 +39,9 @@ from ktir.dialects.ktir import LAYOUT_PIN, STATE_ARGS, TiledLayoutAttr
 from ktir.ir.values import device_dtype, encoding_of, is_tensor, numel, shape_of
 from ktir.layout import sticks
 from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE
+from ktir.layout.spyre import SpyreTensorLayout
 from ktir.layout.sticks import SPARSE
-from ktir.layout.tiled import LayoutError, SpyreTensorLayout
+from ktir.layout.tiled import LayoutError
 from ktir.planning import search as layout_search
 from ktir.planning.rules import Need, Rule, RuleError, rule_of
 

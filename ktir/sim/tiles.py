@@ -21,7 +21,8 @@ from functools import cache
 
 import numpy as np
 
-from ktir.layout.tiled import BoundLayout, HostGroup, SpyreTensorLayout
+from ktir.layout.binding import BoundLayout, HostGroup
+from ktir.layout.spyre import SpyreTensorLayout
 
 
 @cache

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ktir.cores.work_division import Access, adjusted_sizes, core_slices, core_split, divide, per_core_span
-from ktir.layout.tiled import SpyreTensorLayout
+from ktir.layout.spyre import SpyreTensorLayout
 
 
 def pointwise(shape: tuple[int, ...], dtype: str = "float16") -> tuple[dict[str, int], Access]:

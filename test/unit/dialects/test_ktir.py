@@ -5,7 +5,8 @@ from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType, TensorT
 from xdsl.utils.exceptions import VerifyException
 
 from ktir.dialects.ktir import TiledLayoutAttr, verify_tiled_tensor
-from ktir.layout.tiled import DeviceDType, SpyreTensorLayout
+from ktir.layout.dtypes import DeviceDType
+from ktir.layout.spyre import SpyreTensorLayout
 
 
 def test_from_layout_and_back():

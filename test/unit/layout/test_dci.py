@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_tiled import REFERENCE_LAYOUTS
 
+from ktir.layout.binding import DmaBlock
 from ktir.layout.dci import (
     INVALID_SIZES,
     INVALID_TILING,
@@ -23,14 +24,9 @@ from ktir.layout.dci import (
     loop_plan,
     reference_blocks,
 )
-from ktir.layout.tiled import (
-    DmaBlock,
-    LayoutError,
-    SpyreTensorLayout,
-    contiguous_strides,
-    to_device,
-    to_host,
-)
+from ktir.layout.spyre import SpyreTensorLayout
+from ktir.layout.tiled import LayoutError, contiguous_strides
+from ktir.layout.transfer import to_device, to_host
 
 FAST = settings(max_examples=80, deadline=None)
 

@@ -7,17 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ktir.layout.tiled import (
-    DeviceDType,
-    DmaBlock,
-    LayoutError,
-    SpyreTensorLayout,
-    TiledLayout,
-    contiguous_strides,
-    device_dtype_of,
-    to_device,
-    to_host,
-)
+from ktir.layout.binding import DmaBlock
+from ktir.layout.dtypes import DeviceDType
+from ktir.layout.spyre import SpyreTensorLayout
+from ktir.layout.tiled import LayoutError, TiledLayout, contiguous_strides, device_dtype_of
+from ktir.layout.transfer import to_device, to_host
 
 # (host size, dim_order) -> (device_size, stride_map): the default layouts of torch-spyre's
 # `docs/source/user_guide/tensors_and_layouts.md` and `torch_spyre/csrc/spyre_tensor_impl.cpp`

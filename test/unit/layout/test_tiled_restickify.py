@@ -7,7 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ktir.layout.tiled import LayoutError, SpyreTensorLayout, restickify_target, to_device, to_host
+from ktir.layout.spyre import SpyreTensorLayout, restickify_target
+from ktir.layout.tiled import LayoutError
+from ktir.layout.transfer import to_device, to_host
 
 
 def test_reference_example() -> None:

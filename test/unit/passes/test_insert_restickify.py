@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import ModuleOp
 import ktir
 from ktir.dialects.ktir_structured import RestickifyOp
 from ktir.ir.values import encoding_of
-from ktir.layout.tiled import SpyreTensorLayout, restickify_target
+from ktir.layout.spyre import SpyreTensorLayout, restickify_target
 from ktir.passes.propagate_layouts import PLAN_ATTR, functions_of
 
 S = 128

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module
 from ktir.ir.values import functions_of
+from ktir.layout.spyre import SpyreTensorLayout
 from ktir.layout.sticks import (
     SPARSE,
     candidate_sticks,
@@ -21,7 +22,7 @@ from ktir.layout.sticks import (
     restickified_layout,
     stick_layout,
 )
-from ktir.layout.tiled import SpyreTensorLayout, to_device
+from ktir.layout.transfer import to_device
 from ktir.planning.rules import ANY, Need, on, pointwise_need, rule_of
 
 

@@ -1,4 +1,4 @@
-"""tools/fuzz.py: deterministic cases, outcome classification, the watchdog, and the short mode."""
+"""tools/fuzz.py, tools/fuzz_cases.py: deterministic cases, outcome classification, watchdog, short mode."""
 
 import json
 import random
@@ -9,21 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from ktir.tools import fuzz
+from ktir.tools import fuzz, fuzz_cases
 
 FUZZ = Path(fuzz.__file__)
 GOOD = "func.func @f(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {\n  return %x : tensor<4x64xf16>\n}\n"
 
 
 def test_the_corpus_is_every_lit_input_with_run_lines_blanked():
-    corpus = fuzz.load_corpus()
+    corpus = fuzz_cases.load_corpus()
     names = {seed.name for seed in corpus}
     assert "ktir-run/run.mlir" in names and "Inputs/ktir-run/oob.mlir" in names
     assert any(name.startswith("dialects/ktir/structured_invalid.mlir#") for name in names)
     run = next(seed for seed in corpus if seed.name == "ktir-run/run.mlir")
     assert "RUN:" not in run.text and "CHECK" not in run.text
     # Blanked, not removed: line numbers stay those of the file.
-    original = (fuzz.CORPUS / "ktir-run/run.mlir").read_text()
+    original = (fuzz_cases.CORPUS / "ktir-run/run.mlir").read_text()
     assert run.text.count("\n") == original.count("\n")
     assert "ktir-compile{cores=2}" in run.pipelines
     verify = next(seed for seed in corpus if seed.name == "ktir-opt/verify_diagnostics.mlir")
@@ -31,17 +31,17 @@ def test_the_corpus_is_every_lit_input_with_run_lines_blanked():
 
 
 def test_cases_are_a_function_of_seed_and_index():
-    first = list(fuzz.iter_cases(7, 60))
-    assert first == list(fuzz.iter_cases(7, 60))
-    assert [c.data for c in first] != [c.data for c in fuzz.iter_cases(8, 60)]
+    first = list(fuzz_cases.iter_cases(7, 60))
+    assert first == list(fuzz_cases.iter_cases(7, 60))
+    assert [c.data for c in first] != [c.data for c in fuzz_cases.iter_cases(8, 60)]
     assert {c.tool for c in first} == {"ktir-opt", "ktir-run"}
     assert all(c.argv[0] == "{input}" for c in first)
 
 
-@pytest.mark.parametrize("name", sorted(fuzz.MUTATIONS))
+@pytest.mark.parametrize("name", sorted(fuzz_cases.MUTATIONS))
 def test_each_mutation_is_deterministic(name):
-    data = (fuzz.CORPUS / "ktir-run/run.mlir").read_bytes()
-    mutate = fuzz.MUTATIONS[name]
+    data = (fuzz_cases.CORPUS / "ktir-run/run.mlir").read_bytes()
+    mutate = fuzz_cases.MUTATIONS[name]
     assert mutate(data, random.Random(3)) == mutate(data, random.Random(3))
     assert isinstance(mutate(b"", random.Random(3)), bytes)
 
@@ -56,14 +56,14 @@ def _is_utf8(data: bytes) -> bool:
 
 def test_mutations_reach_the_extremes_the_campaign_found():
     rng = random.Random(0)
-    bad = [fuzz.non_utf8(b"abc", random.Random(i)) for i in range(20)]
+    bad = [fuzz_cases.non_utf8(b"abc", random.Random(i)) for i in range(20)]
     assert all(len(b) > 3 for b in bad)
     assert sum(not _is_utf8(b) for b in bad) >= 10
-    nested = b"".join(fuzz.deep_nesting(b"x", random.Random(i)) for i in range(20))
+    nested = b"".join(fuzz_cases.deep_nesting(b"x", random.Random(i)) for i in range(20))
     assert b"[" * 501 in nested or b'"test.op"() ({\n' * 501 in nested
-    shapes = {fuzz.scale_dim(b"tensor<4x64xf16>", random.Random(i)) for i in range(40)}
+    shapes = {fuzz_cases.scale_dim(b"tensor<4x64xf16>", random.Random(i)) for i in range(40)}
     assert b"tensor<99999999999x64xf16>" in shapes or b"tensor<4x99999999999xf16>" in shapes
-    assert fuzz.extreme_int(b"dim 1", rng) != b"dim 1"
+    assert fuzz_cases.extreme_int(b"dim 1", rng) != b"dim 1"
 
 
 @pytest.mark.parametrize(
@@ -87,8 +87,10 @@ def test_classify(code, stderr, escaped, leftovers, outcome):
     assert fuzz.classify(code, stderr, escaped, leftovers) == outcome
 
 
-def _case(index: int, data: str, tool: str = "ktir-opt") -> fuzz.Case:
-    return fuzz.Case(index, "test", (), tool, "plain", ("{input}", "-o", "{out}"), data.encode(), ("{out}",))
+def _case(index: int, data: str, tool: str = "ktir-opt") -> fuzz_cases.Case:
+    return fuzz_cases.Case(
+        index, "test", (), tool, "plain", ("{input}", "-o", "{out}"), data.encode(), ("{out}",)
+    )
 
 
 def test_the_watchdog_kills_a_hung_worker_and_the_next_case_runs(tmp_path):

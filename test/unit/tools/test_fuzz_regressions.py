@@ -244,7 +244,7 @@ def test_a_tensor_padded_past_device_memory_is_refused(tmp_path, capsys):
 
 def test_check_device_memory_names_the_tensor():
     from ktir.cores.tiling import Access
-    from ktir.layout.tiled import SpyreTensorLayout
+    from ktir.layout.spyre import SpyreTensorLayout
 
     small = Access(SpyreTensorLayout((4, 64), "float16"), (4, 64), ("d0", "d1"))
     check_device_memory([small])
