@@ -154,6 +154,7 @@ class Program:
         self._report: Report | None = None
         self._resident: dict[int, Any] | None = None
         self._pending_load_bytes = 0.0
+        self._state_key: list[tuple[int, Any]] | None = None
 
     @property
     def report(self) -> Report:
@@ -161,6 +162,22 @@ class Program:
         if self._report is None:
             raise RuntimeError("the program has not run yet: call it first, e.g. prog(*example_args)")
         return self._report
+
+    def bind_state(self, tensors: Sequence[Any]) -> None:
+        """
+        Use `tensors` (in argument order) as the model's state from now on. The same tensor
+        objects, unmodified since they were packed, stay resident; anything else is loaded again
+        on the next call. The `torch.compile` backend binds the module's live parameters so.
+        """
+        names = self.imported.input_names[self.imported.user_input_count :]
+        if len(tensors) != len(names):
+            raise ValueError(f"expected {len(names)} state tensor(s), got {len(tensors)}")
+        key = [(id(t), getattr(t, "_version", None)) for t in tensors]
+        if key == self._state_key:
+            return
+        self.imported.state.update(zip(names, tensors, strict=True))
+        self._state_key = key
+        self._resident = None
 
     def load(self) -> None:
         """Pack the model's state into device memory (once; a second call does nothing)."""
@@ -223,17 +240,27 @@ def torch_backend(graph_module: Any, example_inputs: list[Any]) -> Callable[...,
     recompiles for a second shape, sizes arrive as integer inputs) compiles one `Program` for
     them, and later calls with the same key reuse it. Every call runs on the simulator; the
     last call's report is `ktir.compile.last_report()`.
+
+    The module's parameters and buffers (Dynamo passes them as graph inputs) are the program's
+    state, as with `ktir.compile`: laid out as their consumers read them, packed into device
+    memory on the first call and kept there while the same, unmodified tensors come back.
     """
     from torch._dynamo.backends.common import aot_autograd
     from torch._functorch.aot_autograd import make_boxed_func
 
+    state = _state_positions(graph_module, example_inputs)
+
     def forward_compiler(graph: Any, fake_inputs: list[Any]) -> Callable[..., Any]:
+        # aot_autograd keeps Dynamo's inputs in order for inference; if it did not, no input
+        # is taken for state (correct, only slower).
+        positions = state if len(fake_inputs) == len(example_inputs) else frozenset()
         # A static graph compiles now; a graph with symbolic sizes compiles per concrete shape
         # on its first call (outside Dynamo's tracing context, whose shape guards it must not see).
         programs: dict[tuple[Any, ...], Program] = {}
         if all(_is_tensor(a) and not _has_symbols(a) for a in fake_inputs):
             examples = _examples(fake_inputs)
-            programs[tuple(_specialization_key(a) for a in examples)] = _compile_specialized(graph, examples)
+            key = tuple(_specialization_key(a) for a in examples)
+            programs[key] = _compile_specialized(graph, examples, positions)
 
         def run(*args: Any) -> Any:
             key = tuple(_specialization_key(a) for a in args)
@@ -241,15 +268,31 @@ def torch_backend(graph_module: Any, example_inputs: list[Any]) -> Callable[...,
                 # A fresh thread has none of the dispatch state (functionalization, fake and
                 # tracing modes) the calling frame may carry, so export traces from scratch.
                 with ThreadPoolExecutor(max_workers=1) as worker:
-                    programs[key] = worker.submit(_compile_specialized, graph, args).result()
+                    programs[key] = worker.submit(_compile_specialized, graph, args, positions).result()
             program = programs[key]
-            outputs = program(*(a for a in args if _is_tensor(a)))
+            program.bind_state([args[i] for i in sorted(positions)])
+            outputs = program(*(a for i, a in enumerate(args) if _is_tensor(a) and i not in positions))
             _LAST_REPORT[0] = program.report
             return outputs
 
         return make_boxed_func(run)
 
     return aot_autograd(fw_compiler=forward_compiler)(graph_module, example_inputs)
+
+
+def _state_positions(graph_module: Any, example_inputs: Sequence[Any]) -> frozenset[int]:
+    """Positions of Dynamo's graph inputs that are the module's parameters or buffers."""
+    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(example_inputs):
+        return frozenset()
+    found = set()
+    for i, node in enumerate(placeholders):
+        source = getattr(node.meta.get("grapharg"), "source", None)
+        name = getattr(source, "name", "")
+        name = name() if callable(name) else str(name)
+        if ("._parameters[" in name or "._buffers[" in name) and _is_tensor(example_inputs[i]):
+            found.add(i)
+    return frozenset(found)
 
 
 def _is_tensor(value: Any) -> bool:
@@ -278,16 +321,25 @@ def _specialization_key(value: Any) -> Any:
     return value
 
 
-def _compile_specialized(graph: Any, args: Sequence[Any]) -> Program:
-    """`graph` compiled for `args`: tensors stay inputs, every other argument becomes a constant."""
+def _compile_specialized(graph: Any, args: Sequence[Any], state: frozenset[int] = frozenset()) -> Program:
+    """
+    `graph` compiled for `args`: the inputs at `state` positions become the program's state,
+    other tensors stay inputs, and every other argument becomes a constant.
+    """
     import torch
     from torch._subclasses.fake_tensor import unset_fake_temporarily
 
     with unset_fake_temporarily():
         # Fresh zeros, not the caller's tensors: only shapes and dtypes matter, and on a first
-        # call those may still be wrapped by aot_autograd's functionalization.
-        examples = [torch.zeros(tuple(a.shape), dtype=a.dtype) for a in args if _is_tensor(a)]
-        return compile(_bind_constants(graph, args), examples)
+        # call those may still be wrapped by aot_autograd's functionalization. The state's
+        # values are bound on every call (`Program.bind_state`).
+        tensors = [i for i, a in enumerate(args) if _is_tensor(a)]
+        zeros = {i: torch.zeros(tuple(args[i].shape), dtype=args[i].dtype) for i in tensors}
+        bound = _bind_constants(graph, args)
+        stateful = _StatefulGraph(
+            bound, [i in state for i in tensors], [zeros[i] for i in tensors if i in state]
+        )
+        return compile(stateful, [zeros[i] for i in tensors if i not in state])
 
 
 def _bind_constants(graph: Any, args: Sequence[Any]) -> Any:
@@ -315,6 +367,31 @@ def _bind_constants(graph: Any, args: Sequence[Any]) -> Any:
         node.meta.clear()  # symbolic values of Dynamo's shape environment; export retraces them
     bound.recompile()
     return bound
+
+
+def _stateful_graph_class() -> type:
+    import torch
+
+    class StatefulGraph(torch.nn.Module):
+        """A graph whose inputs at the `is_state` positions are buffers (`state0`, `state1`...)."""
+
+        def __init__(self, graph: Any, is_state: list[bool], state: list[Any]) -> None:
+            super().__init__()
+            self.graph, self.is_state = graph, is_state
+            for j, tensor in enumerate(state):
+                self.register_buffer(f"state{j:05d}", tensor)
+
+        def forward(self, *user: Any) -> Any:
+            state = iter(self.buffers())
+            inputs = iter(user)
+            return self.graph(*(next(state) if s else next(inputs) for s in self.is_state))
+
+    return StatefulGraph
+
+
+def _StatefulGraph(graph: Any, is_state: list[bool], state: list[Any]) -> Any:
+    """The graph as a module holding its state as buffers, so export lifts them as state."""
+    return _stateful_graph_class()(graph, is_state, state)
 
 
 _LAST_REPORT: list[Report | None] = [None]

@@ -30,7 +30,6 @@ from ktir.dialects.ktir import device_dtype_of_element
 from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
-from ktir.ir.state import read_lx_placement
 from ktir.ir.values import layout_of_type
 from ktir.reference.executor import IMPLEMENTATIONS
 from ktir.reference.ops import ExecutionError, numpy_dtype, store
@@ -46,11 +45,6 @@ from ktir.sim.memory import (
 from ktir.sim.report import KernelReport
 from ktir.sim.tiles import HostTiles
 from ktir.sim.timeline import UNITS, Timeline
-
-
-def _resident(value: SSAValue) -> bool:
-    """Whether `value` is kept in LX by the scratchpad plan (not read from device memory)."""
-    return isinstance(value.owner, Operation) and read_lx_placement(value.owner) is not None
 
 
 def device_bytes(value_type: Attribute) -> int:
@@ -87,6 +81,9 @@ class SimKernel(KernelInterpreter):
         self.converted_bytes = 0
         self.all_cores = np.arange(self.cores)
         self.bytes = 0.0
+        self.touched: dict[SSAValue, set[tuple[bytes, tuple[int, ...]]]] = {}
+        # The kernel's operand or result behind each block argument (x * x reads one tensor).
+        self.outer = dict(zip(op.body.block.args, [*op.inputs, *op.outputs], strict=True))
         self.flops = 0.0
 
     # -- the run ------------------------------------------------------------------------------
@@ -134,11 +131,17 @@ class SimKernel(KernelInterpreter):
         )
 
     def _compulsory_bytes(self) -> float:
-        """Device bytes of the kernel's distinct inputs and outputs that live in device memory."""
-        values = [v for v in dict.fromkeys(self.op.inputs) if not _resident(v)]
-        if read_lx_placement(self.op) is None:
-            values += list(self.op.outputs)
-        return float(sum(device_bytes(v.type) for v in values))
+        """
+        Bytes the kernel must move at least: each distinct device-memory tensor it reads or
+        writes, once, as far as its tiles reach (the whole tensor, except for a slice-like
+        kernel that touches part of its input), at device-layout size.
+        """
+        total = 0.0
+        for value, boxes in self.touched.items():
+            itemsize = device_dtype_of_element(_element_type(value)).element_bytes
+            reached = sum(math.prod(extent) for _, extent in boxes) * itemsize
+            total += min(reached, device_bytes(value.type))
+        return total
 
     def _unit(self) -> str:
         for op in self.op.body.walk():
@@ -237,7 +240,10 @@ class SimKernel(KernelInterpreter):
             self.timeline.issue(queue, reads, writes, cycles, label)
             return
         # Cores reading the same box share one broadcast read per cohort of cores.
-        _, readers = np.unique(first[active], axis=0, return_counts=True)
+        boxes, readers = np.unique(first[active], axis=0, return_counts=True)
+        memory_value = op.source if load else op.target
+        touched = self.touched.setdefault(self.outer.get(memory_value, memory_value), set())
+        touched.update((box.tobytes(), extent) for box in boxes)
         copies = np.ceil(readers / self.target.broadcast_cohort) if load else readers
         traffic = float(copies.sum()) * tile_bytes
         self.bytes += traffic

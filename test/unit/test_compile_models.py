@@ -22,6 +22,7 @@ import torch
 import transformers
 from helpers import check_against_eager, fp16_ulp_at_largest, model_output
 from model_zoo import MLP, DecoderBlock, pair, tiny_bert_config, tiny_llama_config, tiny_phi3_config
+from test_dataflow import check_never_faster_than_physics
 
 import ktir
 from ktir.frontend.fx import import_program
@@ -103,6 +104,7 @@ def test_compiled_model_matches_eager_and_the_reference(name: str) -> None:
     report = program.report
     assert report.total_cycles > 0 and report.time_us == pytest.approx(report.total_cycles / 1500)
     assert any(k.op == "ktir.matmul" and k.cores > 1 for k in report.kernels)
+    check_never_faster_than_physics(report)
 
 
 @pytest.mark.parametrize("name", TORCH_COMPILE_MODELS)

@@ -1,0 +1,95 @@
+"""The matmul dataflow model (`ktir.cores.dataflow`) and the roofline yardstick it is judged by."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from helpers import compiled
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ktir
+from ktir.cores.dataflow import best_schedule, is_matmul, ranked_cuts
+from ktir.cores.iteration import iteration_space
+from ktir.hardware.target import SPYRE
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import parse_module
+from ktir.ir.values import functions_of
+from ktir.sim import Report
+
+
+def matmul_text(m: int, k: int, n: int) -> str:
+    """`x @ w` in graph-level ktir, fp16."""
+    x, w, y = f"tensor<{m}x{k}xf16>", f"tensor<{k}x{n}xf16>", f"tensor<{m}x{n}xf16>"
+    body = f"  %y = ktir.matmul %x, %w : {x}, {w} -> {y}\n  return %y : {y}\n"
+    return f"func.func @mm(%x: {x}, %w: {w}) -> {y} {{\n{body}}}"
+
+
+def matmul_space(m: int, k: int, n: int):
+    """The iteration space of `x @ w` after the layout passes."""
+    module = parse_module(make_context(), matmul_text(m, k, n))
+    ktir.run_pipeline(module, "ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul")
+    op = next(o for o in functions_of(module)[0].body.block.ops if o.name == "ktir.matmul")
+    space = iteration_space(op)
+    assert space is not None and is_matmul(space)
+    return space
+
+
+def test_prefill_up_projection_reads_every_byte_once() -> None:
+    """The worked example: 512 x 4096 x 14336 on 32 cores, {m: 4, n: 8}, K in 64 chunks, traffic 1.0."""
+    schedule = best_schedule(matmul_space(512, 4096, 14336), 32, SPYRE.lx_usable_bytes, SPYRE)
+    assert schedule is not None
+    assert schedule.splits == {"m": 4, "n": 8, "k": 1}
+    assert schedule.cuts == {"m": 1, "n": 1, "k": 64}
+    compulsory = (512 * 4096 + 4096 * 14336 + 512 * 14336) * 2
+    assert schedule.traffic == compulsory
+
+
+def test_the_choice_is_deterministic_and_fits_lx() -> None:
+    space = matmul_space(2048, 4096, 4096)
+    first = best_schedule(space, 32, SPYRE.lx_usable_bytes, SPYRE)
+    assert first == best_schedule(space, 32, SPYRE.lx_usable_bytes, SPYRE)
+    assert first is not None and math.prod(first.splits.values()) <= 32
+    ranked = ranked_cuts(space, first.splits, SPYRE.lx_usable_bytes, SPYRE)
+    assert ranked[0].cuts == first.cuts  # the same model ranks chunkings for the chosen split
+    assert [r.cycles for r in ranked] == sorted(r.cycles for r in ranked)
+
+
+def test_less_lx_means_more_chunks() -> None:
+    space = matmul_space(512, 4096, 4096)
+    roomy = best_schedule(space, 32, SPYRE.lx_usable_bytes, SPYRE)
+    tight = best_schedule(space, 32, SPYRE.lx_usable_bytes // 8, SPYRE)
+    assert roomy is not None and tight is not None
+    assert math.prod(tight.cuts.values()) > math.prod(roomy.cuts.values())
+    assert best_schedule(space, 32, 1024, SPYRE) is None  # nothing fits 1 KiB
+
+
+def check_never_faster_than_physics(report: Report) -> None:
+    """No kernel and no program beats its roofline bound or moves less than it must."""
+    for kernel in report.kernels:
+        if kernel.cores:
+            assert kernel.cycles >= kernel.bound_cycles, kernel
+            assert kernel.bytes >= kernel.compulsory_bytes, kernel
+    assert report.total_cycles >= report.bound_cycles
+    assert report.bytes >= report.compulsory_bytes
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    m=st.integers(1, 300),
+    k=st.integers(1, 300),
+    n=st.integers(1, 300),
+    cores=st.sampled_from([1, 2, 3, 4, 8, 16, 32]),
+)
+def test_no_matmul_is_faster_than_its_bound(m: int, k: int, n: int, cores: int) -> None:
+    module = compiled(matmul_text(m, k, n), cores)
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal((m, k)).astype(np.float16), rng.standard_normal((k, n)).astype(np.float16)]
+    result = ktir.sim.simulate(module, inputs)
+    check_never_faster_than_physics(result.report)
+    expected = inputs[0].astype(np.float64) @ inputs[1].astype(np.float64)
+    scale = np.abs(inputs[0]).astype(np.float64) @ np.abs(inputs[1]).astype(np.float64)
+    # fp32 accumulation then one fp16 rounding: within one fp16 ulp plus k fp32 ulps of the scale.
+    bound = np.spacing(np.abs(expected).astype(np.float16)).astype(np.float64) + scale * k * 2.0**-23
+    assert np.all(np.abs(result.outputs[0].astype(np.float64) - expected) <= bound)
