@@ -22,6 +22,7 @@ prog.report.print()                 # rich tables, kernels sorted by time lost t
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,8 +33,41 @@ from ktir.hardware.target import SPYRE, Target
 from ktir.sim.timeline import UNITS, Event
 
 
+class Yardstick(ABC):
+    """
+    The roofline ratios of a kernel or a program (module docstring), from its `matmul_flops`,
+    `compulsory_bytes`, moved `bytes`, `simulated_cycles` and `target`.
+    """
+
+    matmul_flops: float
+    compulsory_bytes: float
+    bytes: float
+    target: Target
+
+    @property
+    @abstractmethod
+    def simulated_cycles(self) -> float:
+        """Cycles the simulator took."""
+
+    @property
+    def bound_cycles(self) -> float:
+        """The roofline bound in cycles: the work cannot run faster."""
+        return bound_cycles(self.matmul_flops, self.compulsory_bytes, self.target)
+
+    @property
+    def vs_bound(self) -> float:
+        """Simulated / bound cycles (1.0 = at the roofline); 1.0 for work with no bound."""
+        bound = self.bound_cycles
+        return self.simulated_cycles / bound if bound else 1.0
+
+    @property
+    def traffic_ratio(self) -> float:
+        """Moved / compulsory LPDDR5 bytes (1.0 = each byte moved once)."""
+        return self.bytes / self.compulsory_bytes if self.compulsory_bytes else 1.0
+
+
 @dataclass
-class KernelReport:
+class KernelReport(Yardstick):
     """One kernel (or function-level op) of the run."""
 
     index: int
@@ -62,20 +96,9 @@ class KernelReport:
     target: Target = field(repr=False, default=SPYRE)
 
     @property
-    def bound_cycles(self) -> float:
-        """The kernel's roofline bound in cycles (module docstring): it cannot run faster."""
-        return bound_cycles(self.matmul_flops, self.compulsory_bytes, self.target)
-
-    @property
-    def vs_bound(self) -> float:
-        """Simulated / bound cycles (1.0 = at the roofline); 1.0 for a kernel with no bound."""
-        bound = self.bound_cycles
-        return self.cycles / bound if bound else 1.0
-
-    @property
-    def traffic_ratio(self) -> float:
-        """Moved / compulsory LPDDR5 bytes (1.0 = each byte moved once)."""
-        return self.bytes / self.compulsory_bytes if self.compulsory_bytes else 1.0
+    def simulated_cycles(self) -> float:
+        """The kernel's cycles (what `vs_bound` compares with the bound)."""
+        return self.cycles
 
     @property
     def lost_cycles(self) -> float:
@@ -113,7 +136,7 @@ class OpSummary:
 
 
 @dataclass
-class Report:
+class Report(Yardstick):
     """A whole run: kernels in order, their sum, and per-core busy fractions."""
 
     kernels: list[KernelReport]
@@ -149,25 +172,14 @@ class Report:
         return sum(k.matmul_flops for k in self.kernels)
 
     @property
-    def bound_cycles(self) -> float:
-        """The program's roofline bound in cycles (module docstring)."""
-        return bound_cycles(self.matmul_flops, self.compulsory_bytes, self.target)
+    def simulated_cycles(self) -> float:
+        """The program's cycles (what `vs_bound` compares with the bound)."""
+        return self.total_cycles
 
     @property
     def bound_us(self) -> float:
         """The bound in microseconds."""
         return self.bound_cycles / self.target.clock_mhz
-
-    @property
-    def vs_bound(self) -> float:
-        """Simulated / bound time of the whole program (1.0 = at the roofline)."""
-        bound = self.bound_cycles
-        return self.total_cycles / bound if bound else 1.0
-
-    @property
-    def traffic_ratio(self) -> float:
-        """Moved / compulsory LPDDR5 bytes of the whole program."""
-        return self.bytes / self.compulsory_bytes if self.compulsory_bytes else 1.0
 
     @property
     def load_us(self) -> float:
