@@ -209,22 +209,28 @@ def compile(
     cores: int | None = None,
     policy: str = "dataflow",
     target: str | Path | None = None,
+    fold: bool = True,
 ) -> Program:
     """
     Import a PyTorch model and lower it to core-level ktir over `cores` cores of `target`.
 
     `target` is a TOML file describing the chip (`ktir.hardware.target.load_target`; default:
     Spyre); planning, the static check and the simulator all use it. `cores` defaults to all of
-    the target's cores.
+    the target's cores. With `fold` (the default) what depends on no user input (masks, rotary
+    tables, casts of weights) is computed once here and kept as state
+    (`ktir.frontend.constants.fold_constants`).
 
     ```python
     prog = ktir.compile(model, (x,), cores=32)
     y = prog(x)
     ```
     """
+    from ktir.frontend.constants import fold_constants
     from ktir.frontend.fx import import_program
 
     imported = import_program(model_or_fn, tuple(example_args), example_kwargs or {})
+    if fold:
+        fold_constants(imported)
     options = f"policy={policy}" + ("" if cores is None else f" cores={cores}")
     run_pipeline(imported.module, f"ktir-compile{{{options}}}", target=target)
     return Program(imported.module, imported, load_target(str(target or "")))
@@ -339,7 +345,8 @@ def _compile_specialized(graph: Any, args: Sequence[Any], state: frozenset[int] 
         stateful = _StatefulGraph(
             bound, [i in state for i in tensors], [zeros[i] for i in tensors if i in state]
         )
-        return compile(stateful, [zeros[i] for i in tensors if i not in state])
+        # No folding: the state is bound per call, so nothing computed from it is constant.
+        return compile(stateful, [zeros[i] for i in tensors if i not in state], fold=False)
 
 
 def _bind_constants(graph: Any, args: Sequence[Any]) -> Any:

@@ -122,7 +122,7 @@ def _run_block(
     for index, op in enumerate(block.ops):
         if isinstance(op, func.ReturnOp):
             return [np.array(env[v]) for v in op.arguments]
-        for value, result in zip(op.results, _execute(op, [env[v] for v in op.operands]), strict=True):
+        for value, result in zip(op.results, execute_op(op, [env[v] for v in op.operands]), strict=True):
             env[value] = result
         for value in last_use.get(index, ()):
             env.pop(value, None)  # free intermediates at their last use
@@ -145,7 +145,8 @@ def last_uses(ops: Any) -> dict[int, list[SSAValue]]:
     return by_op
 
 
-def _execute(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
+def execute_op(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
+    """Run one graph-level op on NumPy arrays; `ExecutionError` if it has no implementation."""
     implementation: Callable[[Operation, list[np.ndarray]], list[np.ndarray]] | None = IMPLEMENTATIONS.get(
         type(op)
     )
@@ -163,4 +164,4 @@ def _execute(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
     return results
 
 
-__all__ = ["ExecutionError", "numpy_dtype", "run"]
+__all__ = ["ExecutionError", "execute_op", "numpy_dtype", "run"]

@@ -1,0 +1,134 @@
+"""
+Compile-time constants: what depends on no user input is computed once, when the model is
+compiled, and becomes state the device keeps.
+
+A model computes some tensors from its parameters and buffers alone, or from nothing at all: a
+causal mask built from `arange`, rotary cos/sin tables from a buffer of frequencies, a weight
+cast to another dtype. Run as kernels, they cost time on every call. `fold_constants` runs them
+once with the reference executor (`ktir.reference`) and replaces each such tensor that a
+run-time op reads by a new function argument marked `ktir.constant`, whose value joins the
+imported state; the ops that computed it and the state no op reads any more are removed.
+Layout propagation then gives the constant the layout its consumers read, and the program packs
+it once with the parameters.
+
+Views of state that compute nothing (a weight's transpose for `linear`) are left in place: the
+parameter itself takes the layout that makes them free, and folding them would only copy it.
+
+```python
+imported = import_program(model, (ids,), {"use_cache": False})
+folded = fold_constants(imported)  # e.g. 40 ops of a Llama's mask and rotary tables
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+from xdsl.ir import Operation, SSAValue
+
+from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import CONSTANT_ARG
+from ktir.frontend.fx import FxImport
+from ktir.ir.values import functions_of, is_tensor
+from ktir.reference.executor import execute_op
+from ktir.reference.ops import ExecutionError
+
+_VIEWS = (st.PermuteOp, st.ReshapeOp, st.ExpandOp, st.SliceOp)
+"""Ops that only re-index their input: folded only as part of a chain that computes."""
+
+
+class _Values:
+    """Values known at compile time: arrays, or views of state evaluated on first need."""
+
+    def __init__(self) -> None:
+        self.thunks: dict[SSAValue, Callable[[], np.ndarray]] = {}
+        self.arrays: dict[SSAValue, np.ndarray] = {}
+        self.computed: set[SSAValue] = set()
+
+    def __contains__(self, value: SSAValue) -> bool:
+        return value in self.arrays or value in self.thunks
+
+    def get(self, value: SSAValue) -> np.ndarray:
+        if value not in self.arrays:
+            self.arrays[value] = self.thunks.pop(value)()
+        return self.arrays[value]
+
+    def evaluate(self, op: Operation) -> bool:
+        """Fold `op` if all its operands are known; whether it was."""
+        if not all(v in self for v in op.operands) or isinstance(op, func.ReturnOp) or op.regions:
+            return False
+        computes = not isinstance(op, _VIEWS) or any(v in self.computed for v in op.operands)
+        if not computes:  # a view of state: evaluated only if a folded op reads it
+            self.thunks[op.results[0]] = lambda: execute_op(op, [self.get(v) for v in op.operands])[0]
+            return True
+        try:
+            results = execute_op(op, [self.get(v) for v in op.operands])
+        except (ExecutionError, ValueError, TypeError):
+            return False  # left to run at run time, where its errors are reported
+        self.arrays.update(zip(op.results, results, strict=True))
+        self.computed.update(op.results)
+        return True
+
+
+def fold_constants(imported: FxImport) -> int:
+    """Fold what depends on no user input into `ktir.constant` state (module docstring); ops folded."""
+    function = functions_of(imported.module)[0]
+    block = function.body.block
+    values = _Values()
+    state = imported.state_arrays()
+    for index, argument in enumerate(block.args):
+        if index in state:
+            values.thunks[argument] = lambda array=state[index]: array
+    folded = [op for op in list(block.ops) if op.results and values.evaluate(op)]
+    folded_set = set(folded)
+    frontier = [
+        v
+        for op in folded
+        for v in op.results
+        if v in values.computed and is_tensor(v) and any(u.operation not in folded_set for u in v.uses)
+    ]
+    for value in frontier:
+        _to_argument(imported, function, value, values.get(value))
+    for op in reversed(folded):
+        if all(not r.uses for r in op.results):
+            op.detach()
+            op.erase()
+    _drop_unused_state(imported, function)
+    function.update_function_type()
+    return sum(1 for op in folded if op.parent is None)
+
+
+def _to_argument(imported: FxImport, function: func.FuncOp, value: SSAValue, array: np.ndarray) -> None:
+    """Replace `value` by a new `ktir.constant` argument holding `array`."""
+    block = function.body.block
+    hint = value.name_hint or "constant"
+    name = f"c{len(block.args)}_{hint}"
+    argument = block.insert_arg(value.type, len(block.args))
+    argument.name_hint = name
+    value.replace_all_uses_with(argument)
+    attributes = list(function.arg_attrs.data) if function.arg_attrs is not None else []
+    attributes.append(DictionaryAttr({"ktir.name": StringAttr(name), CONSTANT_ARG: StringAttr(name)}))
+    function.arg_attrs = type(function.arg_attrs)(attributes) if function.arg_attrs is not None else None
+    imported.input_names.append(name)
+    imported.state[name] = array
+
+
+def _drop_unused_state(imported: FxImport, function: func.FuncOp) -> None:
+    """Remove state arguments no op reads any more (their values need not reach the device)."""
+    block = function.body.block
+    for index in reversed(range(imported.user_input_count, len(block.args))):
+        argument = block.args[index]
+        if argument.uses:
+            continue
+        block.erase_arg(argument)
+        if function.arg_attrs is not None:
+            kept = [a for i, a in enumerate(function.arg_attrs.data) if i != index]
+            function.arg_attrs = type(function.arg_attrs)(kept)
+        name = imported.input_names.pop(index)
+        imported.state.pop(name, None)
+
+
+__all__ = ["fold_constants"]
