@@ -19,8 +19,9 @@ candidate (splits, cuts) follows from counting:
 
 and its time from the same cost model: per chunk the load queue spends the DMA setup plus the
 chip-wide transfer of each tile while the PE arrays run `pt_cycles` on the previous chunk
-(double buffering), so a chunk costs the larger of the two; each output chunk adds its
-accumulator's zeroing, ring reduction and store, which wait for the chunk before them.
+(double buffering), so a chunk costs the larger of the two, plus the first load (pipeline fill)
+and the last compute (drain); each output chunk adds its accumulator's zeroing, ring reduction
+and store, which wait for the chunk before them.
 
 Worked example (docs/performance.md): x[512, 4096] @ y[4096, 14336] fp16 on 32 cores moves at
 least 4.2 + 117.4 + 14.7 = 136.3 MB. The reference division {m: 32} gives each core 16 rows (the
@@ -178,7 +179,8 @@ class _Model:
         steady = np.maximum(pt, load + store * outer / chunks)
         # An accumulating output chunk waits for its store, zeroing and ring reduction.
         per_outer = np.where(accumulate, fill + ring + store, 0.0)
-        cycles = load + chunks * steady + outer * per_outer + np.where(accumulate, 0.0, store)
+        # The first chunk's load fills the pipeline and the last chunk's compute drains it.
+        cycles = load + (chunks - 1) * steady + pt + outer * per_outer + np.where(accumulate, 0.0, store)
         return cycles, traffic
 
 
