@@ -25,8 +25,9 @@ from rich.table import Table
 from xdsl.dialects.builtin import ModuleOp
 
 from ktir.compile import run_pipeline
+from ktir.dialects.ktir import LAYOUT_PLAN
 from ktir.frontend.fx import export_program, import_exported
-from ktir.passes.propagate_layouts import PLAN_ATTR, functions_of
+from ktir.passes.propagate_layouts import functions_of
 
 PIPELINE = "ktir-propagate-layouts,ktir-insert-restickify"
 
@@ -87,7 +88,7 @@ def main() -> None:
         table.add_column(column, justify="right")
     for layers in depths:
         function = functions_of(results[layers])[0]
-        plan = function.attributes[PLAN_ATTR].data
+        plan = function.attributes[LAYOUT_PLAN].data
         restickifies = sum(1 for op in function.body.block.ops if op.name == "ktir.restickify")
         table.add_row(
             str(layers),

@@ -342,7 +342,7 @@ def _compile_specialized(graph: Any, args: Sequence[Any], state: frozenset[int] 
         tensors = [i for i, a in enumerate(args) if _is_tensor(a)]
         zeros = {i: torch.zeros(tuple(args[i].shape), dtype=args[i].dtype) for i in tensors}
         bound = _bind_constants(graph, args)
-        stateful = _StatefulGraph(
+        stateful = _stateful_module(
             bound, [i in state for i in tensors], [zeros[i] for i in tensors if i in state]
         )
         # No folding: the state is bound per call, so nothing computed from it is constant.
@@ -376,29 +376,23 @@ def _bind_constants(graph: Any, args: Sequence[Any]) -> Any:
     return bound
 
 
-def _stateful_graph_class() -> type:
+def _stateful_module(graph: Any, is_state: list[bool], state: list[Any]) -> Any:
+    """
+    `graph` as a module whose inputs at the `is_state` positions are its buffers (`state00000`,
+    ...), so export lifts them as model state; the other inputs stay the forward's arguments.
+    """
     import torch
 
     class StatefulGraph(torch.nn.Module):
-        """A graph whose inputs at the `is_state` positions are buffers (`state0`, `state1`...)."""
-
-        def __init__(self, graph: Any, is_state: list[bool], state: list[Any]) -> None:
-            super().__init__()
-            self.graph, self.is_state = graph, is_state
-            for j, tensor in enumerate(state):
-                self.register_buffer(f"state{j:05d}", tensor)
-
         def forward(self, *user: Any) -> Any:
-            state = iter(self.buffers())
-            inputs = iter(user)
-            return self.graph(*(next(state) if s else next(inputs) for s in self.is_state))
+            buffers, inputs = iter(self.buffers(recurse=False)), iter(user)
+            return self.graph(*(next(buffers) if s else next(inputs) for s in is_state))
 
-    return StatefulGraph
-
-
-def _StatefulGraph(graph: Any, is_state: list[bool], state: list[Any]) -> Any:
-    """The graph as a module holding its state as buffers, so export lifts them as state."""
-    return _stateful_graph_class()(graph, is_state, state)
+    module = StatefulGraph()
+    module.graph = graph  # a submodule, so export sees the graph's own constants as it did
+    for j, tensor in enumerate(state):
+        module.register_buffer(f"state{j:05d}", tensor)
+    return module
 
 
 _LAST_REPORT: list[Report | None] = [None]

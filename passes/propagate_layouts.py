@@ -38,10 +38,8 @@ from ktir.ir.values import functions_of
 from ktir.passes.verify_layouts import check_layouts_in_debug_mode
 from ktir.planning.plan import LayoutPlan, PlanError, plan_function
 
-__all__ = ["PLAN_ATTR", "PropagateLayoutsPass", "functions_of", "plan_attribute", "write_layouts"]
+__all__ = ["PropagateLayoutsPass", "functions_of", "plan_attribute", "write_layouts"]
 
-PLAN_ATTR = LAYOUT_PLAN
-"""The function attribute recording the chosen plan (declared by the dialect)."""
 
 STRATEGIES = ("exact", "beam")
 
@@ -94,7 +92,7 @@ class PropagateLayoutsPass(ModulePass):
             except PlanError as error:
                 raise op_error(error.op or function, str(error)) from error
             write_layouts(function, plan)
-            function.attributes[PLAN_ATTR] = plan_attribute(plan)
+            function.attributes[LAYOUT_PLAN] = plan_attribute(plan)
             if self.strategy == "exact" and plan.search != "exact":
                 emit(
                     function,

@@ -49,6 +49,7 @@ import numpy as np
 from ktir.cores.iteration import IterationSpace
 from ktir.cores.tiling import Access, granules
 from ktir.cores.work_division import divisors
+from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.layout import sticks
 
@@ -156,26 +157,15 @@ class _Model:
         y_chip = self.tile_bytes(self.y, total) * self._reads(self.y, splits)
         out_chip = self.tile_bytes(self.out, total) * cores / k_split
         traffic = chunks * (x_chip + y_chip) + outer * out_chip
-        load = 2 * t.dma_setup_cycles + (x_chip + y_chip) / t.device_bytes_per_cycle
-        store = t.dma_setup_cycles + out_chip / t.device_bytes_per_cycle
+        load = cost_model.dma_cycles(x_chip, t) + cost_model.dma_cycles(y_chip, t)
+        store = cost_model.dma_cycles(out_chip, t)
         rows = self.padded["m"] / total[:, self.dims.index("m")]
         macs = np.prod([self.padded[d] / total[:, i] for i, d in enumerate(self.dims)], axis=0)
-        pt = macs / (t.peak_macs_per_us_per_core * _pt_efficiency(rows, t)) * t.clock_mhz
+        pt = cost_model.pt_cycles(macs, rows, t)
         accumulate = self._accumulates(splits, cuts)
         acc_elements = self.tile_bytes(self.out, total) / self.out_element_bytes
-        fill = np.where(accumulate, acc_elements * ACCUMULATOR_BYTES / t.lx_copy_bytes_per_cycle, 0.0)
-        ring = np.where(
-            k_split > 1,
-            (k_split - 1)
-            * (
-                t.ring_hop_cycles
-                + np.maximum(
-                    acc_elements * ACCUMULATOR_BYTES / t.ring_bytes_per_cycle,
-                    acc_elements * t.psum_us_per_element * t.clock_mhz,
-                )
-            ),
-            0.0,
-        )
+        fill = np.where(accumulate, cost_model.fill_cycles(acc_elements * ACCUMULATOR_BYTES, t), 0.0)
+        ring = cost_model.ring_cycles(acc_elements, ACCUMULATOR_BYTES, k_split, t)
         steady = np.maximum(pt, load + store * outer / chunks)
         # An accumulating output chunk waits for its store, zeroing and ring reduction.
         per_outer = np.where(accumulate, fill + ring + store, 0.0)
@@ -193,11 +183,6 @@ def _padded(space: IterationSpace, dim: str) -> float:
             per_stick = access.layout.device_dtype.elems_per_stick
             return float(-(-size // per_stick) * per_stick)
     return float(size)
-
-
-def _pt_efficiency(rows: np.ndarray, target: Target) -> np.ndarray:
-    passes = np.maximum(1.0, rows / target.pe_rows)
-    return np.minimum(1.0, np.sqrt(passes / target.pt_target_passes))
 
 
 def _ranked(model: _Model, splits: np.ndarray, cuts: np.ndarray, lx_bytes: int, limit: int) -> list[Schedule]:

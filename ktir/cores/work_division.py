@@ -297,18 +297,13 @@ def divide(
     return splits
 
 
-def device_bytes(access: Access) -> int:
-    """Bytes `access`'s tensor takes in device memory (padding included)."""
-    return math.prod(access.layout.device_size) * access.layout.device_dtype.element_bytes
-
-
 def check_device_memory(accesses: Sequence[Access], target: Target = SPYRE) -> None:
     """
     A `ValueError` if a tensor one op touches is larger than the target's device memory
     (128 GiB on Spyre): such an op cannot run, and dividing it would be wasted work.
     """
-    largest = max(accesses, key=device_bytes)
-    if (size := device_bytes(largest)) <= target.device_memory_bytes:
+    largest = max(accesses, key=lambda a: a.layout.device_bytes)
+    if (size := largest.layout.device_bytes) <= target.device_memory_bytes:
         return
     raise ValueError(
         f"a tensor of shape {list(largest.shape)} takes {_gib(size)} of device memory, more than "

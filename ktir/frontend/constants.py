@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from ktir.dialects import ktir_structured as st
@@ -79,9 +79,7 @@ def fold_constants(imported: FxImport) -> int:
     block = function.body.block
     values = _Values()
     state = imported.state_arrays()
-    for index, argument in enumerate(block.args):
-        if index in state:
-            values.thunks[argument] = lambda array=state[index]: array
+    values.arrays.update((block.args[index], array) for index, array in state.items())
     folded = [op for op in list(block.ops) if op.results and values.evaluate(op)]
     folded_set = set(folded)
     frontier = [
@@ -109,9 +107,11 @@ def _to_argument(imported: FxImport, function: func.FuncOp, value: SSAValue, arr
     argument = block.insert_arg(value.type, len(block.args))
     argument.name_hint = name
     value.replace_all_uses_with(argument)
-    attributes = list(function.arg_attrs.data) if function.arg_attrs is not None else []
-    attributes.append(DictionaryAttr({"ktir.name": StringAttr(name), CONSTANT_ARG: StringAttr(name)}))
-    function.arg_attrs = type(function.arg_attrs)(attributes) if function.arg_attrs is not None else None
+    attributes = [
+        *_arg_attrs(function),
+        DictionaryAttr({"ktir.name": StringAttr(name), CONSTANT_ARG: StringAttr(name)}),
+    ]
+    function.arg_attrs = ArrayAttr(attributes)
     imported.input_names.append(name)
     imported.state[name] = array
 
@@ -124,11 +124,14 @@ def _drop_unused_state(imported: FxImport, function: func.FuncOp) -> None:
         if argument.uses:
             continue
         block.erase_arg(argument)
-        if function.arg_attrs is not None:
-            kept = [a for i, a in enumerate(function.arg_attrs.data) if i != index]
-            function.arg_attrs = type(function.arg_attrs)(kept)
+        function.arg_attrs = ArrayAttr([a for i, a in enumerate(_arg_attrs(function)) if i != index])
         name = imported.input_names.pop(index)
         imported.state.pop(name, None)
+
+
+def _arg_attrs(function: func.FuncOp) -> list[DictionaryAttr]:
+    """The function's argument attribute dictionaries (the importer writes one per argument)."""
+    return list(function.arg_attrs.data) if function.arg_attrs is not None else []
 
 
 __all__ = ["fold_constants"]

@@ -19,7 +19,9 @@ pt_cycles(macs=128 * 512 * 512, rows=128)      # 32768.0 cycles: 21.8 µs at ful
 from __future__ import annotations
 
 import math
+from typing import Any
 
+import numpy as np
 from xdsl.ir import Operation
 
 from ktir.dialects import ktir_elementwise as ew
@@ -53,16 +55,17 @@ _NORM_EXTRA_PASSES = {st.RmsNormOp: 3.0, st.LayerNormOp: 5.0}
 weight; layer_norm also subtracts the mean and adds the bias (a reduction for each moment)."""
 
 
-def pt_efficiency(rows: float, target: Target = SPYRE) -> float:
+def pt_efficiency(rows: Any, target: Target = SPYRE) -> Any:
     """
-    Fraction of the PE arrays' peak a matmul with `rows` output rows per core reaches.
+    Fraction of the PE arrays' peak a matmul with `rows` output rows per core reaches (a number,
+    or elementwise for an array: `ktir.cores.dataflow` ranks many tilings at once).
 
     The reference's fit: the PT streams M in passes of `pe_rows` rows and needs
     `pt_target_passes` of them to fill its pipeline; below that efficiency falls as a square
     root. Example: 64 rows -> 1.0, 16 rows -> 0.5, 1 row -> 0.354 (one pass at least).
     """
-    passes = max(1.0, rows / target.pe_rows)
-    return min(1.0, math.sqrt(passes / target.pt_target_passes))
+    passes = np.maximum(1.0, np.asarray(rows) / target.pe_rows)
+    return np.minimum(1.0, np.sqrt(passes / target.pt_target_passes))[()]
 
 
 def matmul_cost_us(
@@ -169,20 +172,20 @@ def lx_copy_cycles(core_bytes: float, target: Target = SPYRE) -> float:
     return target.dma_setup_cycles + core_bytes / target.lx_copy_bytes_per_cycle
 
 
-def ring_cycles(elements: int, element_bytes: int, group: int, target: Target = SPYRE) -> float:
+def ring_cycles(elements: Any, element_bytes: int, group: Any, target: Target = SPYRE) -> Any:
     """
-    Cycles a K-split partial-sum reduction over `group` ring-adjacent cores takes.
+    Cycles a K-split partial-sum reduction over `group` ring-adjacent cores takes (elementwise
+    for arrays of `elements` and `group`).
 
     `group - 1` steps (the reference's fit: each step brings one partner's partial to the root
     and adds it); a step costs the hop latency plus the larger of the transfer at ring bandwidth
     and the calibrated `psum_us_per_element`. Example: 64 x 64 fp32 over 2 cores: 32 + max(128,
     4096 x 1.4e-4 µs = 860 cycles) = 892 cycles.
     """
-    if group <= 1:
-        return 0.0
-    transfer = elements * element_bytes / target.ring_bytes_per_cycle
-    psum = elements * target.psum_us_per_element * target.clock_mhz
-    return (group - 1) * (target.ring_hop_cycles + max(transfer, psum))
+    transfer = np.asarray(elements) * element_bytes / target.ring_bytes_per_cycle
+    psum = np.asarray(elements) * target.psum_us_per_element * target.clock_mhz
+    steps = np.maximum(np.asarray(group) - 1, 0)  # a group of one core has no ring step
+    return (steps * (target.ring_hop_cycles + np.maximum(transfer, psum)))[()]
 
 
 def fill_cycles(core_bytes: int, target: Target = SPYRE) -> float:

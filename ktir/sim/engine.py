@@ -47,12 +47,6 @@ from ktir.sim.tiles import HostTiles
 from ktir.sim.timeline import UNITS, Timeline
 
 
-def device_bytes(value_type: Attribute) -> int:
-    """Bytes a tensor of `value_type` takes in device memory (its layout's padding included)."""
-    layout = tensor_layout(value_type)[0]
-    return math.prod(layout.device_size) * layout.device_dtype.element_bytes
-
-
 def _element_type(value: SSAValue) -> Attribute:
     return cast(MemRefType[Attribute] | TensorType[Attribute], value.type).element_type
 
@@ -140,7 +134,7 @@ class SimKernel(KernelInterpreter):
         for value, boxes in self.touched.items():
             itemsize = device_dtype_of_element(_element_type(value)).element_bytes
             reached = sum(math.prod(extent) for _, extent in boxes) * itemsize
-            total += min(reached, device_bytes(value.type))
+            total += min(reached, tensor_layout(value.type)[0].device_bytes)
         return total
 
     def _unit(self) -> str:

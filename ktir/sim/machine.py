@@ -20,7 +20,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from ktir.cores.executor import host_op, to_device, to_host
+from ktir.cores.executor import host_op, tensor_layout, to_device, to_host
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_structured as st
 from ktir.hardware.target import SPYRE, Target
@@ -29,7 +29,7 @@ from ktir.ir.state import read_lx_placement
 from ktir.ir.values import is_tensor
 from ktir.reference.executor import entry_function, last_uses, ordered_inputs
 from ktir.reference.ops import ExecutionError
-from ktir.sim.engine import SimKernel, device_bytes
+from ktir.sim.engine import SimKernel
 from ktir.sim.memory import Scratchpad, SimulationError
 from ktir.sim.report import KernelReport, Report
 
@@ -127,7 +127,7 @@ def _compulsory_bytes(function: func.FuncOp) -> float:
     terminator = function.body.block.last_op
     if isinstance(terminator, func.ReturnOp):
         values.update(dict.fromkeys(v for v in terminator.operands if is_tensor(v)))
-    return float(sum(device_bytes(v.type) for v in values))
+    return float(sum(tensor_layout(v.type)[0].device_bytes for v in values))
 
 
 def _run_host_op(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:

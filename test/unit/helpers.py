@@ -27,6 +27,7 @@ from ktir.frontend.fx import FxImport, import_program
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module, verify_module
 from ktir.reference import executor as reference
+from ktir.sim import Report
 
 #### fp16 spacing ####
 
@@ -221,3 +222,13 @@ def compiled(text: str, cores: int) -> ModuleOp:
 def import_f16(fn: Callable[..., torch.Tensor], *shapes: Sequence[int]) -> ModuleOp:
     """`fn` imported with `ktir.import_fx` on fp16 tensors of ones of the given shapes."""
     return ktir.import_fx(fn, tuple(torch.ones(*s, dtype=torch.float16) for s in shapes))
+
+
+def check_never_faster_than_physics(report: Report) -> None:
+    """No kernel and no program beats its roofline bound or moves less than it must."""
+    for kernel in report.kernels:
+        if kernel.cores:
+            assert kernel.cycles >= kernel.bound_cycles, kernel
+            assert kernel.bytes >= kernel.compulsory_bytes, kernel
+    assert report.total_cycles >= report.bound_cycles
+    assert report.bytes >= report.compulsory_bytes

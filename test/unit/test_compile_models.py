@@ -20,9 +20,8 @@ import numpy as np
 import pytest
 import torch
 import transformers
-from helpers import check_against_eager, fp16_ulp_at_largest, model_output
+from helpers import check_against_eager, check_never_faster_than_physics, fp16_ulp_at_largest, model_output
 from model_zoo import MLP, DecoderBlock, pair, tiny_bert_config, tiny_llama_config, tiny_phi3_config
-from test_dataflow import check_never_faster_than_physics
 
 import ktir
 from ktir.frontend.fx import import_program

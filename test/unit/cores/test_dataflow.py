@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from helpers import compiled
+from helpers import check_never_faster_than_physics, compiled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +16,6 @@ from ktir.hardware.target import SPYRE
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module
 from ktir.ir.values import functions_of
-from ktir.sim import Report
 
 
 def matmul_text(m: int, k: int, n: int) -> str:
@@ -63,16 +62,6 @@ def test_less_lx_means_more_chunks() -> None:
     assert roomy is not None and tight is not None
     assert math.prod(tight.cuts.values()) > math.prod(roomy.cuts.values())
     assert best_schedule(space, 32, 1024, SPYRE) is None  # nothing fits 1 KiB
-
-
-def check_never_faster_than_physics(report: Report) -> None:
-    """No kernel and no program beats its roofline bound or moves less than it must."""
-    for kernel in report.kernels:
-        if kernel.cores:
-            assert kernel.cycles >= kernel.bound_cycles, kernel
-            assert kernel.bytes >= kernel.compulsory_bytes, kernel
-    assert report.total_cycles >= report.bound_cycles
-    assert report.bytes >= report.compulsory_bytes
 
 
 @settings(max_examples=12, deadline=None)

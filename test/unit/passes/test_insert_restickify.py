@@ -9,10 +9,11 @@ from helpers import import_f16
 from xdsl.dialects.builtin import ModuleOp
 
 import ktir
+from ktir.dialects.ktir import LAYOUT_PLAN
 from ktir.dialects.ktir_structured import RestickifyOp
 from ktir.ir.values import encoding_of
 from ktir.layout.spyre import SpyreTensorLayout, restickify_target
-from ktir.passes.propagate_layouts import PLAN_ATTR, functions_of
+from ktir.passes.propagate_layouts import functions_of
 
 S = 128
 
@@ -29,7 +30,7 @@ def planned(fn, *shapes: tuple[int, ...]) -> ModuleOp:
 
 def test_inserted_restickifies_move_exactly_the_plan_cost() -> None:
     module = planned(lambda a, b, c, d, e: (a + b.t() + c.t() + d.t()) @ e, *[(S, S)] * 5)
-    cost = functions_of(module)[0].attributes[PLAN_ATTR].data["cost"].value.data  # type: ignore[attr-defined]
+    cost = functions_of(module)[0].attributes[LAYOUT_PLAN].data["cost"].value.data  # type: ignore[attr-defined]
     moved = sum(math.prod(op.input.type.get_shape()) for op in restickifies(module))  # type: ignore[attr-defined]
     assert moved == cost == 2 * S * S
     assert len(restickifies(module)) == 2

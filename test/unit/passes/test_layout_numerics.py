@@ -13,8 +13,9 @@ import torch
 from helpers import assert_pipeline_keeps_values
 from model_zoo import MLP, DecoderBlock, pair, tiny_llama_config
 
+from ktir.dialects.ktir import LAYOUT_PLAN
 from ktir.dialects.ktir_structured import PadOp, RestickifyOp
-from ktir.passes.propagate_layouts import PLAN_ATTR, functions_of
+from ktir.passes.propagate_layouts import functions_of
 from ktir.planning.plan import relayout_elements
 
 transformers = pytest.importorskip("transformers")
@@ -26,9 +27,9 @@ def check_unchanged(model: torch.nn.Module, args: tuple, kwargs: dict | None = N
     program = assert_pipeline_keeps_values(model, args, kwargs, PIPELINE)
     function = functions_of(program.module)[0]
     ops = list(function.body.block.ops)
-    assert relayout_elements(function) == function.attributes[PLAN_ATTR].data["cost"].value.data  # type: ignore[attr-defined]
+    assert relayout_elements(function) == function.attributes[LAYOUT_PLAN].data["cost"].value.data  # type: ignore[attr-defined]
     return {
-        "cost": function.attributes[PLAN_ATTR].data["cost"].value.data,  # type: ignore[attr-defined]
+        "cost": function.attributes[LAYOUT_PLAN].data["cost"].value.data,  # type: ignore[attr-defined]
         "restickified": sum(
             math.prod(op.input.type.get_shape()) for op in ops if isinstance(op, RestickifyOp)
         ),

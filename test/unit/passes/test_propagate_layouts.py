@@ -9,14 +9,14 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 
 import ktir
 from ktir.compile import PipelineError, parse_pipeline
-from ktir.dialects.ktir import TiledLayoutAttr
-from ktir.passes.propagate_layouts import PLAN_ATTR, PropagateLayoutsPass, functions_of
+from ktir.dialects.ktir import LAYOUT_PLAN, TiledLayoutAttr
+from ktir.passes.propagate_layouts import PropagateLayoutsPass, functions_of
 
 S = 128
 
 
 def plan_of(module: ModuleOp) -> dict[str, object]:
-    data = functions_of(module)[0].attributes[PLAN_ATTR].data  # type: ignore[attr-defined]
+    data = functions_of(module)[0].attributes[LAYOUT_PLAN].data  # type: ignore[attr-defined]
     return {key: getattr(value, "value", value).data for key, value in data.items()}
 
 
