@@ -132,15 +132,15 @@ def plan_matmul_chunks(
     return None
 
 
-def plan_chunks(
-    kernel: Kernel, free: Sequence[tuple[int, int]], alignment: int, target: Target | None = None
-) -> ChunkPlan:
+def plan_chunks(kernel: Kernel, free: Sequence[tuple[int, int]], alignment: int, target: Target) -> ChunkPlan:
     """
-    The fewest-steps greedy chunking whose buffers fit in `free` (module docstring); raises
-    `ChunkingError` naming the bytes needed and available when none does.
+    The chunking of a kernel whose buffers fit in `free`: a matmul's fastest by the dataflow
+    model (`plan_matmul_chunks`), otherwise (or when none of its candidates places) the
+    fewest-steps greedy chunking of the module docstring. Raises `ChunkingError` naming the
+    bytes needed and available when nothing fits.
     """
     space = kernel.space
-    if target is not None and is_matmul(space):
+    if is_matmul(space):
         planned = plan_matmul_chunks(kernel, free, alignment, target)
         if planned is not None:
             return planned
