@@ -534,7 +534,9 @@ class ComputeOp(IRDLOperation):
     """
     Run the payload (one graph-level op) on the tiles in slot `slot` of `ins`, writing `outs`,
     on the PE array (`pt`) or the SFU (`sfu`). `tiles[i]` names the kernel tile each
-    buffer holds, which places its lanes in the tensor (padding lanes are not computed). With
+    buffer holds, which places its lanes in the tensor (padding lanes are not computed). An
+    input buffer of one slot holds a tile every chunk reads (loaded once, before the chunk
+    loop): the compute reads its slot 0 whatever `slot` is. With
     `accumulate`, the payload's fp32 result is added to the output buffer (partial sums of a
     chunked or split reduction) instead of replacing it.
     """

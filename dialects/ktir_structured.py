@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, ParametrizedAttribute
+from xdsl.ir import Attribute, Block, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -40,6 +40,7 @@ from xdsl.irdl import (
     opt_operand_def,
     opt_prop_def,
     prop_def,
+    region_def,
     result_def,
     traits_def,
     var_operand_def,
@@ -47,9 +48,10 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
-from xdsl.traits import Pure
+from xdsl.traits import IsolatedFromAbove, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from ktir.dialects.ktir_core import YieldOp
 from ktir.dialects.ktir_elementwise import (
     checked_shape,
     is_bool,
@@ -530,6 +532,60 @@ class CpuFallbackOp(IRDLOperation):
             tensor_of(value, f"value {i}")
 
 
+@irdl_op_definition
+class FusedOp(IRDLOperation):
+    """
+    Graph ops that run as one kernel (`ktir-fuse`): the body computes `result` from `inputs`
+    and its intermediates stay in the scratchpad. The body is a single block whose arguments
+    are the inputs and which ends with `ktir.yield` of the result; it holds graph-level ops only.
+
+    ```mlir
+    %y = ktir.fused(%x, %w) : (tensor<4x64xf16>, tensor<64xf16>) -> tensor<4x64xf16> {
+    ^bb0(%a: tensor<4x64xf16>, %b: tensor<64xf16>):
+      %s = ktir.silu %a : tensor<4x64xf16> -> tensor<4x64xf16>
+      %m = ktir.mul %s, %b : tensor<4x64xf16>, tensor<64xf16> -> tensor<4x64xf16>
+      ktir.yield %m : tensor<4x64xf16>
+    }
+    ```
+    """
+
+    name = "ktir.fused"
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    body = region_def("single_block")
+    traits = traits_def(Pure(), IsolatedFromAbove())
+    assembly_format = "`(` $inputs `)` attr-dict `:` functional-type($inputs, $result) $body"
+
+    def __init__(self, inputs: Sequence[SSAValue], result_type: Attribute, body: Region) -> None:
+        super().__init__(operands=[list(inputs)], result_types=[result_type], regions=[body])
+
+    @property
+    def members(self) -> list[Operation]:
+        """The fused graph ops, in program order (the terminator excluded)."""
+        return [op for op in self.body.block.ops if not isinstance(op, YieldOp)]
+
+    @property
+    def label(self) -> str:
+        """What the kernel runs: its ops' short names joined by `+` (views left out)."""
+        names = [op.name.removeprefix("ktir.") for op in self.members if not isinstance(op, ShapeChangeOp)]
+        return "+".join(names) or "views"
+
+    def verify_(self) -> None:
+        block: Block = self.body.block
+        if [a.type for a in block.args] != [v.type for v in self.inputs]:
+            raise VerifyException("the body's arguments must have the inputs' types")
+        last = block.last_op
+        if not isinstance(last, YieldOp) or len(last.values) != 1:
+            raise VerifyException("the body must end with 'ktir.yield' of one value")
+        if last.values[0].type != self.result.type:
+            raise VerifyException("the yielded value must have the result's type")
+        if not self.members:
+            raise VerifyException("a fused kernel must hold at least one op")
+        for op in self.members:
+            if op.dialect_name() != "ktir" or isinstance(op, (FusedOp, CpuFallbackOp)) or op.regions:
+                raise VerifyException(f"'{op.name}' cannot be fused: the body holds graph-level ktir ops")
+
+
 STRUCTURED_OPS: list[type[IRDLOperation]] = [
     MatmulOp,
     BmmOp,
@@ -549,6 +605,7 @@ STRUCTURED_OPS: list[type[IRDLOperation]] = [
     CopyOp,
     RestickifyOp,
     CpuFallbackOp,
+    FusedOp,
 ]
 """Every op defined in this file, in documentation order."""
 

@@ -210,6 +210,7 @@ def compile(
     policy: str = "dataflow",
     target: str | Path | None = None,
     fold: bool = True,
+    fuse: bool = True,
 ) -> Program:
     """
     Import a PyTorch model and lower it to core-level ktir over `cores` cores of `target`.
@@ -218,7 +219,8 @@ def compile(
     Spyre); planning, the static check and the simulator all use it. `cores` defaults to all of
     the target's cores. With `fold` (the default) what depends on no user input (masks, rotary
     tables, casts of weights) is computed once here and kept as state
-    (`ktir.frontend.constants.fold_constants`).
+    (`ktir.frontend.constants.fold_constants`). With `fuse` (the default) producer-consumer
+    chains run as one kernel each (`ktir-fuse`); `fuse=False` keeps one kernel per op.
 
     ```python
     prog = ktir.compile(model, (x,), cores=32)
@@ -231,7 +233,7 @@ def compile(
     imported = import_program(model_or_fn, tuple(example_args), example_kwargs or {})
     if fold:
         fold_constants(imported)
-    options = f"policy={policy}" + ("" if cores is None else f" cores={cores}")
+    options = f"policy={policy} fuse={str(fuse).lower()}" + ("" if cores is None else f" cores={cores}")
     run_pipeline(imported.module, f"ktir-compile{{{options}}}", target=target)
     return Program(imported.module, imported, load_target(str(target or "")))
 

@@ -28,6 +28,12 @@ def _pad_matmul() -> type[ModulePass]:
     return PadMatmulPass
 
 
+def _fuse() -> type[ModulePass]:
+    from ktir.passes.fuse import FusePass
+
+    return FusePass
+
+
 def _verify_layouts() -> type[ModulePass]:
     from ktir.passes.verify_layouts import VerifyLayoutsPass
 
@@ -76,6 +82,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "ktir-propagate-layouts": _propagate_layouts,
         "ktir-insert-restickify": _insert_restickify,
         "ktir-pad-matmul": _pad_matmul,
+        "ktir-fuse": _fuse,
         "ktir-verify-layouts": _verify_layouts,
         "ktir-divide-work": _divide_work,
         "ktir-plan-scratchpad": _plan_scratchpad,

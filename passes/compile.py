@@ -1,9 +1,10 @@
 """
-`ktir-compile{cores=32 policy=dataflow solver=greedy target="t.toml"}`: the whole pipeline from
+`ktir-compile{cores=32 policy=dataflow solver=greedy fuse=true target="t.toml"}`: the whole pipeline from
 graph-level to core-level ktir, as one pass, for one target (default: Spyre, all its cores).
 
 It runs, in order: `ktir-propagate-layouts`, `ktir-insert-restickify`, `ktir-pad-matmul`,
-`ktir-divide-work{cores policy}`, `ktir-plan-scratchpad{solver}` and `ktir-lower-to-cores`.
+`ktir-fuse` (unless `fuse=false`), `ktir-divide-work{cores policy}`, `ktir-plan-scratchpad{solver}`
+and `ktir-lower-to-cores`.
 `ktir.compile(model, example_args)` is this pass applied to the imported model.
 """
 
@@ -16,6 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from ktir.passes.divide_work import DivideWorkPass
+from ktir.passes.fuse import FusePass
 from ktir.passes.insert_restickify import InsertRestickifyPass
 from ktir.passes.lower_to_cores import LowerToCoresPass
 from ktir.passes.pad_matmul import PadMatmulPass
@@ -34,6 +36,8 @@ class CompilePass(ModulePass):
     policy: str = "dataflow"
     """The work-division policy (`ktir-divide-work`): matmuls split for time with their chunking."""
     solver: str = "greedy"
+    fuse: bool = True
+    """Run `ktir-fuse`: producer-consumer chains become one kernel each."""
     target: str = ""
     """A target TOML file (`ktir.hardware.target.load_target`) every stage uses; default: Spyre."""
 
@@ -48,6 +52,7 @@ class CompilePass(ModulePass):
             PropagateLayoutsPass(),
             InsertRestickifyPass(),
             PadMatmulPass(),
+            *([FusePass(target=self.target)] if self.fuse else []),
             DivideWorkPass(cores=self.cores, policy=self.policy, target=self.target),
             PlanScratchpadPass(solver=self.solver, target=self.target),
             LowerToCoresPass(target=self.target),

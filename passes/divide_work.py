@@ -21,6 +21,7 @@ without layouts, a bad hint or a bad core count is a located error.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -28,9 +29,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
+from ktir.cores.chunking import ChunkingError, invariant, plan_chunks
 from ktir.cores.dataflow import best_schedule, is_matmul
 from ktir.cores.iteration import IterationError, IterationSpace, iteration_space
-from ktir.cores.work_division import HintError, divide
+from ktir.cores.kernels import Kernel
+from ktir.cores.tiling import granules
+from ktir.cores.work_division import HintError, divide, divisors
+from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir_core import WORK_DIVISION_HINT_ATTR
 from ktir.hardware.target import Target, load_target
 from ktir.ir.diagnostics import op_error
@@ -51,6 +56,8 @@ def divide_op(op: Operation, cores: int, policy: str, target: Target) -> dict[st
     hint = read_division(op, WORK_DIVISION_HINT_ATTR)
     if policy == "dataflow" and not hint and (splits := dataflow_division(space, cores, target)):
         return splits
+    if isinstance(op, st.FusedOp) and not hint and policy != "default":
+        return fused_division(space, cores, target)
     inputs = [a for a in space.inputs if a is not None]
     try:
         return divide(
@@ -80,6 +87,58 @@ def dataflow_division(space: IterationSpace, cores: int, target: Target) -> dict
         return None
     schedule = best_schedule(space, cores, target.lx_usable_bytes, target)
     return None if schedule is None else schedule.splits
+
+
+def fused_division(space: IterationSpace, cores: int, target: Target) -> dict[str, int]:
+    """
+    A fused kernel's split: the most cores, then the least LPDDR5 traffic with its chunking
+    (`ktir.cores.chunking.plan_chunks`). An input that cores share (they differ only in dims it
+    lacks) is read once per cohort of 8 sharers; an input that chunks re-read (they differ only
+    in dims it lacks) is read once per such chunk, unless it is the same tile for every chunk
+    (loaded once). Example: attention with its heads split 32 ways reads each head's K and V
+    once; split by query rows instead, the cores or the chunks would read K and V again.
+    """
+    units = granules(space.sizes, space.accesses, space.whole)
+    free = [d for d in space.sizes if d not in space.whole and units[d] > 1]
+    best: tuple[tuple[int, float, tuple[int, ...]], dict[str, int]] | None = None
+    for choice in _factorings([units[d] for d in free], cores):
+        splits = {d: 1 for d in space.sizes} | dict(zip(free, choice, strict=True))
+        used = math.prod(choice)
+        if best is not None and -used > best[0][0]:
+            continue
+        traffic = _fused_traffic(space, splits, used, target)
+        key = (-used, traffic, tuple(-c for c in choice))
+        if best is None or key < best[0]:
+            best = (key, splits)
+    return best[1] if best else {d: 1 for d in space.sizes}
+
+
+def _fused_traffic(space: IterationSpace, splits: dict[str, int], used: int, target: Target) -> float:
+    """LPDDR5 bytes of a fused kernel's inputs under `splits` and its chunking (inf: no fit)."""
+    kernel = Kernel(None, space, splits)  # type: ignore[arg-type]  # planning needs no op
+    try:
+        cuts = plan_chunks(kernel, [(0, target.lx_usable_bytes)], target.lx_alignment, target).cuts
+    except ChunkingError:
+        return math.inf
+    traffic = 0.0
+    for access in space.inputs:
+        if access is None:
+            continue
+        dims = {d for d in access.dims if d is not None}
+        sharers = used // math.prod(splits[d] for d in dims)
+        rereads = (
+            1 if invariant(kernel, access, cuts) else math.prod(c for d, c in cuts.items() if d not in dims)
+        )
+        traffic += access.layout.device_bytes * -(-sharers // 8) * rereads
+    return traffic
+
+
+def _factorings(limits: list[int], cores: int) -> list[tuple[int, ...]]:
+    """Every split per dim (a divisor of its granules) whose product divides into `cores`."""
+    if not limits:
+        return [()]
+    head, *rest = limits
+    return [(c, *tail) for c in divisors(head) if c <= cores for tail in _factorings(rest, cores // c)]
 
 
 @dataclass(frozen=True)

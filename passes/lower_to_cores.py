@@ -35,6 +35,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     TensorType,
     f32,
+    i8,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -42,7 +43,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from ktir.cores.check import CoreCheckError, check_function
-from ktir.cores.chunking import ChunkingError, ChunkPlan, Staged, accumulates, plan_chunks
+from ktir.cores.chunking import ChunkingError, ChunkPlan, Staged, accumulates, invariant, plan_chunks
 from ktir.cores.iteration import IterationError
 from ktir.cores.kernels import Kernel, kernel_of
 from ktir.cores.scratchpad import free_ranges, live_sets
@@ -126,6 +127,8 @@ class _KernelBody:
         self.reduction_chunks = math.prod(plan.cuts.get(d, 1) for d in space.reduction)
         self.slots = 2 if plan.chunks > 1 else 1
         self.accumulate = accumulates(kernel, plan.cuts)
+        inputs = [a for a in space.inputs if a is not None]
+        self.hoisted = {i for i, a in enumerate(inputs) if invariant(kernel, a, plan.cuts)}
         self.out_role = "acc" if self.accumulate else "out0"
 
     def build(self) -> core.KernelOp:
@@ -134,6 +137,9 @@ class _KernelBody:
         self.core_id = b.add(core.CoreIdOp()).results[0]
         self.buffers = self._buffers(b)
         self.sources = self._sources(b)
+        for i in self.hoisted:  # tiles every chunk reads: loaded once, before the chunk loop
+            target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
+            b.add(core.DmaLoadOp(self.sources[i], target, self.core_id, b.index(0), b.index(0), tile=i))
         self._loop(b, self.plan.chunks // self.reduction_chunks, self._outer_body)
         b.add(core.YieldOp())
         op, kernel = self.op, self.kernel
@@ -155,7 +161,12 @@ class _KernelBody:
     def _buffers(self, b: _Builder) -> dict[str, SSAValue]:
         """One LX staging buffer per role (`in<i>`, `out0`, `acc`)."""
         buffers: dict[str, SSAValue] = {}
-        for staged, value in zip(self.plan.buffers, _staged_values(self.plan, self.tensors), strict=True):
+        for staged in self.plan.buffers:
+            if staged.role == "scratch":  # a fused kernel's intermediates, bytes
+                memref = core.lx_buffer(1, staged.extent, i8)
+                buffers[staged.role] = b.add(core.LxAllocOp(staged.address, memref)).results[0]
+                continue
+            value = _staged_value(staged, self.tensors)
             element = f32 if staged.role == "acc" else _element_type(value)
             memref = core.lx_buffer(staged.slots, staged.extent, element)
             buffers[staged.role] = b.add(core.LxAllocOp(staged.address, memref)).results[0]
@@ -217,7 +228,8 @@ class _KernelBody:
         ins = []
         for i in range(self.n_inputs):
             target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
-            builder.add(core.DmaLoadOp(self.sources[i], target, self.core_id, chunk, slot, tile=i))
+            if i not in self.hoisted:
+                builder.add(core.DmaLoadOp(self.sources[i], target, self.core_id, chunk, slot, tile=i))
             ins.append(target)
         builder.add(
             core.ComputeOp(
@@ -255,8 +267,8 @@ def _operand_index(kernel: Kernel, tensor_index: int) -> int:
     return positions[tensor_index]
 
 
-def _staged_values(plan: ChunkPlan, tensors: list[SSAValue]) -> list[SSAValue]:
-    return [tensors[-1] if s.role in ("acc", "out0") else tensors[int(s.role[2:])] for s in plan.buffers]
+def _staged_value(staged: Staged, tensors: list[SSAValue]) -> SSAValue:
+    return tensors[-1] if staged.role in ("acc", "out0") else tensors[int(staged.role[2:])]
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from ktir.cores.iteration import IterationError
 from ktir.cores.kernels import Kernel, kernel_of
 from ktir.cores.scratchpad import SOLVERS, plan
 from ktir.dialects import ktir_elementwise as ew
@@ -130,9 +131,7 @@ class PlanScratchpadPass(ModulePass):
         for function in functions_of(op):
             ops = list(function.body.block.ops)
             for inner in ops:
-                if kernel_of(inner, {}) is not None and read_division(inner) is None:
-                    message = f"'{inner.name}' has no {WORK_DIVISION_ATTR}; run ktir-divide-work first"
-                    raise op_error(inner, message)
+                _require_division(inner)
             buffers = scratchpad_buffers(function, self.all_ops)
             addresses = plan(buffers, budget, target.lx_alignment, self.solver)
             for buffer, address in zip(buffers, addresses, strict=True):
@@ -140,3 +139,13 @@ class PlanScratchpadPass(ModulePass):
                 clear_lx_placement(producer)
                 if address is not None:
                     set_lx_placement(producer, address, int(buffer["size"]))  # type: ignore[call-overload]
+
+
+def _require_division(op: Operation) -> None:
+    """A located error for a kernel op without its work division (or without layouts)."""
+    try:
+        is_kernel = kernel_of(op, {}) is not None
+    except IterationError as error:
+        raise op_error(error.op, str(error)) from error
+    if is_kernel and read_division(op) is None:
+        raise op_error(op, f"'{op.name}' has no {WORK_DIVISION_ATTR}; run ktir-divide-work first")

@@ -20,7 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ktir.cores.dataflow import ACCUMULATOR_BYTES, is_matmul, ranked_cuts
+from ktir.cores.fusion import scratch_bytes
 from ktir.cores.kernels import Kernel
+from ktir.cores.space import IterationSpace
 from ktir.cores.tiling import Access, combine, device_box, granules
 from ktir.cores.work_division import core_slices, divisors
 from ktir.hardware.target import Target
@@ -74,13 +76,26 @@ def accumulates(kernel: Kernel, cuts: dict[str, int]) -> bool:
     )
 
 
+def invariant(kernel: Kernel, access: Access, cuts: dict[str, int]) -> bool:
+    """
+    Whether every chunk of a core reads the same tile of `access` (no chunked dim indexes it),
+    so it is loaded once before the chunk loop into a one-slot buffer. Matmuls keep one load
+    per chunk, as their dataflow model (`ktir.cores.dataflow`) schedules them.
+    """
+    if is_matmul(kernel.space) or math.prod(cuts.values()) == 1:
+        return False
+    return all(cuts.get(d, 1) == 1 for d in access.dims if d is not None)
+
+
 def _buffers(kernel: Kernel, cuts: dict[str, int]) -> list[Staged]:
     total = combine(kernel.splits, cuts)
     slots = 2 if math.prod(cuts.values()) > 1 else 1
     staged = []
     for i, access in enumerate(kernel.space.inputs):
         if access is not None:
-            staged.append(_staged(f"in{i}", slots, access, total))
+            staged.append(_staged(f"in{i}", 1 if invariant(kernel, access, cuts) else slots, access, total))
+    if kernel.space.scratch:
+        staged.append(Staged("scratch", 1, (scratch_bytes(kernel.space, total),), 1))
     output = kernel.space.output
     if accumulates(kernel, cuts):
         _, extent = device_box(output, total, {})
@@ -93,6 +108,13 @@ def _buffers(kernel: Kernel, cuts: dict[str, int]) -> list[Staged]:
 def _staged(role: str, slots: int, access: Access, cuts: dict[str, int]) -> Staged:
     _, extent = device_box(access, cuts, {})
     return Staged(role, slots, extent, access.layout.device_dtype.element_bytes)
+
+
+def smallest_footprint(space: IterationSpace) -> int:
+    """LX bytes per core of `space`'s smallest chunk: every cuttable dim cut to one granule."""
+    kernel = Kernel(None, space, {d: 1 for d in space.sizes})  # type: ignore[arg-type]
+    units = granules(space.sizes, space.accesses, space.whole)
+    return sum(b.bytes for b in _buffers(kernel, dict(units)))
 
 
 def place(buffers: Sequence[Staged], free: Sequence[tuple[int, int]], alignment: int) -> list[Staged] | None:

@@ -30,6 +30,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from ktir.cores.fused_execution import run_fused
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
@@ -229,7 +230,8 @@ class KernelInterpreter:
             for buffer, tile_index in zip(buffers, tiles, strict=False):
                 valid, local, _, extent = self._placement(tile_index, c, chunk)
                 host = np.zeros(extent, dtype=buffer.dtype)
-                host[local] = buffer[c, slot][valid].reshape(host[local].shape)
+                read = slot if buffer.shape[1] > 1 else 0  # one slot: loaded once for all chunks
+                host[local] = buffer[c, read][valid].reshape(host[local].shape)
                 hosts.append(host)
             valid, local, _, extent = self._placement(tiles[-1], c, chunk)
             result = self._tile_result(payload, hosts, extent, accumulate)
@@ -294,6 +296,8 @@ def tile_result(
     if accumulate:
         x, y = hosts
         return np.matmul(x.astype(np.float64), y[..., : x.shape[-1], :].astype(np.float64))
+    if isinstance(payload, st.FusedOp):
+        return run_fused(payload, hosts)
     if isinstance(payload, st.ReshapeOp):
         return hosts[0].reshape(extent)
     if isinstance(payload, st.ExpandOp):

@@ -17,60 +17,18 @@ device bytes and `ktir.cpu_fallback` are not kernels (`iteration_space` gives No
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import cast
-
 from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 
+from ktir.cores import fusion
+from ktir.cores.space import IterationError, IterationSpace, layout_of, normalized_dims
 from ktir.cores.tiling import Access
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir_core import ComputeUnit
-from ktir.ir.values import encoding_of, is_tensor, shape_of
-from ktir.layout.spyre import SpyreTensorLayout
+from ktir.ir.values import is_tensor, shape_of
 from ktir.planning.plan import copying_view
 from ktir.planning.rules import POINTWISE, VIEWS, rule_of
-
-
-class IterationError(ValueError):
-    """An op that cannot be lowered to a kernel (no layout, or no iteration space for it)."""
-
-    def __init__(self, op: Operation, message: str) -> None:
-        super().__init__(message)
-        self.op = op
-
-
-@dataclass(frozen=True)
-class IterationSpace:
-    """
-    What one kernel iterates over: `sizes` (output dims first, then reduced ones),
-    `reduction` (dims summed or maxed over), `whole` (dims a core must see whole), one
-    `Access` per tensor operand (None for a non-tensor operand) and one for the result, and
-    the compute unit: `pt` (the PE array) for matmul, `sfu` for everything else.
-    """
-
-    sizes: dict[str, int]
-    reduction: tuple[str, ...]
-    whole: frozenset[str]
-    inputs: tuple[Access | None, ...]
-    output: Access
-    unit: ComputeUnit
-
-    @property
-    def accesses(self) -> list[Access]:
-        """Every tensor access, inputs first."""
-        return [a for a in (*self.inputs, self.output) if a is not None]
-
-
-def layout_of(op: Operation, value: SSAValue) -> SpyreTensorLayout:
-    """The `#ktir.tiled` layout of `value`; an `IterationError` if it has none."""
-    layout = encoding_of(value)
-    if layout is None:
-        raise IterationError(
-            op, f"'{op.name}' has a tensor without a layout; run ktir-propagate-layouts first"
-        )
-    return layout
 
 
 def _access(op: Operation, value: SSAValue, dims: tuple[str | None, ...]) -> Access:
@@ -173,15 +131,14 @@ def iteration_space(op: Operation) -> IterationSpace | None:
     """
     if isinstance(op, (func.ReturnOp, st.CpuFallbackOp)):
         return None
+    if isinstance(op, st.FusedOp):
+        return fusion.op_space(op).space
     if isinstance(op, st.MatmulBase):
         return _matmul(op)
     if isinstance(op, st.ReductionOp):
         return _reduction(op)
-    if isinstance(op, st.SoftmaxOp):
-        return _normalizing(op, [cast(int, op.dim.value.data) % len(shape_of(op.input.type))])
-    if isinstance(op, st.NormOp):
-        rank = len(shape_of(op.results[0].type))
-        return _normalizing(op, list(range(rank - len(st.ints(op.normalized_shape)), rank)))
+    if isinstance(op, (st.SoftmaxOp, st.NormOp)):
+        return _normalizing(op, normalized_dims(op))
     if isinstance(op, VIEWS):
         return _view(op)
     if isinstance(op, st.CatOp):
@@ -192,3 +149,6 @@ def iteration_space(op: Operation) -> IterationSpace | None:
     if isinstance(op, (*POINTWISE, ew.FullOp, st.CopyOp, st.RestickifyOp)):
         return _map(op)
     raise IterationError(op, f"'{op.name}' has no kernel lowering")
+
+
+__all__ = ["IterationError", "IterationSpace", "iteration_space", "layout_of"]

@@ -424,6 +424,13 @@ REDUCTIONS = {
     aten.amin.default: st.MinOp,
     aten.max.default: st.MaxOp,
     aten.min.default: st.MinOp,
+    # any / all: the input converted to i1 (nonzero), then its max / min
+    aten.any.dim: st.MaxOp,
+    aten.any.dims: st.MaxOp,
+    aten.any.default: st.MaxOp,
+    aten.all.dim: st.MinOp,
+    aten.all.dims: st.MinOp,
+    aten.all.default: st.MinOp,
 }
 
 

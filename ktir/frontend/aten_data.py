@@ -207,8 +207,6 @@ CPU_FALLBACK_OPS = frozenset(
         "bitwise_xor",
         "bitwise_and",
         "bitwise_not",
-        "any",
-        "all",
         "repeat",
         "normal",
         "random",

@@ -28,11 +28,26 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from ktir.dialects import ktir_structured as st
 from ktir.reference.ops import ELEMENTWISE, ExecutionError, numpy_dtype, to_numpy
 from ktir.reference.structured import STRUCTURED
 
 IMPLEMENTATIONS = {**ELEMENTWISE, **STRUCTURED}
 """Every graph-level op the executor runs, by op class."""
+
+
+def _fused(op: Operation, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """A `ktir.fused` kernel: its ops one by one, each rounded to its own result type."""
+    assert isinstance(op, st.FusedOp)
+    body = op.body.block
+    env: dict[SSAValue, np.ndarray] = dict(zip(body.args, inputs, strict=True))
+    for member in op.members:
+        env[member.results[0]] = IMPLEMENTATIONS[type(member)](member, [env[v] for v in member.operands])[0]
+    assert body.last_op is not None
+    return [env[body.last_op.operands[0]]]
+
+
+IMPLEMENTATIONS[st.FusedOp] = _fused
 
 
 def entry_function(module: ModuleOp, func_name: str | None) -> func.FuncOp:

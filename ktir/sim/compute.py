@@ -11,12 +11,20 @@ Both take and return host tiles with a leading cores axis (`ktir.sim.tiles.HostT
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from xdsl.ir import Operation
 
+from ktir.cores.fused_execution import Trace
+from ktir.cores.fusion import in_sticks
+from ktir.cores.iteration import iteration_space
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
+from ktir.hardware import cost_model
+from ktir.hardware.target import Target
 from ktir.reference.executor import IMPLEMENTATIONS
+from ktir.reference.ops import numpy_dtype
 from ktir.sim.tiles import HostTiles
 
 ELEMENTWISE = (ew.UnaryOp, ew.BinaryOp, ew.LogicalNotOp, ew.ConvertOp, ew.PowOp, ew.WhereOp, ew.ClampOp)
@@ -90,3 +98,26 @@ def matmul_f32(x: np.ndarray, x_index: np.ndarray, y: np.ndarray, y_index: np.nd
         else:
             product[members] = np.matmul(rows, yf[j])
     return product
+
+
+def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float]:
+    """
+    (PE-array cycles, SFU cycles, FLOPs) of one chunk of a fused kernel from the tile shapes
+    each of its ops saw (`ktir.cores.fused_execution.run_fused`): each op costs what it would
+    alone on that tile (`ktir.hardware.cost_model`); a view that moves no data costs nothing.
+    """
+    pt = sfu = flops = 0.0
+    for op, ins, out in trace:
+        if isinstance(op, st.MatmulBase):
+            macs = math.prod(out) * ins[0][-1]
+            pt += cost_model.pt_cycles(macs, ins[0][-2] if len(ins[0]) > 1 else 1, target)
+            flops += 2.0 * macs
+            continue
+        if isinstance(op, st.ShapeChangeOp) and iteration_space(op) is None:
+            continue
+        element_bytes = numpy_dtype(op.results[0].type.element_type).itemsize  # type: ignore[attr-defined]
+        out_elements = in_sticks(out, element_bytes)
+        in_elements = in_sticks(ins[0], element_bytes) if ins else 0
+        sfu += cost_model.sfu_cycles(op, in_elements, out_elements, target)
+        flops += cost_model.sfu_flops(op, in_elements, out_elements)
+    return pt, sfu, flops

@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.cores.executor import KernelInterpreter, tensor_layout, tile_result
+from ktir.cores.fused_execution import Trace, fp32_matmul, run_fused
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import device_dtype_of_element
@@ -33,7 +34,7 @@ from ktir.ir.diagnostics import location_of
 from ktir.ir.values import layout_of_type
 from ktir.reference.executor import IMPLEMENTATIONS
 from ktir.reference.ops import ExecutionError, numpy_dtype, store
-from ktir.sim.compute import ELEMENTWISE, matmul_f32, rows_at_once
+from ktir.sim.compute import ELEMENTWISE, fused_cost, matmul_f32, rows_at_once
 from ktir.sim.memory import (
     LxBuffer,
     Scratchpad,
@@ -79,6 +80,7 @@ class SimKernel(KernelInterpreter):
         # The kernel's operand or result behind each block argument (x * x reads one tensor).
         self.outer = dict(zip(op.body.block.args, [*op.inputs, *op.outputs], strict=True))
         self.flops = 0.0
+        self.fused_trace: Trace = []
 
     # -- the run ------------------------------------------------------------------------------
 
@@ -257,6 +259,10 @@ class SimKernel(KernelInterpreter):
             self.host_tiles[key] = HostTiles.of(layout, shape, tuple(tile.extent_array), starts, self.cores)
         return self.host_tiles[key]
 
+    def _slot_of(self, value: SSAValue, slot: int) -> int:
+        """The slot a compute reads: 0 in a one-slot buffer (a tile loaded once for all chunks)."""
+        return slot if self.buffers[value].shape[1] > 1 else 0
+
     def _compute(self, op: core.ComputeOp) -> None:
         payload = op.payload.block.first_op
         assert payload is not None
@@ -277,14 +283,14 @@ class SimKernel(KernelInterpreter):
                 where,
             )
         for value in op.ins:
-            check_written(self.buffers[value], slot, self.all_cores, where)
+            check_written(self.buffers[value], self._slot_of(value, slot), self.all_cores, where)
         if accumulate:
             check_written(self.buffers[op.outs[0]], 0, self.all_cores, where)
         maps = [self._tiles_of(t, chunk) for t in tiles]
         self.buffers[op.outs[0]].pending.pop(out_slot, None)  # the compute overwrites the slot
         if not self._compute_fast(payload, op, tiles, maps, slot, out_slot, accumulate):
             for value in op.ins:  # the executor's per-core path reads the LX arrays
-                self.buffers[value].slot(slot)
+                self.buffers[value].slot(self._slot_of(value, slot))
             for value in [*op.ins, *op.outs]:
                 self.env[value] = self.buffers[value].data
             super()._compute(op)
@@ -307,19 +313,25 @@ class SimKernel(KernelInterpreter):
         out = self.buffers[op.outs[0]].data[:, out_slot]
         if isinstance(payload, st.MatmulBase):  # reads deferred loads straight from the tensors
             x, y, o = host_maps
-            hx, x_index = self._distinct(x, self.buffers[op.ins[0]], slot, tiles[0])
-            hy, y_index = self._distinct(y, self.buffers[op.ins[1]], slot, tiles[1])
+            hx, x_index = self._distinct(x, self.buffers[op.ins[0]], self._slot_of(op.ins[0], slot), tiles[0])
+            hy, y_index = self._distinct(y, self.buffers[op.ins[1]], self._slot_of(op.ins[1], slot), tiles[1])
             product = matmul_f32(hx, x_index, hy, y_index)
             if accumulate:
                 product += o.to_host(out)
             o.to_device(store(product, _element_type(op.outs[0])), out)
             return True
-        ins = [self.buffers[v].slot(slot) for v in op.ins]
+        ins = [self.buffers[v].slot(self._slot_of(v, slot)) for v in op.ins]
         if all(m.dense for m in host_maps) and self._same_layout_elementwise(payload, tiles):
             out[...] = self._implementation(payload, ins)
             return True
         hosts = [m.to_host(t) for m, t in zip(host_maps, ins, strict=False)]
         extent = host_maps[-1].extent
+        if isinstance(payload, st.FusedOp):
+            results = [
+                self._tile_result(payload, [h[c] for h in hosts], extent, False) for c in range(self.cores)
+            ]
+            host_maps[-1].to_device(np.stack(results), out)
+            return True
         stacked = rows_at_once(payload, host_maps, hosts)
         if stacked is None:
             results = [tile_result(payload, [h[c] for h in hosts], extent, False) for c in range(self.cores)]
@@ -385,6 +397,12 @@ class SimKernel(KernelInterpreter):
         self, payload: Operation, hosts: list[np.ndarray], extent: tuple[int, ...], accumulate: bool
     ) -> np.ndarray:
         """The per-core fallback; matmul accumulates in fp32 like the PE arrays."""
+        if isinstance(payload, st.FusedOp):  # the first core's tile shapes are charged
+            trace: Trace | None = [] if not self.fused_trace else None
+            result = run_fused(payload, hosts, fp32_matmul, trace)
+            if trace is not None:
+                self.fused_trace = trace
+            return result
         if not isinstance(payload, st.MatmulBase):
             return tile_result(payload, hosts, extent, accumulate)
         x, y = hosts
@@ -401,6 +419,10 @@ class SimKernel(KernelInterpreter):
         out_slot: int,
         accumulate: bool,
     ) -> None:
+        reads = [(v, self._slot_of(v, slot)) for v in op.ins] + ([(op.outs[0], 0)] if accumulate else [])
+        if isinstance(payload, st.FusedOp):
+            self._charge_fused(op, reads, out_slot)
+            return
         in_elements = int(np.prod(self.tiles[tiles[0]].extent_array)) if len(tiles) > 1 else 0
         out_elements = int(np.prod(self.tiles[tiles[-1]].extent_array))
         if isinstance(payload, st.MatmulBase):
@@ -411,9 +433,24 @@ class SimKernel(KernelInterpreter):
             cycles = cost_model.sfu_cycles(payload, in_elements, out_elements, self.target)
             flops = cost_model.sfu_flops(payload, in_elements, out_elements)
         self.flops += flops * self.cores
-        reads = [(v, slot) for v in op.ins] + ([(op.outs[0], 0)] if accumulate else [])
         label = payload.name + (" (accumulate)" if accumulate else "")
         self.timeline.issue(op.unit.data, reads, [(op.outs[0], out_slot)], np.full(self.cores, cycles), label)
+
+    def _charge_fused(self, op: core.ComputeOp, reads: list[tuple[SSAValue, int]], out_slot: int) -> None:
+        """
+        A fused kernel's chunk: its matmuls on the PE arrays, then its other ops on the SFU,
+        each costed like the op alone on the tile it saw (views that move no data are free).
+        """
+        pt, sfu, flops = fused_cost(self.fused_trace, self.target)
+        self.fused_trace = []
+        self.flops += flops * self.cores
+        written = [(op.outs[0], out_slot)]
+        if pt:
+            self.timeline.issue("pt", reads, written, np.full(self.cores, pt), "fused matmuls")
+        if sfu or not pt:
+            self.timeline.issue(
+                "sfu", [*reads, *written] if pt else reads, written, np.full(self.cores, sfu), "fused"
+            )
 
     def _matmul_size(
         self, tiles: list[int], maps: list[HostTiles | None], out_elements: int, x_elements: int

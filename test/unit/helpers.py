@@ -212,10 +212,10 @@ def matmul(m: int, k: int, n: int, hint: str = "") -> str:
     )
 
 
-def compiled(text: str, cores: int) -> ModuleOp:
-    """The graph-level IR `text` parsed and compiled with `ktir-compile{cores=N}`."""
+def compiled(text: str, cores: int, fuse: bool = True) -> ModuleOp:
+    """The graph-level IR `text` parsed and compiled with `ktir-compile{cores=N fuse=...}`."""
     module = parse_module(make_context(), text)
-    ktir.run_pipeline(module, f"ktir-compile{{cores={cores}}}")
+    ktir.run_pipeline(module, f"ktir-compile{{cores={cores} fuse={str(fuse).lower()}}}")
     return module
 
 

@@ -233,3 +233,23 @@ func.func @hex_float_properties(%x: tensor<4x60xf16>) {
   %q = ktir.pow %x {exponent = 0x7FF8000000000000 : f64} : tensor<4x60xf16> -> tensor<4x60xf16>
   func.return
 }
+
+// fused: graph ops run as one kernel; the body's arguments are the inputs.
+// CHECK-LABEL: func.func @fused
+// CHECK-NEXT: %y = ktir.fused(%x, %w) : (tensor<4x64xf16>, tensor<64xf16>) -> tensor<4x64xf16> {
+// CHECK-NEXT: ^{{.*}}(%a: tensor<4x64xf16>, %b: tensor<64xf16>):
+// CHECK-NEXT: %s = ktir.silu %a : tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT: %m = ktir.mul %s, %b : tensor<4x64xf16>, tensor<64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT: ktir.yield %m : tensor<4x64xf16>
+// CHECK-NEXT: }
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "fused"
+// CHECK-GENERIC: "ktir.fused"(%{{.*}}, %{{.*}}) ({
+func.func @fused(%x: tensor<4x64xf16>, %w: tensor<64xf16>) -> tensor<4x64xf16> {
+  %y = ktir.fused(%x, %w) : (tensor<4x64xf16>, tensor<64xf16>) -> tensor<4x64xf16> {
+  ^bb0(%a: tensor<4x64xf16>, %b: tensor<64xf16>):
+    %s = ktir.silu %a : tensor<4x64xf16> -> tensor<4x64xf16>
+    %m = ktir.mul %s, %b : tensor<4x64xf16>, tensor<64xf16> -> tensor<4x64xf16>
+    ktir.yield %m : tensor<4x64xf16>
+  }
+  func.return %y : tensor<4x64xf16>
+}

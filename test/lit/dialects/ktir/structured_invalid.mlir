@@ -772,3 +772,29 @@ func.func @reduce_scalar(%s: tensor<f32>) {
   %r = ktir.sum %s dims [0] : tensor<f32> -> tensor<f32>
   func.return
 }
+
+// -----
+
+// CHECK: error: 'ktir.fused' op the yielded value must have the result's type
+func.func @fused_wrong_result(%x: tensor<4x64xf16>) {
+  // expected-error @+1 {{the yielded value must have the result's type}}
+  %y = ktir.fused(%x) : (tensor<4x64xf16>) -> tensor<4x64xf32> {
+  ^bb0(%a: tensor<4x64xf16>):
+    %s = ktir.silu %a : tensor<4x64xf16> -> tensor<4x64xf16>
+    ktir.yield %s : tensor<4x64xf16>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: error: 'ktir.fused' op 'ktir.cpu_fallback' cannot be fused: the body holds graph-level ktir ops
+func.func @fused_host_op(%x: tensor<16xi64>) {
+  // expected-error @+1 {{'ktir.cpu_fallback' cannot be fused}}
+  %y = ktir.fused(%x) : (tensor<16xi64>) -> tensor<16xi64> {
+  ^bb0(%a: tensor<16xi64>):
+    %c = ktir.cpu_fallback "aten::cumsum.default"(%a) {args = [#ktir.operand<0>, 0 : i64]} : (tensor<16xi64>) -> tensor<16xi64>
+    ktir.yield %c : tensor<16xi64>
+  }
+  func.return
+}

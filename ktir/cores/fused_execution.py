@@ -1,0 +1,84 @@
+"""
+Running a `ktir.fused` kernel's body on one core's tiles.
+
+Each op of the body runs on tiles as it would run alone: its reference implementation, computed
+in fp32 and rounded to the op's result type (so a fused kernel gives the bits of the ops run one
+by one). Only the ops whose meaning depends on the whole shape change: a permute transposes the
+tile, a reshape that adds or drops size-1 dims reshapes it, and a matmul multiplies the tiles
+with the caller's `matmul` (the simulator accumulates in fp32 like the PE arrays).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.ir import Operation, SSAValue
+
+from ktir.dialects import ktir_elementwise as ew
+from ktir.dialects import ktir_structured as st
+from ktir.ir.values import shape_of
+from ktir.reference.executor import IMPLEMENTATIONS
+from ktir.reference.ops import ExecutionError, full_value, store
+
+Matmul = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""fp32 product of an x tile (..., M, K) and a y tile (..., K', N), K' >= K."""
+
+
+def exact_matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The reference's matmul: exact products and sums (float64), rounded once by the caller."""
+    return np.matmul(x.astype(np.float64), y[..., : x.shape[-1], :].astype(np.float64))
+
+
+def _reshaped(op: st.ReshapeOp, tile: np.ndarray) -> np.ndarray:
+    """A reshape that adds or drops size-1 dims, on a tile: the other dims keep their extents."""
+    extents = iter(e for e, n in zip(tile.shape, shape_of(op.input.type), strict=True) if n != 1)
+    return tile.reshape(tuple(next(extents) if n != 1 else 1 for n in shape_of(op.result.type)))
+
+
+def _run(op: Operation, ins: list[np.ndarray], matmul: Matmul) -> np.ndarray:
+    if isinstance(op, st.PermuteOp):
+        return np.transpose(ins[0], st.ints(op.perm))
+    if isinstance(op, st.ReshapeOp):
+        return _reshaped(op, ins[0])
+    if isinstance(op, ew.FullOp):  # one value, broadcast by its (elementwise) consumers
+        return full_value(op)
+    if isinstance(op, st.MatmulBase):
+        return np.asarray(store(matmul(ins[0], ins[1]), op.result.type.element_type))  # type: ignore[attr-defined]
+    implementation = IMPLEMENTATIONS.get(type(op))
+    if implementation is None:
+        raise ExecutionError(f"no implementation of '{op.name}' inside a fused kernel")
+    return np.asarray(implementation(op, ins)[0])
+
+
+def fp32_matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The PE arrays' matmul: fp32 products accumulated in fp32."""
+    return np.matmul(x.astype(np.float32), y[..., : x.shape[-1], :].astype(np.float32))
+
+
+Trace = list[tuple[Operation, list[tuple[int, ...]], tuple[int, ...]]]
+"""Each op a fused kernel ran on a tile: the op, its operands' tile shapes and its result's."""
+
+
+def run_fused(
+    op: st.FusedOp,
+    tiles: Sequence[np.ndarray],
+    matmul: Matmul = exact_matmul,
+    trace: Trace | None = None,
+) -> np.ndarray:
+    """
+    The fused kernel's result tile from its input tiles (host tiles, one core); with `trace`,
+    the tile shapes each op saw are appended to it (what the cost model charges).
+    """
+    body = op.body.block
+    env: dict[SSAValue, np.ndarray] = dict(zip(body.args, tiles, strict=True))
+    for member in op.members:
+        ins = [env[v] for v in member.operands]
+        env[member.results[0]] = _run(member, ins, matmul)
+        if trace is not None:
+            trace.append((member, [i.shape for i in ins], env[member.results[0]].shape))
+    assert body.last_op is not None
+    return env[body.last_op.operands[0]]
+
+
+__all__ = ["Matmul", "Trace", "exact_matmul", "fp32_matmul", "run_fused"]

@@ -1,0 +1,212 @@
+"""
+`ktir-fuse{remarks=false}`: group producer-consumer chains of graph ops into `ktir.fused`
+kernels whose intermediates never leave the scratchpad (docs/performance.md, "Fusion").
+
+Groups grow backwards from a consumer (the root, the group's one result), in reverse program
+order: a producer joins its consumer's group when
+
+1. it is an op a fused kernel can run (`ktir.cores.fusion.FUSABLE`): not a restickify (its
+   consumers read another stick layout than it writes), a host fallback, or an expand;
+2. every use of its result is inside the group: a value that another kernel reads must reach
+   device memory anyway, so its producer stays a kernel of its own;
+3. it is not a matmul on a function argument (a weight): those keep their dataflow schedule,
+   which accumulates over K in chunks and across cores;
+4. the group still has one iteration space (`ktir.cores.fusion.fused_space`): the same dims,
+   or a reduction of them, with the same sizes along every path;
+5. the group's smallest chunk still fits in LX with its intermediates.
+
+A group with at least two ops that are kernels becomes one `ktir.fused` op at the root's
+place. With `remarks=true` every producer left out of its consumer's group is reported as a
+`remark` at the producer with the reason.
+
+Example: HF's RMSNorm (`convert, pow, mean, add, rsqrt, mul, convert, mul`) becomes one kernel
+reading x and the norm's weight and writing the normalized tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from ktir.cores.chunking import smallest_footprint
+from ktir.cores.fusion import FUSABLE, FusionError, fused_space
+from ktir.cores.iteration import IterationError, iteration_space
+from ktir.dialects import ktir_core as core
+from ktir.dialects import ktir_structured as st
+from ktir.hardware.target import Target, load_target
+from ktir.ir.diagnostics import Severity, emit, op_error
+from ktir.ir.values import functions_of, is_tensor
+
+
+def _reads_argument(value: SSAValue) -> bool:
+    """Whether `value` is a function argument seen through views (a weight, for a matmul)."""
+    while isinstance(value.owner, st.ShapeChangeOp) and iteration_space(value.owner) is None:
+        value = value.owner.operands[0]
+    return isinstance(value, BlockArgument)
+
+
+def _weight_matmul(op: Operation) -> bool:
+    """A matmul reading a function argument: it keeps its dataflow schedule, unfused."""
+    return isinstance(op, st.MatmulBase) and (_reads_argument(op.x) or _reads_argument(op.y))
+
+
+def _is_kernel(op: Operation) -> bool:
+    return iteration_space(op) is not None
+
+
+@dataclass
+class _Grouper:
+    """Grows one group from its root and says why a producer stays out."""
+
+    target: Target
+    taken: set[Operation]
+    matmuls: bool = True
+
+    def grow(self, root: Operation) -> tuple[list[Operation], dict[Operation, str]]:
+        members = {root}
+        rejected: dict[Operation, str] = {}
+        changed = True
+        while changed:
+            changed = False
+            for producer in self._producers(members):
+                reason = self.reject(producer, members)
+                if reason is None:
+                    members.add(producer)
+                    rejected.pop(producer, None)
+                    changed = True
+                else:
+                    rejected[producer] = reason
+        ordered = sorted(members, key=_position)
+        return ordered, {op: why for op, why in rejected.items() if op not in members}
+
+    def _producers(self, members: set[Operation]) -> list[Operation]:
+        found = {
+            v.owner
+            for m in members
+            for v in m.operands
+            if isinstance(v.owner, Operation) and v.owner not in members and v.owner not in self.taken
+        }
+        return sorted(found, key=_position, reverse=True)
+
+    def reject(self, producer: Operation, members: set[Operation]) -> str | None:
+        """Why `producer` cannot join the group of `members`, or None if it can."""
+        if isinstance(producer, st.RestickifyOp):
+            return "not fused: 'ktir.restickify' changes the stick layout between producer and consumer"
+        if not isinstance(producer, FUSABLE):
+            return f"not fused: '{producer.name}' does not run inside a fused kernel"
+        outside = [u.operation for r in producer.results for u in r.uses if u.operation not in members]
+        if outside:
+            return (
+                f"not fused: its result is also read by '{outside[0].name}', a kernel of its own "
+                "that needs it in device memory"
+            )
+        if _weight_matmul(producer):
+            return "not fused: a matmul on a function argument keeps its own dataflow schedule"
+        if isinstance(producer, st.MatmulBase) and not self.matmuls:
+            return "not fused: matmuls keep their own kernels (matmuls=false)"
+        return self.check(sorted([*members, producer], key=_position))
+
+    def check(self, ops: list[Operation]) -> str | None:
+        """Why `ops` cannot be one kernel (no shared iteration space, or LX overflow)."""
+        inputs = _inputs(ops)
+        if not all(is_tensor(v) for v in inputs):
+            return "not fused: a fused kernel reads tensors only"
+        try:
+            space = fused_space(ops, ops[-1].results[0], inputs).space
+        except FusionError as error:
+            return f"not fused: {error}"
+        need = smallest_footprint(space)
+        if need > self.target.lx_usable_bytes:
+            return (
+                f"not fused: LX overflow: the fused kernel needs {need:,} bytes of LX per core for "
+                f"its smallest chunk, more than the {self.target.lx_usable_bytes:,} usable"
+            )
+        return None
+
+
+def _position(op: Operation) -> int:
+    block = op.parent_block()
+    assert block is not None
+    return block.get_operation_index(op)
+
+
+def _inputs(ops: list[Operation]) -> list[SSAValue]:
+    """The tensors the group reads from outside, in order of first use."""
+    inside = {r for op in ops for r in op.results}
+    inputs: list[SSAValue] = []
+    for op in ops:
+        for value in op.operands:
+            if value not in inside and value not in inputs:
+                inputs.append(value)
+    return inputs
+
+
+def build_fused(ops: list[Operation]) -> st.FusedOp:
+    """Replace `ops` (in program order, the last one the root) by one `ktir.fused` op."""
+    root = ops[-1]
+    inputs = _inputs(ops)
+    body = Block(arg_types=[v.type for v in inputs])
+    for arg, value in zip(body.args, inputs, strict=True):
+        arg.name_hint = value.name_hint
+    mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args, strict=True))
+    for op in ops:
+        body.add_op(op.clone(value_mapper=mapping))
+    body.add_op(core.YieldOp(mapping[root.results[0]]))
+    fused = st.FusedOp(inputs, root.results[0].type, Region(body))
+    Rewriter.insert_op(fused, InsertPoint.before(root))
+    root.results[0].replace_all_uses_with(fused.result)
+    fused.result.name_hint = root.results[0].name_hint
+    for op in reversed(ops):
+        Rewriter.erase_op(op)
+    return fused
+
+
+def fuse_function(function: func.FuncOp, target: Target, remarks: bool = False) -> int:
+    """Fuse the chains of `function` (see the module docstring); returns the fused kernels made."""
+    ops = list(function.body.block.ops)
+    grouper = _Grouper(target, set())
+    groups: list[list[Operation]] = []
+    for root in reversed(ops):
+        if root in grouper.taken or not isinstance(root, FUSABLE) or not _is_kernel(root):
+            continue
+        if _weight_matmul(root):
+            continue
+        members, rejected = grouper.grow(root)
+        if remarks:
+            for producer, reason in sorted(rejected.items(), key=lambda item: _position(item[0])):
+                emit(producer, Severity.REMARK, f"{reason} (consumer: '{root.name}')")
+        if sum(_is_kernel(m) for m in members) >= 2:
+            grouper.taken.update(members)
+            groups.append(members)
+    for members in groups:
+        build_fused(members)
+    return len(groups)
+
+
+@dataclass(frozen=True)
+class FusePass(ModulePass):
+    """Fuse producer-consumer chains into `ktir.fused` kernels (see the module docstring)."""
+
+    name = "ktir-fuse"
+
+    remarks: bool = False
+    """Report each producer left out of its consumer's kernel, with the reason."""
+    target: str = ""
+    """A target TOML file (`ktir.hardware.target.load_target`); default: Spyre."""
+
+    def __post_init__(self) -> None:
+        load_target(self.target)  # a bad file is a usage error when the pipeline is parsed
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = load_target(self.target)
+        for function in functions_of(op):
+            try:
+                fuse_function(function, target, self.remarks)
+            except IterationError as error:
+                raise op_error(error.op, str(error)) from error

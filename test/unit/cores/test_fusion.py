@@ -1,0 +1,104 @@
+"""The iteration space of fused groups (`ktir.cores.fusion`)."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.dialects import func
+from xdsl.ir import Operation
+
+import ktir
+from ktir.cores.fusion import FusionError, fused_space, scratch_bytes
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import parse_module
+
+RMS_NORM = """
+func.func @f(%x: tensor<16x256xf16>, %w: tensor<256xf16>, %eps: tensor<1xf32>) -> tensor<16x256xf16> {
+  %c = ktir.convert %x : tensor<16x256xf16> -> tensor<16x256xf32>
+  %p = ktir.pow %c {exponent = 2.0 : f64} : tensor<16x256xf32> -> tensor<16x256xf32>
+  %m = ktir.mean %p dims [1] keepdim : tensor<16x256xf32> -> tensor<16x1xf32>
+  %a = ktir.add %m, %eps : tensor<16x1xf32>, tensor<1xf32> -> tensor<16x1xf32>
+  %r = ktir.rsqrt %a : tensor<16x1xf32> -> tensor<16x1xf32>
+  %n = ktir.mul %c, %r : tensor<16x256xf32>, tensor<16x1xf32> -> tensor<16x256xf32>
+  %h = ktir.convert %n : tensor<16x256xf32> -> tensor<16x256xf16>
+  %y = ktir.mul %w, %h : tensor<256xf16>, tensor<16x256xf16> -> tensor<16x256xf16>
+  return %y : tensor<16x256xf16>
+}
+"""
+
+
+def _ops(text: str) -> tuple[list[Operation], func.FuncOp]:
+    module = parse_module(make_context(), text)
+    ktir.run_pipeline(module, "ktir-propagate-layouts")
+    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    return [op for op in function.body.block.ops if not isinstance(op, func.ReturnOp)], function
+
+
+def test_rms_norm_is_one_space_split_by_rows_only() -> None:
+    ops, function = _ops(RMS_NORM)
+    x, w, eps = function.body.block.args
+    fused = fused_space(ops, ops[-1].results[0], [x, eps, w])
+    space = fused.space
+    assert space.sizes == {"d0": 16, "d1": 256}
+    assert space.whole == frozenset({"d1"})  # the mean's dim, met again by the result
+    assert [a.dims for a in space.inputs if a is not None] == [("d0", "d1"), (None,), ("d1",)]
+    assert space.output.dims == ("d0", "d1")
+    assert len(space.scratch) == len(ops) - 1
+    assert fused.dims[ops[2].results[0]] == ("d0", None)  # the mean keeps its dim as size 1
+
+
+def test_scratch_bytes_shrink_with_the_cuts() -> None:
+    ops, function = _ops(RMS_NORM)
+    x, w, eps = function.body.block.args
+    space = fused_space(ops, ops[-1].results[0], [x, eps, w]).space
+    whole = scratch_bytes(space, {})
+    # 16 x 256: f32 convert, pow, mul (16 KiB each); f16 convert (8 KiB); three 16 x 1 f32
+    # tensors of one stick per row (2 KiB each)
+    assert whole == 3 * 16384 + 8192 + 3 * 2048
+    assert scratch_bytes(space, {"d0": 4}) == whole // 4
+
+
+def test_one_tensor_reached_by_two_different_dims_does_not_fuse() -> None:
+    ops, function = _ops(
+        """
+func.func @f(%x: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  %t = ktir.permute %x perm [1, 0] : tensor<64x64xf16> -> tensor<64x64xf16>
+  %y = ktir.add %x, %t : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+  return %y : tensor<64x64xf16>
+}
+"""
+    )
+    (x,) = function.body.block.args
+    with pytest.raises(FusionError, match="indexed twice"):
+        fused_space(ops, ops[-1].results[0], [x])
+
+
+def test_a_reshape_that_regroups_dims_does_not_fuse() -> None:
+    ops, function = _ops(
+        """
+func.func @f(%x: tensor<4x64xf16>) -> tensor<256xf16> {
+  %e = ktir.exp %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  %r = ktir.reshape %e : tensor<4x64xf16> -> tensor<256xf16>
+  %y = ktir.neg %r : tensor<256xf16> -> tensor<256xf16>
+  return %y : tensor<256xf16>
+}
+"""
+    )
+    (x,) = function.body.block.args
+    with pytest.raises(FusionError, match="regroups dims"):
+        fused_space(ops, ops[-1].results[0], [x])
+
+
+def test_a_result_missing_a_split_dim_does_not_fuse() -> None:
+    """A sum's producers fuse, but a group whose result lacks a cuttable dim would be written twice."""
+    ops, function = _ops(
+        """
+func.func @f(%x: tensor<8x64xf16>, %y: tensor<8x64xf16>) -> tensor<8x1xf16> {
+  %a = ktir.add %x, %y : tensor<8x64xf16>, tensor<8x64xf16> -> tensor<8x64xf16>
+  %s = ktir.sum %a dims [1] keepdim : tensor<8x64xf16> -> tensor<8x1xf16>
+  return %s : tensor<8x1xf16>
+}
+"""
+    )
+    x, y = function.body.block.args
+    space = fused_space(ops, ops[-1].results[0], [x, y]).space
+    assert space.whole == frozenset({"r0"}) and space.output.dims == ("d0", None)
