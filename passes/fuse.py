@@ -9,8 +9,10 @@ order: a producer joins its consumer's group when
    consumers read another stick layout than it writes), a host fallback, or an expand;
 2. every use of its result is inside the group: a value that another kernel reads must reach
    device memory anyway, so its producer stays a kernel of its own;
-3. it is not a matmul on a function argument (a weight): those keep their dataflow schedule,
-   which accumulates over K in chunks and across cores;
+3. a matmul on a function argument (a weight) keeps its dataflow schedule, which accumulates
+   over K in chunks and across cores: it joins only as the one matmul of an elementwise
+   epilogue (bias, activation, residual add, the SwiGLU product), which runs on each output
+   tile once K is summed, and its own operands stay outside (no prologue);
 4. the group still has one iteration space (`ktir.cores.fusion.fused_space`): the same dims,
    or a reduction of them, with the same sizes along every path;
 5. the group's smallest chunk still fits in LX with its intermediates.
@@ -35,7 +37,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from ktir.cores.chunking import smallest_footprint
-from ktir.cores.fusion import FUSABLE, FusionError, fused_space
+from ktir.cores.fusion import FUSABLE, FusionError, anchor_of, fused_space
 from ktir.cores.iteration import IterationError, iteration_space
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_structured as st
@@ -66,7 +68,6 @@ class _Grouper:
 
     target: Target
     taken: set[Operation]
-    matmuls: bool = True
 
     def grow(self, root: Operation) -> tuple[list[Operation], dict[Operation, str]]:
         members = {root}
@@ -106,10 +107,8 @@ class _Grouper:
                 f"not fused: its result is also read by '{outside[0].name}', a kernel of its own "
                 "that needs it in device memory"
             )
-        if _weight_matmul(producer):
-            return "not fused: a matmul on a function argument keeps its own dataflow schedule"
-        if isinstance(producer, st.MatmulBase) and not self.matmuls:
-            return "not fused: matmuls keep their own kernels (matmuls=false)"
+        if any(_weight_matmul(u.operation) for r in producer.results for u in r.uses):
+            return "not fused: a matmul on a function argument does not take a prologue"
         return self.check(sorted([*members, producer], key=_position))
 
     def check(self, ops: list[Operation]) -> str | None:
@@ -117,6 +116,12 @@ class _Grouper:
         inputs = _inputs(ops)
         if not all(is_tensor(v) for v in inputs):
             return "not fused: a fused kernel reads tensors only"
+        anchor = anchor_of(ops)
+        if any(_weight_matmul(op) and op is not anchor for op in ops):
+            return (
+                "not fused: a matmul on a function argument keeps its dataflow schedule and fuses "
+                "only as the matmul of an elementwise epilogue"
+            )
         try:
             space = fused_space(ops, ops[-1].results[0], inputs).space
         except FusionError as error:
@@ -137,9 +142,13 @@ def _position(op: Operation) -> int:
 
 
 def _inputs(ops: list[Operation]) -> list[SSAValue]:
-    """The tensors the group reads from outside, in order of first use."""
+    """
+    The tensors the group reads from outside, in order of first use; an epilogue group's matmul
+    operands first (x, then y), as its iteration space expects.
+    """
     inside = {r for op in ops for r in op.results}
-    inputs: list[SSAValue] = []
+    anchor = anchor_of(ops)
+    inputs: list[SSAValue] = [] if anchor is None else list(dict.fromkeys([anchor.x, anchor.y]))
     for op in ops:
         for value in op.operands:
             if value not in inside and value not in inputs:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
@@ -44,12 +45,20 @@ from xdsl.rewriter import Rewriter
 
 from ktir.cores.check import CoreCheckError, check_function
 from ktir.cores.chunking import ChunkingError, ChunkPlan, Staged, accumulates, invariant, plan_chunks
+from ktir.cores.fusion import anchor_of
 from ktir.cores.iteration import IterationError
 from ktir.cores.kernels import Kernel, kernel_of
 from ktir.cores.scratchpad import free_ranges, live_sets
 from ktir.cores.tiling import Access, combine, device_box, nested
 from ktir.dialects import ktir_core as core
-from ktir.dialects.ktir_core import LX_ADDRESS_ATTR, LX_BYTES_ATTR, STATE_ATTRIBUTES, WORK_DIVISION_ATTR
+from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir_core import (
+    LX_ADDRESS_ATTR,
+    LX_BYTES_ATTR,
+    STATE_ATTRIBUTES,
+    WORK_DIVISION_ATTR,
+    ComputeUnit,
+)
 from ktir.hardware.target import Target, load_target
 from ktir.ir.diagnostics import op_error
 from ktir.ir.state import read_division, read_lx_placement
@@ -130,6 +139,11 @@ class _KernelBody:
         inputs = [a for a in space.inputs if a is not None]
         self.hoisted = {i for i, a in enumerate(inputs) if invariant(kernel, a, plan.cuts)}
         self.out_role = "acc" if self.accumulate else "out0"
+        # A fused matmul epilogue on an accumulating kernel: K chunks feed the accumulator from
+        # x and y only; each output tile then runs the epilogue into `out0`, which is stored.
+        self.anchor = anchor_of(self.op.members) if isinstance(self.op, st.FusedOp) else None
+        self.epilogue = self.accumulate and self.anchor is not None
+        self.matmul_inputs = 2 if self.epilogue else self.n_inputs
 
     def build(self) -> core.KernelOp:
         """The `ktir.kernel` op, its body built."""
@@ -215,18 +229,33 @@ class _KernelBody:
             if self.reduction_chunks == 1
             else _affine(builder, outer, self.reduction_chunks, builder.index(self.reduction_chunks - 1))
         )
-        self._store(builder, last, zero)
+        if not self.epilogue:
+            self._store(builder, last, zero)
+            return
+        slot = self._slot(builder, outer)
+        ins = [self.buffers["acc"]]
+        for i in range(self.matmul_inputs, self.n_inputs):
+            target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
+            builder.add(core.DmaLoadOp(self.sources[i], target, self.core_id, last, slot, tile=i))
+            ins.append(target)
+        tiles = [self.n_inputs, *range(self.matmul_inputs, self.n_inputs), self.n_inputs]
+        payload = _epilogue_payload(cast(st.FusedOp, self.op), cast(st.MatmulBase, self.anchor))
+        out = self.buffers["out0"]
+        builder.add(core.ComputeOp(ComputeUnit.SFU, self.core_id, last, slot, ins, [out], tiles, payload))
+        self._store(builder, last, slot)
+
+    def _slot(self, builder: _Builder, index: SSAValue) -> SSAValue:
+        """The buffer slot of chunk `index`: alternating when chunked."""
+        if self.slots == 1:
+            return builder.index(0)
+        return builder.add(arith.RemUIOp(index, builder.index(self.slots))).results[0]
 
     def _chunk(self, builder: _Builder, outer: SSAValue, inner: SSAValue) -> None:
         """One chunk: load every input tile, compute, and (not accumulating) store."""
         chunk = outer if self.reduction_chunks == 1 else _affine(builder, outer, self.reduction_chunks, inner)
-        slot = (
-            builder.add(arith.RemUIOp(chunk, builder.index(self.slots))).results[0]
-            if self.slots > 1
-            else builder.index(0)
-        )
+        slot = self._slot(builder, chunk)
         ins = []
-        for i in range(self.n_inputs):
+        for i in range(self.matmul_inputs):
             target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
             if i not in self.hoisted:
                 builder.add(core.DmaLoadOp(self.sources[i], target, self.core_id, chunk, slot, tile=i))
@@ -239,8 +268,8 @@ class _KernelBody:
                 slot,
                 ins,
                 [self.buffers[self.out_role]],
-                tiles=range(self.n_inputs + 1),
-                payload=_payload(self.op),
+                tiles=[*range(self.matmul_inputs), self.n_inputs],
+                payload=_payload(self.anchor if self.epilogue else self.op),
                 accumulate=self.accumulate,
             )
         )
@@ -250,10 +279,34 @@ class _KernelBody:
     def _store(self, builder: _Builder, chunk: SSAValue, slot: SSAValue) -> None:
         """Store the output tile (a K-split kernel names its writers)."""
         writers = self.kernel.k_split if self.kernel.k_split > 1 else None
-        source, target = self.buffers[self.out_role], self.sources[self.n_inputs]
+        source, target = self.buffers["out0" if self.epilogue else self.out_role], self.sources[self.n_inputs]
         builder.add(
             core.DmaStoreOp(source, target, self.core_id, chunk, slot, tile=self.n_inputs, writers=writers)
         )
+
+
+def _epilogue_payload(op: st.FusedOp, anchor: st.MatmulBase) -> Region:
+    """
+    The payload of a matmul epilogue: a `ktir.fused` op computing the kernel's result from the
+    matmul's result (the summed accumulator, rounded to the matmul's type) and the other inputs.
+    """
+    body = op.body.block
+    rest = list(body.args[2:])
+    payload = Block(arg_types=[anchor.result.type, *(a.type for a in rest)])
+    inner = Block(arg_types=[anchor.result.type, *(a.type for a in rest)])
+    mapping: dict[SSAValue, SSAValue] = {
+        anchor.result: inner.args[0],
+        **dict(zip(rest, inner.args[1:], strict=True)),
+    }
+    for member in op.members:
+        if member is not anchor:
+            inner.add_op(member.clone(value_mapper=mapping))
+    yielded = body.last_op
+    assert yielded is not None
+    inner.add_op(core.YieldOp(mapping[yielded.operands[0]]))
+    fused = st.FusedOp(list(payload.args), op.result.type, Region(inner))
+    payload.add_ops([fused, core.YieldOp(fused.result)])
+    return Region(payload)
 
 
 def _affine(builder: _Builder, outer: SSAValue, scale: int, inner: SSAValue) -> SSAValue:

@@ -100,9 +100,14 @@ def _buffers(kernel: Kernel, cuts: dict[str, int]) -> list[Staged]:
     if accumulates(kernel, cuts):
         _, extent = device_box(output, total, {})
         staged.append(Staged("acc", 1, extent, ACCUMULATOR_BYTES))
-    else:
+    if not accumulates(kernel, cuts) or has_epilogue(kernel.space):
         staged.append(_staged("out0", slots, output, total))
     return staged
+
+
+def has_epilogue(space: IterationSpace) -> bool:
+    """Whether a matmul kernel runs fused ops on its output tiles (`ktir.cores.fusion.anchor_of`)."""
+    return is_matmul(space) and (len([a for a in space.inputs if a is not None]) > 2 or bool(space.scratch))
 
 
 def _staged(role: str, slots: int, access: Access, cuts: dict[str, int]) -> Staged:

@@ -110,8 +110,13 @@ class _Model:
     def __init__(self, space: IterationSpace, target: Target) -> None:
         self.space, self.target = space, target
         self.dims = list(space.sizes)
-        x, y = (a for a in space.inputs if a is not None)
+        x, y, *epilogue = (a for a in space.inputs if a is not None)
         self.x, self.y, self.out = _operand(x), _operand(y), _operand(space.output)
+        # A fused epilogue (`ktir.cores.fusion.anchor_of`): its inputs are read once per output
+        # chunk and its intermediates take LX; about one SFU pass per op on the output tile.
+        self.epilogue = [_operand(a) for a in epilogue]
+        self.scratch = [_operand(a) for a in space.scratch]
+        self.epilogue_passes = len(space.scratch) + 1 if self.scratch or self.epilogue else 0
         self.out_element_bytes = space.output.layout.device_dtype.element_bytes
         self.reduction = [d for d in self.dims if d in space.reduction]
         # Padded iteration sizes: K and N in whole sticks, as the PE arrays read them.
@@ -133,7 +138,13 @@ class _Model:
         inputs = (self.tile_bytes(self.x, total) + self.tile_bytes(self.y, total)) * slots
         out_tile = self.tile_bytes(self.out, total)
         acc = out_tile / self.out_element_bytes * ACCUMULATOR_BYTES
-        return inputs + np.where(self._accumulates(splits, cuts), acc, out_tile * slots)
+        staged = inputs + np.where(self._accumulates(splits, cuts), acc, out_tile * slots)
+        if not self.epilogue_passes:
+            return staged
+        extra = sum((self.tile_bytes(e, total) * slots for e in self.epilogue), np.zeros(len(total)))
+        extra = extra + sum((self.tile_bytes(t, total) for t in self.scratch), np.zeros(len(total)))
+        # an accumulating kernel stages its output after the epilogue as well as the accumulator
+        return staged + extra + np.where(self._accumulates(splits, cuts), out_tile * slots, 0.0)
 
     def _accumulates(self, splits: np.ndarray, cuts: np.ndarray) -> np.ndarray:
         return (self._column(splits, self.reduction) > 1) | (self._column(cuts, self.reduction) > 1)
@@ -166,9 +177,16 @@ class _Model:
         acc_elements = self.tile_bytes(self.out, total) / self.out_element_bytes
         fill = np.where(accumulate, cost_model.fill_cycles(acc_elements * ACCUMULATOR_BYTES, t), 0.0)
         ring = cost_model.ring_cycles(acc_elements, ACCUMULATOR_BYTES, k_split, t)
+        epi_chip = sum((self.tile_bytes(e, total) * self._reads(e, splits) for e in self.epilogue), 0.0)
+        traffic = traffic + outer * epi_chip
+        epilogue = (
+            cost_model.dma_cycles(epi_chip, t) * (len(self.epilogue) > 0)
+            + acc_elements * self.epilogue_passes / t.sfu_pass_elems_per_us * t.clock_mhz
+        )
         steady = np.maximum(pt, load + store * outer / chunks)
-        # An accumulating output chunk waits for its store, zeroing and ring reduction.
-        per_outer = np.where(accumulate, fill + ring + store, 0.0)
+        # An accumulating output chunk waits for its store, zeroing and ring reduction (and its
+        # epilogue: the epilogue's inputs and SFU passes on the output tile).
+        per_outer = np.where(accumulate, fill + ring + store, 0.0) + epilogue
         # The first chunk's load fills the pipeline and the last chunk's compute drains it.
         cycles = load + (chunks - 1) * steady + pt + outer * per_outer + np.where(accumulate, 0.0, store)
         return cycles, traffic

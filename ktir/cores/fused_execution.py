@@ -19,7 +19,7 @@ from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.ir.values import shape_of
 from ktir.reference.executor import IMPLEMENTATIONS
-from ktir.reference.ops import ExecutionError, full_value, store
+from ktir.reference.ops import ExecutionError, full_value, numpy_dtype, store
 
 Matmul = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """fp32 product of an x tile (..., M, K) and a y tile (..., K', N), K' >= K."""
@@ -71,7 +71,12 @@ def run_fused(
     the tile shapes each op saw are appended to it (what the cost model charges).
     """
     body = op.body.block
-    env: dict[SSAValue, np.ndarray] = dict(zip(body.args, tiles, strict=True))
+    # An input in another type than its argument is a matmul epilogue's fp32 accumulator:
+    # rounded once to the matmul's result type, as the unfused matmul stores it.
+    env: dict[SSAValue, np.ndarray] = {
+        arg: store(tile, arg.type.element_type) if tile.dtype != numpy_dtype(arg.type.element_type) else tile  # type: ignore[attr-defined]
+        for arg, tile in zip(body.args, tiles, strict=True)
+    }
     for member in op.members:
         ins = [env[v] for v in member.operands]
         env[member.results[0]] = _run(member, ins, matmul)

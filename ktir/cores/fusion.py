@@ -113,7 +113,9 @@ class _DimTable:
 
 def _dim_order(name: str) -> tuple[int, int]:
     """Result dims (`d<i>`) before new ones (`r<i>`), then by index: names stay stable."""
-    return (0 if name.startswith("d") else 1, int(name[1:]))
+    if not name[1:].isdigit():  # an epilogue group's matmul dims: m, n, k
+        return (2, "mnk".index(name))
+    return (0 if name.startswith("d") else 1 if name.startswith("r") else 2, int(name[1:]))
 
 
 @dataclass
@@ -121,6 +123,7 @@ class _Walk:
     """The backward walk: dims of every tensor the group touches."""
 
     group: set[Operation]
+    anchor: st.MatmulBase | None = None
     table: _DimTable = field(default_factory=_DimTable)
     dims: dict[SSAValue, Dims] = field(default_factory=dict)
     fresh: int = 0
@@ -225,6 +228,9 @@ def _pad(walk: _Walk, op: st.PadOp, out: Dims) -> list[Dims | None]:
 def _matmul(walk: _Walk, op: st.MatmulBase, out: Dims) -> list[Dims | None]:
     x, y = shape_of(op.x.type), shape_of(op.y.type)
     *batch, m, n = out
+    if op is walk.anchor:  # K accumulates (chunked, split over cores); x and y share its name
+        k = walk.table.new("k", x[-1], whole=False)
+        return [(*batch[len(batch) - (len(x) - 2) :], m, k), (*batch[len(batch) - (len(y) - 2) :], k, n)]
     walk.table.make_whole(n)
     k_x, k_y = walk.new_dim(x[-1]), walk.new_dim(y[-2])
     return [(*batch[len(batch) - (len(x) - 2) :], m, k_x), (*batch[len(batch) - (len(y) - 2) :], k_y, n)]
@@ -262,12 +268,34 @@ class FusedSpace:
     dims: dict[SSAValue, Dims]
 
 
+def anchor_of(ops: Sequence[Operation]) -> st.MatmulBase | None:
+    """
+    The matmul a group is the epilogue of, or None: the group's only matmul, reading both
+    operands from outside the group, with every other op elementwise. Such a group keeps the
+    matmul's own iteration space (`b<i>, m, n, k`, K a reduction) and schedule; its other ops
+    run on each output tile once K is summed.
+    """
+    matmuls = [op for op in ops if isinstance(op, st.MatmulBase)]
+    if len(matmuls) != 1:
+        return None
+    (matmul,) = matmuls
+    inside = {r for op in ops for r in op.results}
+    if matmul.x in inside or matmul.y in inside or matmul.x is matmul.y:
+        return None
+    if any(v in (matmul.x, matmul.y) for op in ops if op is not matmul for v in op.operands):
+        return None  # the epilogue reads output tiles only
+    if not all(isinstance(op, (*_FOLLOW_RESULT, ew.FullOp)) for op in ops if op is not matmul):
+        return None
+    return matmul
+
+
 def fused_space(ops: Sequence[Operation], result: SSAValue, inputs: Sequence[SSAValue]) -> FusedSpace:
     """
     The iteration space of `ops` (in program order) computing `result` from `inputs` (the
     tensors the group reads from outside). Raises `FusionError` when the ops do not share one.
+    An epilogue group (`anchor_of`) must list the matmul's x and y first among its inputs.
     """
-    walk = _Walk(set(ops))
+    walk = _Walk(set(ops), anchor_of(ops))
     names = tuple(walk.table.new(f"d{i}", n, whole=False) for i, n in enumerate(shape_of(result.type)))
     walk.assign(result, names)
     for op in reversed(ops):
@@ -280,17 +308,40 @@ def fused_space(ops: Sequence[Operation], result: SSAValue, inputs: Sequence[SSA
     return _space(walk, ops, result, inputs)
 
 
+def _matmul_names(walk: _Walk) -> dict[str, str]:
+    """An epilogue group's dims renamed as the anchor matmul's: `b<i>`, `m`, `n` (and `k`)."""
+    anchor = walk.anchor
+    if anchor is None:
+        return {}
+    out = walk.dims[anchor.result]
+    names = [*(f"b{i}" for i in range(len(out) - 2)), "m", "n"]
+    return {walk.table.find(d): name for d, name in zip(out, names, strict=True) if d is not None}
+
+
 def _space(walk: _Walk, ops: Sequence[Operation], result: SSAValue, inputs: Sequence[SSAValue]) -> FusedSpace:
     table = walk.table
-    dims = {v: tuple(None if d is None else table.find(d) for d in ds) for v, ds in walk.dims.items()}
+    rename = _matmul_names(walk)
+
+    def name(d: str) -> str:
+        root = table.find(d)
+        return rename.get(root, root)
+
+    dims = {v: tuple(None if d is None else name(d) for d in ds) for v, ds in walk.dims.items()}
     for ds in dims.values():
         named = [d for d in ds if d is not None]
         if len(set(named)) != len(named):
             raise FusionError("one tensor would be indexed twice by the same dim")
-    used = {d for ds in dims.values() for d in ds if d is not None}
-    sizes = {d: table.size[d] for d in sorted(used, key=_dim_order)}
-    whole = frozenset(d for d in used if d in table.whole)
-    uncovered = sorted(set(sizes) - whole - set(dims[result]), key=_dim_order)
+    roots = {d for ds in walk.dims.values() for d in ds if d is not None}
+    sizes = {name(d): table.size[table.find(d)] for d in sorted(roots, key=_dim_order)}
+    whole = frozenset(name(d) for d in roots if table.find(d) in table.whole)
+    reduction: tuple[str, ...] = ()
+    if walk.anchor is not None:  # the matmul's dims in its own order, size-1 ones included
+        shape = shape_of(walk.anchor.result.type)
+        names = [*(f"b{i}" for i in range(len(shape) - 2)), "m", "n"]
+        sizes = dict(zip(names, shape, strict=True)) | {"k": shape_of(walk.anchor.x.type)[-1]}
+        reduction = ("k",)
+    split = {d for d, n in sizes.items() if n > 1} - whole - set(reduction)
+    uncovered = sorted(split - set(dims[result]), key=_dim_order)
     if uncovered:
         raise FusionError(f"the result does not hold dim {uncovered[0]}: cores would write it twice")
 
@@ -304,7 +355,7 @@ def _space(walk: _Walk, ops: Sequence[Operation], result: SSAValue, inputs: Sequ
     unit = ComputeUnit.PT if any(isinstance(op, st.MatmulBase) for op in ops) else ComputeUnit.SFU
     space = IterationSpace(
         sizes,
-        (),
+        reduction,
         whole,
         tuple(access(v) for v in inputs),
         access(result),
@@ -346,4 +397,13 @@ def scratch_bytes(space: IterationSpace, cuts: dict[str, int]) -> int:
     return total
 
 
-__all__ = ["FUSABLE", "FusedSpace", "FusionError", "fused_space", "in_sticks", "op_space", "scratch_bytes"]
+__all__ = [
+    "FUSABLE",
+    "FusedSpace",
+    "FusionError",
+    "anchor_of",
+    "fused_space",
+    "in_sticks",
+    "op_space",
+    "scratch_bytes",
+]

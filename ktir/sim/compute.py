@@ -100,18 +100,19 @@ def matmul_f32(x: np.ndarray, x_index: np.ndarray, y: np.ndarray, y_index: np.nd
     return product
 
 
-def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float]:
+def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float, float]:
     """
-    (PE-array cycles, SFU cycles, FLOPs) of one chunk of a fused kernel from the tile shapes
+    (PE-array cycles, SFU cycles, FLOPs, matmul FLOPs) of one chunk of a fused kernel from the tile shapes
     each of its ops saw (`ktir.cores.fused_execution.run_fused`): each op costs what it would
     alone on that tile (`ktir.hardware.cost_model`); a view that moves no data costs nothing.
     """
-    pt = sfu = flops = 0.0
+    pt = sfu = flops = matmul_flops = 0.0
     for op, ins, out in trace:
         if isinstance(op, st.MatmulBase):
             macs = math.prod(out) * ins[0][-1]
             pt += cost_model.pt_cycles(macs, ins[0][-2] if len(ins[0]) > 1 else 1, target)
             flops += 2.0 * macs
+            matmul_flops += 2.0 * macs
             continue
         if isinstance(op, st.ShapeChangeOp) and iteration_space(op) is None:
             continue
@@ -120,4 +121,4 @@ def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float]:
         in_elements = in_sticks(ins[0], element_bytes) if ins else 0
         sfu += cost_model.sfu_cycles(op, in_elements, out_elements, target)
         flops += cost_model.sfu_flops(op, in_elements, out_elements)
-    return pt, sfu, flops
+    return pt, sfu, flops, matmul_flops

@@ -80,6 +80,7 @@ class SimKernel(KernelInterpreter):
         # The kernel's operand or result behind each block argument (x * x reads one tensor).
         self.outer = dict(zip(op.body.block.args, [*op.inputs, *op.outputs], strict=True))
         self.flops = 0.0
+        self.matmul_flops = 0.0
         self.fused_trace: Trace = []
 
     # -- the run ------------------------------------------------------------------------------
@@ -110,7 +111,7 @@ class SimKernel(KernelInterpreter):
         return KernelReport(
             index=self.index,
             name=self.name,
-            op=self.op.op_name.data,
+            op=self._label(),
             unit=self._unit(),
             cores=self.cores,
             chunks=self.op.chunks.value.data,
@@ -119,12 +120,29 @@ class SimKernel(KernelInterpreter):
             bytes=self.bytes,
             flops=self.flops,
             compulsory_bytes=self._compulsory_bytes(),
-            matmul_flops=self.flops if self._unit() == core.ComputeUnit.PT else 0.0,
+            matmul_flops=self.matmul_flops,
             busy=busy,
             finish=line.end_per_core - line.start,
             events=line.events,
             target=self.target,
         )
+
+    def _label(self) -> str:
+        """
+        The kernel's op: the graph op, or for a fused kernel `ktir.fused[...]` with the ops it
+        runs in order (its matmul first for an epilogue), views left out.
+        """
+        name = self.op.op_name.data
+        if name != "ktir.fused":
+            return name
+        ops: list[str] = []
+        for compute in self.op.walk():
+            payload = compute.payload.block.first_op if isinstance(compute, core.ComputeOp) else None
+            if isinstance(payload, st.FusedOp):
+                ops.extend(payload.label.split("+"))
+            elif payload is not None:
+                ops.append(payload.name.removeprefix("ktir."))
+        return f"{name}[{'+'.join(ops)}]"
 
     def _compulsory_bytes(self) -> float:
         """
@@ -429,6 +447,7 @@ class SimKernel(KernelInterpreter):
             rows, macs = self._matmul_size(tiles, maps, out_elements, in_elements)
             cycles = cost_model.pt_cycles(macs, rows, self.target)
             flops = 2.0 * macs
+            self.matmul_flops += flops * self.cores
         else:
             cycles = cost_model.sfu_cycles(payload, in_elements, out_elements, self.target)
             flops = cost_model.sfu_flops(payload, in_elements, out_elements)
@@ -441,9 +460,10 @@ class SimKernel(KernelInterpreter):
         A fused kernel's chunk: its matmuls on the PE arrays, then its other ops on the SFU,
         each costed like the op alone on the tile it saw (views that move no data are free).
         """
-        pt, sfu, flops = fused_cost(self.fused_trace, self.target)
+        pt, sfu, flops, matmul_flops = fused_cost(self.fused_trace, self.target)
         self.fused_trace = []
         self.flops += flops * self.cores
+        self.matmul_flops += matmul_flops * self.cores
         written = [(op.outs[0], out_slot)]
         if pt:
             self.timeline.issue("pt", reads, written, np.full(self.cores, pt), "fused matmuls")

@@ -102,7 +102,7 @@ def test_compiled_model_matches_eager_and_the_reference(name: str) -> None:
     assert np.mean(ours.numpy() == ref) >= IDENTICAL_SHARE.get(name, 0.95)
     report = program.report
     assert report.total_cycles > 0 and report.time_us == pytest.approx(report.total_cycles / 1500)
-    assert any(k.op == "ktir.matmul" and k.cores > 1 for k in report.kernels)
+    assert any("matmul" in k.op and k.cores > 1 for k in report.kernels)
     check_never_faster_than_physics(report)
 
 
@@ -118,7 +118,7 @@ def test_fused_and_unfused_programs_agree(name: str) -> None:
     unfused = ktir.compile(model16, args, kwargs, fuse=False)
     ours, theirs = (model_output(p(*args)).numpy() for p in (fused, unfused))
     assert np.array_equal(ours, theirs)
-    assert any(k.op == "ktir.fused" for k in fused.report.kernels)
+    assert any(k.op.startswith("ktir.fused[") for k in fused.report.kernels)
     assert len(fused.report.kernels) < len(unfused.report.kernels)
     check_never_faster_than_physics(fused.report)
 

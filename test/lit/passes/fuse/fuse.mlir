@@ -45,6 +45,24 @@
 // CHECK-NEXT: ktir.softmax
 // REMARK: remark: not fused: LX overflow: the fused kernel needs 20,971,520 bytes of LX per core for its smallest chunk, more than the 1,677,721 usable (consumer: 'ktir.softmax')
 
+// A matmul epilogue: the up projection's matmul with silu(gate) * up. The matmul reads a weight,
+// so it keeps its dataflow schedule and its x and y come first among the inputs; the gate
+// matmul is a second weight matmul and stays out, and so does %n, read by both.
+// CHECK-LABEL: func.func @swiglu
+// CHECK: %g = ktir.matmul %n, %wg
+// CHECK-NEXT: %m = ktir.fused(%n, %wu, %g)
+// CHECK: ktir.silu
+// CHECK-NEXT: ktir.matmul
+// CHECK-NEXT: ktir.mul
+// REMARK: remark: not fused: its result is also read by 'ktir.matmul', a kernel of its own that needs it in device memory (consumer: 'ktir.mul')
+// REMARK: remark: not fused: a matmul on a function argument keeps its dataflow schedule and fuses only as the matmul of an elementwise epilogue (consumer: 'ktir.mul')
+
+// No prologue: a weight matmul's operands stay outside its kernel.
+// CHECK-LABEL: func.func @no_prologue
+// CHECK: %n = ktir.neg %x
+// CHECK-NEXT: %y = ktir.fused(%n, %w, %b)
+// REMARK: remark: not fused: a matmul on a function argument does not take a prologue (consumer: 'ktir.add')
+
 func.func @rms_norm(%x: tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>>, %w: tensor<256xf16, #ktir.tiled<device_size = [4, 64], stride_map = [64, 1]>>, %eps: tensor<1xf32, #ktir.tiled<device_size = [1, 32], stride_map = [-1, -1]>>) -> tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>> attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {
   %c = ktir.convert %x : tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>> -> tensor<16x256xf32, #ktir.tiled<device_size = [8, 16, 32], stride_map = [32, 256, 1]>>
   %p = ktir.pow %c {exponent = 2.000000e+00 : f64} : tensor<16x256xf32, #ktir.tiled<device_size = [8, 16, 32], stride_map = [32, 256, 1]>> -> tensor<16x256xf32, #ktir.tiled<device_size = [8, 16, 32], stride_map = [32, 256, 1]>>
@@ -80,5 +98,23 @@ func.func @lx_overflow(%x: tensor<4x1048576xf32, #ktir.tiled<device_size = [3276
   %e = ktir.exp %x : tensor<4x1048576xf32, #ktir.tiled<device_size = [32768, 4, 32], stride_map = [32, 1048576, 1]>> -> tensor<4x1048576xf32, #ktir.tiled<device_size = [32768, 4, 32], stride_map = [32, 1048576, 1]>>
   %s = ktir.softmax %e dim 1 : tensor<4x1048576xf32, #ktir.tiled<device_size = [32768, 4, 32], stride_map = [32, 1048576, 1]>> -> tensor<4x1048576xf32, #ktir.tiled<device_size = [32768, 4, 32], stride_map = [32, 1048576, 1]>>
   func.return %s : tensor<4x1048576xf32, #ktir.tiled<device_size = [32768, 4, 32], stride_map = [32, 1048576, 1]>>
+}
+
+// -----
+func.func @swiglu(%x: tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>>, %wg: tensor<256x512xf16, #ktir.tiled<device_size = [8, 256, 64], stride_map = [64, 512, 1]>> {ktir.parameter = "wg"}, %wu: tensor<256x512xf16, #ktir.tiled<device_size = [8, 256, 64], stride_map = [64, 512, 1]>> {ktir.parameter = "wu"}) -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>> attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {
+  %n = ktir.neg %x : tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>> -> tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>>
+  %g = ktir.matmul %n, %wg : tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #ktir.tiled<device_size = [8, 256, 64], stride_map = [64, 512, 1]>> -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
+  %s = ktir.silu %g : tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>> -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
+  %u = ktir.matmul %n, %wu : tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #ktir.tiled<device_size = [8, 256, 64], stride_map = [64, 512, 1]>> -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
+  %m = ktir.mul %s, %u : tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>, tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>> -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
+  func.return %m : tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
+}
+
+// -----
+func.func @no_prologue(%x: tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>>, %w: tensor<256x512xf16, #ktir.tiled<device_size = [8, 256, 64], stride_map = [64, 512, 1]>> {ktir.parameter = "w"}, %b: tensor<512xf16, #ktir.tiled<device_size = [8, 64], stride_map = [64, 1]>>) -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>> attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {
+  %n = ktir.neg %x : tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>> -> tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>>
+  %u = ktir.matmul %n, %w : tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #ktir.tiled<device_size = [8, 256, 64], stride_map = [64, 512, 1]>> -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
+  %y = ktir.add %u, %b : tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #ktir.tiled<device_size = [8, 64], stride_map = [64, 1]>> -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
+  func.return %y : tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
 }
 
