@@ -6,7 +6,9 @@ For every workload it prints, measured in one run:
 - simulated time and the roofline bound, max(matmul FLOPs / 98.304 TFLOP/s, compulsory bytes /
   204.8 GB/s), with compulsory bytes = each parameter, input and output once at its device-layout
   size; their ratio (simulated / bound, 1.0 is the best the chip can do);
-- the traffic ratio: LPDDR5 bytes moved / compulsory bytes;
+- the traffic ratio: LPDDR5 bytes moved / compulsory bytes, and the LPDDR5 megabytes moved;
+- kernels run on the chip, and for the layers the same program compiled without `ktir-fuse`
+  (kernels, simulated / bound) for comparison;
 - compile and simulation wall time.
 
 Workloads: fp16 matmuls M x K x N for M in {1, 32, 512, 2048} and (K, N) in {(4096, 4096),
@@ -41,12 +43,13 @@ MATMUL_KN = ((4096, 4096), (4096, 14336), (14336, 4096))
 
 @dataclass
 class Row:
-    """One workload's measurements."""
+    """One workload's measurements (`unfused`: the layer compiled with `fuse=False`)."""
 
     name: str
     report: Report
     compile_s: float
     simulate_s: float
+    unfused: Report | None = None
 
 
 def matmul_row(m: int, k: int, n: int) -> Row:
@@ -66,7 +69,7 @@ def matmul_row(m: int, k: int, n: int) -> Row:
     return Row(f"matmul {m}x{k}x{n}", report, compiled - start, time.perf_counter() - compiled)
 
 
-def layer_row(tokens: int) -> Row:
+def layer_row(tokens: int, fuse: bool = True) -> Row:
     """Compile and simulate a Llama-3-8B-shaped decoder layer on `tokens` tokens."""
     import torch
     import transformers
@@ -85,24 +88,32 @@ def layer_row(tokens: int) -> Row:
     model = transformers.LlamaForCausalLM(config).to(torch.float16).eval()
     ids = torch.randint(0, config.vocab_size, (1, tokens))
     start = time.perf_counter()
-    program = ktir.compile(model, (ids,))
+    program = ktir.compile(model, (ids,), fuse=fuse)
     compiled = time.perf_counter()
     program(ids)
     name = "Llama-3-8B layer, " + ("one token" if tokens == 1 else f"prefill {tokens}")
-    return Row(name, program.report, compiled - start, time.perf_counter() - compiled)
+    row = Row(name, program.report, compiled - start, time.perf_counter() - compiled)
+    if fuse:
+        row.unfused = layer_row(tokens, fuse=False).report
+    return row
 
 
 def table(rows: list[Row]) -> Table:
     """One line per workload."""
     out = Table(title="ktir against the roofline (simulated / bound; traffic = moved / compulsory bytes)")
-    columns = ("workload", "simulated µs", "bound µs", "x bound", "traffic", "load ms", "compile s", "sim s")
+    columns = (
+        "workload", "simulated µs", "bound µs", "x bound", "traffic", "LPDDR5 MB", "kernels",
+        "unfused: kernels", "x bound", "load ms", "compile s", "sim s",
+    )  # fmt: skip
     for column in columns:
         out.add_column(column, justify="left" if column == "workload" else "right")
     for row in rows:
         r = row.report
+        u = row.unfused
         out.add_row(
             row.name, f"{r.time_us:,.1f}", f"{r.bound_us:,.1f}", f"{r.vs_bound:.2f}",
-            f"{r.traffic_ratio:.2f}",
+            f"{r.traffic_ratio:.2f}", f"{r.bytes / 1e6:,.1f}", str(r.device_kernels),
+            "-" if u is None else str(u.device_kernels), "-" if u is None else f"{u.vs_bound:.2f}",
             f"{r.load_us / 1e3:,.2f}", f"{row.compile_s:.1f}", f"{row.simulate_s:.1f}",
         )  # fmt: skip
     return out
@@ -115,7 +126,7 @@ def main() -> None:
     parser.add_argument("--only", choices=["matmul", "layer"], help="run one kind of workload")
     parser.add_argument("--kernels", type=int, default=8, help="slowest kernels to show per layer")
     args = parser.parse_args()
-    console = Console(width=170)
+    console = Console(width=190)
     jobs: list[Callable[[], Row]] = []
     if args.only != "layer":
         for m in MATMUL_M[:2] if args.quick else MATMUL_M:

@@ -70,13 +70,29 @@ class _Grouper:
     taken: set[Operation]
 
     def grow(self, root: Operation) -> tuple[list[Operation], dict[Operation, str]]:
+        """
+        The group of `root` and why each producer left out is out. A member whose result does
+        not vary with a dim the final group splits would be computed again for every tile
+        along it: it is left out and the group grown again without it.
+        """
+        banned: dict[Operation, str] = {}
+        while True:
+            members, rejected = self._grow(root, banned)
+            recomputed = self._recomputed(members)
+            if not recomputed:
+                return members, rejected | banned
+            banned |= recomputed
+
+    def _grow(
+        self, root: Operation, banned: dict[Operation, str]
+    ) -> tuple[list[Operation], dict[Operation, str]]:
         members = {root}
         rejected: dict[Operation, str] = {}
         changed = True
         while changed:
             changed = False
             for producer in self._producers(members):
-                reason = self.reject(producer, members)
+                reason = banned.get(producer) or self.reject(producer, members)
                 if reason is None:
                     members.add(producer)
                     rejected.pop(producer, None)
@@ -85,6 +101,24 @@ class _Grouper:
                     rejected[producer] = reason
         ordered = sorted(members, key=_position)
         return ordered, {op: why for op, why in rejected.items() if op not in members}
+
+    @staticmethod
+    def _recomputed(members: list[Operation]) -> dict[Operation, str]:
+        """Members (kernels, not the root) whose result lacks a dim the group splits."""
+        if len(members) < 2:
+            return {}
+        fused = fused_space(members, members[-1].results[0], _inputs(members))
+        space = fused.space
+        split = {d for d, n in space.sizes.items() if n > 1} - space.whole - set(space.reduction)
+        found = {}
+        for op in members[:-1]:
+            missing = sorted(split - set(fused.dims.get(op.results[0], ())))
+            if missing and _is_kernel(op):
+                found[op] = (
+                    f"not fused: its result does not vary with dim {missing[0]}, so every tile along "
+                    f"{missing[0]} would compute it again"
+                )
+        return found
 
     def _producers(self, members: set[Operation]) -> list[Operation]:
         found = {

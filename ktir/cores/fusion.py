@@ -352,6 +352,11 @@ def _space(walk: _Walk, ops: Sequence[Operation], result: SSAValue, inputs: Sequ
             raise FusionError(str(error)) from error
 
     internal = [op.results[0] for op in ops if op.results[0] is not result]
+    position = {op: i for i, op in enumerate(ops)}
+    live = tuple(
+        (position[v.owner], max(position[u.operation] for u in v.uses if u.operation in position))  # type: ignore[index]
+        for v in internal
+    )
     unit = ComputeUnit.PT if any(isinstance(op, st.MatmulBase) for op in ops) else ComputeUnit.SFU
     space = IterationSpace(
         sizes,
@@ -361,6 +366,7 @@ def _space(walk: _Walk, ops: Sequence[Operation], result: SSAValue, inputs: Sequ
         access(result),
         unit,
         scratch=tuple(access(v) for v in internal),
+        scratch_live=live,
     )
     return FusedSpace(space, dims)
 
@@ -386,15 +392,22 @@ def in_sticks(shape: Sequence[int], element_bytes: int) -> int:
 def scratch_bytes(space: IterationSpace, cuts: dict[str, int]) -> int:
     """
     LX bytes per core for a fused kernel's intermediates under `cuts` (splits times chunks per
-    dim): every intermediate tile at once, in whole sticks (`in_sticks`). An upper bound:
-    intermediates that are dead by the time later ones are made share nothing.
+    dim), each tile in whole sticks (`in_sticks`): the most that are live at once, an
+    intermediate being live from the op that makes it to its last reader. Intermediates live
+    at the same time never share bytes. Example: in `exp -> neg -> abs` the exp and neg tiles
+    are live together while neg runs, and exp's is free when abs runs: two tiles, not three.
     """
-    total = 0
+    sizes = []
     for access in space.scratch:
         extent = [1 if d is None else -(-space.sizes[d] // cuts.get(d, 1)) for d in access.dims]
         element_bytes = access.layout.device_dtype.element_bytes
-        total += in_sticks(extent, element_bytes) * element_bytes
-    return total
+        sizes.append(in_sticks(extent, element_bytes) * element_bytes)
+    spans = space.scratch_live or tuple((0, 0) for _ in sizes)  # no spans: all live at once
+    points = {p for span in spans for p in span}
+    return max(
+        (sum(n for n, (first, last) in zip(sizes, spans, strict=True) if first <= p <= last) for p in points),
+        default=0,
+    )
 
 
 __all__ = [

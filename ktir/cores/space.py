@@ -43,6 +43,8 @@ class IterationSpace:
     unit: ComputeUnit
     scratch: tuple[Access, ...] = ()
     """Tensors a fused kernel keeps in LX between its ops (none for a single op)."""
+    scratch_live: tuple[tuple[int, int], ...] = ()
+    """For each of `scratch`: the positions of the op that makes it and of its last reader."""
 
     @property
     def accesses(self) -> list[Access]:

@@ -162,6 +162,11 @@ class Report(Yardstick):
         return sum(k.bytes for k in self.kernels)
 
     @property
+    def device_kernels(self) -> int:
+        """Kernels that run on the chip (views that move no data and host ops left out)."""
+        return sum(1 for k in self.kernels if k.unit != "-")
+
+    @property
     def flops(self) -> float:
         """Floating-point operations of the whole program."""
         return sum(k.flops for k in self.kernels)

@@ -53,14 +53,17 @@ def test_load_target_reads_the_file_and_refuses_bad_ones(small_chip: Path, tmp_p
         load_target(str(tmp_path / "missing.toml"))
 
 
-def test_planner_static_check_and_simulator_agree_on_a_small_chip(small_chip: Path) -> None:
-    # 16 cores, each with a 256x1024 tile in and out: 1 MiB of staging. It fits Spyre's
-    # 1.6 MB of usable LX in one chunk, and is chunked for the small chip's 0.8 MB.
+def test_planner_static_check_and_simulator_agree_on_a_small_chip(tmp_path: Path) -> None:
+    # 16 cores, each with a 256x1024 tile in and out (512 KiB each). On Spyre it streams in 4
+    # chunks of 128 KiB (`PIPELINE_CHUNK_BYTES`), two slots each: 1 MiB of staging, more than
+    # the 205 KiB of usable LX of a chip with 256 KiB per core, which needs smaller chunks.
+    small_chip = tmp_path / "tiny.toml"
+    small_chip.write_text('name = "tiny"\ncores = 16\nlx_bytes = 262144\n')
     on_spyre = ktir.compile(exp, (X,), cores=16)
     on_small = ktir.compile(exp, (X,), target=small_chip)
     (spyre_kernel,), (small_kernel,) = kernels(on_spyre), kernels(on_small)
-    assert (spyre_kernel.cores.value.data, spyre_kernel.chunks.value.data) == (16, 1)
-    assert small_kernel.cores.value.data == 16 and small_kernel.chunks.value.data > 1
+    assert (spyre_kernel.cores.value.data, spyre_kernel.chunks.value.data) == (16, 4)
+    assert small_kernel.cores.value.data == 16 and small_kernel.chunks.value.data > 4
     chip = load_target(str(small_chip))
     (function,) = functions_of(on_small.module)
     check_function(function, chip)  # the plan fits the chip it was made for
