@@ -24,11 +24,11 @@ func.func @abs(%x: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride
 // -----
 
 // 1024 x 1024 fp16 on 2 cores: 1 MiB in + 1 MiB out per core does not fit, nor do 2 chunks in two
-// slots (2 MiB); 4 chunks do (4 x 256 KiB). The loop
-// alternates the two slots.
+// slots (2 MiB); 4 chunks would (4 x 256 KiB), and the kernel streams chunks of at most 128 KiB
+// per core so that loads overlap compute: 8 chunks. The loop alternates the two slots.
 // CHECK-LABEL: func.func @chunked
-// CHECK: ktir.kernel "ktir.exp" cores 2 chunks 4
-// CHECK: ktir.lx_alloc address {{[0-9]+}} : memref<2x16x128x64xf16, "lx">
+// CHECK: ktir.kernel "ktir.exp" cores 2 chunks 8
+// CHECK: ktir.lx_alloc address {{[0-9]+}} : memref<2x16x64x64xf16, "lx">
 // CHECK: scf.for %[[CHUNK:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: %[[SLOT:.*]] = arith.remui %[[CHUNK]]
 // CHECK: ktir.dma_load {{.*}}[%{{.*}}, %[[CHUNK]], %[[SLOT]]]
