@@ -10,32 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
+from xdsl.dialects import func
 
-from ktir.cores.check import CoreCheckError, check_function
-from ktir.hardware.target import load_target
-from ktir.ir.diagnostics import op_error
-from ktir.ir.values import functions_of
+from ktir.cores.check import check_function
+from ktir.hardware.target import Target
+from ktir.passes.function_pass import FunctionPass
 
 
 @dataclass(frozen=True)
-class CheckCoresPass(ModulePass):
+class CheckCoresPass(FunctionPass):
     """Check every core's LX use and every DMA's bounds (see the module docstring)."""
 
     name = "ktir-check-cores"
 
-    target: str = ""
-    """A target TOML file (`ktir.hardware.target.load_target`); default: Spyre."""
-
-    def __post_init__(self) -> None:
-        load_target(self.target)  # a bad file is a usage error when the pipeline is parsed
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = load_target(self.target)
-        for function in functions_of(op):
-            try:
-                check_function(function, target)
-            except CoreCheckError as error:
-                raise op_error(error.op, str(error)) from error
+    def apply_function(self, function: func.FuncOp, target: Target) -> None:
+        check_function(function, target)

@@ -29,21 +29,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from ktir.cores.chunking import smallest_footprint
 from ktir.cores.fusion import FUSABLE, FusionError, anchor_of, fused_space
-from ktir.cores.iteration import IterationError, iteration_space
+from ktir.cores.iteration import iteration_space
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_structured as st
-from ktir.hardware.target import Target, load_target
-from ktir.ir.diagnostics import Severity, emit, op_error
-from ktir.ir.values import functions_of, is_tensor
+from ktir.hardware.target import Target
+from ktir.ir.diagnostics import Severity, emit
+from ktir.ir.values import is_tensor
+from ktir.passes.function_pass import FunctionPass
 
 
 def _reads_argument(value: SSAValue) -> bool:
@@ -233,23 +231,13 @@ def fuse_function(function: func.FuncOp, target: Target, remarks: bool = False) 
 
 
 @dataclass(frozen=True)
-class FusePass(ModulePass):
+class FusePass(FunctionPass):
     """Fuse producer-consumer chains into `ktir.fused` kernels (see the module docstring)."""
 
     name = "ktir-fuse"
 
     remarks: bool = False
     """Report each producer left out of its consumer's kernel, with the reason."""
-    target: str = ""
-    """A target TOML file (`ktir.hardware.target.load_target`); default: Spyre."""
 
-    def __post_init__(self) -> None:
-        load_target(self.target)  # a bad file is a usage error when the pipeline is parsed
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = load_target(self.target)
-        for function in functions_of(op):
-            try:
-                fuse_function(function, target, self.remarks)
-            except IterationError as error:
-                raise op_error(error.op, str(error)) from error
+    def apply_function(self, function: func.FuncOp, target: Target) -> None:
+        fuse_function(function, target, self.remarks)

@@ -28,22 +28,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
-from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
-    ModuleOp,
     TensorType,
     f32,
     i8,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from ktir.cores.check import CoreCheckError, check_function
+from ktir.cores.check import check_function
 from ktir.cores.chunking import ChunkingError, ChunkPlan, Staged, accumulates, invariant, plan_chunks
 from ktir.cores.fusion import anchor_of
 from ktir.cores.iteration import IterationError
@@ -59,10 +56,10 @@ from ktir.dialects.ktir_core import (
     WORK_DIVISION_ATTR,
     ComputeUnit,
 )
-from ktir.hardware.target import Target, load_target
+from ktir.hardware.target import Target
 from ktir.ir.diagnostics import op_error
 from ktir.ir.state import read_division, read_lx_placement
-from ktir.ir.values import functions_of
+from ktir.passes.function_pass import FunctionPass
 
 
 def tile_of(access: Access, kernel: Kernel, plan: ChunkPlan) -> core.TileAttr:
@@ -325,25 +322,14 @@ def _staged_value(staged: Staged, tensors: list[SSAValue]) -> SSAValue:
 
 
 @dataclass(frozen=True)
-class LowerToCoresPass(ModulePass):
+class LowerToCoresPass(FunctionPass):
     """Lower every divided graph op to a `ktir.kernel` (see the module docstring)."""
 
     name = "ktir-lower-to-cores"
 
-    target: str = ""
-    """A target TOML file (`ktir.hardware.target.load_target`); default: Spyre."""
-
-    def __post_init__(self) -> None:
-        load_target(self.target)  # a bad file is a usage error when the pipeline is parsed
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = load_target(self.target)
-        for function in functions_of(op):
-            lower_function(function, target)
-            try:
-                check_function(function, target)
-            except CoreCheckError as error:
-                raise op_error(error.op, str(error)) from error
+    def apply_function(self, function: func.FuncOp, target: Target) -> None:
+        lower_function(function, target)
+        check_function(function, target)
 
 
 def lower_function(function: func.FuncOp, target: Target) -> None:
