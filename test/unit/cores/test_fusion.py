@@ -57,24 +57,14 @@ def test_scratch_bytes_shrink_with_the_cuts() -> None:
     assert scratch_bytes(space, {"d0": 4}) == whole // 4
 
 
-def test_one_tensor_reached_by_two_different_dims_does_not_fuse() -> None:
-    ops, function = _ops(
-        """
+TRANSPOSE_ADD = """
 func.func @f(%x: tensor<64x64xf16>) -> tensor<64x64xf16> {
   %t = ktir.permute %x perm [1, 0] : tensor<64x64xf16> -> tensor<64x64xf16>
   %y = ktir.add %x, %t : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
   return %y : tensor<64x64xf16>
 }
 """
-    )
-    (x,) = function.body.block.args
-    with pytest.raises(FusionError, match="indexed twice"):
-        fused_space(ops, ops[-1].results[0], [x])
-
-
-def test_a_reshape_that_regroups_dims_does_not_fuse() -> None:
-    ops, function = _ops(
-        """
+REGROUPING_RESHAPE = """
 func.func @f(%x: tensor<4x64xf16>) -> tensor<256xf16> {
   %e = ktir.exp %x : tensor<4x64xf16> -> tensor<4x64xf16>
   %r = ktir.reshape %e : tensor<4x64xf16> -> tensor<256xf16>
@@ -82,9 +72,17 @@ func.func @f(%x: tensor<4x64xf16>) -> tensor<256xf16> {
   return %y : tensor<256xf16>
 }
 """
-    )
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [(TRANSPOSE_ADD, "indexed twice"), (REGROUPING_RESHAPE, "regroups dims")],
+    ids=["one tensor reached by two dims", "a reshape that regroups dims"],
+)
+def test_groups_without_one_iteration_space_do_not_fuse(text: str, reason: str) -> None:
+    ops, function = _ops(text)
     (x,) = function.body.block.args
-    with pytest.raises(FusionError, match="regroups dims"):
+    with pytest.raises(FusionError, match=reason):
         fused_space(ops, ops[-1].results[0], [x])
 
 
