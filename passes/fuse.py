@@ -200,6 +200,7 @@ def build_fused(ops: list[Operation]) -> st.FusedOp:
         body.add_op(op.clone(value_mapper=mapping))
     body.add_op(core.YieldOp(mapping[root.results[0]]))
     fused = st.FusedOp(inputs, root.results[0].type, Region(body))
+    fused.location = root.location  # diagnostics about the kernel point at its result's source
     Rewriter.insert_op(fused, InsertPoint.before(root))
     root.results[0].replace_all_uses_with(fused.result)
     fused.result.name_hint = root.results[0].name_hint

@@ -80,6 +80,10 @@ class _Tensor:
 
 
 def _space(op: Operation) -> IterationSpace:
+    if isinstance(op, st.FusedOp):
+        raise op_error(
+            op, "has no SuperDSC form (SuperDSC describes one graph op per kernel); export without ktir-fuse"
+        )
     try:
         space = iteration_space(op)
     except IterationError as error:
