@@ -1,5 +1,5 @@
 """
-`ktir-fuse{remarks=false}`: group producer-consumer chains of graph ops into `ktir.fused`
+`ktir-fuse{remarks=false target=""}`: group producer-consumer chains of graph ops into `ktir.fused`
 kernels whose intermediates never leave the scratchpad (docs/performance.md, "Fusion").
 
 Groups grow backwards from a consumer (the root, the group's one result), in reverse program
@@ -15,7 +15,10 @@ order: a producer joins its consumer's group when
    tile once K is summed, and its own operands stay outside (no prologue);
 4. the group still has one iteration space (`ktir.cores.fusion.fused_space`): the same dims,
    or a reduction of them, with the same sizes along every path;
-5. the group's smallest chunk still fits in LX with its intermediates.
+5. the group's smallest chunk still fits in LX with its intermediates;
+6. in the final group, its result varies with every dim the group splits across cores or
+   chunks: otherwise each tile along that dim would compute it again (the group is grown
+   again without it).
 
 A group with at least two ops that are kernels becomes one `ktir.fused` op at the root's
 place. With `remarks=true` every producer left out of its consumer's group is reported as a
@@ -52,7 +55,7 @@ def _reads_argument(value: SSAValue) -> bool:
 
 
 def _weight_matmul(op: Operation) -> bool:
-    """A matmul reading a function argument: it keeps its dataflow schedule, unfused."""
+    """A matmul reading a function argument: it keeps its dataflow schedule (epilogues only)."""
     return isinstance(op, st.MatmulBase) and (_reads_argument(op.x) or _reads_argument(op.y))
 
 

@@ -110,17 +110,25 @@ def test_compiled_model_matches_eager_and_the_reference(name: str) -> None:
 def test_fused_and_unfused_programs_agree(name: str) -> None:
     """
     `ktir-fuse` changes the schedule, not the numbers: every op of a fused kernel rounds where
-    it rounds alone (fp32 inside the op, its result type after it), attention's QK^T and PV
-    included, so fused and unfused programs give the same bits.
+    it rounds alone (fp32 inside the op, its result type after it). Without matmuls inside
+    fused kernels the bits are the same. A matmul inside one (attention's QK^T and PV, an
+    epilogue's matmul) sums its fp32 products per core tile in BLAS, whose order may depend on
+    the tile's shape and the CPU's kernels: there the bound is one fp16 ulp of the largest
+    output (on the development machine all five models measured bit-identical).
     """
     model16, _, args, kwargs = MODELS[name]()
     fused = ktir.compile(model16, args, kwargs)
     unfused = ktir.compile(model16, args, kwargs, fuse=False)
     ours, theirs = (model_output(p(*args)).numpy() for p in (fused, unfused))
-    assert np.array_equal(ours, theirs)
-    assert any(k.op.startswith("ktir.fused[") for k in fused.report.kernels)
+    fused_kernels = [k.op for k in fused.report.kernels if k.op.startswith("ktir.fused[")]
+    assert fused_kernels
     assert len(fused.report.kernels) < len(unfused.report.kernels)
     check_never_faster_than_physics(fused.report)
+    if not any("matmul" in op or "bmm" in op for op in fused_kernels):
+        assert np.array_equal(ours, theirs)
+        return
+    difference = np.abs(ours.astype(np.float64) - theirs.astype(np.float64))
+    assert difference.max() <= fp16_ulp_at_largest(theirs)
 
 
 @pytest.mark.parametrize("name", TORCH_COMPILE_MODELS)

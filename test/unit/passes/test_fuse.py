@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from helpers import compiled
+from helpers import compiled, fp16_ulp_at_largest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func
@@ -94,7 +94,7 @@ func.func @f(%x: tensor<64x2048xf16>, %wg: tensor<2048x512xf16> {ktir.parameter 
 """
 
 
-def test_a_matmul_epilogue_runs_after_k_is_summed_with_the_unfused_bits() -> None:
+def test_a_matmul_epilogue_runs_after_k_is_summed() -> None:
     """SwiGLU's product fuses into the up projection; K still accumulates in fp32 chunks."""
     fused_module = compiled(EPILOGUE, 32)
     kernels = [op for op in fused_module.walk() if isinstance(op, KernelOp)]
@@ -110,5 +110,8 @@ def test_a_matmul_epilogue_runs_after_k_is_summed_with_the_unfused_bits() -> Non
     ]
     fused = simulate(fused_module, inputs)
     unfused = simulate(compiled(EPILOGUE, 32, fuse=False), inputs)
-    assert np.array_equal(fused.outputs[0], unfused.outputs[0])
+    # K chunks of fp32 products summed by BLAS per tile: the order may depend on the tile shape
+    # and the CPU, so the bound is one fp16 ulp of the largest output (measured: identical).
+    difference = np.abs(fused.outputs[0].astype(np.float64) - unfused.outputs[0].astype(np.float64))
+    assert difference.max() <= fp16_ulp_at_largest(unfused.outputs[0])
     assert fused.report.traffic_ratio < unfused.report.traffic_ratio
