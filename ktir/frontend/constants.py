@@ -7,7 +7,9 @@ causal mask built from `arange`, rotary cos/sin tables from a buffer of frequenc
 cast to another dtype. Run as kernels, they cost time on every call. `fold_constants` runs them
 once with the reference executor (`ktir.reference`) and replaces each such tensor that a
 run-time op reads by a new function argument marked `ktir.constant`, whose value joins the
-imported state; the ops that computed it and the state no op reads any more are removed.
+imported state (a constant whose elements are all the same value becomes a `ktir.full` instead,
+which costs no memory and fuses into its consumers); the ops that computed it and the state no
+op reads any more are removed.
 Layout propagation then gives the constant the layout its consumers read, and the program packs
 it once with the parameters.
 
@@ -23,12 +25,15 @@ folded = fold_constants(imported)  # e.g. 40 ops of a Llama's mask and rotary ta
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
 
+from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import CONSTANT_ARG
 from ktir.frontend.fx import FxImport
@@ -89,7 +94,11 @@ def fold_constants(imported: FxImport) -> int:
         if v in values.computed and is_tensor(v) and any(u.operation not in folded_set for u in v.uses)
     ]
     for value in frontier:
-        _to_argument(imported, function, value, values.get(value))
+        array = values.get(value)
+        if (splat := _splat(array)) is not None:
+            _to_full(value, splat)
+        else:
+            _to_argument(imported, function, value, array)
     for op in reversed(folded):
         if all(not r.uses for r in op.results):
             op.detach()
@@ -97,6 +106,36 @@ def fold_constants(imported: FxImport) -> int:
     _drop_unused_state(imported, function)
     function.update_function_type()
     return sum(1 for op in folded if op.parent is None)
+
+
+def _splat(array: np.ndarray) -> float | int | None:
+    """
+    The one value every element of `array` holds (bit for bit), if it has more than one
+    element: such a constant is a `ktir.full`, not state. Example: HF's fully-masked-row guard
+    `where(..., zeros_like(scores), ...)` folds to 32 x 512 x 512 fp32 zeros, 32 MiB that would
+    otherwise be packed, loaded and read on every call.
+    """
+    if array.size < 2:
+        return None
+    first = array.reshape(-1)[:1]
+    if array.tobytes() != np.broadcast_to(first, array.shape).tobytes():
+        return None
+    return int(first[0]) if array.dtype.kind in "iub" else float(first[0])
+
+
+def _to_full(value: SSAValue, splat: float | int) -> None:
+    """Replace `value` by a `ktir.full` of `splat`, placed before its first reader."""
+    first = min((u.operation for u in value.uses), key=lambda op: _position(op))
+    full = ew.FullOp(splat, cast(TensorType[Attribute], value.type))
+    full.results[0].name_hint = value.name_hint
+    Rewriter.insert_op(full, InsertPoint.before(first))
+    value.replace_all_uses_with(full.results[0])
+
+
+def _position(op: Operation) -> int:
+    block = op.parent_block()
+    assert block is not None
+    return block.get_operation_index(op)
 
 
 def _to_argument(imported: FxImport, function: func.FuncOp, value: SSAValue, array: np.ndarray) -> None:
