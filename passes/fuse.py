@@ -40,6 +40,7 @@ from ktir.cores.chunking import smallest_footprint
 from ktir.cores.fusion import FUSABLE, FusionError, anchor_of, fused_space
 from ktir.cores.iteration import iteration_space
 from ktir.dialects import ktir_core as core
+from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import Severity, emit
@@ -114,7 +115,7 @@ class _Grouper:
         found = {}
         for op in members[:-1]:
             missing = sorted(split - set(fused.dims.get(op.results[0], ())))
-            if missing and _is_kernel(op):
+            if missing and _is_kernel(op) and not isinstance(op, ew.FullOp):  # a full costs nothing
                 found[op] = (
                     f"not fused: its result does not vary with dim {missing[0]}, so every tile along "
                     f"{missing[0]} would compute it again"
@@ -212,8 +213,23 @@ def build_fused(ops: list[Operation]) -> st.FusedOp:
     return fused
 
 
+def _one_full_per_reader(function: func.FuncOp) -> None:
+    """
+    Give every reader of a `ktir.full` its own copy: a full reads nothing, so each consumer's
+    kernel can make it (as one broadcast value) instead of a kernel writing it to memory.
+    Example: one token's rotary tables at position 0 fold to all-ones and all-zeros, read by
+    the q and the k rotary kernels.
+    """
+    for full in [op for op in function.body.block.ops if isinstance(op, ew.FullOp)]:
+        for use in list(full.result.uses)[1:]:
+            copy = full.clone()
+            Rewriter.insert_op(copy, InsertPoint.before(use.operation))
+            use.operation.operands[use.index] = copy.result
+
+
 def fuse_function(function: func.FuncOp, target: Target, remarks: bool = False) -> int:
     """Fuse the chains of `function` (see the module docstring); returns the fused kernels made."""
+    _one_full_per_reader(function)
     ops = list(function.body.block.ops)
     grouper = _Grouper(target, set())
     groups: list[list[Operation]] = []

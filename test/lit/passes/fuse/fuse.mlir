@@ -63,6 +63,13 @@
 // CHECK-NEXT: %y = ktir.fused(%n, %w, %b)
 // REMARK: remark: not fused: a matmul on a function argument does not take a prologue (consumer: 'ktir.add')
 
+// A full read by two kernels: each gets its own copy, made inside its kernel.
+// CHECK-LABEL: func.func @shared_full
+// CHECK-NEXT: %a = ktir.fused(%x)
+// CHECK: ktir.full 2.000000e+00
+// CHECK: %b = ktir.fused(%y)
+// CHECK: ktir.full 2.000000e+00
+
 func.func @rms_norm(%x: tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>>, %w: tensor<256xf16, #ktir.tiled<device_size = [4, 64], stride_map = [64, 1]>>, %eps: tensor<1xf32, #ktir.tiled<device_size = [1, 32], stride_map = [-1, -1]>>) -> tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>> attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {
   %c = ktir.convert %x : tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>> -> tensor<16x256xf32, #ktir.tiled<device_size = [8, 16, 32], stride_map = [32, 256, 1]>>
   %p = ktir.pow %c {exponent = 2.000000e+00 : f64} : tensor<16x256xf32, #ktir.tiled<device_size = [8, 16, 32], stride_map = [32, 256, 1]>> -> tensor<16x256xf32, #ktir.tiled<device_size = [8, 16, 32], stride_map = [32, 256, 1]>>
@@ -116,5 +123,13 @@ func.func @no_prologue(%x: tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 
   %u = ktir.matmul %n, %w : tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #ktir.tiled<device_size = [8, 256, 64], stride_map = [64, 512, 1]>> -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
   %y = ktir.add %u, %b : tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>, tensor<512xf16, #ktir.tiled<device_size = [8, 64], stride_map = [64, 1]>> -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
   func.return %y : tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
+}
+
+// -----
+func.func @shared_full(%x: tensor<16x64xf16, #ktir.tiled<device_size = [1, 16, 64], stride_map = [64, 64, 1]>>, %y: tensor<16x64xf16, #ktir.tiled<device_size = [1, 16, 64], stride_map = [64, 64, 1]>>) -> (tensor<16x64xf16, #ktir.tiled<device_size = [1, 16, 64], stride_map = [64, 64, 1]>>, tensor<16x64xf16, #ktir.tiled<device_size = [1, 16, 64], stride_map = [64, 64, 1]>>) attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {
+  %z = ktir.full 2.000000e+00 : tensor<16x64xf16, #ktir.tiled<device_size = [1, 16, 64], stride_map = [64, 64, 1]>>
+  %a = ktir.mul %x, %z : tensor<16x64xf16, #ktir.tiled<device_size = [1, 16, 64], stride_map = [64, 64, 1]>>, tensor<16x64xf16, #ktir.tiled<device_size = [1, 16, 64], stride_map = [64, 64, 1]>> -> tensor<16x64xf16, #ktir.tiled<device_size = [1, 16, 64], stride_map = [64, 64, 1]>>
+  %b = ktir.mul %y, %z : tensor<16x64xf16, #ktir.tiled<device_size = [1, 16, 64], stride_map = [64, 64, 1]>>, tensor<16x64xf16, #ktir.tiled<device_size = [1, 16, 64], stride_map = [64, 64, 1]>> -> tensor<16x64xf16, #ktir.tiled<device_size = [1, 16, 64], stride_map = [64, 64, 1]>>
+  func.return %a, %b : tensor<16x64xf16, #ktir.tiled<device_size = [1, 16, 64], stride_map = [64, 64, 1]>>, tensor<16x64xf16, #ktir.tiled<device_size = [1, 16, 64], stride_map = [64, 64, 1]>>
 }
 
