@@ -529,6 +529,11 @@ class DmaStoreOp(_DmaOp):
         _verify_indices(self, self.chunk, self.slot, [self.source.type])
 
 
+def compute_read_slot(slot: int, slots: int) -> int:
+    """The slot `ktir.compute` reads of an input buffer of `slots` slots: 0 of a one-slot one."""
+    return slot if slots > 1 else 0
+
+
 @irdl_op_definition
 class ComputeOp(IRDLOperation):
     """

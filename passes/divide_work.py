@@ -92,11 +92,12 @@ def dataflow_division(space: IterationSpace, cores: int, target: Target) -> dict
 def fused_division(space: IterationSpace, cores: int, target: Target) -> dict[str, int]:
     """
     A fused kernel's split: the most cores, then the least LPDDR5 traffic with its chunking
-    (`ktir.cores.chunking.plan_chunks`). An input that cores share (they differ only in dims it
-    lacks) is read once per cohort of 8 sharers; an input that chunks re-read (they differ only
-    in dims it lacks) is read once per such chunk, unless it is the same tile for every chunk
-    (loaded once). Example: attention with its heads split 32 ways reads each head's K and V
-    once; split by query rows instead, the cores or the chunks would read K and V again.
+    (`ktir.cores.chunking.plan_chunks`). An input that cores share (they differ only in dims
+    it lacks) is read once per broadcast cohort (`Target.broadcast_cohort` sharers, 8 on
+    Spyre); an input that chunks re-read (they differ only in dims it lacks) is read once per
+    such chunk, unless it is the same tile for every chunk (loaded once). Example: attention
+    with its heads split 32 ways reads each head's K and V once; split by query rows instead,
+    the cores or the chunks would read K and V again.
     """
     units = granules(space.sizes, space.accesses, space.whole)
     free = [d for d in space.sizes if d not in space.whole and units[d] > 1]
@@ -129,7 +130,7 @@ def _fused_traffic(space: IterationSpace, splits: dict[str, int], used: int, tar
         rereads = (
             1 if invariant(kernel, access, cuts) else math.prod(c for d, c in cuts.items() if d not in dims)
         )
-        traffic += access.layout.device_bytes * -(-sharers // 8) * rereads
+        traffic += access.layout.device_bytes * -(-sharers // target.broadcast_cohort) * rereads
     return traffic
 
 

@@ -44,7 +44,7 @@ from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import Severity, emit
-from ktir.ir.values import is_tensor
+from ktir.ir.values import is_tensor, position_in_block
 from ktir.passes.function_pass import FunctionPass
 
 
@@ -101,7 +101,7 @@ class _Grouper:
                     changed = True
                 else:
                     rejected[producer] = reason
-        ordered = sorted(members, key=_position)
+        ordered = sorted(members, key=position_in_block)
         return ordered, {op: why for op, why in rejected.items() if op not in members}
 
     @staticmethod
@@ -129,7 +129,7 @@ class _Grouper:
             for v in m.operands
             if isinstance(v.owner, Operation) and v.owner not in members and v.owner not in self.taken
         }
-        return sorted(found, key=_position, reverse=True)
+        return sorted(found, key=position_in_block, reverse=True)
 
     def reject(self, producer: Operation, members: set[Operation]) -> str | None:
         """Why `producer` cannot join the group of `members`, or None if it can."""
@@ -145,7 +145,7 @@ class _Grouper:
             )
         if any(_weight_matmul(u.operation) for r in producer.results for u in r.uses):
             return "not fused: a matmul on a function argument does not take a prologue"
-        return self.check(sorted([*members, producer], key=_position))
+        return self.check(sorted([*members, producer], key=position_in_block))
 
     def check(self, ops: list[Operation]) -> str | None:
         """Why `ops` cannot be one kernel (no shared iteration space, or LX overflow)."""
@@ -169,12 +169,6 @@ class _Grouper:
                 f"its smallest chunk, more than the {self.target.lx_usable_bytes:,} usable"
             )
         return None
-
-
-def _position(op: Operation) -> int:
-    block = op.parent_block()
-    assert block is not None
-    return block.get_operation_index(op)
 
 
 def _inputs(ops: list[Operation]) -> list[SSAValue]:
@@ -240,7 +234,7 @@ def fuse_function(function: func.FuncOp, target: Target, remarks: bool = False) 
             continue
         members, rejected = grouper.grow(root)
         if remarks:
-            for producer, reason in sorted(rejected.items(), key=lambda item: _position(item[0])):
+            for producer, reason in sorted(rejected.items(), key=lambda item: position_in_block(item[0])):
                 emit(producer, Severity.REMARK, f"{reason} (consumer: '{root.name}')")
         if sum(_is_kernel(m) for m in members) >= 2:
             grouper.taken.update(members)

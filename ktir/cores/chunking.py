@@ -107,7 +107,7 @@ def _buffers(kernel: Kernel, cuts: dict[str, int]) -> list[Staged]:
 
 def has_epilogue(space: IterationSpace) -> bool:
     """Whether a matmul kernel runs fused ops on its output tiles (`ktir.cores.fusion.anchor_of`)."""
-    return is_matmul(space) and (len([a for a in space.inputs if a is not None]) > 2 or bool(space.scratch))
+    return is_matmul(space) and bool(space.scratch)  # the matmul's own result is one
 
 
 def _staged(role: str, slots: int, access: Access, cuts: dict[str, int]) -> Staged:

@@ -230,7 +230,7 @@ class KernelInterpreter:
             for buffer, tile_index in zip(buffers, tiles, strict=False):
                 valid, local, _, extent = self._placement(tile_index, c, chunk)
                 host = np.zeros(extent, dtype=buffer.dtype)
-                read = slot if buffer.shape[1] > 1 else 0  # one slot: loaded once for all chunks
+                read = core.compute_read_slot(slot, buffer.shape[1])  # one slot: loaded once for all chunks
                 host[local] = buffer[c, read][valid].reshape(host[local].shape)
                 hosts.append(host)
             valid, local, _, extent = self._placement(tiles[-1], c, chunk)

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.ir.values import shape_of
-from ktir.reference.executor import IMPLEMENTATIONS
+from ktir.reference.executor import IMPLEMENTATIONS, run_body
 from ktir.reference.ops import ExecutionError, full_value, numpy_dtype, store
 
 Matmul = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -70,20 +70,20 @@ def run_fused(
     The fused kernel's result tile from its input tiles (host tiles, one core); with `trace`,
     the tile shapes each op saw are appended to it (what the cost model charges).
     """
-    body = op.body.block
     # An input in another type than its argument is a matmul epilogue's fp32 accumulator:
     # rounded once to the matmul's result type, as the unfused matmul stores it.
-    env: dict[SSAValue, np.ndarray] = {
-        arg: store(tile, arg.type.element_type) if tile.dtype != numpy_dtype(arg.type.element_type) else tile  # type: ignore[attr-defined]
-        for arg, tile in zip(body.args, tiles, strict=True)
-    }
-    for member in op.members:
-        ins = [env[v] for v in member.operands]
-        env[member.results[0]] = _run(member, ins, matmul)
+    inputs = [
+        store(tile, arg.type.element_type) if tile.dtype != numpy_dtype(arg.type.element_type) else tile  # type: ignore[attr-defined]
+        for arg, tile in zip(op.body.block.args, tiles, strict=True)
+    ]
+
+    def run(member: Operation, ins: list[np.ndarray]) -> np.ndarray:
+        result = _run(member, ins, matmul)
         if trace is not None:
-            trace.append((member, [i.shape for i in ins], env[member.results[0]].shape))
-    assert body.last_op is not None
-    return env[body.last_op.operands[0]]
+            trace.append((member, [i.shape for i in ins], result.shape))
+        return result
+
+    return run_body(op, inputs, run)
 
 
 __all__ = ["Matmul", "Trace", "exact_matmul", "fp32_matmul", "run_fused"]

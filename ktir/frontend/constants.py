@@ -37,7 +37,7 @@ from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import CONSTANT_ARG
 from ktir.frontend.fx import FxImport
-from ktir.ir.values import functions_of, is_tensor
+from ktir.ir.values import functions_of, is_tensor, position_in_block
 from ktir.reference.executor import execute_op
 from ktir.reference.ops import ExecutionError
 
@@ -125,17 +125,11 @@ def _splat(array: np.ndarray) -> float | int | None:
 
 def _to_full(value: SSAValue, splat: float | int) -> None:
     """Replace `value` by a `ktir.full` of `splat`, placed before its first reader."""
-    first = min((u.operation for u in value.uses), key=lambda op: _position(op))
+    first = min((u.operation for u in value.uses), key=position_in_block)
     full = ew.FullOp(splat, cast(TensorType[Attribute], value.type))
     full.results[0].name_hint = value.name_hint
     Rewriter.insert_op(full, InsertPoint.before(first))
     value.replace_all_uses_with(full.results[0])
-
-
-def _position(op: Operation) -> int:
-    block = op.parent_block()
-    assert block is not None
-    return block.get_operation_index(op)
 
 
 def _to_argument(imported: FxImport, function: func.FuncOp, value: SSAValue, array: np.ndarray) -> None:

@@ -30,6 +30,13 @@ def functions_of(module: Operation) -> list[func.FuncOp]:
     return [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
 
 
+def position_in_block(op: Operation) -> int:
+    """The index of `op` in its block (program order within a function body)."""
+    block = op.parent_block()
+    assert block is not None
+    return block.get_operation_index(op)
+
+
 def shape_of(value: SSAValue | Attribute) -> tuple[int, ...]:
     """The static shape of a tensor value or tensor type: `tensor<4x64xf16>` -> (4, 64)."""
     value_type = value.type if isinstance(value, SSAValue) else value

@@ -36,15 +36,24 @@ IMPLEMENTATIONS = {**ELEMENTWISE, **STRUCTURED}
 """Every graph-level op the executor runs, by op class."""
 
 
-def _fused(op: Operation, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """A `ktir.fused` kernel: its ops one by one, each rounded to its own result type."""
-    assert isinstance(op, st.FusedOp)
+def run_body(
+    op: st.FusedOp,
+    inputs: Sequence[np.ndarray],
+    run: Callable[[Operation, list[np.ndarray]], np.ndarray],
+) -> np.ndarray:
+    """A `ktir.fused` body: `run` on each op in order with its operands' arrays; the result."""
     body = op.body.block
     env: dict[SSAValue, np.ndarray] = dict(zip(body.args, inputs, strict=True))
     for member in op.members:
-        env[member.results[0]] = IMPLEMENTATIONS[type(member)](member, [env[v] for v in member.operands])[0]
+        env[member.results[0]] = run(member, [env[v] for v in member.operands])
     assert body.last_op is not None
-    return [env[body.last_op.operands[0]]]
+    return env[body.last_op.operands[0]]
+
+
+def _fused(op: Operation, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """A `ktir.fused` kernel: its ops one by one, each rounded to its own result type."""
+    assert isinstance(op, st.FusedOp)
+    return [run_body(op, inputs, lambda member, ins: IMPLEMENTATIONS[type(member)](member, ins)[0])]
 
 
 IMPLEMENTATIONS[st.FusedOp] = _fused

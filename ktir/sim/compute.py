@@ -11,6 +11,7 @@ Both take and return host tiles with a leading cores axis (`ktir.sim.tiles.HostT
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -100,6 +101,12 @@ def matmul_f32(x: np.ndarray, x_index: np.ndarray, y: np.ndarray, y_index: np.nd
     return product
 
 
+@functools.lru_cache(maxsize=4096)
+def _moves_no_data(op: Operation) -> bool:
+    """A view inside a fused kernel that only re-reads its input's bytes (decided once per op)."""
+    return isinstance(op, st.ShapeChangeOp) and iteration_space(op) is None
+
+
 def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float, float]:
     """
     (PE-array cycles, SFU cycles, FLOPs, matmul FLOPs) of one chunk of a fused kernel from the tile shapes
@@ -114,7 +121,7 @@ def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float, float
             flops += 2.0 * macs
             matmul_flops += 2.0 * macs
             continue
-        if isinstance(op, st.ShapeChangeOp) and iteration_space(op) is None:
+        if _moves_no_data(op):
             continue
         element_bytes = numpy_dtype(op.results[0].type.element_type).itemsize  # type: ignore[attr-defined]
         out_elements = in_sticks(out, element_bytes)

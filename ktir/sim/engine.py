@@ -279,7 +279,7 @@ class SimKernel(KernelInterpreter):
 
     def _slot_of(self, value: SSAValue, slot: int) -> int:
         """The slot a compute reads: 0 in a one-slot buffer (a tile loaded once for all chunks)."""
-        return slot if self.buffers[value].shape[1] > 1 else 0
+        return core.compute_read_slot(slot, self.buffers[value].shape[1])
 
     def _compute(self, op: core.ComputeOp) -> None:
         payload = op.payload.block.first_op
