@@ -304,6 +304,75 @@ class RmsNormOp(NormOp):
     irdl_options = (ParsePropInAttrDict(),)
 
 
+#### Attention ####
+
+
+@irdl_op_definition
+class AttentionOp(IRDLOperation):
+    """
+    Scaled dot-product attention in grouped form: PyTorch's `scaled_dot_product_attention`
+    (with `enable_gqa`) where the `G` query heads that share a key/value head sit in their own
+    dim, so a kernel reads each key and value once for the whole group.
+
+        q: [B, H, G, S, D]   k: [B, H, L, D]   v: [B, H, L, E]   ->   [B, H, G, S, E]
+        scores[b, h, g, s, l] = scale * sum_d q[b, h, g, s, d] * k[b, h, l, d]  (+ mask)
+        result = softmax(scores over l) @ v
+
+    The optional mask broadcasts to [B, H, G, S, L]: an additive float mask (-inf hides a key),
+    or an i1 mask that keeps the keys where it is true. `causal c` also hides key l from query
+    s when l > s + c (PyTorch's `is_causal` is c = 0; a prefill after a cache of P keys is
+    c = P). A query row with every key hidden gives zeros (PyTorch's safe softmax). Example:
+    Llama-3-8B's 32 query heads over 8 KV heads are H = 8, G = 4; MHA is G = 1.
+    """
+
+    name = "ktir.attention"
+    q = operand_def(TensorType)
+    k = operand_def(TensorType)
+    v = operand_def(TensorType)
+    mask = opt_operand_def(TensorType)
+    scale = prop_def(FloatAttr[Float64Type])
+    causal = opt_prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$q `,` $k `,` $v (`mask` $mask^ `:` type($mask))? `scale` $scale (`causal` $causal^)? attr-dict "
+        "`:` type($q) `,` type($k) `,` type($v) `->` type($result)"
+    )
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_(self) -> None:
+        element_type = require_same_element_type([(self.q, "q"), (self.k, "k"), (self.v, "v")])
+        require_float(self.q, "q", self.name)
+        q, k, v = (checked_shape(x, n) for x, n in ((self.q, "q"), (self.k, "k"), (self.v, "v")))
+        if (len(q), len(k), len(v)) != (5, 4, 4):
+            raise VerifyException(
+                f"ktir.attention takes q [B, H, G, S, D], k [B, H, L, D], v [B, H, L, E]; "
+                f"got ranks {len(q)}, {len(k)}, {len(v)}"
+            )
+        if k[:2] != q[:2] or v[:2] != q[:2]:
+            raise VerifyException(
+                f"q, k and v must agree on [B, H]: {list(q[:2])}, {list(k[:2])}, {list(v[:2])}"
+            )
+        if k[3] != q[4]:
+            raise VerifyException(f"q and k must have the same head size D: {q[4]} vs {k[3]}")
+        if v[2] != k[2]:
+            raise VerifyException(f"k and v must have the same key count L: {k[2]} vs {v[2]}")
+        scores = (*q[:4], k[2])
+        if self.mask is not None:
+            mask = checked_shape(self.mask, "mask")
+            try:
+                broadcast: tuple[int, ...] | None = shapes.broadcast_shapes(mask, scores)
+            except ShapeError:
+                broadcast = None
+            if broadcast != scores:
+                raise VerifyException(f"the mask {list(mask)} must broadcast to the scores {list(scores)}")
+            mask_type = tensor_of(self.mask, "mask").element_type
+            if not is_bool(mask_type) and mask_type != element_type:
+                raise VerifyException("the mask must be i1 or have q's element type")
+        require_shape(self.result, (*q[:4], v[3]), "[B, H, G, S, E], which is")
+        require_element_type(self.result, element_type, "the operands' element type")
+
+
 #### Views and data movement ####
 
 
@@ -596,6 +665,7 @@ STRUCTURED_OPS: list[type[IRDLOperation]] = [
     SoftmaxOp,
     LayerNormOp,
     RmsNormOp,
+    AttentionOp,
     PermuteOp,
     ReshapeOp,
     ExpandOp,

@@ -8,8 +8,10 @@ reduced dims). The math is `ktir.cores.work_division.divide`, the reference's th
 reduction (each core addresses at most 256 MiB), then either the default distribution or,
 with `policy=cost`, the reference's matmul cost model. With `policy=dataflow` a matmul's split
 is chosen together with its LX chunking for time (`ktir.cores.dataflow`, docs/performance.md;
-what `ktir-compile` uses) and every other op divides by default. A valid `work_division_hint`
-dictionary on the op overrides all of them.
+what `ktir-compile` uses) and every other op divides by default. `ktir.attention`, which the
+reference does not have, always divides like a fused kernel (the most cores, then the least
+traffic: a group's query heads on the cores that share its key and value tile). A valid
+`work_division_hint` dictionary on the op overrides all of them.
 
 ```mlir
 %r = ktir.abs %x {ktir.work_division = {d0 = 2 : i64, d1 = 1 : i64}} : tensor<4x64xf16, ...> -> ...
@@ -57,6 +59,8 @@ def divide_op(op: Operation, cores: int, policy: str, target: Target) -> dict[st
     if policy == "dataflow" and not hint and (splits := dataflow_division(space, cores, target)):
         return splits
     if isinstance(op, st.FusedOp) and not hint and policy != "default":
+        return fused_division(space, cores, target)
+    if isinstance(op, st.AttentionOp) and not hint:  # the reference has no whole attention op
         return fused_division(space, cores, target)
     inputs = [a for a in space.inputs if a is not None]
     try:

@@ -38,6 +38,7 @@ from ktir.ir.values import layout_of_type
 from ktir.layout.spyre import SpyreTensorLayout
 from ktir.reference.executor import IMPLEMENTATIONS, entry_function
 from ktir.reference.ops import ExecutionError, full_value, numpy_dtype, store, to_numpy
+from ktir.reference.structured import attention
 
 
 def tensor_layout(value_type: Attribute) -> tuple[SpyreTensorLayout, tuple[int, ...], np.dtype[Any]]:
@@ -226,15 +227,19 @@ class KernelInterpreter:
         out = self.env[op.outs[0]]
         accumulate = op.accumulate is not None
         for c in range(self.cores):
-            hosts = []
+            hosts, starts = [], []
             for buffer, tile_index in zip(buffers, tiles, strict=False):
-                valid, local, _, extent = self._placement(tile_index, c, chunk)
+                valid, local, start, extent = self._placement(tile_index, c, chunk)
                 host = np.zeros(extent, dtype=buffer.dtype)
                 read = core.compute_read_slot(slot, buffer.shape[1])  # one slot: loaded once for all chunks
                 host[local] = buffer[c, read][valid].reshape(host[local].shape)
                 hosts.append(host)
+                starts.append(start)
             valid, local, _, extent = self._placement(tiles[-1], c, chunk)
-            result = self._tile_result(payload, hosts, extent, accumulate)
+            if isinstance(payload, st.AttentionOp):
+                result = attention_tile(payload, hosts, starts)
+            else:
+                result = self._tile_result(payload, hosts, extent, accumulate)
             values = _tile_values(payload, c, result, local, extent)
             if accumulate:
                 out[c, 0][valid] += values
@@ -287,6 +292,13 @@ def _tile_values(
             f"{list(np.shape(result))}, but its output tile covers {list(extent)}: the tiles of one "
             "compute must cover matching host boxes"
         ) from None
+
+
+def attention_tile(
+    payload: st.AttentionOp, hosts: list[np.ndarray], starts: Sequence[Sequence[int]]
+) -> np.ndarray:
+    """`ktir.attention` on one core's tiles; `starts` are their host box starts (q's row, k's key)."""
+    return attention(payload, hosts, query_start=int(starts[0][3]), key_start=int(starts[1][2]))
 
 
 def tile_result(

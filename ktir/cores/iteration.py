@@ -8,6 +8,7 @@ then reduced dims. Examples:
     ktir.add  [4, 64] + [64]          -> {d0: 4, d1: 64}; the [64] operand is indexed by (d1,)
     ktir.sum  [8, 32, 64] dims [1]    -> {d0: 8, d1: 64, d2: 32}; d2 is reduced
     ktir.matmul [B, M, K] @ [K, N]    -> {b0: B, m: M, n: N, k: K}; y is indexed by (k, n)
+    ktir.attention q [B, H, G, S, D]  -> {b0, h: H * G, s, e, l, d}; k's head is h // G
 
 Some dims must stay whole on a core (`whole`): reduced and normalized dims of every op but
 matmul (whose K partial sums the ring adds up), the dim a cat, pad or slice works along, and
@@ -16,6 +17,9 @@ device bytes and `ktir.cpu_fallback` are not kernels (`iteration_space` gives No
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
@@ -67,6 +71,37 @@ def _matmul(op: st.MatmulBase) -> IterationSpace:
     return IterationSpace(
         sizes, ("k",), frozenset(), inputs, _access(op, op.result, (*batch, "m", "n")), ComputeUnit.PT
     )
+
+
+def _attention(op: st.AttentionOp) -> IterationSpace:
+    """
+    {b0: B, h: H * G, s: S, e: E, l: L, d: D}: `h` walks the query heads, [H, G] flattened, and
+    reads key and value head h // G (`Access.repeats`), so the G query heads of a group share
+    their key and value tiles. A core takes whole key ranges (`l`) and head sizes (`d`, `e`),
+    so whole softmax rows; cores split batch, query heads and queries.
+    """
+    q, k, v = shape_of(op.q.type), shape_of(op.k.type), shape_of(op.v.type)
+    group = q[2]
+    sizes = {"b0": q[0], "h": q[1] * group, "s": q[3], "e": v[3], "l": k[2], "d": q[4]}
+    whole = {"l", "d", "e"}
+
+    def shared(value: SSAValue, inner: str) -> Access:
+        access = _access(op, value, ("b0", "h", "l", inner))
+        return Access(access.layout, access.shape, access.dims, (1, group, 1, 1))
+
+    inputs = [_access(op, op.q, ("b0", "h", "h", "s", "d")), shared(op.k, "d"), shared(op.v, "e")]
+    if op.mask is not None:
+        mask = shape_of(op.mask.type)
+        padded = (1,) * (5 - len(mask)) + tuple(mask)
+        access = _aligned(op, op.mask, ["b0", "h", "h", "s", "l"])
+        if padded[1] > 1 and padded[2] == 1:  # one mask per key head: read by its group
+            repeats = tuple(group if i == len(mask) - 4 else 1 for i in range(len(mask)))
+            access = Access(access.layout, access.shape, access.dims, repeats)
+        elif padded[1] == 1 and padded[2] > 1:  # one mask per group member: heads stay whole
+            whole.add("h")
+        inputs.append(access)
+    output = _access(op, op.result, ("b0", "h", "h", "s", "e"))
+    return IterationSpace(sizes, ("l", "d"), frozenset(whole), tuple(inputs), output, ComputeUnit.PT)
 
 
 def _reduction(op: st.ReductionOp) -> IterationSpace:
@@ -124,6 +159,25 @@ def _view(op: Operation) -> IterationSpace | None:
     return IterationSpace(sizes, (), whole, (_access(op, source, in_dims),), output, ComputeUnit.SFU)
 
 
+def _pad(op: st.PadOp) -> IterationSpace:
+    low, high = st.ints(op.low), st.ints(op.high)
+    return _map(op, frozenset(f"d{d}" for d in range(len(low)) if low[d] or high[d]))
+
+
+_BUILDERS: tuple[tuple[type | tuple[type, ...], Callable[[Any], IterationSpace | None]], ...] = (
+    (st.FusedOp, lambda op: fusion.op_space(op).space),
+    (st.MatmulBase, _matmul),
+    (st.ReductionOp, _reduction),
+    (st.AttentionOp, _attention),
+    ((st.SoftmaxOp, st.NormOp), lambda op: _normalizing(op, normalized_dims(op))),
+    (VIEWS, _view),
+    (st.CatOp, lambda op: _map(op, frozenset({f"d{op.dim.value.data}"}))),
+    (st.PadOp, _pad),
+    ((*POINTWISE, ew.FullOp, st.CopyOp, st.RestickifyOp), _map),
+)
+"""Op kinds and the iteration-space builder of each, tried in order (the first match wins)."""
+
+
 def iteration_space(op: Operation) -> IterationSpace | None:
     """
     The iteration space of a graph-level op, or None for an op that is not a kernel (a view
@@ -131,23 +185,9 @@ def iteration_space(op: Operation) -> IterationSpace | None:
     """
     if isinstance(op, (func.ReturnOp, st.CpuFallbackOp)):
         return None
-    if isinstance(op, st.FusedOp):
-        return fusion.op_space(op).space
-    if isinstance(op, st.MatmulBase):
-        return _matmul(op)
-    if isinstance(op, st.ReductionOp):
-        return _reduction(op)
-    if isinstance(op, (st.SoftmaxOp, st.NormOp)):
-        return _normalizing(op, normalized_dims(op))
-    if isinstance(op, VIEWS):
-        return _view(op)
-    if isinstance(op, st.CatOp):
-        return _map(op, frozenset({f"d{op.dim.value.data}"}))
-    if isinstance(op, st.PadOp):
-        low, high = st.ints(op.low), st.ints(op.high)
-        return _map(op, frozenset(f"d{d}" for d in range(len(low)) if low[d] or high[d]))
-    if isinstance(op, (*POINTWISE, ew.FullOp, st.CopyOp, st.RestickifyOp)):
-        return _map(op)
+    for kinds, build in _BUILDERS:
+        if isinstance(op, kinds):
+            return build(op)
     raise IterationError(op, f"'{op.name}' has no kernel lowering")
 
 

@@ -31,11 +31,24 @@ from ktir.layout.spyre import SpyreTensorLayout
 
 @dataclass(frozen=True)
 class Access:
-    """A tensor an op touches: its layout and shape, and the iteration dim of each host dim."""
+    """
+    A tensor an op touches: its layout and shape, and the iteration dim of each host dim.
+
+    Adjacent host dims that one group of device dims walks may name the same iteration dim,
+    which then walks them as one flattened dim (attention's query heads [H, G] as one head
+    dim of H * G). `repeats` (one per host dim, default 1) says how many consecutive positions
+    of the iteration dim read one position of the host dim: attention's key heads are read by
+    the G query heads of their group (`repeats` G along the head dim).
+    """
 
     layout: SpyreTensorLayout
     shape: tuple[int, ...]
     dims: tuple[str | None, ...]  # None: a dim no iteration dim walks (broadcast, or size 1)
+    repeats: tuple[int, ...] = ()
+
+    def repeat(self, host_dim: int) -> int:
+        """Iteration positions per position of `host_dim` (1 unless `repeats` says otherwise)."""
+        return self.repeats[host_dim] if self.repeats else 1
 
 
 @dataclass(frozen=True)
@@ -43,7 +56,8 @@ class Chain:
     """
     How one iteration dim is cut in one tensor: the outermost device dim `device_dim` of its
     host group has `size` positions of `unit` group positions each; a cut into `s` pieces
-    gives each piece `padded // s` host positions along `host_dim` (padding included).
+    gives each piece `padded // s` host positions along `host_dim` (padding included). With
+    `repeat` r, `size` and `padded` count iteration positions, r per device position.
     """
 
     host_dim: int
@@ -51,6 +65,7 @@ class Chain:
     size: int
     padded: int
     divisible: bool  # every divisor of `size` is a valid cut
+    repeat: int = 1
 
 
 @cache
@@ -70,28 +85,55 @@ def chains(access: Access) -> tuple[dict[str, Chain], set[str]]:
     uncuttable: set[str] = set()
     for group in _groups(access.layout, access.shape):
         outer, *inner = group.host_dims
-        for dim in inner:
-            if (name := access.dims[dim]) is not None and access.shape[dim] > 1:
-                uncuttable.add(name)
         name = access.dims[outer]
+        flattened = [d for d in inner if name is not None and access.dims[d] == name]
+        for dim in inner:
+            if dim not in flattened and (other := access.dims[dim]) is not None and access.shape[dim] > 1:
+                uncuttable.add(other)
         if name is None or not group.digits:
             continue
         top = group.digits[-1]
-        if top.device_dim == len(access.layout.device_size) - 1:
-            # The dim lies inside one stick: the lanes are never cut.
+        if top.device_dim == len(access.layout.device_size) - 1 or name in cuttable:
+            # The dim lies inside one stick (the lanes are never cut), or it walks two groups.
             if access.shape[outer] > 1:
                 uncuttable.add(name)
             continue
-        inner_size = math.prod(group.host_sizes[1:])
+        inner_size = math.prod(
+            s for d, s in zip(inner, group.host_sizes[1:], strict=True) if d not in flattened
+        )
         padded = top.size * top.unit
-        cuttable[name] = Chain(
+        chain = Chain(
             host_dim=outer,
             device_dim=top.device_dim,
             size=top.size,
             padded=padded // inner_size if padded % inner_size == 0 else 0,
             divisible=top.unit % inner_size == 0,
         )
+        repeat = access.repeat(outer)
+        if repeat > 1:
+            chain = _repeated(chain, repeat)
+            if chain is None:
+                uncuttable.add(name)
+                continue
+        cuttable[name] = chain
     return cuttable, uncuttable
+
+
+def _repeated(chain: Chain, repeat: int) -> Chain | None:
+    """
+    A chain read `repeat` times per position, counted in iteration positions; None unless
+    every cut gives pieces that hold whole positions or lie inside one (then the device box
+    is exact). Example: 8 key heads read by 4 query heads each: size 32; a cut into 16 gives
+    each piece half of one key head's readers, the box of that one head.
+    """
+    size = chain.size * repeat
+    if not chain.divisible or any((size // c) % repeat and repeat % (size // c) for c in _divisors(size)):
+        return None
+    return Chain(chain.host_dim, chain.device_dim, size, chain.padded * repeat, True, repeat)
+
+
+def _divisors(n: int) -> list[int]:
+    return [c for c in range(1, n + 1) if n % c == 0]
 
 
 def granules(
@@ -137,7 +179,10 @@ def device_box(
         if cut == 1:
             continue
         length = chain.size // cut
-        start[chain.device_dim] = piece.get(name, 0) * length
+        first = piece.get(name, 0) * length
+        if chain.repeat > 1:  # iteration positions -> the device positions they read
+            first, length = first // chain.repeat, max(1, length // chain.repeat)
+        start[chain.device_dim] = first
         extent[chain.device_dim] = length
     return tuple(start), tuple(extent)
 

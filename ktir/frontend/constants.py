@@ -29,7 +29,7 @@ from typing import cast
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr, TensorType, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -95,6 +95,8 @@ def fold_constants(imported: FxImport) -> int:
     ]
     for value in frontier:
         array = values.get(value)
+        if _absorb_causal_mask(value, array):
+            continue
         if (splat := _splat(array)) is not None:
             _to_full(value, splat)
         else:
@@ -106,6 +108,64 @@ def fold_constants(imported: FxImport) -> int:
     _drop_unused_state(imported, function)
     function.update_function_type()
     return sum(1 for op in folded if op.parent is None)
+
+
+def causal_offset(mask: np.ndarray) -> int | None:
+    """
+    The `c` for which an attention mask hides exactly the keys l > s + c from every query s
+    (the same for every leading index), or None. A bool mask keeps where true; a float mask
+    must hold only 0 and -inf. A mask that hides nothing gives `keys - 1`.
+
+    Example: a 4 x 4 lower-triangular bool mask gives 0; the last 2 rows of a 6-key causal
+    mask (a prefill of 2 tokens after 4 cached) give 4.
+    """
+    if mask.ndim < 2:
+        return None
+    if mask.dtype == np.bool_:
+        keep = mask
+    elif mask.dtype.kind == "f" and np.all((mask == 0) | np.isneginf(mask)):
+        keep = mask == 0
+    else:
+        return None
+    rows, keys = keep.shape[-2:]
+    planes = keep.reshape(-1, rows, keys)
+    counts = planes[0].sum(axis=1)
+    partial = np.flatnonzero((counts > 0) & (counts < keys))
+    if len(partial):
+        offset = int(counts[partial[0]]) - 1 - int(partial[0])
+    else:
+        offset = keys - 1 if counts[0] == keys else -rows
+    expected = np.arange(keys)[None, :] <= np.arange(rows)[:, None] + offset
+    return offset if bool(np.all(planes == expected)) else None
+
+
+def _absorb_causal_mask(value: SSAValue, array: np.ndarray) -> bool:
+    """
+    If `value` is read only as the mask of `ktir.attention` ops and is causal (`causal_offset`),
+    drop it from them in favour of their `causal` property, which a kernel can act on: it skips
+    the key blocks a query block cannot see. True when it did.
+    """
+    uses = list(value.uses)
+    if not uses or any(not isinstance(u.operation, st.AttentionOp) or u.index != 3 for u in uses):
+        return False
+    offset = causal_offset(array)
+    if offset is None:
+        return False
+    keys = array.shape[-1]
+    for use in uses:
+        old = cast(st.AttentionOp, use.operation)
+        properties = dict(old.properties)
+        if offset < keys - 1:
+            properties["causal"] = IntegerAttr(offset, i64)
+        new = st.AttentionOp.build(
+            operands=[old.q, old.k, old.v, []],
+            properties=properties,
+            result_types=[old.result.type],
+        )
+        new.location = old.location
+        new.result.name_hint = old.result.name_hint
+        Rewriter.replace_op(old, new)
+    return True
 
 
 def _splat(array: np.ndarray) -> float | int | None:

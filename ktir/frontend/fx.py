@@ -2,9 +2,10 @@
 PyTorch FX -> graph-level ktir.
 
 `import_fx(model_or_fn, example_args)` exports the program with `torch.export`, decomposes it
-to core ATen while keeping linear, rms_norm, layer_norm, gelu, silu and softmax whole, and
-builds one `func.func` whose arguments are the user inputs followed by the parameters, buffers
-and constant tensors (each named by an argument attribute). Every op carries the source
+to core ATen while keeping linear, rms_norm, layer_norm, gelu, silu, softmax and
+scaled_dot_product_attention whole (`ktir.frontend.attention`), and builds one `func.func`
+whose arguments are the user inputs followed by the parameters, buffers and constant tensors
+(each named by an argument attribute). Every op carries the source
 location of its FX node. Static shapes only. Unsupported ops are reported together, each with
 its location, and no module is returned.
 
@@ -35,8 +36,10 @@ from torch.export.graph_signature import InputKind, OutputKind
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.transforms.dead_code_elimination import region_dce
 
 import ktir.frontend.aten_data as aten_data
+import ktir.frontend.attention  # noqa: F401  (registers the attention converter)
 from ktir.dialects.ktir import BUFFER_ARG, CONSTANT_ARG, PARAMETER_ARG
 from ktir.frontend.aten import CONVERTERS
 from ktir.frontend.emitter import (
@@ -57,6 +60,7 @@ KEPT_WHOLE = (
     torch.ops.aten.gelu.default,
     torch.ops.aten.silu.default,
     torch.ops.aten.softmax.int,
+    torch.ops.aten.scaled_dot_product_attention.default,
 )
 """Ops the core-ATen decomposition keeps whole: they map to named ktir ops (or, for linear, to
 the reference's transpose + matmul + add) so lowering sees the real computation."""
@@ -406,6 +410,9 @@ def import_exported(
         func_name, ([a.type for a in block.args], [v.type for v in walked.outputs]), Region(block)
     )
     function.arg_attrs = _arg_attrs(arguments)
+    # A converter may read past ops it made redundant (the copies of `repeat_kv` that
+    # `ktir.attention` reads around); those are now unused and pure.
+    region_dce(function.body)
     module = ModuleOp([function])
     # A converter bug must never hand out IR that fails its own verifier.
     if problems := verify_module(module):

@@ -151,6 +151,60 @@ def sfu_flops(op: Operation, in_elements: int, out_elements: int) -> float:
     return out_elements * sfu_passes(op)
 
 
+ATTENTION_BLOCK = 64
+"""Queries, and keys, an attention kernel takes at a time: one fp16 stick of each. Under a
+causal limit it skips every key block that no query of the query block may see."""
+
+
+def attention_pairs(
+    query_starts: np.ndarray, rows: int, key_starts: np.ndarray, keys: int, causal: int | None
+) -> np.ndarray:
+    """
+    Per core: the (query, key) scores one head of an attention tile computes, for `rows`
+    queries from `query_starts` over `keys` keys from `key_starts` (positions in the whole op),
+    in `ATTENTION_BLOCK` x `ATTENTION_BLOCK` blocks. With `causal` c, key l is hidden from query
+    s when l > s + c, and a key block hidden from every query of a block is skipped.
+
+    Example: 128 queries from 0 over 128 keys, c = 0: the first query block sees keys 0-63 (one
+    block), the second all 128: 64 x 64 + 64 x 128 = 12,288 scores of 16,384.
+    """
+    query_starts, key_starts = np.asarray(query_starts), np.asarray(key_starts)
+    if causal is None:
+        return np.full(query_starts.shape, float(rows * keys))
+    offsets = np.arange(0, rows, ATTENTION_BLOCK)
+    sizes = np.minimum(ATTENTION_BLOCK, rows - offsets)
+    last = query_starts[:, None] + offsets[None, :] + sizes[None, :] - 1
+    visible = np.clip(last + causal - key_starts[:, None] + 1, 0, keys)
+    computed = np.minimum(keys, -(-visible // ATTENTION_BLOCK) * ATTENTION_BLOCK)
+    return (sizes[None, :] * computed).sum(axis=1).astype(float)
+
+
+def attention_cycles(
+    tile: tuple[int, ...], pairs: Any, head: int, out_head: int, element_bytes: int, target: Target = SPYRE
+) -> tuple[Any, Any, Any, Any]:
+    """
+    (PE-array cycles, SFU cycles, FLOPs, matmul FLOPs) of one core's `ktir.attention` tile
+    (numbers, or per core for arrays of `pairs`): `tile` = (B, H, G, S) of its queries,
+    `pairs` = the scores one query head computes (`attention_pairs`), `head` = D, `out_head` = E.
+
+    Per head: q @ kT for the G * S rows of the group (one matmul, as the group shares k), and
+    the weights @ v; then on the SFU, per score: the scale and mask (one pass) and the softmax
+    (`softmax_elems_per_us`: max, exp, sum and the normalization), as an unfused `add` and
+    `softmax` are charged (and credited the same FLOPs). Head sizes count in whole sticks.
+
+    Example: one head, G * S = 512 rows over 512 keys, D = E = 128, fp16: 2 x 33.5 M MACs on
+    the PE array (43.7 µs) and 262,144 scores on the SFU: 29.8 µs + 187.2 µs.
+    """
+    heads = tile[0] * tile[1] * tile[2]
+    per_stick = max(target.stick_bytes // element_bytes, 1)
+    d, e = (-(-n // per_stick) * per_stick for n in (head, out_head))
+    macs = heads * np.asarray(pairs) * (d + e)
+    pt = pt_cycles(macs, tile[2] * tile[3], target)
+    scores = heads * np.asarray(pairs)
+    sfu_us = scores / target.sfu_pass_elems_per_us + scores / target.softmax_elems_per_us
+    return pt, sfu_us * target.clock_mhz, 2.0 * macs + 6.0 * scores, 2.0 * macs
+
+
 def transfer_cycles(chip_bytes: float, target: Target = SPYRE) -> float:
     """Cycles the LPDDR5 channel is busy moving `chip_bytes` (all cores' share of one DMA op)."""
     return chip_bytes / target.device_bytes_per_cycle

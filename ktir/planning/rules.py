@@ -20,6 +20,7 @@ guide `docs/source/user_guide/tensors_and_layouts.md`):
 | reductions | any; sparse iff reducing over the stick | input on the matching dim |
 | matmul / bmm | N | x on K, y on N |
 | softmax, layer_norm, rms_norm | the normalized dim | the same |
+| attention | E | q and k on D, v on E, the mask on the keys |
 | cat, pad | any (a stick the op shifts costs a copy) | aligned |
 | copy | any, same density | any |
 | `ktir.full` | any (free) | - |
@@ -262,6 +263,13 @@ def _softmax(op: st.SoftmaxOp) -> Rule:
     return _fixed(op, dim, [dim])
 
 
+def _attention(op: st.AttentionOp) -> Rule:
+    # Sticks along each contraction: q and k along D (the scores' dot products), v and the
+    # result along E, the mask along the keys, as the scores it is added to.
+    mask = [len(shape_of(op.mask.type)) - 1] if op.mask is not None else []
+    return _fixed(op, 4, [4, 3, 3, *mask])
+
+
 def _full(op: ew.FullOp) -> Rule:
     return Rule((sticks.candidate_sticks(shape_of(op.result.type)),), lambda _chosen: ())
 
@@ -282,6 +290,7 @@ _RULES: tuple[tuple[type | tuple[type, ...], Callable[[Any], Rule]], ...] = (
     (st.ReductionOp, _reduction),
     (st.MatmulBase, _matmul),
     (st.SoftmaxOp, _softmax),
+    (st.AttentionOp, _attention),
     (st.NormOp, _norm),
     ((st.CopyOp, st.RestickifyOp), lambda op: _copy(op, relayout_cost=isinstance(op, st.RestickifyOp))),
     (st.CatOp, _cat),

@@ -1,5 +1,5 @@
 """
-NumPy implementations of the structured graph-level ops (matmul, reductions, softmax, norms,
+NumPy implementations of the structured graph-level ops (matmul, attention, reductions, softmax, norms,
 views, data movement, restickify) and of `ktir.cpu_fallback` through PyTorch.
 
 Same precision contract as `ktir.reference.ops`: compute in fp32 (or wider), round once per op.
@@ -7,6 +7,7 @@ Same precision contract as `ktir.reference.ops`: compute in fp32 (or wider), rou
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,57 @@ def _matmul(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
     x, y = args
     k = x.shape[-1]
     return [store(np.matmul(x.astype(np.float64), y[..., :k, :].astype(np.float64)), result_element(op))]
+
+
+ATTENTION_BLOCK_BYTES = 64 << 20
+"""Float64 scores the reference computes at once (query rows are taken in blocks this size)."""
+
+
+@implements(st.AttentionOp)
+def _attention(op: st.AttentionOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    return [attention(op, args)]
+
+
+def attention(
+    op: st.AttentionOp, args: list[np.ndarray], query_start: int = 0, key_start: int = 0
+) -> np.ndarray:
+    """
+    `ktir.attention` on q, k, v (and mask) arrays that may be tiles: `query_start` and
+    `key_start` are the positions of their first query and key in the whole op, which the
+    `causal` limit is measured in. Computed in float64 and rounded once to the result type.
+    """
+    q, k, v = (a.astype(np.float64) for a in args[:3])
+    mask = args[3] if len(args) > 3 else None
+    scale = op.scale.value.data
+    rows, keys = q.shape[3], k.shape[2]
+    per_row = math.prod(q.shape[:3]) * keys * 8
+    step = max(1, ATTENTION_BLOCK_BYTES // max(per_row, 1))
+    kt = np.swapaxes(k, -1, -2)[:, :, None]  # [B, H, 1, D, L]
+    out = np.empty((*q.shape[:4], v.shape[3]), dtype=np.float64)
+    key_positions = key_start + np.arange(keys)
+    for start in range(0, rows, step):
+        block = slice(start, min(rows, start + step))
+        scores = np.matmul(q[:, :, :, block], kt) * scale  # [B, H, G, s, L]
+        if mask is not None:
+            part = np.broadcast_to(mask, (*q.shape[:3], rows, keys))[:, :, :, block]
+            scores = np.where(part, scores, -np.inf) if part.dtype == np.bool_ else scores + part
+        if op.causal is not None:
+            query_positions = query_start + np.arange(block.start, block.stop)
+            hidden = key_positions[None, :] > query_positions[:, None] + op.causal.value.data
+            scores = np.where(hidden, -np.inf, scores)
+        out[:, :, :, block] = _safe_softmax_times(scores, v)
+    return store(out, result_element(op))
+
+
+def _safe_softmax_times(scores: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """softmax(scores) @ v over the last dim; a row whose scores are all -inf gives zeros."""
+    top = np.max(scores, axis=-1, keepdims=True)
+    top = np.where(np.isneginf(top), 0.0, top)
+    weights = np.exp(scores - top)
+    total = np.sum(weights, axis=-1, keepdims=True)
+    weighted = np.matmul(weights, v[:, :, None])  # [B, H, G, s, E]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, weighted / np.where(total > 0, total, 1.0), 0.0)
 
 
 def _reduction_axes(op: st.ReductionOp) -> tuple[tuple[int, ...], bool]:

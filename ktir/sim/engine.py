@@ -17,13 +17,13 @@ executor it extends, and at every op
 from __future__ import annotations
 
 import math
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from ktir.cores.executor import KernelInterpreter, tensor_layout, tile_result
+from ktir.cores.executor import KernelInterpreter, attention_tile, tensor_layout, tile_result
 from ktir.cores.fused_execution import Trace, fp32_matmul, run_fused
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_structured as st
@@ -350,6 +350,13 @@ class SimKernel(KernelInterpreter):
             ]
             host_maps[-1].to_device(np.stack(results), out)
             return True
+        if isinstance(payload, st.AttentionOp):  # causal limits are measured from each core's start
+            tiles_of_cores = [
+                attention_tile(payload, [h[c] for h in hosts], [m.lo[c] for m in host_maps])
+                for c in range(self.cores)
+            ]
+            host_maps[-1].to_device(np.stack(tiles_of_cores), out)
+            return True
         stacked = rows_at_once(payload, host_maps, hosts)
         if stacked is None:
             results = [tile_result(payload, [h[c] for h in hosts], extent, False) for c in range(self.cores)]
@@ -441,6 +448,9 @@ class SimKernel(KernelInterpreter):
         if isinstance(payload, st.FusedOp):
             self._charge_fused(op, reads, out_slot)
             return
+        if isinstance(payload, st.AttentionOp):
+            self._charge_attention(op, payload, tiles, maps, reads, out_slot)
+            return
         in_elements = int(np.prod(self.tiles[tiles[0]].extent_array)) if len(tiles) > 1 else 0
         out_elements = int(np.prod(self.tiles[tiles[-1]].extent_array))
         if isinstance(payload, st.MatmulBase):
@@ -462,14 +472,63 @@ class SimKernel(KernelInterpreter):
         """
         pt, sfu, flops, matmul_flops = fused_cost(self.fused_trace, self.target)
         self.fused_trace = []
-        self.flops += flops * self.cores
-        self.matmul_flops += matmul_flops * self.cores
+        self._issue_pt_then_sfu(op, reads, out_slot, pt, sfu, flops, matmul_flops)
+
+    def _charge_attention(
+        self,
+        op: core.ComputeOp,
+        payload: st.AttentionOp,
+        tiles: list[int],
+        maps: list[HostTiles | None],
+        reads: list[tuple[SSAValue, int]],
+        out_slot: int,
+    ) -> None:
+        """
+        An attention tile: its two matmuls on the PE arrays, then its softmax on the SFU; under
+        a causal limit each core computes only the key blocks its queries see.
+        """
+        q, k, v = (self._host_extent(t, m) for t, m in zip(tiles[:3], maps[:3], strict=True))
+        chunk = int(self.env[op.chunk])
+        query_starts = self._host_starts(tiles[0], maps[0], chunk)[:, 3]
+        key_starts = self._host_starts(tiles[1], maps[1], chunk)[:, 2]
+        causal = None if payload.causal is None else payload.causal.value.data
+        pairs = cost_model.attention_pairs(query_starts, q[3], key_starts, k[2], causal)
+        itemsize = numpy_dtype(payload.q.type.element_type).itemsize  # type: ignore[attr-defined]
+        pt, sfu, flops, matmul_flops = cost_model.attention_cycles(
+            q[:4], pairs, q[4], v[3], itemsize, self.target
+        )
+        self._issue_pt_then_sfu(op, reads, out_slot, pt, sfu, flops, matmul_flops)
+
+    def _host_extent(self, tile: int, host: HostTiles | None) -> tuple[int, ...]:
+        return tuple(host.extent) if host is not None else tuple(self._placement(tile, 0, 0)[3])
+
+    def _host_starts(self, tile: int, host: HostTiles | None, chunk: int) -> np.ndarray:
+        """Each core's host box start of a tile (cores x rank)."""
+        if host is not None:
+            return np.asarray(host.lo)
+        return np.array([self._placement(tile, c, chunk)[2] for c in range(self.cores)])
+
+    def _issue_pt_then_sfu(
+        self,
+        op: core.ComputeOp,
+        reads: list[tuple[SSAValue, int]],
+        out_slot: int,
+        pt: Any,
+        sfu: Any,
+        flops: Any,
+        matmul_flops: Any,
+    ) -> None:
+        """PE-array work, then SFU work that waits for it (per core: numbers or arrays)."""
+        per_core = (self.cores,)
+        pt, sfu = (np.broadcast_to(np.asarray(x, dtype=float), per_core) for x in (pt, sfu))
+        self.flops += float(np.sum(np.broadcast_to(flops, per_core)))
+        self.matmul_flops += float(np.sum(np.broadcast_to(matmul_flops, per_core)))
         written = [(op.outs[0], out_slot)]
-        if pt:
-            self.timeline.issue("pt", reads, written, np.full(self.cores, pt), "fused matmuls")
-        if sfu or not pt:
+        if pt.any():
+            self.timeline.issue("pt", reads, written, pt.copy(), "fused matmuls")
+        if sfu.any() or not pt.any():
             self.timeline.issue(
-                "sfu", [*reads, *written] if pt else reads, written, np.full(self.cores, sfu), "fused"
+                "sfu", [*reads, *written] if pt.any() else reads, written, sfu.copy(), "fused"
             )
 
     def _matmul_size(

@@ -233,9 +233,9 @@ def test_parse_print_round_trip():
 def test_op_lists_are_complete_and_distinct():
     names = [cls.name for cls in ALL_OPS]
     assert len(ELEMENTWISE_OPS) == 34
-    assert len(STRUCTURED_OPS) == 19
+    assert len(STRUCTURED_OPS) == 20
     assert len(CORE_OPS) == 9
-    assert len(set(names)) == len(names) == 62
+    assert len(set(names)) == len(names) == 63
 
 
 @pytest.mark.parametrize("op_class", ALL_OPS, ids=lambda cls: cls.name)

@@ -7,7 +7,7 @@ import torch
 
 import ktir
 from ktir.dialects.ktir import CONSTANT_ARG
-from ktir.frontend.constants import fold_constants
+from ktir.frontend.constants import causal_offset, fold_constants
 from ktir.frontend.fx import import_program
 from ktir.ir.values import functions_of
 from ktir.reference import executor as reference
@@ -63,3 +63,42 @@ def test_compile_folds_by_default_and_matches_the_unfolded_program() -> None:
     assert torch.equal(folded(x), plain(x))
     assert len(folded.report.kernels) < len(plain.report.kernels)
     assert folded.report.total_cycles < plain.report.total_cycles
+
+
+def test_causal_offset_recognizes_causal_masks_and_nothing_else() -> None:
+    rows = np.arange(4)[:, None]
+    keys = np.arange(6)[None, :]
+    assert causal_offset(keys <= rows) == 0
+    assert causal_offset(keys <= rows + 2) == 2  # 4 queries after a cache of 2 keys
+    assert causal_offset(np.where(keys <= rows, 0.0, -np.inf).astype(np.float16)) == 0
+    assert causal_offset(np.broadcast_to(keys <= rows, (2, 1, 4, 6))) == 0
+    assert causal_offset(np.ones((4, 6), dtype=bool)) == 5  # hides nothing
+    assert causal_offset(keys <= rows - 1) == -1  # the first query sees no key
+    assert causal_offset(keys >= rows) is None  # anti-causal
+    assert causal_offset(np.where(keys <= rows, 0.0, -1e4)) is None  # a large negative, not -inf
+    mixed = np.stack([keys <= rows, keys <= rows + 1])
+    assert causal_offset(mixed) is None  # one limit per leading index is not one limit
+
+
+class CausalAttention(torch.nn.Module):
+    """Attention whose boolean mask is built from positions: a compile-time causal mask."""
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(q.shape[2])
+        keep = positions[None, :] <= positions[:, None]
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+
+
+def test_a_constant_causal_mask_becomes_the_causal_property() -> None:
+    generator = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 8, 64, generator=generator).half() for _ in range(3))
+    imported = import_program(CausalAttention(), (q, k, v), {})
+    (unfolded,) = reference.run(imported.module, imported.arguments(q, k, v))
+    fold_constants(imported)
+    (attention,) = [
+        op for op in functions_of(imported.module)[0].body.block.ops if op.name == "ktir.attention"
+    ]
+    assert attention.mask is None and attention.causal.value.data == 0  # type: ignore[attr-defined]
+    assert not imported.state  # the mask is gone from the state too
+    (folded,) = reference.run(imported.module, imported.arguments(q, k, v))
+    assert np.array_equal(folded, unfolded)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from xdsl.ir import Operation
 from xdsl.parser import Parser
@@ -173,3 +174,27 @@ def test_matmul_cost_us_psum_and_limits() -> None:
     split = cost_model.matmul_cost_us(sizes, {"m": 4, "n": 4, "k": 2}, 2)
     assert split - base == pytest.approx(256 * 4096 * 1.4e-4, rel=1e-9)
     assert cost_model.matmul_cost_us(sizes, {"m": 8, "n": 8, "k": 1}, 2) == math.inf
+
+
+def test_attention_pairs_skip_the_key_blocks_a_causal_query_block_cannot_see() -> None:
+    """The docstring example, a core further down the rows, a cache offset and no limit."""
+    pairs = cost_model.attention_pairs(np.array([0, 128]), 128, np.array([0, 0]), 256, 0)
+    # rows 0-63 see one key block, 64-127 two; rows 128-191 three, 192-255 four.
+    assert pairs.tolist() == [64 * 64 + 64 * 128, 64 * 192 + 64 * 256]
+    # 2 queries after a cache of 510 keys: every key is visible, nothing is skipped.
+    assert cost_model.attention_pairs(np.array([0]), 2, np.array([0]), 512, 510).tolist() == [1024]
+    assert cost_model.attention_pairs(np.array([0, 5]), 3, np.array([0, 0]), 7, None).tolist() == [21, 21]
+    # A key tile that starts after the last visible key: nothing to compute.
+    assert cost_model.attention_pairs(np.array([0]), 64, np.array([64]), 64, 0).tolist() == [0]
+
+
+def test_attention_cycles_docstring_example() -> None:
+    """One head, 512 x 512 scores, D = E = 128: 43.7 µs on the PE array, 217 µs on the SFU."""
+    pt, sfu, flops, matmul_flops = cost_model.attention_cycles((1, 1, 1, 512), 512 * 512, 128, 128, 2)
+    assert pt == pytest.approx(43.69 * 1500, rel=1e-3)
+    assert sfu == pytest.approx((262144 / 8.8e3 + 262144 / 1.4e3) * 1500, rel=1e-12)
+    assert matmul_flops == 2 * 512 * 512 * 256
+    assert flops == matmul_flops + 6 * 262144
+    # Per core: arrays of pairs give arrays of cycles, in proportion.
+    pt2, sfu2, _, _ = cost_model.attention_cycles((1, 1, 4, 64), np.array([64.0, 128.0]), 64, 64, 2)
+    assert sfu2[1] == pytest.approx(2 * sfu2[0]) and pt2[1] == pytest.approx(2 * pt2[0])

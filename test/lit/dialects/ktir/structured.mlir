@@ -62,6 +62,29 @@ func.func @reductions(%x: tensor<2x4x64xf16>, %i: tensor<16xi64>) {
 
 // -----
 
+// attention: grouped (H = 2 key heads, G = 4 query heads each), with an i1 or additive mask,
+// a causal limit, or neither. In the generic form the mask is the optional 4th operand.
+// CHECK-LABEL: func.func @attention
+// CHECK-NEXT:    %gqa = ktir.attention %q, %k, %v scale 1.250000e-01 : tensor<1x2x4x16x64xf16>, tensor<1x2x32x64xf16>, tensor<1x2x32x64xf16> -> tensor<1x2x4x16x64xf16>
+// CHECK-NEXT:    %masked = ktir.attention %q, %k, %v mask %keep : tensor<1x1x1x16x32xi1> scale 1.250000e-01 : tensor<1x2x4x16x64xf16>, tensor<1x2x32x64xf16>, tensor<1x2x32x64xf16> -> tensor<1x2x4x16x64xf16>
+// CHECK-NEXT:    %additive = ktir.attention %q, %k, %v mask %bias : tensor<16x32xf16> scale 1.250000e-01 : tensor<1x2x4x16x64xf16>, tensor<1x2x32x64xf16>, tensor<1x2x32x64xf16> -> tensor<1x2x4x16x64xf16>
+// CHECK-NEXT:    %causal = ktir.attention %q, %k, %v scale 1.250000e-01 causal 16 : tensor<1x2x4x16x64xf16>, tensor<1x2x32x64xf16>, tensor<1x2x32x64xf16> -> tensor<1x2x4x16x64xf16>
+// CHECK-NEXT:    func.return
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "attention"
+// CHECK-GENERIC:         %gqa = "ktir.attention"(%q, %k, %v) <{scale = 1.250000e-01 : f64}> : (tensor<1x2x4x16x64xf16>, tensor<1x2x32x64xf16>, tensor<1x2x32x64xf16>) -> tensor<1x2x4x16x64xf16>
+// CHECK-GENERIC:         %masked = "ktir.attention"(%q, %k, %v, %keep) <{scale = 1.250000e-01 : f64}>
+// CHECK-GENERIC:         %causal = "ktir.attention"(%q, %k, %v) <{scale = 1.250000e-01 : f64, causal = 16 : i64}>
+func.func @attention(%q: tensor<1x2x4x16x64xf16>, %k: tensor<1x2x32x64xf16>, %v: tensor<1x2x32x64xf16>,
+                     %keep: tensor<1x1x1x16x32xi1>, %bias: tensor<16x32xf16>) {
+  %gqa = ktir.attention %q, %k, %v scale 0.125 : tensor<1x2x4x16x64xf16>, tensor<1x2x32x64xf16>, tensor<1x2x32x64xf16> -> tensor<1x2x4x16x64xf16>
+  %masked = ktir.attention %q, %k, %v mask %keep : tensor<1x1x1x16x32xi1> scale 0.125 : tensor<1x2x4x16x64xf16>, tensor<1x2x32x64xf16>, tensor<1x2x32x64xf16> -> tensor<1x2x4x16x64xf16>
+  %additive = ktir.attention %q, %k, %v mask %bias : tensor<16x32xf16> scale 0.125 : tensor<1x2x4x16x64xf16>, tensor<1x2x32x64xf16>, tensor<1x2x32x64xf16> -> tensor<1x2x4x16x64xf16>
+  %causal = ktir.attention %q, %k, %v scale 0.125 causal 16 : tensor<1x2x4x16x64xf16>, tensor<1x2x32x64xf16>, tensor<1x2x32x64xf16> -> tensor<1x2x4x16x64xf16>
+  func.return
+}
+
+// -----
+
 // softmax, layer_norm (weight and bias each optional) and rms_norm (weight optional).
 // In the generic form the layer_norm operands are (input, weight, bias) with segment sizes.
 // CHECK-LABEL: func.func @compound

@@ -217,6 +217,78 @@ func.func @sum_dynamic(%x: tensor<?x4xf16>) {
 
 // -----
 
+// CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.attention' op ktir.attention takes q [B, H, G, S, D], k [B, H, L, D], v [B, H, L, E]; got ranks 4, 4, 4
+func.func @attention_rank(%q: tensor<1x8x16x64xf16>, %k: tensor<1x2x32x64xf16>, %v: tensor<1x2x32x64xf16>) {
+  // expected-error @+1 {{ktir.attention takes q [B, H, G, S, D], k [B, H, L, D], v [B, H, L, E]; got ranks 4, 4, 4}}
+  %0 = ktir.attention %q, %k, %v scale 0.125 : tensor<1x8x16x64xf16>, tensor<1x2x32x64xf16>, tensor<1x2x32x64xf16> -> tensor<1x8x16x64xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.attention' op q, k and v must agree on [B, H]: [1, 2], [1, 4], [1, 2]
+func.func @attention_heads(%q: tensor<1x2x4x16x64xf16>, %k: tensor<1x4x32x64xf16>, %v: tensor<1x2x32x64xf16>) {
+  // expected-error @+1 {{q, k and v must agree on [B, H]: [1, 2], [1, 4], [1, 2]}}
+  %0 = ktir.attention %q, %k, %v scale 0.125 : tensor<1x2x4x16x64xf16>, tensor<1x4x32x64xf16>, tensor<1x2x32x64xf16> -> tensor<1x2x4x16x64xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.attention' op q and k must have the same head size D: 64 vs 32
+func.func @attention_head_size(%q: tensor<1x2x4x16x64xf16>, %k: tensor<1x2x32x32xf16>, %v: tensor<1x2x32x64xf16>) {
+  // expected-error @+1 {{q and k must have the same head size D: 64 vs 32}}
+  %0 = ktir.attention %q, %k, %v scale 0.125 : tensor<1x2x4x16x64xf16>, tensor<1x2x32x32xf16>, tensor<1x2x32x64xf16> -> tensor<1x2x4x16x64xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.attention' op k and v must have the same key count L: 32 vs 16
+func.func @attention_keys(%q: tensor<1x2x4x16x64xf16>, %k: tensor<1x2x32x64xf16>, %v: tensor<1x2x16x64xf16>) {
+  // expected-error @+1 {{k and v must have the same key count L: 32 vs 16}}
+  %0 = ktir.attention %q, %k, %v scale 0.125 : tensor<1x2x4x16x64xf16>, tensor<1x2x32x64xf16>, tensor<1x2x16x64xf16> -> tensor<1x2x4x16x64xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.attention' op the mask [16, 16] must broadcast to the scores [1, 2, 4, 16, 32]
+func.func @attention_mask_shape(%q: tensor<1x2x4x16x64xf16>, %k: tensor<1x2x32x64xf16>, %v: tensor<1x2x32x64xf16>, %m: tensor<16x16xi1>) {
+  // expected-error @+1 {{the mask [16, 16] must broadcast to the scores [1, 2, 4, 16, 32]}}
+  %0 = ktir.attention %q, %k, %v mask %m : tensor<16x16xi1> scale 0.125 : tensor<1x2x4x16x64xf16>, tensor<1x2x32x64xf16>, tensor<1x2x32x64xf16> -> tensor<1x2x4x16x64xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.attention' op the mask must be i1 or have q's element type
+func.func @attention_mask_type(%q: tensor<1x2x4x16x64xf16>, %k: tensor<1x2x32x64xf16>, %v: tensor<1x2x32x64xf16>, %m: tensor<16x32xf32>) {
+  // expected-error @+1 {{the mask must be i1 or have q's element type}}
+  %0 = ktir.attention %q, %k, %v mask %m : tensor<16x32xf32> scale 0.125 : tensor<1x2x4x16x64xf16>, tensor<1x2x32x64xf16>, tensor<1x2x32x64xf16> -> tensor<1x2x4x16x64xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.attention' op k has element type f32 but q has f16: operands must share one element type
+func.func @attention_dtypes(%q: tensor<1x2x4x16x64xf16>, %k: tensor<1x2x32x64xf32>, %v: tensor<1x2x32x64xf16>) {
+  // expected-error @+1 {{k has element type f32 but q has f16: operands must share one element type}}
+  %0 = ktir.attention %q, %k, %v scale 0.125 : tensor<1x2x4x16x64xf16>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf16> -> tensor<1x2x4x16x64xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.attention' op result shape [1, 8, 16, 64] does not match [B, H, G, S, E], which is [1, 2, 4, 16, 64]
+func.func @attention_result(%q: tensor<1x2x4x16x64xf16>, %k: tensor<1x2x32x64xf16>, %v: tensor<1x2x32x64xf16>) {
+  // expected-error @+1 {{result shape [1, 8, 16, 64] does not match [B, H, G, S, E], which is [1, 2, 4, 16, 64]}}
+  %0 = ktir.attention %q, %k, %v scale 0.125 : tensor<1x2x4x16x64xf16>, tensor<1x2x32x64xf16>, tensor<1x2x32x64xf16> -> tensor<1x8x16x64xf16>
+  func.return
+}
+
+// -----
+
 // CHECK: structured_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.softmax' op dim 3 is out of range for rank 3
 func.func @softmax_dim(%x: tensor<2x4x64xf16>) {
   // expected-error @+1 {{dim 3 is out of range for rank 3}}

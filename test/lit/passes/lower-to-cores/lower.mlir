@@ -36,3 +36,24 @@ func.func @chunked(%x: tensor<1024x1024xf16, #ktir.tiled<device_size = [16, 1024
   %y = ktir.exp %x {ktir.work_division = {d0 = 2 : i64, d1 = 1 : i64}} : tensor<1024x1024xf16, #ktir.tiled<device_size = [16, 1024, 64], stride_map = [64, 1024, 1]>> -> tensor<1024x1024xf16, #ktir.tiled<device_size = [16, 1024, 64], stride_map = [64, 1024, 1]>>
   func.return %y : tensor<1024x1024xf16, #ktir.tiled<device_size = [16, 1024, 64], stride_map = [64, 1024, 1]>>
 }
+
+// -----
+
+// Grouped attention (2 key heads, 4 query heads each) on 2 cores: a core per key head runs its
+// group's 4 query heads. Its key and value tiles are the same for every chunk of queries, so
+// they are loaded once, before the loop; the queries stream in 2 chunks of 128 rows.
+// CHECK-LABEL: func.func @attention
+// CHECK: ktir.kernel "ktir.attention" cores 2 chunks 2 work_division {b0 = 1 : i64, h = 2 : i64, s = 1 : i64, e = 1 : i64, l = 1 : i64, d = 1 : i64}
+// CHECK-SAME: tiles [#ktir.tile<extent = [4, 128, 1, 1, 64], starts = {{\[\[}}0, 0, 0, 0, 0], [4, 0, 0, 0, 0]], chunk_starts = {{\[\[}}0, 0, 0, 0, 0], [0, 128, 0, 0, 0]]>, #ktir.tile<extent = [1, 256, 1, 1, 64], starts = {{\[\[}}0, 0, 0, 0, 0], [1, 0, 0, 0, 0]]
+// CHECK: ktir.dma_load %{{.*}} tile 1
+// CHECK-NEXT: ktir.dma_load %{{.*}} tile 2
+// CHECK: scf.for
+// CHECK: ktir.dma_load %{{.*}} tile 0
+// CHECK-NEXT: ktir.compute pt
+// CHECK: ktir.attention %{{.*}}, %{{.*}}, %{{.*}} scale 1.250000e-01 causal 0
+func.func @attention(%q: tensor<1x8x256x64xf16, #ktir.tiled<device_size = [8, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>, %k: tensor<1x2x256x64xf16, #ktir.tiled<device_size = [2, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>, %v: tensor<1x2x256x64xf16, #ktir.tiled<device_size = [2, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>) -> tensor<1x8x256x64xf16, #ktir.tiled<device_size = [8, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>> attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {
+  %grouped = ktir.reshape %q : tensor<1x8x256x64xf16, #ktir.tiled<device_size = [8, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>> -> tensor<1x2x4x256x64xf16, #ktir.tiled<device_size = [8, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>
+  %o = ktir.attention %grouped, %k, %v scale 1.250000e-01 causal 0 {ktir.work_division = {b0 = 1 : i64, h = 2 : i64, s = 1 : i64, e = 1 : i64, l = 1 : i64, d = 1 : i64}} : tensor<1x2x4x256x64xf16, #ktir.tiled<device_size = [8, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>, tensor<1x2x256x64xf16, #ktir.tiled<device_size = [2, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>, tensor<1x2x256x64xf16, #ktir.tiled<device_size = [2, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>> -> tensor<1x2x4x256x64xf16, #ktir.tiled<device_size = [8, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>
+  %r = ktir.reshape %o : tensor<1x2x4x256x64xf16, #ktir.tiled<device_size = [8, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>> -> tensor<1x8x256x64xf16, #ktir.tiled<device_size = [8, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>
+  func.return %r : tensor<1x8x256x64xf16, #ktir.tiled<device_size = [8, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>
+}

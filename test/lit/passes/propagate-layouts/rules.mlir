@@ -107,3 +107,20 @@ func.func @copy_and_fallback(%x: tensor<128x64xf16>) -> (tensor<64x128xf16>, ten
   %f = ktir.cpu_fallback "aten::abs.default"(%x) {args = [#ktir.operand<0>]} : (tensor<128x64xf16>) -> tensor<128x64xf16>
   func.return %c, %f : tensor<64x128xf16>, tensor<128x64xf16>
 }
+
+// -----
+
+// Attention: q and k on their head size D, v and the result on E; the grouped query is a view
+// of the [B, H * G, S, D] one (no restickify, no copy).
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME: cost = 0 : i64
+// CHECK: %grouped = ktir.reshape %q : tensor<1x8x256x64xf16, #ktir.tiled<device_size = [8, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>> -> tensor<1x2x4x256x64xf16, #ktir.tiled<device_size = [8, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>
+// CHECK: ktir.attention %grouped, %k, %v scale 1.250000e-01 causal 0 : tensor<1x2x4x256x64xf16, #ktir.tiled<device_size = [8, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>, tensor<1x2x256x64xf16, #ktir.tiled<device_size = [2, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>
+// INSERT-LABEL: func.func @attention
+// INSERT-NOT: ktir.restickify
+func.func @attention(%q: tensor<1x8x256x64xf16>, %k: tensor<1x2x256x64xf16>, %v: tensor<1x2x256x64xf16>) -> tensor<1x8x256x64xf16> {
+  %grouped = ktir.reshape %q : tensor<1x8x256x64xf16> -> tensor<1x2x4x256x64xf16>
+  %o = ktir.attention %grouped, %k, %v scale 0.125 causal 0 : tensor<1x2x4x256x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16> -> tensor<1x2x4x256x64xf16>
+  %r = ktir.reshape %o : tensor<1x2x4x256x64xf16> -> tensor<1x8x256x64xf16>
+  func.return %r : tensor<1x8x256x64xf16>
+}
