@@ -29,7 +29,8 @@ tile extent; `address` is the byte offset in the core's scratchpad.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith
@@ -54,6 +55,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -543,7 +545,9 @@ class ComputeOp(IRDLOperation):
     input buffer of one slot holds a tile every chunk reads (loaded once, before the chunk
     loop): the compute reads its slot 0 whatever `slot` is. With
     `accumulate`, the payload's fp32 result is added to the output buffer (partial sums of a
-    chunked or split reduction) instead of replacing it.
+    chunked or split reduction) instead of replacing it, in its slot 0, or in slot `into` when
+    given: a matmul with an epilogue alternates two accumulators, so the epilogue of one
+    output tile runs while the next tile accumulates.
     """
 
     name = "ktir.compute"
@@ -552,6 +556,7 @@ class ComputeOp(IRDLOperation):
     slot = operand_def(IndexType)
     ins = var_operand_def(MemRefType)
     outs = var_operand_def(MemRefType)
+    into = opt_operand_def(IndexType)
     unit = prop_def(ComputeUnitAttr)
     tiles = prop_def(DenseArrayBase.constr(I64))
     accumulate = opt_prop_def(UnitAttr)
@@ -560,7 +565,7 @@ class ComputeOp(IRDLOperation):
     assembly_format = (
         "$unit `[` $core `,` $chunk `,` $slot `]` `ins` `(` $ins `:` type($ins) `)` "
         "`outs` `(` $outs `:` type($outs) `)` `tiles` $tiles (`accumulate` $accumulate^)? "
-        "attr-dict-with-keyword $payload"
+        "(`into` $into^)? attr-dict-with-keyword $payload"
     )
 
     def __init__(
@@ -574,6 +579,7 @@ class ComputeOp(IRDLOperation):
         tiles: Sequence[int],
         payload: Region,
         accumulate: bool = False,
+        into: SSAValue | None = None,
     ) -> None:
         properties: dict[str, Attribute] = {
             "unit": ComputeUnitAttr(unit),
@@ -582,8 +588,14 @@ class ComputeOp(IRDLOperation):
         if accumulate:
             properties["accumulate"] = UnitAttr()
         super().__init__(
-            operands=[core, chunk, slot, list(ins), list(outs)], properties=properties, regions=[payload]
+            operands=[core, chunk, slot, list(ins), list(outs), [] if into is None else [into]],
+            properties=properties,
+            regions=[payload],
         )
+
+    def accumulator_slot(self, env: Mapping[SSAValue, Any]) -> int:
+        """The output slot an accumulating compute adds into (`into`, or 0), given index values."""
+        return 0 if self.into is None else int(env[self.into])
 
     def verify_(self) -> None:
         for i, value in enumerate([*self.ins, *self.outs]):
@@ -594,6 +606,10 @@ class ComputeOp(IRDLOperation):
         for i, (tile, value) in enumerate(zip(tiles, [*self.ins, *self.outs], strict=True)):
             _verify_tile_use(self, tile, value.type, f"buffer #{i}")
         _verify_indices(self, self.chunk, self.slot, [v.type for v in self.ins])
+        if self.into is not None:
+            if self.accumulate is None:
+                raise VerifyException("'into' names an accumulator slot: it needs 'accumulate'")
+            _verify_indices(self, self.chunk, self.into, [v.type for v in self.outs])
 
 
 @irdl_op_definition

@@ -141,6 +141,9 @@ class _KernelBody:
         self.anchor = anchor_of(self.op.members) if isinstance(self.op, st.FusedOp) else None
         self.epilogue = self.accumulate and self.anchor is not None
         self.matmul_inputs = 2 if self.epilogue else self.n_inputs
+        # Two accumulators (`ktir.cores.chunking.accumulator_slots`): output tile n accumulates
+        # in slot n % 2 while the SFU runs the epilogue of tile n - 1 from the other slot.
+        self.alternating = any(b.role == "acc" and b.slots == 2 for b in plan.buffers)
 
     def build(self) -> core.KernelOp:
         """The `ktir.kernel` op, its body built."""
@@ -151,6 +154,9 @@ class _KernelBody:
         for i in self.hoisted:  # tiles every chunk reads: loaded once, before the chunk loop
             target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
             b.add(core.DmaLoadOp(self.sources[i], target, self.core_id, b.index(0), b.index(0), tile=i))
+        if self.alternating:  # both accumulators start at zero; each is zeroed again once read
+            for slot in (0, 1):
+                b.add(core.FillOp(self.buffers["acc"], b.index(slot), IntegerAttr(0, i64)))
         self._loop(b, self.plan.chunks // self.reduction_chunks, self._outer_body)
         b.add(core.YieldOp())
         op, kernel = self.op, self.kernel
@@ -216,11 +222,13 @@ class _KernelBody:
             )
             return
         zero = builder.index(0)
-        builder.add(core.FillOp(self.buffers["acc"], zero, IntegerAttr(0, i64)))
-        self._loop(builder, self.reduction_chunks, lambda inner_b, inner: self._chunk(inner_b, outer, inner))
+        acc_slot = self._slot(builder, outer) if self.alternating else zero
+        if not self.alternating:
+            builder.add(core.FillOp(self.buffers["acc"], zero, IntegerAttr(0, i64)))
+        self._loop(builder, self.reduction_chunks, lambda b, inner: self._chunk(b, outer, inner, acc_slot))
         k_split = self.kernel.k_split
         if k_split > 1:
-            builder.add(core.RingReduceOp(self.buffers["acc"], zero, k_split, core.CombineKind.ADD))
+            builder.add(core.RingReduceOp(self.buffers["acc"], acc_slot, k_split, core.CombineKind.ADD))
         last = (
             outer
             if self.reduction_chunks == 1
@@ -240,6 +248,8 @@ class _KernelBody:
         out = self.buffers["out0"]
         builder.add(core.ComputeOp(ComputeUnit.SFU, self.core_id, last, slot, ins, [out], tiles, payload))
         self._store(builder, last, slot)
+        if self.alternating:
+            builder.add(core.FillOp(self.buffers["acc"], acc_slot, IntegerAttr(0, i64)))
 
     def _slot(self, builder: _Builder, index: SSAValue) -> SSAValue:
         """The buffer slot of chunk `index`: alternating when chunked."""
@@ -247,7 +257,9 @@ class _KernelBody:
             return builder.index(0)
         return builder.add(arith.RemUIOp(index, builder.index(self.slots))).results[0]
 
-    def _chunk(self, builder: _Builder, outer: SSAValue, inner: SSAValue) -> None:
+    def _chunk(
+        self, builder: _Builder, outer: SSAValue, inner: SSAValue, acc_slot: SSAValue | None = None
+    ) -> None:
         """One chunk: load every input tile, compute, and (not accumulating) store."""
         chunk = outer if self.reduction_chunks == 1 else _affine(builder, outer, self.reduction_chunks, inner)
         slot = self._slot(builder, chunk)
@@ -268,6 +280,7 @@ class _KernelBody:
                 tiles=[*range(self.matmul_inputs), self.n_inputs],
                 payload=_payload(self.anchor if self.epilogue else self.op),
                 accumulate=self.accumulate,
+                into=acc_slot if self.alternating else None,
             )
         )
         if not self.accumulate:

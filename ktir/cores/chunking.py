@@ -99,10 +99,19 @@ def _buffers(kernel: Kernel, cuts: dict[str, int]) -> list[Staged]:
     output = kernel.space.output
     if accumulates(kernel, cuts):
         _, extent = device_box(output, total, {})
-        staged.append(Staged("acc", 1, extent, ACCUMULATOR_BYTES))
+        staged.append(Staged("acc", accumulator_slots(kernel, cuts), extent, ACCUMULATOR_BYTES))
     if not accumulates(kernel, cuts) or has_epilogue(kernel.space):
         staged.append(_staged("out0", slots, output, total))
     return staged
+
+
+def accumulator_slots(kernel: Kernel, cuts: dict[str, int]) -> int:
+    """
+    Accumulators of a matmul kernel: two when an epilogue runs on each of several output tiles
+    (the next tile accumulates in one while the epilogue reads the other), else one.
+    """
+    outer = math.prod(c for d, c in cuts.items() if d not in kernel.space.reduction)
+    return 2 if has_epilogue(kernel.space) and outer > 1 else 1
 
 
 def has_epilogue(space: IterationSpace) -> bool:

@@ -143,8 +143,15 @@ class _Model:
             return staged
         extra = sum((self.tile_bytes(e, total) * slots for e in self.epilogue), np.zeros(len(total)))
         extra = extra + sum((self.tile_bytes(t, total) for t in self.scratch), np.zeros(len(total)))
-        # an accumulating kernel stages its output after the epilogue as well as the accumulator
-        return staged + extra + np.where(self._accumulates(splits, cuts), out_tile * slots, 0.0)
+        # an accumulating kernel stages its output after the epilogue as well as the accumulator,
+        # and alternates two accumulators over several output chunks
+        second = np.where(self._alternates(splits, cuts), acc, 0.0)
+        return staged + extra + second + np.where(self._accumulates(splits, cuts), out_tile * slots, 0.0)
+
+    def _alternates(self, splits: np.ndarray, cuts: np.ndarray) -> np.ndarray:
+        """Two accumulators (`ktir.cores.chunking.accumulator_slots`): an epilogue, several output chunks."""
+        outer = cuts.prod(axis=1) // self._column(cuts, self.reduction)
+        return self._accumulates(splits, cuts) & (outer > 1) & (self.epilogue_passes > 0)
 
     def _accumulates(self, splits: np.ndarray, cuts: np.ndarray) -> np.ndarray:
         return (self._column(splits, self.reduction) > 1) | (self._column(cuts, self.reduction) > 1)
@@ -179,16 +186,18 @@ class _Model:
         ring = cost_model.ring_cycles(acc_elements, ACCUMULATOR_BYTES, k_split, t)
         epi_chip = sum((self.tile_bytes(e, total) * self._reads(e, splits) for e in self.epilogue), 0.0)
         traffic = traffic + outer * epi_chip
-        epilogue = (
-            cost_model.dma_cycles(epi_chip, t) * (len(self.epilogue) > 0)
-            + acc_elements * self.epilogue_passes / t.sfu_pass_elems_per_us * t.clock_mhz
-        )
+        passes = acc_elements * self.epilogue_passes / t.sfu_pass_elems_per_us * t.clock_mhz
+        epilogue = cost_model.dma_cycles(epi_chip, t) * (len(self.epilogue) > 0) + passes
         steady = np.maximum(pt, load + store * outer / chunks)
+        # With two accumulators an output chunk's SFU passes run under the next chunk's K loop:
+        # hidden up to that loop's length, except the last chunk's, which nothing follows.
+        hidden = np.where(self._alternates(splits, cuts), np.minimum(passes, k_chunks * steady), 0.0)
         # An accumulating output chunk waits for its store, zeroing and ring reduction (and its
         # epilogue: the epilogue's inputs and SFU passes on the output tile).
-        per_outer = np.where(accumulate, fill + ring + store, 0.0) + epilogue
+        per_outer = np.where(accumulate, fill + ring + store, 0.0) + epilogue - hidden
         # The first chunk's load fills the pipeline and the last chunk's compute drains it.
-        cycles = load + (chunks - 1) * steady + pt + outer * per_outer + np.where(accumulate, 0.0, store)
+        drain = pt + hidden + np.where(accumulate, 0.0, store)
+        cycles = load + (chunks - 1) * steady + outer * per_outer + drain
         return cycles, traffic
 
 

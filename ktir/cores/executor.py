@@ -242,7 +242,7 @@ class KernelInterpreter:
                 result = self._tile_result(payload, hosts, extent, accumulate)
             values = _tile_values(payload, c, result, local, extent)
             if accumulate:
-                out[c, 0][valid] += values
+                out[c, op.accumulator_slot(self.env)][valid] += values
             else:
                 out[c, slot][valid] = values
 

@@ -84,6 +84,9 @@ def _space(op: Operation) -> IterationSpace:
         raise op_error(
             op, "has no SuperDSC form (SuperDSC describes one graph op per kernel); export without ktir-fuse"
         )
+    if isinstance(op, st.AttentionOp):
+        reason = "the reference has no attention kernel: two matmuls and a softmax"
+        raise op_error(op, f"has no SuperDSC form ({reason})")
     try:
         space = iteration_space(op)
     except IterationError as error:

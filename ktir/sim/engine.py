@@ -287,7 +287,7 @@ class SimKernel(KernelInterpreter):
         tiles = [int(t) for t in op.tiles.get_values()]
         chunk, slot = int(self.env[op.chunk]), int(self.env[op.slot])
         accumulate = op.accumulate is not None
-        out_slot = 0 if accumulate else slot
+        out_slot = op.accumulator_slot(self.env) if accumulate else slot
         where = self._located(op)
         for t in tiles:  # the compute places its tiles in their tensors as the DMAs do
             tile = self.tiles[t]
@@ -303,7 +303,7 @@ class SimKernel(KernelInterpreter):
         for value in op.ins:
             check_written(self.buffers[value], self._slot_of(value, slot), self.all_cores, where)
         if accumulate:
-            check_written(self.buffers[op.outs[0]], 0, self.all_cores, where)
+            check_written(self.buffers[op.outs[0]], out_slot, self.all_cores, where)
         maps = [self._tiles_of(t, chunk) for t in tiles]
         self.buffers[op.outs[0]].pending.pop(out_slot, None)  # the compute overwrites the slot
         if not self._compute_fast(payload, op, tiles, maps, slot, out_slot, accumulate):
@@ -444,7 +444,9 @@ class SimKernel(KernelInterpreter):
         out_slot: int,
         accumulate: bool,
     ) -> None:
-        reads = [(v, self._slot_of(v, slot)) for v in op.ins] + ([(op.outs[0], 0)] if accumulate else [])
+        reads = [(v, self._slot_of(v, slot)) for v in op.ins]
+        if accumulate:
+            reads.append((op.outs[0], out_slot))
         if isinstance(payload, st.FusedOp):
             self._charge_fused(op, reads, out_slot)
             return

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from helpers import assert_pipeline_keeps_values, compiled, fp16_ulp, unary
+from helpers import assert_pipeline_keeps_values, compiled, fp16_ulp, fp16_ulp_at_largest, unary
 from model_zoo import MLP, DecoderBlock, pair, tiny_llama_config
 
 import ktir
@@ -130,3 +130,36 @@ def test_ktir_compile_runs_the_model() -> None:
     program = ktir.compile(model, (x,), cores=32)
     y = program(x)
     assert y.shape == (16, 32) and torch.allclose(y.float(), model(x).float(), atol=2e-2)
+
+
+SWIGLU = """
+func.func @swiglu(%x: tensor<256x2048xf16>, %w: tensor<2048x2048xf16> {ktir.parameter = "w"},
+                  %up: tensor<256x2048xf16>) -> tensor<256x2048xf16> {
+  %gate = ktir.matmul %x, %w : tensor<256x2048xf16>, tensor<2048x2048xf16> -> tensor<256x2048xf16>
+  %act = ktir.silu %gate : tensor<256x2048xf16> -> tensor<256x2048xf16>
+  %y = ktir.mul %act, %up : tensor<256x2048xf16>, tensor<256x2048xf16> -> tensor<256x2048xf16>
+  func.return %y : tensor<256x2048xf16>
+}
+"""
+
+
+def test_a_matmul_epilogue_over_several_output_chunks_alternates_two_accumulators() -> None:
+    """Output chunk n accumulates into slot n % 2 while the epilogue of chunk n - 1 reads the other."""
+    from ktir.sim import simulate
+
+    module = compiled(SWIGLU, 2)
+    computes = [op for op in module.walk() if isinstance(op, core.ComputeOp) and op.accumulate is not None]
+    assert computes and all(op.into is not None for op in computes)
+    accumulator = computes[0].outs[0].type
+    assert accumulator.get_shape()[0] == 2  # type: ignore[attr-defined]
+    rng = np.random.default_rng(0)
+    inputs = [
+        (rng.standard_normal((256, 2048)) / 8).astype(np.float16),
+        (rng.standard_normal((2048, 2048)) / 8).astype(np.float16),
+        rng.standard_normal((256, 2048)).astype(np.float16),
+    ]
+    (expected,) = run(parse_module(make_context(), SWIGLU), inputs)
+    (ours,) = simulate(module, inputs).outputs
+    # fp32 partial sums per K chunk (BLAS order per tile), as any fused epilogue: within one fp16
+    # ulp of the largest output (docs/performance.md, "Numerics").
+    assert np.abs(ours.astype(np.float64) - expected).max() <= fp16_ulp_at_largest(expected)

@@ -1,8 +1,8 @@
 // RUN: ktir-opt %s | ktir-opt | filecheck %s
 // RUN: ktir-opt %s --print-op-generic | ktir-opt | filecheck %s
 
-// Core-level ops round-trip: a K-split matmul kernel (fill, accumulate, ring reduction, K-partner
-// store) and pointwise kernels passing a resident LX tensor.
+// Core-level ops round-trip: a K-split matmul kernel (fill, accumulate into a slot, ring
+// reduction, K-partner store) and pointwise kernels passing a resident LX tensor.
 
 builtin.module {
   func.func @f(%x: tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>, %y: tensor<128x64xf16, #ktir.tiled<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>) -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {
@@ -16,7 +16,7 @@ builtin.module {
       ktir.lx_fill %6[%7] value 0 : i64 : memref<1x1x2x64xf32, "lx">
       ktir.dma_load %0 -> %4[%3, %7, %7] tile 0 : tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> -> memref<1x1x2x64xf16, "lx">
       ktir.dma_load %1 -> %5[%3, %7, %7] tile 1 : tensor<128x64xf16, #ktir.tiled<device_size = [1, 128, 64], stride_map = [64, 64, 1]>> -> memref<1x1x64x64xf16, "lx">
-      ktir.compute pt[%3, %7, %7] ins(%4, %5 : memref<1x1x2x64xf16, "lx">, memref<1x1x64x64xf16, "lx">) outs(%6 : memref<1x1x2x64xf32, "lx">) tiles [0, 1, 2] accumulate {
+      ktir.compute pt[%3, %7, %7] ins(%4, %5 : memref<1x1x2x64xf16, "lx">, memref<1x1x64x64xf16, "lx">) outs(%6 : memref<1x1x2x64xf32, "lx">) tiles [0, 1, 2] accumulate into %7 {
       ^bb0(%8: tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>, %9: tensor<128x64xf16, #ktir.tiled<device_size = [1, 128, 64], stride_map = [64, 64, 1]>>):
         %r_1 = ktir.matmul %8, %9 : tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>, tensor<128x64xf16, #ktir.tiled<device_size = [1, 128, 64], stride_map = [64, 64, 1]>> -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
         ktir.yield %r_1 : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
@@ -71,7 +71,7 @@ builtin.module {
 // CHECK:      ktir.lx_fill
 // CHECK:      ktir.dma_load
 // CHECK:      ktir.compute pt
-// CHECK-SAME: accumulate
+// CHECK-SAME: accumulate into %{{[0-9]+}} {
 // CHECK:      ktir.matmul
 // CHECK:      ktir.yield
 // CHECK:      ktir.ring_reduce {{.*}} group 2 combine add

@@ -76,6 +76,30 @@ func.func @compute_unit(%b: memref<1x1x4x64xf16, "lx">, %i: index) {
 
 // -----
 
+func.func @into_without_accumulate(%b: memref<2x1x4x64xf16, "lx">, %i: index) {
+  // expected-error @+1 {{'into' names an accumulator slot: it needs 'accumulate'}}
+  ktir.compute sfu[%i, %i, %i] ins(%b : memref<2x1x4x64xf16, "lx">) outs(%b : memref<2x1x4x64xf16, "lx">) tiles [0, 1] into %i {
+  ^bb0(%t: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>):
+    %r = ktir.abs %t : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
+    ktir.yield %r : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
+  }
+  func.return
+}
+
+// -----
+
+func.func @into_slot(%b: memref<2x1x4x64xf16, "lx">, %acc: memref<2x1x4x64xf32, "lx">, %i: index) {
+  %two = arith.constant 2 : index
+  // expected-error @+1 {{slot 2 is not one of the 2 slots of memref<2x1x4x64xf32, "lx">}}
+  ktir.compute pt[%i, %i, %i] ins(%b, %b : memref<2x1x4x64xf16, "lx">, memref<2x1x4x64xf16, "lx">) outs(%acc : memref<2x1x4x64xf32, "lx">) tiles [0, 0, 1] accumulate into %two {
+  ^bb0(%t: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>):
+    ktir.yield %t : tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>
+  }
+  func.return
+}
+
+// -----
+
 func.func @fill_space(%b: memref<1x4x64xf32>, %s: index) {
   // expected-error @+1 {{the buffer must be an LX buffer}}
   ktir.lx_fill %b[%s] value 0 : i64 : memref<1x4x64xf32>

@@ -57,3 +57,34 @@ func.func @attention(%q: tensor<1x8x256x64xf16, #ktir.tiled<device_size = [8, 25
   %r = ktir.reshape %o : tensor<1x2x4x256x64xf16, #ktir.tiled<device_size = [8, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>> -> tensor<1x8x256x64xf16, #ktir.tiled<device_size = [8, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>
   func.return %r : tensor<1x8x256x64xf16, #ktir.tiled<device_size = [8, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>
 }
+
+// -----
+
+// A matmul with a fused epilogue (SwiGLU's silu(x @ w) * up) over several output chunks: two
+// accumulators, both zeroed before the loop. Output chunk n accumulates into slot n % 2, its
+// epilogue reads that slot on the SFU, and the slot is zeroed again for chunk n + 2, so the
+// PE arrays start chunk n + 1 while the epilogue of chunk n runs.
+// CHECK-LABEL: func.func @swiglu
+// CHECK: ktir.kernel "ktir.fused"
+// CHECK: %[[ACC:.*]] = ktir.lx_alloc address {{[0-9]+}} : memref<2x1x256x64xf32, "lx">
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK: ktir.lx_fill %[[ACC]][%[[ZERO]]] value 0
+// CHECK-NEXT: arith.constant 1 : index
+// CHECK-NEXT: ktir.lx_fill %[[ACC]][%{{.*}}] value 0
+// CHECK: scf.for %[[OUTER:.*]] = %[[ZERO]]
+// CHECK: %[[SLOT:.*]] = arith.remui %[[OUTER]], %{{.*}} : index
+// CHECK: scf.for
+// CHECK: ktir.compute pt{{.*}} outs(%[[ACC]] : {{.*}}) tiles [0, 1, 3] accumulate into %[[SLOT]]
+// CHECK: ktir.compute sfu{{.*}} ins(%[[ACC]], {{.*}}) outs(
+// CHECK: ktir.dma_store
+// CHECK-NEXT: ktir.lx_fill %[[ACC]][%[[SLOT]]] value 0
+func.func @swiglu(%x: tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>, %w: tensor<2048x2048xf16, #ktir.tiled<device_size = [32, 2048, 64], stride_map = [64, 2048, 1]>> {ktir.parameter = "w"}, %up: tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>) -> tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>> attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {
+  %y = ktir.fused(%x, %w, %up) {ktir.work_division = {m = 1 : i64, n = 2 : i64, k = 1 : i64}} : (tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>, tensor<2048x2048xf16, #ktir.tiled<device_size = [32, 2048, 64], stride_map = [64, 2048, 1]>>, tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>) -> tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>> {
+  ^bb0(%x_1: tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>, %w_1: tensor<2048x2048xf16, #ktir.tiled<device_size = [32, 2048, 64], stride_map = [64, 2048, 1]>>, %up_1: tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>):
+    %gate = ktir.matmul %x_1, %w_1 : tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>, tensor<2048x2048xf16, #ktir.tiled<device_size = [32, 2048, 64], stride_map = [64, 2048, 1]>> -> tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>
+    %act = ktir.silu %gate : tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>> -> tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>
+    %y_1 = ktir.mul %act, %up_1 : tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>, tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>> -> tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>
+    ktir.yield %y_1 : tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>
+  }
+  func.return %y : tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>
+}
