@@ -11,7 +11,8 @@ imported state (a constant whose elements are all the same value becomes a `ktir
 which costs no memory and fuses into its consumers); the ops that computed it and the state no
 op reads any more are removed.
 Layout propagation then gives the constant the layout its consumers read, and the program packs
-it once with the parameters.
+it once with the parameters. Matmuls that read one input through weights from state are merged
+first (`ktir.frontend.shared_input`): their concatenated weight is one such constant.
 
 Views of state that compute nothing (a weight's transpose for `linear`) are left in place: the
 parameter itself takes the layout that makes them free, and folding them would only copy it.
@@ -37,6 +38,7 @@ from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import CONSTANT_ARG
 from ktir.frontend.fx import FxImport
+from ktir.frontend.shared_input import merge_shared_input_matmuls
 from ktir.ir.values import functions_of, is_tensor, position_in_block
 from ktir.reference.executor import execute_op
 from ktir.reference.ops import ExecutionError
@@ -80,6 +82,7 @@ class _Values:
 
 def fold_constants(imported: FxImport) -> int:
     """Fold what depends on no user input into `ktir.constant` state (module docstring); ops folded."""
+    merge_shared_input_matmuls(imported)  # their concatenated weight is one of the constants
     function = functions_of(imported.module)[0]
     block = function.body.block
     values = _Values()
