@@ -154,10 +154,13 @@ class _KernelBody:
         for i in self.hoisted:  # tiles every chunk reads: loaded once, before the chunk loop
             target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
             b.add(core.DmaLoadOp(self.sources[i], target, self.core_id, b.index(0), b.index(0), tile=i))
+        outer_count = self.plan.chunks // self.reduction_chunks
         if self.alternating:  # both accumulators start at zero; each is zeroed again once read
             for slot in (0, 1):
                 b.add(core.FillOp(self.buffers["acc"], b.index(slot), IntegerAttr(0, i64)))
-        self._loop(b, self.plan.chunks // self.reduction_chunks, self._outer_body)
+            self._pipelined_outer_loop(b, outer_count)
+        else:
+            self._loop(b, outer_count, self._outer_body)
         b.add(core.YieldOp())
         op, kernel = self.op, self.kernel
         lowered = core.KernelOp(
@@ -221,35 +224,67 @@ class _KernelBody:
                 builder, self.reduction_chunks, lambda inner_b, inner: self._chunk(inner_b, outer, inner)
             )
             return
-        zero = builder.index(0)
-        acc_slot = self._slot(builder, outer) if self.alternating else zero
-        if not self.alternating:
-            builder.add(core.FillOp(self.buffers["acc"], zero, IntegerAttr(0, i64)))
+        builder.add(core.FillOp(self.buffers["acc"], builder.index(0), IntegerAttr(0, i64)))
+        self._accumulate_tile(builder, outer)
+        self._finish_tile(builder, self._epilogue_inputs(builder, outer))
+
+    def _pipelined_outer_loop(self, builder: _Builder, count: int) -> None:
+        """
+        Output tiles with two accumulators, software-pipelined: tile n's epilogue inputs load
+        before tile n + 1's K chunks, and its epilogue and store come after them in program
+        order, so the in-order DMA queue never waits on the SFU (a store waits for its
+        epilogue) and the PE arrays accumulate tile n + 1 while the SFU runs tile n's epilogue.
+        """
+
+        def body(inner: _Builder, n: SSAValue) -> None:
+            end = self._epilogue_inputs(inner, n)
+            self._accumulate_tile(inner, inner.add(arith.AddiOp(n, inner.index(1))).results[0])
+            self._finish_tile(inner, end)
+
+        self._accumulate_tile(builder, builder.index(0))
+        self._loop(builder, count - 1, body)
+        self._finish_tile(builder, self._epilogue_inputs(builder, builder.index(count - 1)))
+
+    def _accumulate_tile(self, builder: _Builder, outer: SSAValue) -> None:
+        """Output tile `outer`'s K chunks into its accumulator, and the K partners' ring reduction."""
+        acc_slot = self._slot(builder, outer) if self.alternating else builder.index(0)
         self._loop(builder, self.reduction_chunks, lambda b, inner: self._chunk(b, outer, inner, acc_slot))
         k_split = self.kernel.k_split
         if k_split > 1:
             builder.add(core.RingReduceOp(self.buffers["acc"], acc_slot, k_split, core.CombineKind.ADD))
-        last = (
-            outer
-            if self.reduction_chunks == 1
-            else _affine(builder, outer, self.reduction_chunks, builder.index(self.reduction_chunks - 1))
-        )
+
+    def _last_chunk(self, builder: _Builder, outer: SSAValue) -> SSAValue:
+        """The chunk index of output tile `outer`'s last K chunk (its tiles' chunk offsets)."""
+        if self.reduction_chunks == 1:
+            return outer
+        return _affine(builder, outer, self.reduction_chunks, builder.index(self.reduction_chunks - 1))
+
+    def _epilogue_inputs(self, builder: _Builder, outer: SSAValue) -> _TileEnd:
+        """Output tile `outer`'s last chunk and slot, and its epilogue inputs loaded (if any)."""
+        end = _TileEnd(self._last_chunk(builder, outer), builder.index(0), [])
         if not self.epilogue:
-            self._store(builder, last, zero)
-            return
-        slot = self._slot(builder, outer)
-        ins = [self.buffers["acc"]]
+            return end
+        end.slot = self._slot(builder, outer)
         for i in range(self.matmul_inputs, self.n_inputs):
             target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
-            builder.add(core.DmaLoadOp(self.sources[i], target, self.core_id, last, slot, tile=i))
-            ins.append(target)
+            builder.add(core.DmaLoadOp(self.sources[i], target, self.core_id, end.last, end.slot, tile=i))
+            end.inputs.append(target)
+        return end
+
+    def _finish_tile(self, builder: _Builder, end: _TileEnd) -> None:
+        """An output tile's epilogue (if any) and store; a second accumulator is zeroed again."""
+        if not self.epilogue:
+            self._store(builder, end.last, end.slot)
+            return
         tiles = [self.n_inputs, *range(self.matmul_inputs, self.n_inputs), self.n_inputs]
         payload = _epilogue_payload(cast(st.FusedOp, self.op), cast(st.MatmulBase, self.anchor))
-        out = self.buffers["out0"]
-        builder.add(core.ComputeOp(ComputeUnit.SFU, self.core_id, last, slot, ins, [out], tiles, payload))
-        self._store(builder, last, slot)
+        ins, out = [self.buffers["acc"], *end.inputs], self.buffers["out0"]
+        builder.add(
+            core.ComputeOp(ComputeUnit.SFU, self.core_id, end.last, end.slot, ins, [out], tiles, payload)
+        )
+        self._store(builder, end.last, end.slot)
         if self.alternating:
-            builder.add(core.FillOp(self.buffers["acc"], acc_slot, IntegerAttr(0, i64)))
+            builder.add(core.FillOp(self.buffers["acc"], end.slot, IntegerAttr(0, i64)))
 
     def _slot(self, builder: _Builder, index: SSAValue) -> SSAValue:
         """The buffer slot of chunk `index`: alternating when chunked."""
@@ -293,6 +328,15 @@ class _KernelBody:
         builder.add(
             core.DmaStoreOp(source, target, self.core_id, chunk, slot, tile=self.n_inputs, writers=writers)
         )
+
+
+@dataclass
+class _TileEnd:
+    """Where an output tile ends: its last chunk, its slot, and its loaded epilogue inputs."""
+
+    last: SSAValue
+    slot: SSAValue
+    inputs: list[SSAValue]
 
 
 def _epilogue_payload(op: st.FusedOp, anchor: st.MatmulBase) -> Region:

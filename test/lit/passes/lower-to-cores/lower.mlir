@@ -60,10 +60,12 @@ func.func @attention(%q: tensor<1x8x256x64xf16, #ktir.tiled<device_size = [8, 25
 
 // -----
 
-// A matmul with a fused epilogue (SwiGLU's silu(x @ w) * up) over several output chunks: two
-// accumulators, both zeroed before the loop. Output chunk n accumulates into slot n % 2, its
-// epilogue reads that slot on the SFU, and the slot is zeroed again for chunk n + 2, so the
-// PE arrays start chunk n + 1 while the epilogue of chunk n runs.
+// A matmul with a fused epilogue (SwiGLU's silu(x @ w) * up) over 16 output tiles: two
+// accumulators, both zeroed before the loop; tile n accumulates into slot n % 2. The loop is
+// software-pipelined: tile 0 accumulates first; then iteration n loads tile n's epilogue input,
+// accumulates tile n + 1, and runs tile n's epilogue and store, zeroing its slot for tile n + 2;
+// the last tile finishes after the loop. The DMA queue never waits for an epilogue, and the PE
+// arrays accumulate one tile while the SFU runs the previous tile's epilogue.
 // CHECK-LABEL: func.func @swiglu
 // CHECK: ktir.kernel "ktir.fused"
 // CHECK: %[[ACC:.*]] = ktir.lx_alloc address {{[0-9]+}} : memref<2x1x256x64xf32, "lx">
@@ -71,13 +73,20 @@ func.func @attention(%q: tensor<1x8x256x64xf16, #ktir.tiled<device_size = [8, 25
 // CHECK: ktir.lx_fill %[[ACC]][%[[ZERO]]] value 0
 // CHECK-NEXT: arith.constant 1 : index
 // CHECK-NEXT: ktir.lx_fill %[[ACC]][%{{.*}}] value 0
-// CHECK: scf.for %[[OUTER:.*]] = %[[ZERO]]
-// CHECK: %[[SLOT:.*]] = arith.remui %[[OUTER]], %{{.*}} : index
 // CHECK: scf.for
-// CHECK: ktir.compute pt{{.*}} outs(%[[ACC]] : {{.*}}) tiles [0, 1, 3] accumulate into %[[SLOT]]
+// CHECK: ktir.compute pt{{.*}} outs(%[[ACC]] : {{.*}}) tiles [0, 1, 3] accumulate into
+// CHECK: scf.for %[[N:.*]] = %[[ZERO]] to
+// CHECK: %[[SLOT:.*]] = arith.remui %[[N]], %{{.*}} : index
+// CHECK-NEXT: ktir.dma_load {{.*}}[%{{.*}}, %{{.*}}, %[[SLOT]]] tile 2
+// CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[N]], %{{.*}} : index
+// CHECK-NEXT: %[[NEXT_SLOT:.*]] = arith.remui %[[NEXT]], %{{.*}} : index
+// CHECK: ktir.compute pt{{.*}} outs(%[[ACC]] : {{.*}}) tiles [0, 1, 3] accumulate into %[[NEXT_SLOT]]
 // CHECK: ktir.compute sfu{{.*}} ins(%[[ACC]], {{.*}}) outs(
-// CHECK: ktir.dma_store
+// CHECK: ktir.dma_store {{.*}} tile 3
 // CHECK-NEXT: ktir.lx_fill %[[ACC]][%[[SLOT]]] value 0
+// CHECK: ktir.dma_load {{.*}} tile 2
+// CHECK: ktir.compute sfu{{.*}} ins(%[[ACC]], {{.*}}) outs(
+// CHECK: ktir.dma_store {{.*}} tile 3
 func.func @swiglu(%x: tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>, %w: tensor<2048x2048xf16, #ktir.tiled<device_size = [32, 2048, 64], stride_map = [64, 2048, 1]>> {ktir.parameter = "w"}, %up: tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>) -> tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>> attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {
   %y = ktir.fused(%x, %w, %up) {ktir.work_division = {m = 1 : i64, n = 2 : i64, k = 1 : i64}} : (tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>, tensor<2048x2048xf16, #ktir.tiled<device_size = [32, 2048, 64], stride_map = [64, 2048, 1]>>, tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>) -> tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>> {
   ^bb0(%x_1: tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>, %w_1: tensor<2048x2048xf16, #ktir.tiled<device_size = [32, 2048, 64], stride_map = [64, 2048, 1]>>, %up_1: tensor<256x2048xf16, #ktir.tiled<device_size = [32, 256, 64], stride_map = [64, 2048, 1]>>):
