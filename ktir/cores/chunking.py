@@ -21,11 +21,15 @@ from dataclasses import dataclass
 
 from ktir.cores.dataflow import ACCUMULATOR_BYTES, is_matmul, ranked_cuts
 from ktir.cores.fusion import scratch_bytes
+from ktir.cores.iteration import iteration_space
 from ktir.cores.kernels import Kernel
 from ktir.cores.space import IterationSpace
 from ktir.cores.tiling import Access, combine, device_box, granules
 from ktir.cores.work_division import core_slices, divisors
+from ktir.dialects import ktir_structured as st
+from ktir.hardware import cost_model
 from ktir.hardware.target import Target
+from ktir.ir.values import is_tensor, shape_of
 
 MAX_CHUNKS = 4096
 """Chunks per core beyond which a kernel is rejected rather than unrolled further."""
@@ -172,11 +176,49 @@ PIPELINE_CHUNK_BYTES = 128 * 1024
 """
 Per-core bytes a chunk of a non-matmul kernel may load before it is cut further even though it
 fits: the first chunk's load and the last chunk's compute overlap nothing, so smaller chunks
-shorten that fill and drain, while at 128 KiB a DMA's setup (`Target.dma_setup_cycles`, 500) is
-still under 2% of the chip-wide transfer (32 cores x 128 KiB = 30.7 k cycles). On the
-Llama-3-8B prefill layer 128 KiB measured best of 64, 128, 256 KiB and none (1.72x, 1.73x,
-1.75x, 1.77x the bound).
+shorten that fill and drain, while each chunk's DMAs pay their setup (`Target.dma_setup_cycles`,
+500; 32 cores x 128 KiB take 30.7 k cycles of transfer). A kernel whose DMA outlasts its SFU work
+streams chunks of this size (a 200 MB add runs within 10% of the LPDDR5 bandwidth); one whose
+SFU work outlasts its DMA (`sfu_bound`) hides its DMA whatever the chunk size, and gains from
+a short fill and drain: it streams `SFU_BOUND_CHUNK_BYTES`.
 """
+
+SFU_BOUND_CHUNK_BYTES = 16 * 1024
+"""
+The streaming cut of an SFU-bound kernel. On the Llama-3-8B prefill layer (its attention and
+RMSNorm kernels are SFU-bound) 16 KiB measured 1.436x the bound against 1.435x, 1.440x, 1.459x
+and 1.464x for 8, 32, 64 and 128 KiB (8 KiB issues twice the DMAs for 0.001x).
+"""
+
+
+def sfu_bound(kernel: Kernel, target: Target) -> bool:
+    """
+    Whether a non-matmul kernel's SFU work outlasts its LPDDR5 traffic, estimated per core:
+    each op (each member of a fused kernel; a view that moves no data is free) on its result's share of the
+    elements (`cost_model.sfu_cycles`), attention on its scores, against every tensor read or
+    written once. Without an op (a division estimate) the answer is False.
+    """
+    op = kernel.op
+    if op is None:
+        return False
+    cores = kernel.cores
+    members = list(op.members) if isinstance(op, st.FusedOp) else [op]
+    sfu = 0.0
+    for member in members:
+        if isinstance(member, st.AttentionOp):
+            q, k = shape_of(member.q.type), shape_of(member.k.type)
+            scores = math.prod(q[:4]) * k[2] / cores
+            sfu += cost_model.attention_cycles((1, 1, 1, 1), scores, 1, 1, 2, target)[1]
+            continue
+        moves_no_data = isinstance(member, st.ShapeChangeOp) and iteration_space(member) is None
+        if moves_no_data or isinstance(member, st.MatmulBase) or not member.results:
+            continue
+        out_elements = math.prod(shape_of(member.results[0].type)) / cores
+        source = next((v for v in member.operands if is_tensor(v)), None)
+        in_elements = math.prod(shape_of(source.type)) / cores if source is not None else 0.0
+        sfu += cost_model.sfu_cycles(member, int(in_elements), int(out_elements), target)
+    traffic = sum(a.layout.device_bytes for a in kernel.space.accesses)
+    return sfu > cost_model.transfer_cycles(traffic, target)
 
 
 def _streamed_bytes(kernel: Kernel, cuts: dict[str, int]) -> int:
@@ -205,12 +247,13 @@ def plan_chunks(kernel: Kernel, free: Sequence[tuple[int, int]], alignment: int,
     units = granules(space.sizes, space.accesses, space.whole)
     cuts = {d: 1 for d in space.sizes}
     fitting: ChunkPlan | None = None
+    stream = SFU_BOUND_CHUNK_BYTES if sfu_bound(kernel, target) else PIPELINE_CHUNK_BYTES
     while True:
         buffers = _buffers(kernel, cuts)
         placed = place(buffers, free, alignment)
         if placed is not None:
             fitting = ChunkPlan(dict(cuts), tuple(placed))
-            if _streamed_bytes(kernel, cuts) <= PIPELINE_CHUNK_BYTES:
+            if _streamed_bytes(kernel, cuts) <= stream:
                 return fitting
         options = []
         for dim in space.sizes:

@@ -136,11 +136,15 @@ class SimKernel(KernelInterpreter):
         if name != "ktir.fused":
             return name
         ops: list[str] = []
+        seen: set[str] = set()  # a software-pipelined loop holds a compute twice (first tile, loop)
         for compute in self.op.walk():
             payload = compute.payload.block.first_op if isinstance(compute, core.ComputeOp) else None
+            if payload is None or (text := str(payload)) in seen:
+                continue
+            seen.add(text)
             if isinstance(payload, st.FusedOp):
                 ops.extend(payload.label.split("+"))
-            elif payload is not None:
+            else:
                 ops.append(payload.name.removeprefix("ktir."))
         return f"{name}[{'+'.join(ops)}]"
 

@@ -44,7 +44,8 @@ def test_row_wise_ops_run_for_all_cores_at_once_bit_exactly(
     (ours,) = simulate(compiled(ROW_WISE, cores, fuse=False), inputs).outputs
     (expected,) = reference.run(parse_module(make_context(), ROW_WISE), inputs)
     assert np.array_equal(ours, expected)
-    assert batched == ["ktir.softmax", "ktir.rms_norm", "ktir.mul"]
+    # every chunk of each (an SFU-bound kernel streams several chunks) takes the one-call path
+    assert list(dict.fromkeys(batched)) == ["ktir.softmax", "ktir.rms_norm", "ktir.mul"]
     (fused,) = simulate(compiled(ROW_WISE, cores), inputs).outputs
     assert np.array_equal(fused, expected)
 

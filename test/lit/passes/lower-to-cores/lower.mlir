@@ -24,11 +24,11 @@ func.func @abs(%x: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride
 // -----
 
 // 1024 x 1024 fp16 on 2 cores: 1 MiB in + 1 MiB out per core does not fit, nor do 2 chunks in two
-// slots (2 MiB); 4 chunks would (4 x 256 KiB), and the kernel streams chunks of at most 128 KiB
-// per core so that loads overlap compute: 8 chunks. The loop alternates the two slots.
+// slots (2 MiB); 4 chunks would (4 x 256 KiB), and the kernel streams chunks of at most 16 KiB
+// per core so that loads overlap compute: 64 chunks of 8 rows. The loop alternates the two slots.
 // CHECK-LABEL: func.func @chunked
-// CHECK: ktir.kernel "ktir.exp" cores 2 chunks 8
-// CHECK: ktir.lx_alloc address {{[0-9]+}} : memref<2x16x64x64xf16, "lx">
+// CHECK: ktir.kernel "ktir.exp" cores 2 chunks 64
+// CHECK: ktir.lx_alloc address {{[0-9]+}} : memref<2x16x8x64xf16, "lx">
 // CHECK: scf.for %[[CHUNK:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: %[[SLOT:.*]] = arith.remui %[[CHUNK]]
 // CHECK: ktir.dma_load {{.*}}[%{{.*}}, %[[CHUNK]], %[[SLOT]]]
@@ -41,10 +41,10 @@ func.func @chunked(%x: tensor<1024x1024xf16, #ktir.tiled<device_size = [16, 1024
 
 // Grouped attention (2 key heads, 4 query heads each) on 2 cores: a core per key head runs its
 // group's 4 query heads. Its key and value tiles are the same for every chunk of queries, so
-// they are loaded once, before the loop; the queries stream in 2 chunks of 128 rows.
+// they are loaded once, before the loop; the queries stream in 8 chunks of 32 rows (16 KiB).
 // CHECK-LABEL: func.func @attention
-// CHECK: ktir.kernel "ktir.attention" cores 2 chunks 2 work_division {b0 = 1 : i64, h = 2 : i64, s = 1 : i64, e = 1 : i64, l = 1 : i64, d = 1 : i64}
-// CHECK-SAME: tiles [#ktir.tile<extent = [4, 128, 1, 1, 64], starts = {{\[\[}}0, 0, 0, 0, 0], [4, 0, 0, 0, 0]], chunk_starts = {{\[\[}}0, 0, 0, 0, 0], [0, 128, 0, 0, 0]]>, #ktir.tile<extent = [1, 256, 1, 1, 64], starts = {{\[\[}}0, 0, 0, 0, 0], [1, 0, 0, 0, 0]]
+// CHECK: ktir.kernel "ktir.attention" cores 2 chunks 8 work_division {b0 = 1 : i64, h = 2 : i64, s = 1 : i64, e = 1 : i64, l = 1 : i64, d = 1 : i64}
+// CHECK-SAME: tiles [#ktir.tile<extent = [4, 32, 1, 1, 64], starts = {{\[\[}}0, 0, 0, 0, 0], [4, 0, 0, 0, 0]], chunk_starts = {{\[\[}}0, 0, 0, 0, 0], [0, 32, 0, 0, 0],{{.*}}>, #ktir.tile<extent = [1, 256, 1, 1, 64], starts = {{\[\[}}0, 0, 0, 0, 0], [1, 0, 0, 0, 0]]
 // CHECK: ktir.dma_load %{{.*}} tile 1
 // CHECK-NEXT: ktir.dma_load %{{.*}} tile 2
 // CHECK: scf.for
