@@ -185,9 +185,18 @@ a short fill and drain: it streams `SFU_BOUND_CHUNK_BYTES`.
 
 SFU_BOUND_CHUNK_BYTES = 16 * 1024
 """
-The streaming cut of an SFU-bound kernel. On the Llama-3-8B prefill layer (its attention and
-RMSNorm kernels are SFU-bound) 16 KiB measured 1.436x the bound against 1.435x, 1.440x, 1.459x
-and 1.464x for 8, 32, 64 and 128 KiB (8 KiB issues twice the DMAs for 0.001x).
+The streaming cut of an SFU-bound kernel, and the smallest chunk any kernel streams. On the
+Llama-3-8B prefill layer (its attention and RMSNorm kernels are SFU-bound) 16 KiB measured
+1.436x the bound against 1.435x, 1.440x, 1.459x and 1.464x for 8, 32, 64 and 128 KiB (8 KiB
+issues twice the DMAs for 0.001x).
+"""
+
+PIPELINE_MIN_CHUNKS = 8
+"""
+Chunks a non-matmul kernel streams at least, as long as each still loads `SFU_BOUND_CHUNK_BYTES`
+per core: a small kernel in one or two chunks overlaps nothing of its load, compute and store.
+On the Llama-3-8B prefill layer this took the rotaries and the final RMSNorm from 1-2 chunks to
+4-8 and the layer from 1.441x to 1.434x the bound.
 """
 
 
@@ -236,7 +245,9 @@ def plan_chunks(kernel: Kernel, free: Sequence[tuple[int, int]], alignment: int,
     The chunking of a kernel whose buffers fit in `free`: a matmul's fastest by the dataflow
     model (`plan_matmul_chunks`), otherwise (or when none of its candidates places) the
     fewest-steps greedy chunking of the module docstring, cut further while a chunk streams more
-    than `PIPELINE_CHUNK_BYTES` per core (to overlap loads with compute). Raises `ChunkingError` naming the
+    than `PIPELINE_CHUNK_BYTES` per core (`SFU_BOUND_CHUNK_BYTES` for an SFU-bound kernel), or
+    is one of fewer than `PIPELINE_MIN_CHUNKS` of at least `SFU_BOUND_CHUNK_BYTES` (to overlap
+    loads with compute). Raises `ChunkingError` naming the
     bytes needed and available when nothing fits.
     """
     space = kernel.space
@@ -248,6 +259,7 @@ def plan_chunks(kernel: Kernel, free: Sequence[tuple[int, int]], alignment: int,
     cuts = {d: 1 for d in space.sizes}
     fitting: ChunkPlan | None = None
     stream = SFU_BOUND_CHUNK_BYTES if sfu_bound(kernel, target) else PIPELINE_CHUNK_BYTES
+    stream = max(SFU_BOUND_CHUNK_BYTES, min(stream, _streamed_bytes(kernel, cuts) // PIPELINE_MIN_CHUNKS))
     while True:
         buffers = _buffers(kernel, cuts)
         placed = place(buffers, free, alignment)

@@ -54,16 +54,17 @@ def test_load_target_reads_the_file_and_refuses_bad_ones(small_chip: Path, tmp_p
 
 
 def test_planner_static_check_and_simulator_agree_on_a_small_chip(tmp_path: Path) -> None:
-    # 16 cores, each with a 256x1024 tile in and out (512 KiB each). On Spyre it streams in 4
-    # chunks of 128 KiB (`PIPELINE_CHUNK_BYTES`), two slots each: 1 MiB of staging, more than
-    # the 205 KiB of usable LX of a chip with 256 KiB per core, which needs smaller chunks.
+    # 16 cores, each with a 256x1024 tile in and out (512 KiB each); exp is DMA-bound. On Spyre
+    # it streams in 8 chunks of 64 KiB (at least `PIPELINE_MIN_CHUNKS`), two slots each: 256 KiB
+    # of staging, more than the 205 KiB of usable LX of a chip with 256 KiB per core, which
+    # needs smaller chunks.
     small_chip = tmp_path / "tiny.toml"
     small_chip.write_text('name = "tiny"\ncores = 16\nlx_bytes = 262144\n')
     on_spyre = ktir.compile(exp, (X,), cores=16)
     on_small = ktir.compile(exp, (X,), target=small_chip)
     (spyre_kernel,), (small_kernel,) = kernels(on_spyre), kernels(on_small)
-    assert (spyre_kernel.cores.value.data, spyre_kernel.chunks.value.data) == (16, 4)
-    assert small_kernel.cores.value.data == 16 and small_kernel.chunks.value.data > 4
+    assert (spyre_kernel.cores.value.data, spyre_kernel.chunks.value.data) == (16, 8)
+    assert small_kernel.cores.value.data == 16 and small_kernel.chunks.value.data > 8
     chip = load_target(str(small_chip))
     (function,) = functions_of(on_small.module)
     check_function(function, chip)  # the plan fits the chip it was made for
@@ -85,9 +86,9 @@ def test_run_pipeline_and_the_tools_take_the_target(small_chip: Path, tmp_path: 
         "  return %y : tensor<2048x2048xf16>\n}\n"
     )
     assert ktir_opt.main([str(source), "-p", "ktir-compile", "--target", str(small_chip)]) == 0
-    assert 'ktir.kernel "ktir.exp" cores 16 chunks 4' in capsys.readouterr().out
+    assert 'ktir.kernel "ktir.exp" cores 16 chunks 8' in capsys.readouterr().out
     assert ktir_run.main([str(source), "--target", str(small_chip), "--top", "1"]) == 0
-    assert "│    16 │      4 │" in capsys.readouterr().out
+    assert "│    16 │      8 │" in capsys.readouterr().out
     assert ktir_run.main([str(source), "--target", str(small_chip), "--cores", "32"]) == 2
     assert "argument --cores: must be in 1..16, not 32" in capsys.readouterr().err
     assert ktir_opt.main([str(source), "-p", "ktir-compile", "--target", str(tmp_path / "no.toml")]) == 2
