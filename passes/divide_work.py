@@ -33,10 +33,11 @@ from xdsl.passes import ModulePass
 
 from ktir.cores.chunking import ChunkingError, invariant, plan_chunks
 from ktir.cores.dataflow import best_schedule, is_matmul
+from ktir.cores.factors import divisors
 from ktir.cores.iteration import IterationError, IterationSpace, iteration_space
 from ktir.cores.kernels import Kernel
 from ktir.cores.tiling import granules
-from ktir.cores.work_division import HintError, divide, divisors
+from ktir.cores.work_division import HintError, divide
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir_core import WORK_DIVISION_HINT_ATTR
 from ktir.hardware.target import Target, load_target

@@ -261,15 +261,16 @@ class _KernelBody:
 
     def _epilogue_inputs(self, builder: _Builder, outer: SSAValue) -> _TileEnd:
         """Output tile `outer`'s last chunk and slot, and its epilogue inputs loaded (if any)."""
-        end = _TileEnd(self._last_chunk(builder, outer), builder.index(0), [])
+        last = self._last_chunk(builder, outer)
         if not self.epilogue:
-            return end
-        end.slot = self._slot(builder, outer)
+            return _TileEnd(last, builder.index(0), ())
+        slot = self._slot(builder, outer)
+        inputs = []
         for i in range(self.matmul_inputs, self.n_inputs):
             target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
-            builder.add(core.DmaLoadOp(self.sources[i], target, self.core_id, end.last, end.slot, tile=i))
-            end.inputs.append(target)
-        return end
+            builder.add(core.DmaLoadOp(self.sources[i], target, self.core_id, last, slot, tile=i))
+            inputs.append(target)
+        return _TileEnd(last, slot, tuple(inputs))
 
     def _finish_tile(self, builder: _Builder, end: _TileEnd) -> None:
         """An output tile's epilogue (if any) and store; a second accumulator is zeroed again."""
@@ -330,13 +331,13 @@ class _KernelBody:
         )
 
 
-@dataclass
+@dataclass(frozen=True)
 class _TileEnd:
     """Where an output tile ends: its last chunk, its slot, and its loaded epilogue inputs."""
 
     last: SSAValue
     slot: SSAValue
-    inputs: list[SSAValue]
+    inputs: tuple[SSAValue, ...]
 
 
 def _epilogue_payload(op: st.FusedOp, anchor: st.MatmulBase) -> Region:

@@ -20,12 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ktir.cores.dataflow import ACCUMULATOR_BYTES, is_matmul, ranked_cuts
+from ktir.cores.factors import divisors
 from ktir.cores.fusion import scratch_bytes
 from ktir.cores.iteration import iteration_space
 from ktir.cores.kernels import Kernel
 from ktir.cores.space import IterationSpace
 from ktir.cores.tiling import Access, combine, device_box, granules
-from ktir.cores.work_division import core_slices, divisors
+from ktir.cores.work_division import core_slices
 from ktir.dialects import ktir_structured as st
 from ktir.hardware import cost_model
 from ktir.hardware.target import Target
@@ -216,8 +217,7 @@ def sfu_bound(kernel: Kernel, target: Target) -> bool:
     for member in members:
         if isinstance(member, st.AttentionOp):
             q, k = shape_of(member.q.type), shape_of(member.k.type)
-            scores = math.prod(q[:4]) * k[2] / cores
-            sfu += cost_model.attention_cycles((1, 1, 1, 1), scores, 1, 1, 2, target)[1]
+            sfu += cost_model.attention_sfu_cycles(math.prod(q[:4]) * k[2] / cores, target)
             continue
         moves_no_data = isinstance(member, st.ShapeChangeOp) and iteration_space(member) is None
         if moves_no_data or isinstance(member, st.MatmulBase) or not member.results:

@@ -46,9 +46,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ktir.cores.factors import divisors
 from ktir.cores.iteration import IterationSpace
 from ktir.cores.tiling import Access, granules
-from ktir.cores.work_division import divisors
 from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.layout import sticks

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from ktir.cores.factors import divisors
 from ktir.layout.binding import HostGroup
 from ktir.layout.spyre import SpyreTensorLayout
 
@@ -127,13 +128,9 @@ def _repeated(chain: Chain, repeat: int) -> Chain | None:
     each piece half of one key head's readers, the box of that one head.
     """
     size = chain.size * repeat
-    if not chain.divisible or any((size // c) % repeat and repeat % (size // c) for c in _divisors(size)):
+    if not chain.divisible or any((size // c) % repeat and repeat % (size // c) for c in divisors(size)):
         return None
     return Chain(chain.host_dim, chain.device_dim, size, chain.padded * repeat, True, repeat)
-
-
-def _divisors(n: int) -> list[int]:
-    return [c for c in range(1, n + 1) if n % c == 0]
 
 
 def granules(

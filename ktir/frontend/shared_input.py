@@ -35,8 +35,8 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import device_dtype_of_element
 from ktir.frontend.fx import FxImport
-from ktir.hardware.target import SPYRE
 from ktir.ir.values import functions_of, position_in_block, shape_of
 
 
@@ -64,8 +64,7 @@ def _mergeable(op: st.MatmulOp, user_inputs: int) -> bool:
     if not isinstance(source, BlockArgument) or source.index < user_inputs:
         return False
     element_type = cast(TensorType[Attribute], op.y.type).element_type
-    per_stick = SPYRE.stick_bytes * 8 // cast(int, getattr(element_type, "bitwidth", 16))
-    if shape_of(op.y.type)[-1] % per_stick:
+    if shape_of(op.y.type)[-1] % device_dtype_of_element(element_type).elems_per_stick:
         return False
     users = [use.operation for use in op.result.uses]
     return bool(users) and all(isinstance(user, st.ReshapeOp | st.PermuteOp) for user in users)

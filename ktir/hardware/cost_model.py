@@ -201,8 +201,12 @@ def attention_cycles(
     macs = heads * np.asarray(pairs) * (d + e)
     pt = pt_cycles(macs, tile[2] * tile[3], target)
     scores = heads * np.asarray(pairs)
-    sfu_us = scores / target.sfu_pass_elems_per_us + scores / target.softmax_elems_per_us
-    return pt, sfu_us * target.clock_mhz, 2.0 * macs + 6.0 * scores, 2.0 * macs
+    return pt, attention_sfu_cycles(scores, target), 2.0 * macs + 6.0 * scores, 2.0 * macs
+
+
+def attention_sfu_cycles(scores: Any, target: Target = SPYRE) -> Any:
+    """SFU cycles of `scores` attention scores: one pass for scale and mask, then the softmax rate."""
+    return (scores / target.sfu_pass_elems_per_us + scores / target.softmax_elems_per_us) * target.clock_mhz
 
 
 def transfer_cycles(chip_bytes: float, target: Target = SPYRE) -> float:

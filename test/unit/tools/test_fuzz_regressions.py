@@ -17,7 +17,8 @@ from xdsl.dialects.builtin import TensorType, f16, f32, i1, i8, i32
 
 import ktir
 from ktir.compile import PipelineError
-from ktir.cores.work_division import check_device_memory, divisors, prime_factors
+from ktir.cores.factors import divisors, prime_factors
+from ktir.cores.work_division import check_device_memory
 from ktir.ir.diagnostics import MAX_NESTING, DiagnosticError, check_nesting, decode_source
 from ktir.tools import ktir_opt, ktir_run
 
