@@ -10,9 +10,10 @@ order: a producer joins its consumer's group when
 2. every use of its result is inside the group: a value that another kernel reads must reach
    device memory anyway, so its producer stays a kernel of its own;
 3. a matmul on a function argument (a weight) keeps its dataflow schedule, which accumulates
-   over K in chunks and across cores: it joins only as the one matmul of an elementwise
-   epilogue (bias, activation, residual add, the SwiGLU product), which runs on each output
-   tile once K is summed, and its own operands stay outside (no prologue);
+   over K in chunks and across cores: it joins only as a matmul of an elementwise epilogue
+   (bias, activation, residual add, the SwiGLU product), which runs on each output tile once K
+   is summed, and its own operands stay outside (no prologue). Matmuls of one x with results
+   of one type share an epilogue (SwiGLU's gate and up: each x chunk is loaded once for both);
 4. the group still has one iteration space (`ktir.cores.fusion.fused_space`): the same dims,
    or a reduction of them, with the same sizes along every path;
 5. the group's smallest chunk still fits in LX with its intermediates;
@@ -37,7 +38,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from ktir.cores.chunking import smallest_footprint
-from ktir.cores.fusion import FUSABLE, FusionError, anchor_of, fused_space
+from ktir.cores.fusion import FUSABLE, FusionError, anchors_of, fused_space
 from ktir.cores.iteration import iteration_space
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_elementwise as ew
@@ -152,11 +153,11 @@ class _Grouper:
         inputs = _inputs(ops)
         if not all(is_tensor(v) for v in inputs):
             return "not fused: a fused kernel reads tensors only"
-        anchor = anchor_of(ops)
-        if any(_weight_matmul(op) and op is not anchor for op in ops):
+        anchors = anchors_of(ops)
+        if any(_weight_matmul(op) and op not in anchors for op in ops):
             return (
                 "not fused: a matmul on a function argument keeps its dataflow schedule and fuses "
-                "only as the matmul of an elementwise epilogue"
+                "only as a matmul of an elementwise epilogue (matmuls sharing one x)"
             )
         try:
             space = fused_space(ops, ops[-1].results[0], inputs).space
@@ -174,11 +175,11 @@ class _Grouper:
 def _inputs(ops: list[Operation]) -> list[SSAValue]:
     """
     The tensors the group reads from outside, in order of first use; an epilogue group's matmul
-    operands first (x, then y), as its iteration space expects.
+    operands first (x, then each y), as its iteration space expects.
     """
     inside = {r for op in ops for r in op.results}
-    anchor = anchor_of(ops)
-    inputs: list[SSAValue] = [] if anchor is None else list(dict.fromkeys([anchor.x, anchor.y]))
+    anchors = anchors_of(ops)
+    inputs: list[SSAValue] = [anchors[0].x, *(a.y for a in anchors)] if anchors else []
     for op in ops:
         for value in op.operands:
             if value not in inside and value not in inputs:

@@ -24,7 +24,7 @@ is a located error naming the op, core and bytes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -41,8 +41,16 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
 from ktir.cores.check import check_function
-from ktir.cores.chunking import ChunkingError, ChunkPlan, Staged, accumulates, invariant, plan_chunks
-from ktir.cores.fusion import anchor_of
+from ktir.cores.chunking import (
+    ChunkingError,
+    ChunkPlan,
+    Staged,
+    accumulates,
+    accumulator_roles,
+    invariant,
+    plan_chunks,
+)
+from ktir.cores.fusion import anchors_of
 from ktir.cores.iteration import IterationError
 from ktir.cores.kernels import Kernel, kernel_of
 from ktir.cores.scratchpad import free_ranges, live_sets
@@ -136,11 +144,13 @@ class _KernelBody:
         inputs = [a for a in space.inputs if a is not None]
         self.hoisted = {i for i, a in enumerate(inputs) if invariant(kernel, a, plan.cuts)}
         self.out_role = "acc" if self.accumulate else "out0"
-        # A fused matmul epilogue on an accumulating kernel: K chunks feed the accumulator from
-        # x and y only; each output tile then runs the epilogue into `out0`, which is stored.
-        self.anchor = anchor_of(self.op.members) if isinstance(self.op, st.FusedOp) else None
-        self.epilogue = self.accumulate and self.anchor is not None
-        self.matmul_inputs = 2 if self.epilogue else self.n_inputs
+        # A fused matmul epilogue on an accumulating kernel: K chunks feed each product's
+        # accumulator from x and its y only; each output tile then runs the epilogue into
+        # `out0`, which is stored.
+        self.anchors = anchors_of(self.op.members) if isinstance(self.op, st.FusedOp) else ()
+        self.epilogue = self.accumulate and bool(self.anchors)
+        self.matmul_inputs = 1 + len(self.anchors) if self.epilogue else self.n_inputs
+        self.accumulators = accumulator_roles(kernel.space) if self.accumulate else []
         # Two accumulators (`ktir.cores.chunking.accumulator_slots`): output tile n accumulates
         # in slot n % 2 while the SFU runs the epilogue of tile n - 1 from the other slot.
         self.alternating = any(b.role == "acc" and b.slots == 2 for b in plan.buffers)
@@ -156,8 +166,9 @@ class _KernelBody:
             b.add(core.DmaLoadOp(self.sources[i], target, self.core_id, b.index(0), b.index(0), tile=i))
         outer_count = self.plan.chunks // self.reduction_chunks
         if self.alternating:  # both accumulators start at zero; each is zeroed again once read
-            for slot in (0, 1):
-                b.add(core.FillOp(self.buffers["acc"], b.index(slot), IntegerAttr(0, i64)))
+            for role in self.accumulators:
+                for slot in (0, 1):
+                    b.add(core.FillOp(self.buffers[role], b.index(slot), IntegerAttr(0, i64)))
             self._pipelined_outer_loop(b, outer_count)
         else:
             self._loop(b, outer_count, self._outer_body)
@@ -187,7 +198,7 @@ class _KernelBody:
                 buffers[staged.role] = b.add(core.LxAllocOp(staged.address, memref)).results[0]
                 continue
             value = _staged_value(staged, self.tensors)
-            element = f32 if staged.role == "acc" else _element_type(value)
+            element = f32 if staged.role in self.accumulators else _element_type(value)
             memref = core.lx_buffer(staged.slots, staged.extent, element)
             buffers[staged.role] = b.add(core.LxAllocOp(staged.address, memref)).results[0]
         return buffers
@@ -224,7 +235,8 @@ class _KernelBody:
                 builder, self.reduction_chunks, lambda inner_b, inner: self._chunk(inner_b, outer, inner)
             )
             return
-        builder.add(core.FillOp(self.buffers["acc"], builder.index(0), IntegerAttr(0, i64)))
+        for role in self.accumulators:
+            builder.add(core.FillOp(self.buffers[role], builder.index(0), IntegerAttr(0, i64)))
         self._accumulate_tile(builder, outer)
         self._finish_tile(builder, self._epilogue_inputs(builder, outer))
 
@@ -251,7 +263,8 @@ class _KernelBody:
         self._loop(builder, self.reduction_chunks, lambda b, inner: self._chunk(b, outer, inner, acc_slot))
         k_split = self.kernel.k_split
         if k_split > 1:
-            builder.add(core.RingReduceOp(self.buffers["acc"], acc_slot, k_split, core.CombineKind.ADD))
+            for role in self.accumulators:
+                builder.add(core.RingReduceOp(self.buffers[role], acc_slot, k_split, core.CombineKind.ADD))
 
     def _last_chunk(self, builder: _Builder, outer: SSAValue) -> SSAValue:
         """The chunk index of output tile `outer`'s last K chunk (its tiles' chunk offsets)."""
@@ -277,15 +290,18 @@ class _KernelBody:
         if not self.epilogue:
             self._store(builder, end.last, end.slot)
             return
-        tiles = [self.n_inputs, *range(self.matmul_inputs, self.n_inputs), self.n_inputs]
-        payload = _epilogue_payload(cast(st.FusedOp, self.op), cast(st.MatmulBase, self.anchor))
-        ins, out = [self.buffers["acc"], *end.inputs], self.buffers["out0"]
+        products = [self.n_inputs] * len(self.anchors)
+        tiles = [*products, *range(self.matmul_inputs, self.n_inputs), self.n_inputs]
+        payload = _epilogue_payload(cast(st.FusedOp, self.op), self.anchors)
+        ins = [*(self.buffers[role] for role in self.accumulators), *end.inputs]
+        out = self.buffers["out0"]
         builder.add(
             core.ComputeOp(ComputeUnit.SFU, self.core_id, end.last, end.slot, ins, [out], tiles, payload)
         )
         self._store(builder, end.last, end.slot)
         if self.alternating:
-            builder.add(core.FillOp(self.buffers["acc"], end.slot, IntegerAttr(0, i64)))
+            for role in self.accumulators:
+                builder.add(core.FillOp(self.buffers[role], end.slot, IntegerAttr(0, i64)))
 
     def _slot(self, builder: _Builder, index: SSAValue) -> SSAValue:
         """The buffer slot of chunk `index`: alternating when chunked."""
@@ -296,7 +312,10 @@ class _KernelBody:
     def _chunk(
         self, builder: _Builder, outer: SSAValue, inner: SSAValue, acc_slot: SSAValue | None = None
     ) -> None:
-        """One chunk: load every input tile, compute, and (not accumulating) store."""
+        """
+        One chunk: load every input tile, compute, and (not accumulating) store. An epilogue
+        kernel's chunk loads x and each y and runs one product per y, each into its accumulator.
+        """
         chunk = outer if self.reduction_chunks == 1 else _affine(builder, outer, self.reduction_chunks, inner)
         slot = self._slot(builder, chunk)
         ins = []
@@ -305,20 +324,29 @@ class _KernelBody:
             if i not in self.hoisted:
                 builder.add(core.DmaLoadOp(self.sources[i], target, self.core_id, chunk, slot, tile=i))
             ins.append(target)
-        builder.add(
-            core.ComputeOp(
-                self.kernel.space.unit,
-                self.core_id,
-                chunk,
-                slot,
-                ins,
-                [self.buffers[self.out_role]],
-                tiles=[*range(self.matmul_inputs), self.n_inputs],
-                payload=_payload(self.anchor if self.epilogue else self.op),
-                accumulate=self.accumulate,
-                into=acc_slot if self.alternating else None,
+        if self.epilogue:
+            computes = [
+                ([ins[0], ins[p]], [0, p], self.buffers[role], _payload(anchor))
+                for p, (role, anchor) in enumerate(zip(self.accumulators, self.anchors, strict=True), 1)
+            ]
+        else:
+            out = self.buffers[self.out_role]
+            computes = [(ins, list(range(self.matmul_inputs)), out, _payload(self.op))]
+        for operands, tiles, out, payload in computes:
+            builder.add(
+                core.ComputeOp(
+                    self.kernel.space.unit,
+                    self.core_id,
+                    chunk,
+                    slot,
+                    operands,
+                    [out],
+                    tiles=[*tiles, self.n_inputs],
+                    payload=payload,
+                    accumulate=self.accumulate,
+                    into=acc_slot if self.alternating else None,
+                )
             )
-        )
         if not self.accumulate:
             self._store(builder, chunk, slot)
 
@@ -340,21 +368,22 @@ class _TileEnd:
     inputs: tuple[SSAValue, ...]
 
 
-def _epilogue_payload(op: st.FusedOp, anchor: st.MatmulBase) -> Region:
+def _epilogue_payload(op: st.FusedOp, anchors: Sequence[st.MatmulBase]) -> Region:
     """
     The payload of a matmul epilogue: a `ktir.fused` op computing the kernel's result from the
-    matmul's result (the summed accumulator, rounded to the matmul's type) and the other inputs.
+    matmuls' results (the summed accumulators, rounded to the matmuls' type) and the other
+    inputs.
     """
     body = op.body.block
-    rest = list(body.args[2:])
-    payload = Block(arg_types=[anchor.result.type, *(a.type for a in rest)])
-    inner = Block(arg_types=[anchor.result.type, *(a.type for a in rest)])
+    rest = list(body.args[1 + len(anchors) :])
+    arg_types = [*(a.result.type for a in anchors), *(a.type for a in rest)]
+    payload, inner = Block(arg_types=arg_types), Block(arg_types=arg_types)
     mapping: dict[SSAValue, SSAValue] = {
-        anchor.result: inner.args[0],
-        **dict(zip(rest, inner.args[1:], strict=True)),
+        **{a.result: arg for a, arg in zip(anchors, inner.args, strict=False)},
+        **dict(zip(rest, inner.args[len(anchors) :], strict=True)),
     }
     for member in op.members:
-        if member is not anchor:
+        if member not in anchors:
             inner.add_op(member.clone(value_mapper=mapping))
     yielded = body.last_op
     assert yielded is not None
@@ -376,7 +405,7 @@ def _operand_index(kernel: Kernel, tensor_index: int) -> int:
 
 
 def _staged_value(staged: Staged, tensors: list[SSAValue]) -> SSAValue:
-    return tensors[-1] if staged.role in ("acc", "out0") else tensors[int(staged.role[2:])]
+    return tensors[-1] if staged.role.startswith("acc") or staged.role == "out0" else tensors[int(staged.role[2:])]
 
 
 @dataclass(frozen=True)

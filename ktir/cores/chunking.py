@@ -44,7 +44,7 @@ class ChunkingError(ValueError):
 class Staged:
     """One LX buffer of a kernel: `slots` tiles of `extent` positions of `element_bytes` each."""
 
-    role: str  # "in<i>", "out<i>" or "acc"
+    role: str  # "in<i>", "out<i>", "scratch", or "acc" (and "acc<p>" for a kernel's product p > 0)
     slots: int
     extent: tuple[int, ...]
     element_bytes: int
@@ -104,10 +104,16 @@ def _buffers(kernel: Kernel, cuts: dict[str, int]) -> list[Staged]:
     output = kernel.space.output
     if accumulates(kernel, cuts):
         _, extent = device_box(output, total, {})
-        staged.append(Staged("acc", accumulator_slots(kernel, cuts), extent, ACCUMULATOR_BYTES))
+        for role in accumulator_roles(kernel.space):
+            staged.append(Staged(role, accumulator_slots(kernel, cuts), extent, ACCUMULATOR_BYTES))
     if not accumulates(kernel, cuts) or has_epilogue(kernel.space):
         staged.append(_staged("out0", slots, output, total))
     return staged
+
+
+def accumulator_roles(space: IterationSpace) -> list[str]:
+    """The accumulator buffers of a matmul kernel, one per product: `acc`, `acc1`, ..."""
+    return ["acc" if p == 0 else f"acc{p}" for p in range(space.products)]
 
 
 def accumulator_slots(kernel: Kernel, cuts: dict[str, int]) -> int:
@@ -120,7 +126,7 @@ def accumulator_slots(kernel: Kernel, cuts: dict[str, int]) -> int:
 
 
 def has_epilogue(space: IterationSpace) -> bool:
-    """Whether a matmul kernel runs fused ops on its output tiles (`ktir.cores.fusion.anchor_of`)."""
+    """Whether a matmul kernel runs fused ops on its output tiles (`ktir.cores.fusion.anchors_of`)."""
     return is_matmul(space) and bool(space.scratch)  # the matmul's own result is one
 
 

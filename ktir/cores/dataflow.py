@@ -110,11 +110,15 @@ class _Model:
     def __init__(self, space: IterationSpace, target: Target) -> None:
         self.space, self.target = space, target
         self.dims = list(space.sizes)
-        x, y, *epilogue = (a for a in space.inputs if a is not None)
-        self.x, self.y, self.out = _operand(x), _operand(y), _operand(space.output)
-        # A fused epilogue (`ktir.cores.fusion.anchor_of`): its inputs are read once per output
+        x, *rest = (a for a in space.inputs if a is not None)
+        # Products side by side (`IterationSpace.products`): one x tile feeds each y's product,
+        # and each product has its own accumulator.
+        self.x, self.out = _operand(x), _operand(space.output)
+        self.ys = [_operand(a) for a in rest[: space.products]]
+        self.products = space.products
+        # A fused epilogue (`ktir.cores.fusion.anchors_of`): its inputs are read once per output
         # chunk and its intermediates take LX; about one SFU pass per op on the output tile.
-        self.epilogue = [_operand(a) for a in epilogue]
+        self.epilogue = [_operand(a) for a in rest[space.products :]]
         self.scratch = [_operand(a) for a in space.scratch]
         self.epilogue_passes = len(space.scratch) + 1 if self.scratch or self.epilogue else 0
         self.out_element_bytes = space.output.layout.device_dtype.element_bytes
@@ -135,9 +139,10 @@ class _Model:
         total = splits * cuts
         chunks = cuts.prod(axis=1)
         slots = np.where(chunks > 1, 2, 1)
-        inputs = (self.tile_bytes(self.x, total) + self.tile_bytes(self.y, total)) * slots
+        ys = sum((self.tile_bytes(y, total) for y in self.ys), np.zeros(len(total)))
+        inputs = (self.tile_bytes(self.x, total) + ys) * slots
         out_tile = self.tile_bytes(self.out, total)
-        acc = out_tile / self.out_element_bytes * ACCUMULATOR_BYTES
+        acc = out_tile / self.out_element_bytes * ACCUMULATOR_BYTES * self.products
         staged = inputs + np.where(self._accumulates(splits, cuts), acc, out_tile * slots)
         if not self.epilogue_passes:
             return staged
@@ -172,18 +177,20 @@ class _Model:
         cores = splits.prod(axis=1)
         k_split = self._column(splits, self.reduction)
         x_chip = self.tile_bytes(self.x, total) * self._reads(self.x, splits)
-        y_chip = self.tile_bytes(self.y, total) * self._reads(self.y, splits)
+        y_chips = [self.tile_bytes(y, total) * self._reads(y, splits) for y in self.ys]
+        y_chip = sum(y_chips, np.zeros(len(total)))
         out_chip = self.tile_bytes(self.out, total) * cores / k_split
         traffic = chunks * (x_chip + y_chip) + outer * out_chip
-        load = cost_model.dma_cycles(x_chip, t) + cost_model.dma_cycles(y_chip, t)
+        load = cost_model.dma_cycles(x_chip, t) + sum(cost_model.dma_cycles(y, t) for y in y_chips)
         store = cost_model.dma_cycles(out_chip, t)
         rows = self.padded["m"] / total[:, self.dims.index("m")]
         macs = np.prod([self.padded[d] / total[:, i] for i, d in enumerate(self.dims)], axis=0)
-        pt = cost_model.pt_cycles(macs, rows, t)
+        pt = cost_model.pt_cycles(macs, rows, t) * self.products
         accumulate = self._accumulates(splits, cuts)
         acc_elements = self.tile_bytes(self.out, total) / self.out_element_bytes
         fill = np.where(accumulate, cost_model.fill_cycles(acc_elements * ACCUMULATOR_BYTES, t), 0.0)
-        ring = cost_model.ring_cycles(acc_elements, ACCUMULATOR_BYTES, k_split, t)
+        fill = fill * self.products
+        ring = cost_model.ring_cycles(acc_elements, ACCUMULATOR_BYTES, k_split, t) * self.products
         epi_chip = sum((self.tile_bytes(e, total) * self._reads(e, splits) for e in self.epilogue), 0.0)
         traffic = traffic + outer * epi_chip
         passes = acc_elements * self.epilogue_passes / t.sfu_pass_elems_per_us * t.clock_mhz

@@ -123,7 +123,7 @@ class _Walk:
     """The backward walk: dims of every tensor the group touches."""
 
     group: set[Operation]
-    anchor: st.MatmulBase | None = None
+    anchors: tuple[st.MatmulBase, ...] = ()
     table: _DimTable = field(default_factory=_DimTable)
     dims: dict[SSAValue, Dims] = field(default_factory=dict)
     fresh: int = 0
@@ -228,8 +228,8 @@ def _pad(walk: _Walk, op: st.PadOp, out: Dims) -> list[Dims | None]:
 def _matmul(walk: _Walk, op: st.MatmulBase, out: Dims) -> list[Dims | None]:
     x, y = shape_of(op.x.type), shape_of(op.y.type)
     *batch, m, n = out
-    if op is walk.anchor:  # K accumulates (chunked, split over cores); x and y share its name
-        k = walk.table.new("k", x[-1], whole=False)
+    if op in walk.anchors:  # K accumulates (chunked, split over cores); x and each y share it
+        k = "k" if "k" in walk.table.size else walk.table.new("k", x[-1], whole=False)
         return [(*batch[len(batch) - (len(x) - 2) :], m, k), (*batch[len(batch) - (len(y) - 2) :], k, n)]
     walk.table.make_whole(n)
     k_x, k_y = walk.new_dim(x[-1]), walk.new_dim(y[-2])
@@ -268,34 +268,40 @@ class FusedSpace:
     dims: dict[SSAValue, Dims]
 
 
-def anchor_of(ops: Sequence[Operation]) -> st.MatmulBase | None:
+def anchors_of(ops: Sequence[Operation]) -> tuple[st.MatmulBase, ...]:
     """
-    The matmul a group is the epilogue of, or None: the group's only matmul, reading both
-    operands from outside the group, with every other op elementwise. Such a group keeps the
-    matmul's own iteration space (`b<i>, m, n, k`, K a reduction) and schedule; its other ops
-    run on each output tile once K is summed.
+    The matmuls a group is the epilogue of, or (): the group's matmuls, all reading one x and
+    each its own y from outside the group, with results of one type, and every other op
+    elementwise. Such a group keeps the matmuls' own iteration space (`b<i>, m, n, k`, K a
+    reduction) and schedule: each K chunk of x feeds every product (x is loaded once), and the
+    other ops run on each output tile once K is summed. Example: SwiGLU's
+    `silu(x @ W_gate) * (x @ W_up)` is two products and a two-op epilogue.
     """
-    matmuls = [op for op in ops if isinstance(op, st.MatmulBase)]
-    if len(matmuls) != 1:
-        return None
-    (matmul,) = matmuls
+    matmuls = tuple(op for op in ops if isinstance(op, st.MatmulBase))
+    if not matmuls:
+        return ()
     inside = {r for op in ops for r in op.results}
-    if matmul.x in inside or matmul.y in inside or matmul.x is matmul.y:
-        return None
-    if any(v in (matmul.x, matmul.y) for op in ops if op is not matmul for v in op.operands):
-        return None  # the epilogue reads output tiles only
-    if not all(isinstance(op, (*_FOLLOW_RESULT, ew.FullOp)) for op in ops if op is not matmul):
-        return None
-    return matmul
+    x = matmuls[0].x
+    ys = [m.y for m in matmuls]
+    if x in inside or any(y in inside or y is x for y in ys) or len(set(ys)) != len(ys):
+        return ()
+    if any(m.x is not x or m.result.type != matmuls[0].result.type for m in matmuls):
+        return ()
+    if any(v is x or v in ys for op in ops if op not in matmuls for v in op.operands):
+        return ()  # the epilogue reads output tiles only
+    if not all(isinstance(op, (*_FOLLOW_RESULT, ew.FullOp)) for op in ops if op not in matmuls):
+        return ()
+    return matmuls
 
 
 def fused_space(ops: Sequence[Operation], result: SSAValue, inputs: Sequence[SSAValue]) -> FusedSpace:
     """
     The iteration space of `ops` (in program order) computing `result` from `inputs` (the
     tensors the group reads from outside). Raises `FusionError` when the ops do not share one.
-    An epilogue group (`anchor_of`) must list the matmul's x and y first among its inputs.
+    An epilogue group (`anchors_of`) must list the matmuls' x and then their y first among
+    its inputs.
     """
-    walk = _Walk(set(ops), anchor_of(ops))
+    walk = _Walk(set(ops), anchors_of(ops))
     names = tuple(walk.table.new(f"d{i}", n, whole=False) for i, n in enumerate(shape_of(result.type)))
     walk.assign(result, names)
     for op in reversed(ops):
@@ -309,11 +315,10 @@ def fused_space(ops: Sequence[Operation], result: SSAValue, inputs: Sequence[SSA
 
 
 def _matmul_names(walk: _Walk) -> dict[str, str]:
-    """An epilogue group's dims renamed as the anchor matmul's: `b<i>`, `m`, `n` (and `k`)."""
-    anchor = walk.anchor
-    if anchor is None:
+    """An epilogue group's dims renamed as its matmuls': `b<i>`, `m`, `n` (and `k`)."""
+    if not walk.anchors:
         return {}
-    out = walk.dims[anchor.result]
+    out = walk.dims[walk.anchors[0].result]
     names = [*(f"b{i}" for i in range(len(out) - 2)), "m", "n"]
     return {walk.table.find(d): name for d, name in zip(out, names, strict=True) if d is not None}
 
@@ -335,10 +340,11 @@ def _space(walk: _Walk, ops: Sequence[Operation], result: SSAValue, inputs: Sequ
     sizes = {name(d): table.size[table.find(d)] for d in sorted(roots, key=_dim_order)}
     whole = frozenset(name(d) for d in roots if table.find(d) in table.whole)
     reduction: tuple[str, ...] = ()
-    if walk.anchor is not None:  # the matmul's dims in its own order, size-1 ones included
-        shape = shape_of(walk.anchor.result.type)
+    if walk.anchors:  # the matmuls' dims in their own order, size-1 ones included
+        anchor = walk.anchors[0]
+        shape = shape_of(anchor.result.type)
         names = [*(f"b{i}" for i in range(len(shape) - 2)), "m", "n"]
-        sizes = dict(zip(names, shape, strict=True)) | {"k": shape_of(walk.anchor.x.type)[-1]}
+        sizes = dict(zip(names, shape, strict=True)) | {"k": shape_of(anchor.x.type)[-1]}
         reduction = ("k",)
     split = {d for d, n in sizes.items() if n > 1} - whole - set(reduction)
     uncovered = sorted(split - set(dims[result]), key=_dim_order)
@@ -367,6 +373,7 @@ def _space(walk: _Walk, ops: Sequence[Operation], result: SSAValue, inputs: Sequ
         unit,
         scratch=tuple(access(v) for v in internal),
         scratch_live=live,
+        products=max(len(walk.anchors), 1),
     )
     return FusedSpace(space, dims)
 
@@ -414,7 +421,7 @@ __all__ = [
     "FUSABLE",
     "FusedSpace",
     "FusionError",
-    "anchor_of",
+    "anchors_of",
     "fused_space",
     "in_sticks",
     "op_space",

@@ -45,6 +45,9 @@ class IterationSpace:
     """Tensors a fused kernel keeps in LX between its ops (none for a single op)."""
     scratch_live: tuple[tuple[int, int], ...] = ()
     """For each of `scratch`: the positions of the op that makes it and of its last reader."""
+    products: int = 1
+    """Matmuls a matmul kernel accumulates side by side from one x (`inputs[0]`), each through
+    its own y (`inputs[1 : 1 + products]`): two for SwiGLU's gate and up with their epilogue."""
 
     @property
     def accesses(self) -> list[Access]:

@@ -82,3 +82,30 @@ def test_no_matmul_is_faster_than_its_bound(m: int, k: int, n: int, cores: int) 
     # fp32 accumulation then one fp16 rounding: within one fp16 ulp plus k fp32 ulps of the scale.
     bound = np.spacing(np.abs(expected).astype(np.float16)).astype(np.float64) + scale * k * 2.0**-23
     assert np.all(np.abs(result.outputs[0].astype(np.float64) - expected) <= bound)
+
+
+def test_two_products_load_x_once_per_chunk() -> None:
+    """
+    SwiGLU's gate and up as one kernel (two products of one x): the model moves each weight
+    once and x once per output chunk along N, and its time is at least the bytes' transfer.
+    """
+    text = """
+func.func @f(%x: tensor<512x4096xf16>, %wg: tensor<4096x14336xf16>, %wu: tensor<4096x14336xf16>)
+    -> tensor<512x14336xf16> {
+  %g = ktir.matmul %x, %wg : tensor<512x4096xf16>, tensor<4096x14336xf16> -> tensor<512x14336xf16>
+  %s = ktir.silu %g : tensor<512x14336xf16> -> tensor<512x14336xf16>
+  %u = ktir.matmul %x, %wu : tensor<512x4096xf16>, tensor<4096x14336xf16> -> tensor<512x14336xf16>
+  %m = ktir.mul %s, %u : tensor<512x14336xf16>, tensor<512x14336xf16> -> tensor<512x14336xf16>
+  return %m : tensor<512x14336xf16>
+}"""
+    module = parse_module(make_context(), text)
+    ktir.run_pipeline(module, "ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul,ktir-fuse")
+    (fused,) = [o for o in functions_of(module)[0].body.block.ops if o.name == "ktir.fused"]
+    space = iteration_space(fused)
+    assert space is not None and space.products == 2
+    schedule = best_schedule(space, 32, SPYRE.lx_usable_bytes, SPYRE)
+    assert schedule is not None
+    x, w, y = 512 * 4096 * 2, 4096 * 14336 * 2, 512 * 14336 * 2
+    assert schedule.cuts["m"] == 1  # each weight byte is read once; x once per N chunk
+    assert schedule.traffic == x * schedule.cuts["n"] + 2 * w + y
+    assert schedule.cycles >= schedule.traffic / SPYRE.device_bytes_per_cycle

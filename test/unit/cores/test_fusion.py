@@ -7,7 +7,7 @@ from xdsl.dialects import func
 from xdsl.ir import Operation
 
 import ktir
-from ktir.cores.fusion import FusionError, fused_space, scratch_bytes
+from ktir.cores.fusion import FusionError, anchors_of, fused_space, scratch_bytes
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module
 
@@ -100,3 +100,33 @@ func.func @f(%x: tensor<8x64xf16>, %y: tensor<8x64xf16>) -> tensor<8x1xf16> {
     x, y = function.body.block.args
     space = fused_space(ops, ops[-1].results[0], [x, y]).space
     assert space.whole == frozenset({"r0"}) and space.output.dims == ("d0", None)
+
+
+SWIGLU = """
+func.func @f(%x: tensor<64x256xf16>, %wg: tensor<256x512xf16>, %wu: tensor<256x512xf16>,
+             %v: tensor<64x256xf16>) -> tensor<64x512xf16> {
+  %g = ktir.matmul %x, %wg : tensor<64x256xf16>, tensor<256x512xf16> -> tensor<64x512xf16>
+  %s = ktir.silu %g : tensor<64x512xf16> -> tensor<64x512xf16>
+  %u = ktir.matmul %INPUT, %wu : tensor<64x256xf16>, tensor<256x512xf16> -> tensor<64x512xf16>
+  %m = ktir.mul %s, %u : tensor<64x512xf16>, tensor<64x512xf16> -> tensor<64x512xf16>
+  return %m : tensor<64x512xf16>
+}
+"""
+
+
+def test_matmuls_of_one_x_are_products_of_one_epilogue_space() -> None:
+    """SwiGLU: gate and up accumulate side by side over one K; x is one input, then each y."""
+    ops, function = _ops(SWIGLU.replace("%INPUT", "%x"))
+    x, wg, wu, _ = function.body.block.args
+    assert anchors_of(ops) == (ops[0], ops[2])
+    space = fused_space(ops, ops[-1].results[0], [x, wg, wu]).space
+    assert space.products == 2
+    assert space.sizes == {"m": 64, "n": 512, "k": 256}
+    assert space.reduction == ("k",)
+    assert [a.dims for a in space.inputs if a is not None] == [("m", "k"), ("k", "n"), ("k", "n")]
+
+
+def test_matmuls_of_two_x_share_no_epilogue() -> None:
+    ops, _ = _ops(SWIGLU.replace("%INPUT", "%v"))
+    assert anchors_of(ops) == ()
+    assert anchors_of(ops[1:]) == (ops[2],)  # the up projection alone is an epilogue's matmul

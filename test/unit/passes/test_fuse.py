@@ -95,15 +95,21 @@ func.func @f(%x: tensor<64x2048xf16>, %wg: tensor<2048x512xf16> {ktir.parameter 
 
 
 def test_a_matmul_epilogue_runs_after_k_is_summed() -> None:
-    """SwiGLU's product fuses into the up projection; K still accumulates in fp32 chunks."""
+    """
+    SwiGLU's gate and up read one x: both products and the `silu * mul` epilogue are one kernel.
+    Each K chunk loads x once and feeds both products, each into its own fp32 accumulator.
+    """
     fused_module = compiled(EPILOGUE, 32)
     kernels = [op for op in fused_module.walk() if isinstance(op, KernelOp)]
-    assert [k.op_name.data for k in kernels] == ["ktir.matmul", "ktir.fused"]
-    epilogue = kernels[1]
+    assert [k.op_name.data for k in kernels] == ["ktir.fused"]
+    (epilogue,) = kernels
     assert "k" in {n for n, a in epilogue.work_division.data.items()}
     computes = [op for op in epilogue.walk() if isinstance(op, ComputeOp)]
-    assert [c.unit.data for c in computes] == ["pt", "sfu"]  # the K chunks, then the epilogue
-    assert computes[0].accumulate is not None
+    assert [c.unit.data for c in computes] == ["pt", "pt", "sfu"]  # K chunks, then the epilogue
+    assert all(c.accumulate is not None for c in computes[:2])
+    assert computes[0].ins[0] is computes[1].ins[0]  # one x tile for both products
+    assert computes[0].outs[0] is not computes[1].outs[0]  # an accumulator each
+    assert list(computes[2].ins) == [computes[0].outs[0], computes[1].outs[0]]
     rng = np.random.default_rng(1)
     inputs = [
         (rng.standard_normal(s) * 0.05).astype(np.float16) for s in ((64, 2048), (2048, 512), (2048, 512))

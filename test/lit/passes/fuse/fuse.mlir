@@ -45,17 +45,27 @@
 // CHECK-NEXT: ktir.softmax
 // REMARK: remark: not fused: LX overflow: the fused kernel needs 20,971,520 bytes of LX per core for its smallest chunk, more than the 1,677,721 usable (consumer: 'ktir.softmax')
 
-// A matmul epilogue: the up projection's matmul with silu(gate) * up. The matmul reads a weight,
-// so it keeps its dataflow schedule and its x and y come first among the inputs; the gate
-// matmul is a second weight matmul and stays out, and so does %n, read by both.
+// A matmul epilogue: SwiGLU's gate and up projections read one x, so both products and
+// silu(gate) * up are one kernel. The matmuls read weights, so they keep their dataflow
+// schedule and their x, then each y, come first among the inputs; %n, their x, stays out.
 // CHECK-LABEL: func.func @swiglu
+// CHECK: %n = ktir.neg %x
+// CHECK-NEXT: %m = ktir.fused(%n, %wg, %wu)
+// CHECK: ktir.matmul
+// CHECK-NEXT: ktir.silu
+// CHECK-NEXT: ktir.matmul
+// CHECK-NEXT: ktir.mul
+// REMARK: remark: not fused: a matmul on a function argument does not take a prologue (consumer: 'ktir.mul')
+
+// Matmuls on two different x do not share an epilogue: the up projection's matmul fuses with
+// silu(gate) * up, the gate's stays a kernel of its own.
+// CHECK-LABEL: func.func @two_inputs
 // CHECK: %g = ktir.matmul %n, %wg
-// CHECK-NEXT: %m = ktir.fused(%n, %wu, %g)
+// CHECK-NEXT: %m = ktir.fused(%x, %wu, %g)
 // CHECK: ktir.silu
 // CHECK-NEXT: ktir.matmul
 // CHECK-NEXT: ktir.mul
-// REMARK: remark: not fused: its result is also read by 'ktir.matmul', a kernel of its own that needs it in device memory (consumer: 'ktir.mul')
-// REMARK: remark: not fused: a matmul on a function argument keeps its dataflow schedule and fuses only as the matmul of an elementwise epilogue (consumer: 'ktir.mul')
+// REMARK: remark: not fused: a matmul on a function argument keeps its dataflow schedule and fuses only as a matmul of an elementwise epilogue (matmuls sharing one x) (consumer: 'ktir.mul')
 
 // No prologue: a weight matmul's operands stay outside its kernel.
 // CHECK-LABEL: func.func @no_prologue
@@ -113,6 +123,16 @@ func.func @swiglu(%x: tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], 
   %g = ktir.matmul %n, %wg : tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #ktir.tiled<device_size = [8, 256, 64], stride_map = [64, 512, 1]>> -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
   %s = ktir.silu %g : tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>> -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
   %u = ktir.matmul %n, %wu : tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #ktir.tiled<device_size = [8, 256, 64], stride_map = [64, 512, 1]>> -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
+  %m = ktir.mul %s, %u : tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>, tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>> -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
+  func.return %m : tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
+}
+
+// -----
+func.func @two_inputs(%x: tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>>, %wg: tensor<256x512xf16, #ktir.tiled<device_size = [8, 256, 64], stride_map = [64, 512, 1]>> {ktir.parameter = "wg"}, %wu: tensor<256x512xf16, #ktir.tiled<device_size = [8, 256, 64], stride_map = [64, 512, 1]>> {ktir.parameter = "wu"}) -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>> attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {
+  %n = ktir.neg %x : tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>> -> tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>>
+  %g = ktir.matmul %n, %wg : tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #ktir.tiled<device_size = [8, 256, 64], stride_map = [64, 512, 1]>> -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
+  %s = ktir.silu %g : tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>> -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
+  %u = ktir.matmul %x, %wu : tensor<16x256xf16, #ktir.tiled<device_size = [4, 16, 64], stride_map = [64, 256, 1]>>, tensor<256x512xf16, #ktir.tiled<device_size = [8, 256, 64], stride_map = [64, 512, 1]>> -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
   %m = ktir.mul %s, %u : tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>, tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>> -> tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
   func.return %m : tensor<16x512xf16, #ktir.tiled<device_size = [8, 16, 64], stride_map = [64, 512, 1]>>
 }
