@@ -405,7 +405,9 @@ def _operand_index(kernel: Kernel, tensor_index: int) -> int:
 
 
 def _staged_value(staged: Staged, tensors: list[SSAValue]) -> SSAValue:
-    return tensors[-1] if staged.role.startswith("acc") or staged.role == "out0" else tensors[int(staged.role[2:])]
+    if staged.role.startswith("acc") or staged.role == "out0":
+        return tensors[-1]
+    return tensors[int(staged.role[2:])]
 
 
 @dataclass(frozen=True)
