@@ -25,6 +25,7 @@ from typing import Any
 
 from xdsl.printer import Printer
 
+from ktir import __version__
 from ktir.ir.diagnostics import DiagnosticError, render
 
 
@@ -37,11 +38,15 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="ktir-import", description="Import a PyTorch model (model + example_args in a .py file) as ktir."
     )
     parser.add_argument("model_file", help="Python file defining `model` and `example_args`")
-    parser.add_argument("-o", "--output-file", help="write the module here instead of stdout")
+    parser.add_argument("-o", "--output-file", help="write the module here instead of stdout ('-': stdout)")
     parser.add_argument("--func-name", default="forward", help="name of the imported function")
     parser.add_argument(
-        "--print-debuginfo", action="store_true", help="print each op's source location (loc(...))"
+        "--print-debuginfo",
+        "--mlir-print-debuginfo",
+        action="store_true",
+        help="print each op's source location (loc(...))",
     )
+    parser.add_argument("--version", action="version", version=f"ktir-import {__version__}")
     parser.add_argument("--print-op-generic", action="store_true", help="print ops in generic form")
     return parser.parse_args(argv)
 
@@ -108,7 +113,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     )
     printer.print_op(module)
     text.write("\n")
-    if args.output_file is None:
+    if args.output_file in (None, "-"):
         sys.stdout.write(text.getvalue())
     else:
         Path(args.output_file).write_text(text.getvalue(), encoding="utf-8")

@@ -29,6 +29,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from ktir import __version__
 from ktir.compile import PipelineError, available_passes, with_target
 from ktir.ir.context import register_dialects
 from ktir.ir.diagnostics import (
@@ -64,7 +65,7 @@ class Chunk:
 class KtirOptMain(xDSLOptMain):
     """`xDSLOptMain` with the ktir dialect and passes and MLIR's diagnostic conventions."""
 
-    version_format = "ktir-opt 0.1.0 built on xdsl {xdsl_version}"
+    version_format = f"ktir-opt {__version__} built on xdsl {{xdsl_version}}"
 
     def __init__(self, args: Sequence[str] | None = None) -> None:
         super().__init__(description="ktir modular optimizer driver", args=args)
@@ -90,7 +91,13 @@ class KtirOptMain(xDSLOptMain):
             default="",
             help="the chip, as a TOML file, for every pass with a target option (default: Spyre)",
         )
+        # MLIR's spelling of the debug-info flag, next to xDSL's.
+        debuginfo = arg_parser._option_string_actions["--print-debuginfo"]
+        debuginfo.option_strings.append("--mlir-print-debuginfo")
+        arg_parser._option_string_actions["--mlir-print-debuginfo"] = debuginfo
         for action in arg_parser._actions:
+            if "-o" in action.option_strings:
+                action.help = "output file (default and '-': stdout)"
             if "--verify-diagnostics" in action.option_strings:
                 action.help = (
                     "check the diagnostics against the input's expected-error/warning/note/"
@@ -137,6 +144,8 @@ class KtirOptMain(xDSLOptMain):
 
     def run(self) -> int:  # type: ignore[override]  (returns the exit code)
         """Process every chunk; print or check diagnostics; write output only on success."""
+        if self.args.output_file == "-":  # mlir-opt's `-o -`: stdout
+            self.args.output_file = None
         if self.args.output_file is not None:
             check_writable(self.args.output_file)
         try:

@@ -34,6 +34,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute
 
+from ktir import __version__
 from ktir.compile import PipelineError, run_pipeline
 from ktir.dialects.ktir import TiledLayoutAttr, device_dtype_of_element
 from ktir.dialects.ktir_core import KernelOp
@@ -91,6 +92,7 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--png", metavar="FILE.png", help="write a timeline image (needs matplotlib)")
     parser.add_argument("-o", "--output-file", metavar="FILE.npz", help="write the outputs as .npz")
     parser.add_argument("--top", type=int, default=20, help="kernels shown, slowest first (0: all)")
+    parser.add_argument("--version", action="version", version=f"ktir-run {__version__}")
     args = parser.parse_args(argv)
     try:
         args.chip = load_target(args.target)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import ktir
 from ktir.tools.ktir_import import main
 
 MODELS = Path(__file__).parents[2] / "lit" / "Inputs" / "models"
@@ -52,3 +53,22 @@ def test_file_without_example_args(tmp_path: Path, capsys: pytest.CaptureFixture
     source.write_text("import torch\nmodel = torch.nn.ReLU()\n")
     assert main([str(source)]) == 1
     assert f"'{source}' must define example_args" in capsys.readouterr().err
+
+
+def test_dash_output_is_stdout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`-o -` prints the module (as mlir-opt does) and creates no file named `-`."""
+    monkeypatch.chdir(tmp_path)
+    assert main([str(MODELS / "mlp.py"), "-o", "-", "--mlir-print-debuginfo"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("builtin.module {")
+    assert "loc(" in out
+    assert not (tmp_path / "-").exists()
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"ktir-import {ktir.__version__}"
