@@ -6,11 +6,13 @@ ktir-opt model.mlir -p 'canonicalize,arith-add-fastmath{flags=none}' -o out.mlir
 ktir-opt invalid.mlir --split-input-file --verify-diagnostics
 ```
 
-It is xDSL's `xDSLOptMain` with the ktir dialect and passes, plus what `mlir-opt` users rely
-on and xDSL does not do: diagnostics as `file:line:col: error: message` with the source line
-and a caret; MLIR's `--verify-diagnostics` (`expected-error @+1 {{...}}` annotations); exit
-code 1 for bad input and 2 for a bad command line; no traceback; and nothing written to `-o`
-unless every input chunk succeeded.
+It is xDSL's `xDSLOptMain` with the ktir dialect and passes and its own flag set (mlir-opt's
+names; docs/ktir-opt.md), plus what `mlir-opt` users rely on and xDSL does not do: diagnostics
+as `file:line:col: error: message` with the source line and a caret; MLIR's
+`--verify-diagnostics` (`expected-error @+1 {{...}}` annotations); `--pass-pipeline`,
+`--mlir-print-ir-*`, `--mlir-timing` and `--list-passes` (`ktir.tools.pass_instrumentation`);
+exit code 1 for bad input and 2 for a bad command line; no traceback; and nothing written to
+`-o` unless every input chunk succeeded.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import argparse
 import os
 import re
 import sys
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,7 +30,7 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
-from xdsl.xdsl_opt_main import xDSLOptMain
+from xdsl.xdsl_opt_main import VersionAction, xDSLOptMain
 
 from ktir import __version__
 from ktir.compile import PipelineError, available_passes, with_target
@@ -46,6 +49,14 @@ from ktir.ir.diagnostics import (
 from ktir.ir.expected_diagnostics import Expectation, check, parse_expectations
 from ktir.ir.expected_diagnostics import _regex_of as regex_of
 from ktir.tools.output_files import OutputError, check_writable, write_all
+from ktir.tools.pass_instrumentation import (
+    Instrumentation,
+    describe_passes,
+    expand_stages,
+    pipeline_from_mlir,
+    timing_report,
+    timing_rows,
+)
 
 SPLIT_MARKER = "// -----"
 
@@ -77,38 +88,110 @@ class KtirOptMain(xDSLOptMain):
         for name, factory in available_passes().items():
             self.register_pass(name, factory)
 
+    def register_all_targets(self) -> None:
+        # ktir-opt writes MLIR text only (xDSL's assembly and code targets do not apply).
+        super().register_all_targets()
+        self.available_targets = {"mlir": self.available_targets["mlir"]}
+
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
-        super().register_all_arguments(arg_parser)
-        # xDSL's `-t/--target` picks the output format; in ktir `--target` names the chip, so
-        # the output format keeps `-t` and becomes `--output-target`.
-        output = arg_parser._option_string_actions.pop("--target")
-        output.option_strings = ["-t", "--output-target"]
-        arg_parser._option_string_actions["--output-target"] = output
-        arg_parser.add_argument(
+        # ktir-opt's own flag set (mlir-opt's names), not xdsl-opt's: no output targets,
+        # frontends or shrinking. xDSL reads these defaults; `--disable-verify` has its own dest,
+        # since xDSL's would switch attribute verification off process-wide.
+        arg_parser.set_defaults(
+            target="mlir", frontend=None, disable_verify=False, no_implicit_module=False, shrink=False
+        )
+        add = arg_parser.add_argument
+        add("input_file", nargs="?", help="input file (default and '-': stdin)")
+        add("-o", "--output-file", help="output file (default and '-': stdout)")
+        add(
+            "-p", "--passes", default="", help="pass pipeline, comma-separated: 'cse,ktir-fuse{remarks=true}'"
+        )
+        add(
+            "--pass-pipeline",
+            default="",
+            help="MLIR pipeline syntax: 'builtin.module(cse,ktir-compile{cores=8})'",
+        )
+        add("--list-passes", action="store_true", help="list the passes with their options and exit")
+        add(
             "--target",
             dest="chip",
             metavar="FILE.toml",
             default="",
             help="the chip, as a TOML file, for every pass with a target option (default: Spyre)",
         )
-        # MLIR's spelling of the debug-info flag, next to xDSL's.
-        debuginfo = arg_parser._option_string_actions["--print-debuginfo"]
-        debuginfo.option_strings.append("--mlir-print-debuginfo")
-        arg_parser._option_string_actions["--mlir-print-debuginfo"] = debuginfo
-        for action in arg_parser._actions:
-            if "-o" in action.option_strings:
-                action.help = "output file (default and '-': stdout)"
-            if "--verify-diagnostics" in action.option_strings:
-                action.help = (
-                    "check the diagnostics against the input's expected-error/warning/note/"
-                    "remark annotations (MLIR semantics); exit 1 on any mismatch"
-                )
+        add("--split-input-file", action="store_true", help="process each '// -----' chunk on its own")
+        add(
+            "--verify-diagnostics",
+            action="store_true",
+            help="check the diagnostics against the input's expected-error/warning/note/remark "
+            "annotations (MLIR semantics); exit 1 on any mismatch",
+        )
+        add(
+            "--disable-verify",
+            dest="no_verify",
+            action="store_true",
+            help="do not run the verifier after parsing and after each pass",
+        )
+        add("--allow-unregistered-dialect", action="store_true", help="parse ops of unknown dialects")
+        add("--mlir-print-ir-before-all", action="store_true", help="print the IR before every pass (stderr)")
+        add(
+            "--mlir-print-ir-after-all",
+            "--print-between-passes",
+            action="store_true",
+            help="print the IR after every pass, also the stages of ktir-compile (stderr)",
+        )
+        add(
+            "--mlir-print-ir-before",
+            action="append",
+            default=[],
+            metavar="PASS",
+            help="print the IR before PASS (repeatable, or comma-separated)",
+        )
+        add(
+            "--mlir-print-ir-after",
+            action="append",
+            default=[],
+            metavar="PASS",
+            help="print the IR after PASS (repeatable, or comma-separated)",
+        )
+        add(
+            "--mlir-timing",
+            "--time-passes",
+            action="store_true",
+            help="print the wall time of parsing, each pass and output (stderr)",
+        )
+        add(
+            "--print-op-generic",
+            "--mlir-print-op-generic",
+            action="store_true",
+            help="print ops in the generic form",
+        )
+        add("--print-no-properties", action="store_true", help="print properties as attributes")
+        add(
+            "--print-debuginfo",
+            "--mlir-print-debuginfo",
+            action="store_true",
+            help="print each op's location (loc(...))",
+        )
+        add("--syntax-highlight", action="store_true", help="color the output on a terminal")
+        add(
+            "--version",
+            action=VersionAction,
+            version_format=self.version_format,
+            help="print the version and exit",
+        )
 
     def setup_pipeline(self) -> None:
+        if self.args.passes and self.args.pass_pipeline:
+            raise UsageError("-p and --pass-pipeline are alternatives: give one of them")
+        if self.args.pass_pipeline:
+            try:
+                self.args.passes = pipeline_from_mlir(self.args.pass_pipeline)
+            except ValueError as error:
+                raise UsageError(f"argument --pass-pipeline: {error}") from None
         try:
             pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, self._after_pass)
             passes = with_target(list(pipeline.passes), self.args.chip)
-            self.pipeline = PassPipeline(tuple(passes), self._after_pass)
         except ArgSpecParseError as error:
             detail = str(error).strip().splitlines()[-1].strip()
             available = ", ".join(sorted(self.available_passes))
@@ -119,6 +202,33 @@ class KtirOptMain(xDSLOptMain):
             raise UsageError(f"argument --target: {error}") from None
         except Exception as error:  # xDSL raises ValueError/Exception for unknown passes/options
             raise UsageError(self._explain_pipeline_error(error)) from error
+        self.stages = expand_stages(passes)
+        self.stage_index = {id(stage.module_pass): i for i, stage in enumerate(self.stages)}
+        self._check_printed_passes()
+        self.instrumentation = Instrumentation(
+            self.stages,
+            self._dump,
+            before_all=self.args.mlir_print_ir_before_all,
+            after_all=self.args.mlir_print_ir_after_all,
+            before=_names(self.args.mlir_print_ir_before),
+            after=_names(self.args.mlir_print_ir_after),
+        )
+        self.pipeline = PassPipeline(tuple(s.module_pass for s in self.stages), self._after_pass)
+        self.parse_seconds = self.output_seconds = 0.0
+
+    def _check_printed_passes(self) -> None:
+        """`--mlir-print-ir-before/after` must name a pass of the pipeline (or a stage of one)."""
+        known = {s.module_pass.name for s in self.stages} | {s.parent for s in self.stages if s.parent}
+        for flag in ("before", "after"):
+            for name in sorted(_names(getattr(self.args, f"mlir_print_ir_{flag}")) - known):
+                raise UsageError(
+                    f"argument --mlir-print-ir-{flag}: '{name}' is not a pass of the pipeline "
+                    f"'{self.args.passes}'"
+                )
+
+    def _dump(self, header: str, module: ModuleOp) -> None:
+        print(header, file=sys.stderr)
+        print(self.output_resulting_program(module), file=sys.stderr)
 
     def _explain_pipeline_error(self, error: Exception) -> str:
         available = ", ".join(sorted(self.available_passes))
@@ -131,19 +241,35 @@ class KtirOptMain(xDSLOptMain):
     def _after_pass(
         self, previous: ModulePass | None, module: ModuleOp, following: ModulePass | None
     ) -> None:
-        if previous is not None and not self.args.disable_verify:
-            if errors := verify_module(module):
+        if previous is not None:
+            stage = self.stages[self.stage_index[id(previous)]]
+            self.instrumentation.stage_done(self.stage_index[id(previous)], module)
+            # A pipeline pass is verified after its last stage, as when it runs as one pass.
+            if stage.last and not self.args.no_verify and (errors := verify_module(module)):
+                name = stage.parent or previous.name
                 for error in errors:
-                    error.message += f" (after pass '{previous.name}')"
+                    error.message += f" (after pass '{name}')"
                 raise DiagnosticError(errors)
-        if previous is not None and following is not None and self.args.print_between_passes:
-            print(f"// -----// IR after {previous.name} //----- //", file=sys.stderr)
-            print(self.output_resulting_program(module), file=sys.stderr)
+        if following is not None:
+            self.instrumentation.stage_next(self.stage_index[id(following)], module)
 
     # -- running ------------------------------------------------------------------------------
 
     def run(self) -> int:  # type: ignore[override]  (returns the exit code)
         """Process every chunk; print or check diagnostics; write output only on success."""
+        if self.args.list_passes:
+            print(describe_passes(self.available_passes))
+            return 0
+        try:
+            return self._run()
+        finally:
+            if self.args.mlir_timing:
+                rows = timing_rows(
+                    self.stages, self.instrumentation.times, self.parse_seconds, self.output_seconds
+                )
+                print(timing_report(rows), file=sys.stderr)
+
+    def _run(self) -> int:
         if self.args.output_file == "-":  # mlir-opt's `-o -`: stdout
             self.args.output_file = None
         if self.args.output_file is not None:
@@ -178,11 +304,15 @@ class KtirOptMain(xDSLOptMain):
         text = "\n" * (chunk.first_line - 1) + chunk.text
         with collect_diagnostics() as emitted:
             try:
+                clock = time.perf_counter()
                 module = parse_module(self.ctx, text, filename)
-                if not self.args.disable_verify and (errors := verify_module(module)):
+                self.parse_seconds += time.perf_counter() - clock
+                if not self.args.no_verify and (errors := verify_module(module)):
                     raise DiagnosticError(errors)
                 self.apply_passes(module)
+                clock = time.perf_counter()
                 output = self.output_resulting_program(module)
+                self.output_seconds += time.perf_counter() - clock
             except DiagnosticError as error:
                 return None, [*emitted, *error.diagnostics]
             except DiagnosticException as error:  # a pass failed without a location
@@ -216,6 +346,11 @@ class KtirOptMain(xDSLOptMain):
             sys.stdout.write(output)
             return
         write_all([(self.args.output_file, lambda path: Path(path).write_text(output, encoding="utf-8"))])
+
+
+def _names(values: Sequence[str]) -> frozenset[str]:
+    """Pass names from repeated, comma-separated flag values."""
+    return frozenset(name.strip() for value in values for name in value.split(",") if name.strip())
 
 
 def _invalid_regexes(expectations: Sequence[Expectation]) -> list[Diagnostic]:
