@@ -90,6 +90,9 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         "--trace", metavar="FILE.json", help="write a Chrome trace (Perfetto, chrome://tracing)"
     )
     parser.add_argument("--png", metavar="FILE.png", help="write a timeline image (needs matplotlib)")
+    parser.add_argument(
+        "--json", metavar="FILE.json", help="write the report as JSON (every number of the tables)"
+    )
     parser.add_argument("-o", "--output-file", metavar="FILE.npz", help="write the outputs as .npz")
     parser.add_argument("--top", type=int, default=20, help="kernels shown, slowest first (0: all)")
     parser.add_argument("--version", action="version", version=f"ktir-run {__version__}")
@@ -277,7 +280,7 @@ def _outputs_table(module: ModuleOp, result: SimResult, func_name: str | None) -
 
 
 def _output_paths(args: argparse.Namespace) -> list[str]:
-    return [p for p in (_npz_path(args.output_file), args.trace, args.png) if p]
+    return [p for p in (_npz_path(args.output_file), args.trace, args.png, args.json) if p]
 
 
 def _npz_path(path: str | None) -> str | None:
@@ -302,6 +305,9 @@ def _write_outputs(args: argparse.Namespace, result: SimResult) -> None:
         outputs.append((args.trace, lambda path: write_trace(result.report, path)))
     if args.png:
         outputs.append((args.png, lambda path: write_png(result.report, path)))
+    if args.json:
+        text = result.report.to_json()
+        outputs.append((args.json, lambda path: Path(path).write_text(text + "\n", encoding="utf-8")))
     write_all(outputs)
 
 

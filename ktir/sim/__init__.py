@@ -10,18 +10,20 @@ from ktir.sim import simulate
 result = simulate(module, [x, w])            # after ktir-lower-to-cores (or ktir-compile)
 result.outputs, result.report.total_cycles
 result.report.print()                        # rich tables
+result.report.to_json()                      # every number of the tables (Report.from_json reads it)
 ktir.sim.write_trace(result.report, "trace.json")
 ```
 """
 
 from ktir.sim.machine import SimResult, pack_arguments, simulate
 from ktir.sim.memory import SimulationError
-from ktir.sim.report import KernelReport, Report
+from ktir.sim.report import KernelReport, Report, ReportFormatError
 from ktir.sim.trace import write_png, write_trace
 
 __all__ = [
     "KernelReport",
     "Report",
+    "ReportFormatError",
     "SimResult",
     "SimulationError",
     "pack_arguments",

@@ -17,13 +17,18 @@ bottleneck is the unit busiest on the kernel's critical core.
 prog(x)
 print(prog.report.total_cycles, prog.report.vs_bound, prog.report.traffic_ratio)
 prog.report.print()                 # rich tables, kernels sorted by time lost to the bound
+text = prog.report.to_json()        # every number of the tables, for scripts and dashboards
+same = Report.from_json(text)       # the report back (without the per-event timeline)
 ```
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -116,6 +121,21 @@ class KernelReport(Yardstick):
         if not self.busy.size or not self.busy.any():
             return "-"
         return UNITS[int(np.argmax(self.busy[self.critical_core]))]
+
+
+REPORT_FORMAT = "ktir-report"
+REPORT_VERSION = 1
+"""`to_json` writes `{"format": REPORT_FORMAT, "version": REPORT_VERSION, ...}`; `from_json` checks both."""
+
+_KERNEL_FIELDS = (
+    "index", "name", "op", "unit", "cores", "chunks", "start", "cycles", "bytes", "flops",
+    "compulsory_bytes", "matmul_flops",
+)  # fmt: skip
+"""The scalar fields of a `KernelReport` the JSON form carries (plus `busy` and `finish`)."""
+
+
+class ReportFormatError(ValueError):
+    """JSON that is not a ktir report `from_json` can read; the message says what is wrong."""
 
 
 def bound_cycles(matmul_flops: float, compulsory_bytes: float, target: Target) -> float:
@@ -266,9 +286,82 @@ class Report(Yardstick):
             first = core
         return table
 
+    def to_dict(self) -> dict[str, Any]:
+        """
+        Every number of the tables as plain data: the target, the program's totals and ratios,
+        each kernel (its measured fields, per-core unit busy cycles `busy[core][unit]` in
+        `units` order, finish cycles, and its bound, ratios and bottleneck), the per-op
+        summary and the per-core busy fractions. Events (the trace's timeline) are left out.
+        """
+        totals = {
+            "total_cycles": self.total_cycles, "time_us": self.time_us, "bound_cycles": self.bound_cycles,
+            "bound_us": self.bound_us, "vs_bound": self.vs_bound, "bytes": self.bytes,
+            "compulsory_bytes": self.compulsory_bytes, "traffic_ratio": self.traffic_ratio,
+            "flops": self.flops, "matmul_flops": self.matmul_flops, "device_kernels": self.device_kernels,
+            "load_bytes": self.load_bytes, "load_us": self.load_us,
+        }  # fmt: skip
+        kernels = [
+            {name: getattr(k, name) for name in _KERNEL_FIELDS}
+            | {"busy": k.busy.tolist(), "finish": k.finish.tolist()}
+            | {
+                "bound_cycles": k.bound_cycles,
+                "vs_bound": k.vs_bound,
+                "traffic_ratio": k.traffic_ratio,
+                "lost_cycles": k.lost_cycles,
+                "critical_core": k.critical_core,
+                "bottleneck": k.bottleneck,
+            }
+            for k in self.kernels
+        ]
+        return {
+            "format": REPORT_FORMAT,
+            "version": REPORT_VERSION,
+            "units": list(UNITS),
+            "target": dataclasses.asdict(self.target),
+            "totals": totals,
+            "kernels": kernels,
+            "ops": [dataclasses.asdict(s) for s in self.ops],
+            "core_busy": self.core_busy.tolist(),
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """`to_dict` as JSON text (deterministic: the same run gives the same text)."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Report:
+        """
+        The report `to_json` wrote (its kernels' measured fields, the target and the program's
+        compulsory and load bytes; derived numbers are computed again). Raises
+        `ReportFormatError` for anything else.
+        """
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ReportFormatError(f"not JSON: {error}") from None
+        if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
+            raise ReportFormatError(f'not a ktir report (no "format": "{REPORT_FORMAT}")')
+        if data.get("version") != REPORT_VERSION:
+            raise ReportFormatError(f"report version {data.get('version')!r}, expected {REPORT_VERSION}")
+        try:
+            target = Target(**data["target"])
+            kernels = [_kernel_from_dict(k, target) for k in data["kernels"]]
+            totals = data["totals"]
+            return cls(kernels, target, float(totals["compulsory_bytes"]), float(totals["load_bytes"]))
+        except (KeyError, TypeError, ValueError) as error:
+            raise ReportFormatError(f"malformed ktir report: {type(error).__name__}: {error}") from None
+
     def print(self, console: Console | None = None, limit: int | None = None) -> None:
         """Print the kernel, op and core tables (`limit`: only the slowest kernels)."""
         console = console or Console()
         console.print(self.kernel_table(limit))
         console.print(self.op_table())
         console.print(self.core_table())
+
+
+def _kernel_from_dict(data: dict[str, Any], target: Target) -> KernelReport:
+    """One kernel of `Report.from_json` (its measured fields; the rest is computed)."""
+    fields = {name: data[name] for name in _KERNEL_FIELDS}
+    busy = np.asarray(data["busy"], dtype=float).reshape(-1, len(UNITS))
+    finish = np.asarray(data["finish"], dtype=float)
+    return KernelReport(**fields, busy=busy, finish=finish, target=target)

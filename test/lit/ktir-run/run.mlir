@@ -8,7 +8,19 @@
 // RUN: ktir-run %s --cores 2 --trace %t.json -o %t.npz --png %t.png
 // RUN: %python -c "import json, sys; d = json.load(open(sys.argv[1])); print(sorted({e['name'] for e in d['traceEvents'] if e['ph'] == 'X'}))" %t.json | filecheck %s --check-prefix=TRACE
 // RUN: %python -c "import numpy as np, sys; o = np.load(sys.argv[1])['out0']; print(o.shape, o.dtype, bool((o >= 0).all()))" %t.npz | filecheck %s --check-prefix=NPZ
+// RUN: ktir-run %s --cores 2 --json %t.report.json > /dev/null
+// RUN: filecheck %s --check-prefix=JSON --input-file %t.report.json
+// RUN: %python -c "import sys; from ktir.sim import Report; t = open(sys.argv[1]).read(); print(Report.from_json(t).to_json() + chr(10) == t)" %t.report.json | filecheck %s --check-prefix=ROUNDTRIP
 
+// JSON: "format": "ktir-report",
+// JSON: "totals": {
+// JSON-NEXT: "total_cycles": 1030,
+// JSON: "kernels": [
+// JSON: "op": "ktir.abs",
+// JSON: "cycles": 1029.{{[0-9]+}},
+// JSON: "bytes": 1024.0,
+// JSON: "bottleneck": "dma"
+// ROUNDTRIP: True
 // CHECK: outputs
 // CHECK: │ 0 │ %y     │ [4, 64] │ float16 │
 // CHECK: ktir.sim: 1 ops, 1,030 cycles, 0.7 µs = 137.33x the bound of 0.0 µs; traffic 1.00x

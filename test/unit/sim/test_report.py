@@ -1,0 +1,72 @@
+"""The report's JSON form (`Report.to_json` / `Report.from_json`, ktir/sim/report.py)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from helpers import compiled
+
+from ktir.sim import Report, ReportFormatError, simulate
+
+T = "tensor<64x256xf16>"
+PROGRAM = f"""
+func.func @f(%x: {T}, %y: {T}) -> {T} {{
+  %a = ktir.exp %x : {T} -> {T}
+  %b = ktir.add %a, %y : {T}, {T} -> {T}
+  %c = ktir.softmax %b dim 1 : {T} -> {T}
+  return %c : {T}
+}}
+"""
+
+
+@pytest.fixture(scope="module")
+def report() -> Report:
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal((64, 256)).astype(np.float16) for _ in range(2)]
+    return simulate(compiled(PROGRAM, 8, fuse=False), inputs).report
+
+
+def test_json_holds_every_number_of_the_tables(report: Report) -> None:
+    data = json.loads(report.to_json())
+    assert data["format"] == "ktir-report" and data["version"] == 1
+    assert data["units"] == ["dma", "pt", "sfu", "ring"]
+    totals = data["totals"]
+    assert totals["total_cycles"] == report.total_cycles
+    assert totals["vs_bound"] == report.vs_bound and totals["traffic_ratio"] == report.traffic_ratio
+    assert totals["bytes"] == report.bytes and totals["flops"] == report.flops
+    assert [k["op"] for k in data["kernels"]] == [k.op for k in report.kernels]
+    for row, kernel in zip(data["kernels"], report.kernels, strict=True):
+        assert row["cycles"] == kernel.cycles and row["bound_cycles"] == kernel.bound_cycles
+        assert row["bottleneck"] == kernel.bottleneck and row["cores"] == kernel.cores
+        assert np.array_equal(np.array(row["busy"]), kernel.busy)
+    assert [o["op"] for o in data["ops"]] == [s.op for s in report.ops]
+    assert np.array_equal(np.array(data["core_busy"]), report.core_busy)
+    assert data["target"]["name"] == "spyre"
+
+
+def test_from_json_gives_the_same_report(report: Report) -> None:
+    again = Report.from_json(report.to_json())
+    assert again.to_json() == report.to_json()
+    assert again.total_cycles == report.total_cycles and again.bound_cycles == report.bound_cycles
+    assert [k.critical_core for k in again.kernels] == [k.critical_core for k in report.kernels]
+    assert again.kernels[0].events == []  # the per-event timeline is the trace's, not the JSON's
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{", "not JSON"),
+        ("[]", "not a ktir report"),
+        ('{"format": "ktir-report", "version": 9}', "report version 9, expected 1"),
+        ('{"format": "ktir-report", "version": 1, "target": {}}', "malformed ktir report: KeyError"),
+        (
+            '{"format": "ktir-report", "version": 1, "target": {"bogus": 1}, "kernels": []}',
+            "malformed ktir report: TypeError",
+        ),
+    ],
+)
+def test_bad_json_is_a_report_format_error(text: str, message: str) -> None:
+    with pytest.raises(ReportFormatError, match=message):
+        Report.from_json(text)
