@@ -18,6 +18,9 @@ __version__ = "0.1.0"
 def import_fx(model_or_fn: Any, example_args: Any, example_kwargs: Any = None) -> Any:
     """Graph-level ktir (an xDSL `ModuleOp`) for a PyTorch model; see `ktir.frontend.fx.import_fx`."""
     # Imported lazily: torch is an optional dependency and slow to import.
+    from ktir.frontend import require_torch
+
+    require_torch("ktir.import_fx")
     from ktir.frontend.fx import import_fx as _import_fx
 
     return _import_fx(model_or_fn, example_args, example_kwargs)

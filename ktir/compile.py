@@ -227,6 +227,9 @@ def compile(
     y = prog(x)
     ```
     """
+    from ktir.frontend import require_torch
+
+    require_torch("ktir.compile")
     from ktir.frontend.constants import fold_constants
     from ktir.frontend.fx import import_program
 

@@ -26,6 +26,7 @@ from typing import Any
 from xdsl.printer import Printer
 
 from ktir import __version__
+from ktir.frontend import MissingDependencyError, require_torch
 from ktir.ir.diagnostics import DiagnosticError, render
 
 
@@ -87,6 +88,11 @@ def _sources(diagnostics: Sequence[Any]) -> dict[str, str]:
 def run(argv: Sequence[str] | None = None) -> int:
     """Import the model file named in `argv` and print it; returns the exit code."""
     args = _arguments(argv)
+    try:
+        require_torch("ktir-import")
+    except MissingDependencyError as error:
+        print(f"ktir-import: error: {error}", file=sys.stderr)
+        return 1
     from ktir.frontend.fx import import_fx  # torch is imported only when needed
 
     # PyTorch logs its own tracebacks (fake tensors, graph dumps) before raising; the raised

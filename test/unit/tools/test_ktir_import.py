@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import ktir
+from ktir.frontend import MissingDependencyError
 from ktir.tools.ktir_import import main
 
 MODELS = Path(__file__).parents[2] / "lit" / "Inputs" / "models"
@@ -72,3 +73,25 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.strip() == f"ktir-import {ktir.__version__}"
+
+
+def test_without_torch_the_answer_is_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No PyTorch: one line naming the extra to install, exit 1; the Python API raises its own error."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a)
+    )
+    assert main([str(MODELS / "mlp.py")]) == 1
+    err = capsys.readouterr().err
+    expected = "ktir-import needs PyTorch, which is not installed: pip install 'ktir[torch]'"
+    assert err == f"ktir-import: error: {expected}\n"
+    with pytest.raises(
+        MissingDependencyError, match=r"ktir.compile needs PyTorch.*pip install 'ktir\[torch\]'"
+    ):
+        ktir.compile(None, ())
+    with pytest.raises(ImportError):  # it is an ImportError, as callers catching that expect
+        ktir.import_fx(None, ())
