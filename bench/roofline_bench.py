@@ -144,7 +144,7 @@ def main() -> None:
             highlight=False,
         )
         if row.name.startswith("Llama"):
-            console.print(row.report.kernel_table(args.kernels))
+            console.print(row.report.kernel_table(args.kernels, width=console.width))
     console.print(table(rows))
 
 

@@ -95,6 +95,12 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("-o", "--output-file", metavar="FILE.npz", help="write the outputs as .npz")
     parser.add_argument("--top", type=int, default=20, help="kernels shown, slowest first (0: all)")
+    parser.add_argument(
+        "--order",
+        choices=["time", "program"],
+        default="time",
+        help="kernel rows slowest first (time, the default) or in program order",
+    )
     parser.add_argument("--version", action="version", version=f"ktir-run {__version__}")
     args = parser.parse_args(argv)
     try:
@@ -320,10 +326,11 @@ def run(argv: Sequence[str] | None = None) -> int:
     module = _load_module(filename, text, args)
     inputs = _inputs(module, args)
     result = _simulate(module, inputs, args.func_name, args.chip)
-    # Wide enough for the tables when piped (lit, files); a terminal keeps its own width.
-    console = Console(width=None if sys.stdout.isatty() else 150)
+    # The terminal's width, or 80 columns when piped (rich's default; `COLUMNS` overrides it):
+    # the report's tables keep the columns that fit (`ktir.sim.tables`).
+    console = Console()
     console.print(_outputs_table(module, result, args.func_name))
-    result.report.print(console, limit=args.top or None)
+    result.report.print(console, limit=args.top or None, order=args.order)
     _write_outputs(args, result)
     return 0
 

@@ -16,7 +16,7 @@ bottleneck is the unit busiest on the kernel's critical core.
 ```python
 prog(x)
 print(prog.report.total_cycles, prog.report.vs_bound, prog.report.traffic_ratio)
-prog.report.print()                 # rich tables, kernels sorted by time lost to the bound
+prog.report.print()                 # rich tables, slowest kernels first, as wide as the console
 text = prog.report.to_json()        # every number of the tables, for scripts and dashboards
 same = Report.from_json(text)       # the report back (without the per-event timeline)
 ```
@@ -35,6 +35,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ktir.hardware.target import SPYRE, Target
+from ktir.sim.tables import Column, fitted_table
 from ktir.sim.timeline import UNITS, Event
 
 
@@ -232,59 +233,82 @@ class Report(Yardstick):
         total = sum(k.cycles for k in self.kernels)
         return busy / total if total else busy
 
-    def kernel_table(self, limit: int | None = None) -> Table:
+    def kernel_table(self, limit: int | None = None, order: str = "time", width: int = 80) -> Table:
         """
-        Per-kernel rows, the most time lost to the bound first (all, or the first `limit`):
-        cycles, bound, simulated / bound, moved and compulsory MB, traffic ratio, bottleneck.
+        Per-kernel rows, slowest first (`order="time"`) or in program order (`"program"`); all,
+        or the first `limit`: cycles, bound, simulated / bound, moved and compulsory MB,
+        traffic ratio, bottleneck, cores and chunks, as many columns as fit `width`
+        (`ktir.sim.tables`). Views and host ops have no bound: their ratios show `-`.
         """
-        title = (
-            f"ktir.sim: {len(self.kernels)} ops, {self.total_cycles:,} cycles, {self.time_us:,.1f} µs "
+        title = (  # two lines, each short enough for 80 columns
+            f"ktir.sim: {len(self.kernels)} ops, {self.total_cycles:,} cycles, {self.time_us:,.1f} µs\n"
             f"= {self.vs_bound:.2f}x the bound of {self.bound_us:,.1f} µs; traffic {self.traffic_ratio:.2f}x"
         )
-        table = Table(title=title)
-        columns = ("#", "result", "op", "cores", "chunks", "cycles", "bound", "x bound", "MB", "min MB")
-        for column in (*columns, "traffic", "bottleneck"):
-            table.add_column(column, justify="left" if column in ("result", "op", "bottleneck") else "right")
-        rows = sorted(self.kernels, key=lambda k: (-k.lost_cycles, k.index))[:limit]
-        for k in rows:
-            style = "red" if k.vs_bound > 2 else "yellow" if k.vs_bound > 1.15 else None
-            table.add_row(
-                str(k.index), k.name, k.op.removeprefix("ktir."), str(k.cores), str(k.chunks),
-                f"{k.cycles:,.0f}", f"{k.bound_cycles:,.0f}", f"{k.vs_bound:.2f}",
-                f"{k.bytes / 1e6:,.3f}", f"{k.compulsory_bytes / 1e6:,.3f}", f"{k.traffic_ratio:.2f}",
-                k.bottleneck, style=style,
-            )  # fmt: skip
-        return table
+        rows = self.ordered(order)[:limit]
+        on_chip = [k.unit != "-" for k in rows]
 
-    def op_table(self) -> Table:
-        """Per-op rows: count, cycles and share of the total."""
-        table = Table(title="per op")
-        for column in ("op", "kernels", "cycles", "share", "MB", "GFLOP"):
-            table.add_column(column, justify="left" if column == "op" else "right")
+        def measured(values: list[str]) -> list[str]:
+            return [v if chip else "-" for v, chip in zip(values, on_chip, strict=True)]
+
+        columns = [
+            Column("#", [str(k.index) for k in rows]),
+            Column("result", [k.name for k in rows], numeric=False, min_width=8),
+            Column("op", [k.op.removeprefix("ktir.") for k in rows], numeric=False, min_width=12),
+            Column("cycles", [f"{k.cycles:,.0f}" for k in rows]),
+            Column("x bound", measured([f"{k.vs_bound:.2f}" for k in rows])),
+            Column("bound", measured([f"{k.bound_cycles:,.0f}" for k in rows]), priority=1),
+            Column("MB", [f"{k.bytes / 1e6:,.3f}" for k in rows], priority=2),
+            Column("traffic", measured([f"{k.traffic_ratio:.2f}" for k in rows]), priority=3),
+            Column("bottleneck", [k.bottleneck for k in rows], numeric=False, priority=4),
+            Column("min MB", [f"{k.compulsory_bytes / 1e6:,.3f}" for k in rows], priority=5),
+            Column("cores", [str(k.cores) for k in rows], priority=6),
+            Column("chunks", [str(k.chunks) for k in rows], priority=6),
+        ]
+        styles = [
+            "red" if chip and k.vs_bound > 2 else "yellow" if chip and k.vs_bound > 1.15 else None
+            for k, chip in zip(rows, on_chip, strict=True)
+        ]
+        return fitted_table(title, columns, width, styles)
+
+    def ordered(self, order: str = "time") -> list[KernelReport]:
+        """The kernels slowest first (`"time"`, ties in program order) or in program order."""
+        if order not in ("time", "program"):
+            raise ValueError(f"order must be 'time' or 'program', not {order!r}")
+        if order == "program":
+            return sorted(self.kernels, key=lambda k: k.index)
+        return sorted(self.kernels, key=lambda k: (-k.cycles, k.index))
+
+    def op_table(self, width: int = 80) -> Table:
+        """Per-op rows, the most cycles first: kernels, cycles, share of the total, MB, GFLOP."""
         total = max(sum(k.cycles for k in self.kernels), 1.0)
-        for s in self.ops:
-            table.add_row(
-                s.op, str(s.count), f"{s.cycles:,.0f}", f"{s.cycles / total:.1%}",
-                f"{s.bytes / 1e6:,.3f}", f"{s.flops / 1e9:,.4f}",
-            )  # fmt: skip
-        return table
+        ops = self.ops
+        columns = [
+            Column("op", [s.op for s in ops], numeric=False, min_width=12),
+            Column("kernels", [str(s.count) for s in ops]),
+            Column("cycles", [f"{s.cycles:,.0f}" for s in ops]),
+            Column("share", [f"{s.cycles / total:.1%}" for s in ops]),
+            Column("MB", [f"{s.bytes / 1e6:,.3f}" for s in ops], priority=1),
+            Column("GFLOP", [f"{s.flops / 1e9:,.4f}" for s in ops], priority=2),
+        ]
+        return fitted_table("per op", columns, width)
 
-    def core_table(self) -> Table:
+    def core_table(self, width: int = 80) -> Table:
         """Busy fraction of each unit per core; consecutive cores with equal rows share one line."""
-        table = Table(title="per core: busy fraction of the run")
-        table.add_column("cores", justify="right")
-        for unit in UNITS:
-            table.add_column(unit, justify="right")
         used = max((k.cores for k in self.kernels), default=0)
         rows = [tuple(f"{v:.1%}" for v in row) for row in self.core_busy[:used]]
+        labels: list[str] = []
+        values: list[tuple[str, ...]] = []
         first = 0
         for core in range(1, used + 1):
             if core < used and rows[core] == rows[first]:
                 continue
-            label = str(first) if core - 1 == first else f"{first}-{core - 1}"
-            table.add_row(label, *rows[first])
+            labels.append(str(first) if core - 1 == first else f"{first}-{core - 1}")
+            values.append(rows[first])
             first = core
-        return table
+        columns = [Column("cores", labels)] + [
+            Column(unit, [v[i] for v in values]) for i, unit in enumerate(UNITS)
+        ]
+        return fitted_table("per core: busy fraction of the run", columns, width)
 
     def to_dict(self) -> dict[str, Any]:
         """
@@ -351,12 +375,15 @@ class Report(Yardstick):
         except (KeyError, TypeError, ValueError) as error:
             raise ReportFormatError(f"malformed ktir report: {type(error).__name__}: {error}") from None
 
-    def print(self, console: Console | None = None, limit: int | None = None) -> None:
-        """Print the kernel, op and core tables (`limit`: only the slowest kernels)."""
+    def print(self, console: Console | None = None, limit: int | None = None, order: str = "time") -> None:
+        """
+        Print the kernel, op and core tables at the console's width (80 columns when not a
+        terminal, unless `COLUMNS` says otherwise); `limit`: only the first kernels of `order`.
+        """
         console = console or Console()
-        console.print(self.kernel_table(limit))
-        console.print(self.op_table())
-        console.print(self.core_table())
+        console.print(self.kernel_table(limit, order, console.width))
+        console.print(self.op_table(console.width))
+        console.print(self.core_table(console.width))
 
 
 def _kernel_from_dict(data: dict[str, Any], target: Target) -> KernelReport:

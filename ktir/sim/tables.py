@@ -1,0 +1,98 @@
+"""
+Report tables that fit the console: columns are chosen by width, numbers are never cut.
+
+A table is a list of `Column`s, each with its cells already formatted. `fitted_table` keeps the
+columns in their order but drops the least important ones (highest `priority` number) until
+the table fits `width` with every cell whole; if the essential columns (priority 0) alone do not
+fit, a text column (names) is cut, down to `min_width`, with an ellipsis. A numeric column is
+never narrower than its widest cell. Cells are plain text (rich markup such as
+`[...]` in `ktir.fused[matmul+silu]` is shown, not interpreted).
+
+Example: the kernel table at 80 columns keeps `#`, `result`, `op`, `cycles`, `x bound`,
+`bound`, `MB` and `traffic`, and leaves out `cores`, `chunks`, `min MB` and `bottleneck`; at
+120 columns it keeps them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.table import Table
+from rich.text import Text
+
+BORDER = 3
+"""Characters a column adds besides its text in rich's default box: a space each side and a rule."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: its header, its formatted cells, and how it may give way to a narrow console."""
+
+    header: str
+    cells: Sequence[str]
+    numeric: bool = True
+    priority: int = 0
+    """Columns with the highest number are dropped first when the table does not fit."""
+    min_width: int = 0
+    """A text column's narrowest width (cut with an ellipsis); numbers keep their full width."""
+
+    @property
+    def natural(self) -> int:
+        """The width that shows the header and every cell whole."""
+        return max([len(self.header), *(len(c) for c in self.cells)])
+
+    @property
+    def narrowest(self) -> int:
+        """The narrowest width this column may get."""
+        return self.natural if self.numeric else min(self.natural, max(self.min_width, len(self.header)))
+
+
+def fitted_table(
+    title: str | None, columns: Sequence[Column], width: int, styles: Sequence[str | None] = ()
+) -> Table:
+    """
+    A rich table of `columns` (in their order) that fits `width`: the columns that fit, by
+    priority; the ones with priority 0 are always kept. `styles` colours whole rows.
+    """
+    kept: list[Column] = []
+    for column in sorted(columns, key=lambda c: c.priority):
+        trial = [*kept, column]  # an optional column comes only if every name stays whole
+        if column.priority == 0 or 1 + sum(c.natural + BORDER for c in trial) <= width:
+            kept = trial
+    ordered = [c for c in columns if c in kept]
+    widths = _shrunk([c.natural for c in ordered], [c.narrowest for c in ordered], width)
+    table = Table(title=title)
+    for column, column_width in zip(ordered, widths, strict=True):
+        table.add_column(
+            column.header,
+            justify="right" if column.numeric else "left",
+            no_wrap=True,
+            overflow="ellipsis",
+            width=column_width,
+        )
+    rows = len(ordered[0].cells) if ordered else 0
+    for i in range(rows):
+        table.add_row(*(Text(c.cells[i]) for c in ordered), style=styles[i] if i < len(styles) else None)
+    return table
+
+
+def _shrunk(natural: list[int], narrowest: list[int], width: int) -> list[int]:
+    """
+    Column widths that fit `width` if they can: the natural ones, the widest column that may
+    shrink cut by one character at a time until the table fits or none may shrink more.
+    Example: natural [3, 30, 8], narrowest [3, 12, 8], width 40: [3, 17, 8] (1 + 28 + 11 = 40).
+    """
+    widths = list(natural)
+    excess = 1 + sum(w + BORDER for w in widths) - width
+    while excess > 0:
+        room = [(w - n, i) for i, (w, n) in enumerate(zip(widths, narrowest, strict=True)) if w > n]
+        if not room:
+            break
+        _, widest = max(room)
+        widths[widest] -= 1
+        excess -= 1
+    return widths
+
+
+__all__ = ["Column", "fitted_table"]
