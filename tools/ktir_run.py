@@ -53,7 +53,7 @@ from ktir.ir.diagnostics import (
 )
 from ktir.reference.executor import argument_names, entry_function
 from ktir.reference.ops import ExecutionError, numpy_dtype
-from ktir.sim import SimResult, SimulationError, simulate, write_png, write_trace
+from ktir.sim import SimResult, SimulationError, simulate, write_png, write_roofline_png, write_trace
 from ktir.tools.output_files import OutputError, Writer, check_writable, write_all
 
 GIB = 1024**3
@@ -90,6 +90,9 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         "--trace", metavar="FILE.json", help="write a Chrome trace (Perfetto, chrome://tracing)"
     )
     parser.add_argument("--png", metavar="FILE.png", help="write a timeline image (needs matplotlib)")
+    parser.add_argument(
+        "--roofline-png", metavar="FILE.png", help="write every kernel on a roofline chart (needs matplotlib)"
+    )
     parser.add_argument(
         "--json", metavar="FILE.json", help="write the report as JSON (every number of the tables)"
     )
@@ -286,7 +289,7 @@ def _outputs_table(module: ModuleOp, result: SimResult, func_name: str | None) -
 
 
 def _output_paths(args: argparse.Namespace) -> list[str]:
-    return [p for p in (_npz_path(args.output_file), args.trace, args.png, args.json) if p]
+    return [p for p in (_npz_path(args.output_file), args.trace, args.png, args.roofline_png, args.json) if p]
 
 
 def _npz_path(path: str | None) -> str | None:
@@ -311,6 +314,8 @@ def _write_outputs(args: argparse.Namespace, result: SimResult) -> None:
         outputs.append((args.trace, lambda path: write_trace(result.report, path)))
     if args.png:
         outputs.append((args.png, lambda path: write_png(result.report, path)))
+    if args.roofline_png:
+        outputs.append((args.roofline_png, lambda path: write_roofline_png(result.report, path)))
     if args.json:
         text = result.report.to_json()
         outputs.append((args.json, lambda path: Path(path).write_text(text + "\n", encoding="utf-8")))

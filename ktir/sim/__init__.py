@@ -17,8 +17,9 @@ ktir.sim.write_trace(result.report, "trace.json")
 
 from ktir.sim.machine import SimResult, pack_arguments, simulate
 from ktir.sim.memory import SimulationError
+from ktir.sim.pictures import write_png, write_roofline_png
 from ktir.sim.report import KernelReport, Report, ReportFormatError
-from ktir.sim.trace import write_png, write_trace
+from ktir.sim.trace import write_trace
 
 __all__ = [
     "KernelReport",
@@ -29,5 +30,6 @@ __all__ = [
     "pack_arguments",
     "simulate",
     "write_png",
+    "write_roofline_png",
     "write_trace",
 ]

@@ -125,6 +125,7 @@ class SimKernel(KernelInterpreter):
             finish=line.end_per_core - line.start,
             events=line.events,
             target=self.target,
+            division={d: n.value.data for d, n in self.op.work_division.data.items()},  # type: ignore[attr-defined]
         )
 
     def _label(self) -> str:

@@ -100,6 +100,8 @@ class KernelReport(Yardstick):
     """The cycle each core finishes (relative to the kernel's start)."""
     events: list[Event] = field(repr=False, default_factory=list)
     target: Target = field(repr=False, default=SPYRE)
+    division: dict[str, int] = field(default_factory=dict)
+    """The kernel's work division (`ktir.work_division`): slices per iteration dim; empty off-chip."""
 
     @property
     def simulated_cycles(self) -> float:
@@ -326,7 +328,7 @@ class Report(Yardstick):
         }  # fmt: skip
         kernels = [
             {name: getattr(k, name) for name in _KERNEL_FIELDS}
-            | {"busy": k.busy.tolist(), "finish": k.finish.tolist()}
+            | {"busy": k.busy.tolist(), "finish": k.finish.tolist(), "division": dict(k.division)}
             | {
                 "bound_cycles": k.bound_cycles,
                 "vs_bound": k.vs_bound,
@@ -391,4 +393,5 @@ def _kernel_from_dict(data: dict[str, Any], target: Target) -> KernelReport:
     fields = {name: data[name] for name in _KERNEL_FIELDS}
     busy = np.asarray(data["busy"], dtype=float).reshape(-1, len(UNITS))
     finish = np.asarray(data["finish"], dtype=float)
-    return KernelReport(**fields, busy=busy, finish=finish, target=target)
+    division = {str(d): int(n) for d, n in data["division"].items()}
+    return KernelReport(**fields, busy=busy, finish=finish, target=target, division=division)

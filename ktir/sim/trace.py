@@ -1,8 +1,11 @@
 """
-Timelines of a simulated run: Chrome trace-event JSON (Perfetto, chrome://tracing) and a PNG.
+The timeline of a simulated run as Chrome trace-event JSON (Perfetto, chrome://tracing); the
+PNG pictures are `ktir.sim.pictures`.
 
 The JSON has one process per core (`core 0` ...) with one thread per issue queue (`dma load`,
-`dma store`, `pt`, `sfu`, `ring`), plus a `chip` process whose track shows the kernels. Times are simulated
+`dma store`, `pt`, `sfu`, `ring`), plus a `chip` process whose track shows the kernels as
+slices (with their index, cores, chunks, work division, bytes, FLOPs, bound and bottleneck).
+Every unit event names its kernel: index, result, op and work division. Times are simulated
 microseconds, the trace format's unit.
 
 ```python
@@ -20,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ktir.sim.report import Report
-from ktir.sim.timeline import QUEUES, UNITS
+from ktir.sim.timeline import QUEUES
 
 _CHIP = 0
 """Process id of the chip-level track; core c is process c + 1."""
@@ -47,14 +50,18 @@ def trace_events(report: Report) -> list[dict[str, Any]]:
     for k in report.kernels:
         if k.cycles <= 0:
             continue
+        division = ", ".join(f"{d}={n}" for d, n in k.division.items())
         events.append(
             {
                 "ph": "X", "name": f"{k.name} = {k.op}", "cat": "kernel", "pid": _CHIP, "tid": 0,
                 "ts": k.start / mhz, "dur": k.cycles / mhz,
-                "args": {"cores": k.cores, "chunks": k.chunks, "bytes": k.bytes, "flops": k.flops,
+                "args": {"kernel": k.index, "cores": k.cores, "chunks": k.chunks, "work_division": division,
+                         "bytes": k.bytes, "flops": k.flops, "bound_us": k.bound_cycles / mhz,
                          "bottleneck": k.bottleneck, "vs_bound": round(k.vs_bound, 4)},
             }
         )  # fmt: skip
+        # Every unit event names its kernel, so a slice on a core's track says what it belongs to.
+        owner = {"kernel": k.index, "result": k.name, "op": k.op, "work_division": division}
         for event in k.events:
             tid = list(QUEUES).index(event.queue)
             for c in np.flatnonzero(event.end > event.start):
@@ -62,7 +69,7 @@ def trace_events(report: Report) -> list[dict[str, Any]]:
                     {
                         "ph": "X", "name": event.label, "cat": event.unit, "pid": int(c) + 1, "tid": tid,
                         "ts": float(event.start[c]) / mhz, "dur": float(event.end[c] - event.start[c]) / mhz,
-                        "args": {"kernel": k.index},
+                        "args": owner,
                     }
                 )  # fmt: skip
     return events
@@ -72,38 +79,3 @@ def write_trace(report: Report, path: str | Path) -> None:
     """Write `report`'s timeline as Chrome trace-event JSON to `path`."""
     document = {"traceEvents": trace_events(report), "displayTimeUnit": "ns"}
     Path(path).write_text(json.dumps(document))
-
-
-def write_png(report: Report, path: str | Path) -> None:
-    """Draw every core's units over time to a PNG (needs matplotlib: `pip install ktir[plot]`)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as error:
-        raise ImportError("a PNG timeline needs matplotlib: pip install 'ktir[plot]'") from error
-    mhz = report.target.clock_mhz
-    cores = max((k.cores for k in report.kernels), default=1)
-    colors = {"dma": "tab:blue", "pt": "tab:red", "sfu": "tab:green", "ring": "tab:purple"}
-    figure, axes = plt.subplots(figsize=(12, max(3.0, cores * 0.35)))
-    bars: dict[tuple[int, str], list[tuple[float, float]]] = {}
-    for k in report.kernels:
-        for event in k.events:
-            for c in np.flatnonzero(event.end > event.start):
-                span = (float(event.start[c]) / mhz, float(event.end[c] - event.start[c]) / mhz)
-                bars.setdefault((int(c), event.queue), []).append(span)
-    lanes = list(QUEUES)
-    for (c, queue), spans in sorted(bars.items()):
-        lane = lanes.index(queue)
-        axes.broken_barh(spans, (c + lane / len(lanes), 1 / len(lanes)), color=colors[QUEUES[queue]])
-    axes.set_xlabel("simulated µs")
-    axes.set_ylabel("core (rows: dma load, dma store, pt, sfu, ring)")
-    axes.set_ylim(0, cores)
-    axes.invert_yaxis()
-    handles = [plt.Rectangle((0, 0), 1, 1, color=colors[u]) for u in UNITS]
-    axes.legend(handles, UNITS, loc="upper right")
-    axes.set_title(f"{report.total_cycles:,} cycles, {report.time_us:,.1f} µs")
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)

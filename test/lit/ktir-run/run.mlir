@@ -5,8 +5,10 @@
 // bytes (512 in, 512 out) at 136.53 bytes per cycle, 7.5 cycles: the DMA setup dominates.
 // RUN: ktir-run %s --cores 2 | filecheck %s
 // RUN: ktir-opt %s -p 'ktir-compile{cores=2}' | ktir-run - | filecheck %s
-// RUN: ktir-run %s --cores 2 --trace %t.json -o %t.npz --png %t.png
+// RUN: ktir-run %s --cores 2 --trace %t.json -o %t.npz --png %t.png --roofline-png %t.roofline.png
+// RUN: %python -c "import sys; print([open(p, 'rb').read(4) for p in sys.argv[1:]])" %t.png %t.roofline.png | filecheck %s --check-prefix=PNG
 // RUN: %python -c "import json, sys; d = json.load(open(sys.argv[1])); print(sorted({e['name'] for e in d['traceEvents'] if e['ph'] == 'X'}))" %t.json | filecheck %s --check-prefix=TRACE
+// RUN: %python -c "import json, sys; d = json.load(open(sys.argv[1])); print([e['args'] for e in d['traceEvents'] if e['name'] in ('load tile 0', '%%y = ktir.abs')][:2])" %t.json | filecheck %s --check-prefix=TRACE-ARGS
 // RUN: %python -c "import numpy as np, sys; o = np.load(sys.argv[1])['out0']; print(o.shape, o.dtype, bool((o >= 0).all()))" %t.npz | filecheck %s --check-prefix=NPZ
 // RUN: ktir-run %s --cores 2 --json %t.report.json > /dev/null
 // RUN: filecheck %s --check-prefix=JSON --input-file %t.report.json
@@ -21,6 +23,7 @@
 // JSON: "bytes": 1024.0,
 // JSON: "bottleneck": "dma"
 // ROUNDTRIP: True
+// PNG: [b'\x89PNG', b'\x89PNG']
 // CHECK: outputs
 // CHECK: │ 0 │ %y     │ [4, 64] │ float16 │
 // CHECK: ktir.sim: 1 ops, 1,030 cycles, 0.7 µs
@@ -32,6 +35,7 @@
 // CHECK: │   0-1 │ 97.9% │ 0.0% │ 2.1% │ 0.0% │
 
 // TRACE: ['%y = ktir.abs', 'ktir.abs', 'load tile 0', 'store tile 1']
+// TRACE-ARGS: [{'kernel': 0, 'cores': 2, 'chunks': 1, 'work_division': 'd0=2, d1=1', {{.*}}'bottleneck': 'dma', {{.*}}}, {'kernel': 0, 'result': '%y', 'op': 'ktir.abs', 'work_division': 'd0=2, d1=1'}]
 // NPZ: (4, 64) float16 True
 func.func @abs(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
   %y = ktir.abs %x : tensor<4x64xf16> -> tensor<4x64xf16>

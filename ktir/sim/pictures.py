@@ -1,0 +1,197 @@
+"""
+Pictures of a simulated run (PNG, with matplotlib: `pip install 'ktir[plot]'`).
+
+- `write_png`: the timeline. A top band shows the kernels one after another (alternating
+  shades, the longest ones named); below it, one row per core with a lane per issue queue, DMA
+  loads and stores in different colours. The legend sits below the plot, outside the data.
+- `write_roofline_png`: every kernel as a point (arithmetic intensity = FLOPs per LPDDR5 byte
+  moved, achieved FLOP/s) under the chip's roofline, min(peak FLOP/s, intensity x bandwidth).
+  No kernel can sit above it (`roofline_points` is what is drawn; tests check it).
+
+```python
+from ktir.sim import simulate, write_png, write_roofline_png
+report = simulate(module, inputs).report
+write_png(report, "timeline.png")
+write_roofline_png(report, "roofline.png")
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ktir.sim.report import KernelReport, Report
+from ktir.sim.timeline import QUEUES
+
+QUEUE_COLORS = {
+    "load": "tab:blue",
+    "store": "tab:cyan",
+    "pt": "tab:red",
+    "sfu": "tab:green",
+    "ring": "tab:purple",
+}
+"""Colour of each issue queue's busy spans."""
+
+NAMED_KERNELS = 8
+"""The longest kernels the timeline's top band names."""
+
+
+@dataclass(frozen=True)
+class KernelSpan:
+    """A kernel's place in the top band: start and length in µs, and its label ('' = unnamed)."""
+
+    start: float
+    length: float
+    label: str
+
+
+def kernel_spans(report: Report, named: int = NAMED_KERNELS) -> list[KernelSpan]:
+    """The on-chip kernels in program order; the `named` longest carry `#index result op`."""
+    mhz = report.target.clock_mhz
+    chip = [k for k in report.kernels if k.cycles > 0]
+    longest = {k.index for k in sorted(chip, key=lambda k: (-k.cycles, k.index))[:named]}
+    return [KernelSpan(k.start / mhz, k.cycles / mhz, _label(k) if k.index in longest else "") for k in chip]
+
+
+LABEL_CHARS = 32
+"""Labels longer than this are cut with an ellipsis (a fused kernel lists all its ops)."""
+
+
+def _label(kernel: KernelReport) -> str:
+    """`#index result op`, e.g. `#13 %sdpa attention`, at most `LABEL_CHARS` characters."""
+    text = f"#{kernel.index} {kernel.name} {kernel.op.removeprefix('ktir.')}"
+    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
+
+
+@dataclass(frozen=True)
+class RooflinePoint:
+    """One kernel on the roofline chart."""
+
+    label: str
+    intensity: float
+    """FLOPs per LPDDR5 byte moved."""
+    flops_per_second: float
+    """Achieved: the kernel's FLOPs over its simulated time."""
+    roof: float
+    """The chip's best at this intensity: min(fp16 peak, intensity x LPDDR5 bandwidth)."""
+
+
+def roofline_points(report: Report) -> list[RooflinePoint]:
+    """Every on-chip kernel that computes and moves data, as a point under the roofline."""
+    target = report.target
+    points = []
+    for k in report.kernels:
+        if k.cycles <= 0 or k.flops <= 0 or k.bytes <= 0:
+            continue
+        intensity = k.flops / k.bytes
+        achieved = k.flops / (k.cycles / target.clock_hz)
+        roof = min(target.fp16_peak_flops, intensity * target.device_memory_bandwidth)
+        points.append(RooflinePoint(_label(k), intensity, achieved, roof))
+    return points
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        raise ImportError("a PNG needs matplotlib: pip install 'ktir[plot]'") from error
+    return plt
+
+
+def write_png(report: Report, path: str | Path) -> None:
+    """Draw the run's timeline (module docstring) to a PNG."""
+    plt = _pyplot()
+    mhz = report.target.clock_mhz
+    cores = max((k.cores for k in report.kernels), default=1)
+    lanes = list(QUEUES)
+    height = 1.6 + 0.32 * cores
+    figure, (band, axes) = plt.subplots(
+        2, 1, figsize=(14, height), sharex=True, gridspec_kw={"height_ratios": [1.2, 0.32 * cores]}
+    )
+    named = 0
+    for i, span in enumerate(kernel_spans(report)):
+        band.broken_barh([(span.start, span.length)], (0, 1), color="0.85" if i % 2 else "0.65")
+        if span.label:  # names on three staggered rows above the band, so neighbours do not collide
+            band.text(span.start, 1.15 + 0.6 * (named % 3), span.label, fontsize=7, ha="left", va="bottom")
+            named += 1
+    band.set_ylim(0, 3.2)
+    band.set_yticks([0.5], ["kernels"])
+    figure.suptitle(
+        f"{report.total_cycles:,} cycles, {report.time_us:,.1f} µs; {report.vs_bound:.2f}x the bound "
+        f"of {report.bound_us:,.1f} µs"
+    )
+    bars: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    for k in report.kernels:
+        for event in k.events:
+            for c in np.flatnonzero(event.end > event.start):
+                span = (float(event.start[c]) / mhz, float(event.end[c] - event.start[c]) / mhz)
+                bars.setdefault((int(c), event.queue), []).append(span)
+    for (c, queue), spans in sorted(bars.items()):
+        lane = lanes.index(queue)
+        axes.broken_barh(spans, (c + lane / len(lanes), 1 / len(lanes)), color=QUEUE_COLORS[queue])
+    axes.set_ylim(0, cores)
+    axes.invert_yaxis()
+    axes.set_yticks([c + 0.5 for c in range(cores)], [f"core {c}" for c in range(cores)], fontsize=7)
+    axes.set_xlabel("simulated µs")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=QUEUE_COLORS[q]) for q in lanes]
+    names = [f"dma {q}" if QUEUES[q] == "dma" else q for q in lanes]
+    figure.legend(handles, [f"{n} (lane {i + 1})" for i, n in enumerate(names)], loc="lower center", ncol=5)
+    figure.tight_layout(rect=(0, 0.05, 1, 0.97))
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def write_roofline_png(report: Report, path: str | Path, named: int = NAMED_KERNELS) -> None:
+    """Draw every kernel under the chip's roofline (module docstring) to a PNG."""
+    plt = _pyplot()
+    target = report.target
+    points = roofline_points(report)
+    figure, axes = plt.subplots(figsize=(9, 6))
+    ridge = target.fp16_peak_flops / target.device_memory_bandwidth
+    lowest = min([p.intensity for p in points] + [ridge]) / 4
+    highest = max([p.intensity for p in points] + [ridge]) * 4
+    x = np.geomspace(lowest, highest, 200)
+    axes.plot(
+        x, np.minimum(target.fp16_peak_flops, x * target.device_memory_bandwidth), "k-", label="roofline"
+    )
+    axes.scatter(
+        [p.intensity for p in points], [p.flops_per_second for p in points], color="tab:red", zorder=3
+    )
+    slowest = sorted(points, key=lambda p: p.flops_per_second / p.roof)[:named]
+    for rank, p in enumerate(slowest):  # alternate offsets: kernels of one kind sit on one spot
+        axes.annotate(
+            p.label,
+            (p.intensity, p.flops_per_second),
+            fontsize=7,
+            xytext=(6, -12 - 9 * (rank % 3)),
+            textcoords="offset points",
+        )
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("arithmetic intensity (FLOPs per LPDDR5 byte)")
+    axes.set_ylabel("achieved FLOP/s")
+    axes.set_title(
+        f"{target.name}: {target.fp16_peak_flops / 1e12:.1f} TFLOP/s fp16, "
+        f"{target.device_memory_bandwidth / 1e9:.1f} GB/s; {len(points)} kernels"
+    )
+    axes.legend(loc="lower right")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+__all__ = [
+    "KernelSpan",
+    "RooflinePoint",
+    "kernel_spans",
+    "roofline_points",
+    "write_png",
+    "write_roofline_png",
+]

@@ -1,0 +1,59 @@
+"""The timeline and roofline pictures (`ktir.sim.pictures`): what they draw, and the files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import compiled
+
+from ktir.sim import Report, simulate, write_png, write_roofline_png
+from ktir.sim.pictures import LABEL_CHARS, kernel_spans, roofline_points
+
+PROGRAM = """
+func.func @f(%x: tensor<256x512xf16>, %w: tensor<512x256xf16>, %y: tensor<256x256xf16>)
+    -> tensor<256x256xf16> {
+  %m = ktir.matmul %x, %w : tensor<256x512xf16>, tensor<512x256xf16> -> tensor<256x256xf16>
+  %e = ktir.exp %y : tensor<256x256xf16> -> tensor<256x256xf16>
+  %a = ktir.add %m, %e : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
+  %s = ktir.softmax %a dim 1 : tensor<256x256xf16> -> tensor<256x256xf16>
+  return %s : tensor<256x256xf16>
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def report() -> Report:
+    rng = np.random.default_rng(0)
+    shapes = ((256, 512), (512, 256), (256, 256))
+    inputs = [(rng.standard_normal(s) * 0.1).astype(np.float16) for s in shapes]
+    return simulate(compiled(PROGRAM, 8, fuse=False), inputs).report
+
+
+def test_the_band_names_the_longest_kernels(report: Report) -> None:
+    spans = kernel_spans(report, named=2)
+    on_chip = [k for k in report.kernels if k.cycles > 0]
+    assert len(spans) == len(on_chip)
+    assert [s.start for s in spans] == sorted(s.start for s in spans)
+    longest = sorted(on_chip, key=lambda k: -k.cycles)[:2]
+    named = [s.label for s in spans if s.label]
+    assert len(named) == 2 and all(f"#{k.index} " in " ".join(named) for k in longest)
+    assert all(len(s.label) <= LABEL_CHARS for s in spans)
+
+
+def test_no_kernel_sits_above_the_roofline(report: Report) -> None:
+    points = roofline_points(report)
+    assert points  # the matmul and the SFU kernels compute and move data
+    for p in points:
+        assert 0 < p.flops_per_second <= p.roof
+        peak = report.target.fp16_peak_flops
+        assert p.roof == min(peak, p.intensity * report.target.device_memory_bandwidth)
+
+
+def test_pngs_are_written(report: Report, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    for write, name in ((write_png, "timeline.png"), (write_roofline_png, "roofline.png")):
+        path = tmp_path / name
+        write(report, path)
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
