@@ -23,11 +23,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from xdsl.printer import Printer
 
 from ktir import __version__
 from ktir.frontend import MissingDependencyError, require_torch
 from ktir.ir.diagnostics import DiagnosticError, render
+from ktir.tools.output_files import OutputError, Writer, check_writable, write_all
 
 
 class ModelFileError(Exception):
@@ -41,6 +43,11 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("model_file", help="Python file defining `model` and `example_args`")
     parser.add_argument("-o", "--output-file", help="write the module here instead of stdout ('-': stdout)")
     parser.add_argument("--func-name", default="forward", help="name of the imported function")
+    parser.add_argument(
+        "--weights",
+        metavar="FILE.npz",
+        help="also write every parameter and buffer argument, by argument name (for ktir-run --weights)",
+    )
     parser.add_argument(
         "--print-debuginfo",
         "--mlir-print-debuginfo",
@@ -90,22 +97,12 @@ def run(argv: Sequence[str] | None = None) -> int:
     args = _arguments(argv)
     try:
         require_torch("ktir-import")
-    except MissingDependencyError as error:
-        print(f"ktir-import: error: {error}", file=sys.stderr)
-        return 1
-    from ktir.frontend.fx import import_fx  # torch is imported only when needed
-
-    # PyTorch logs its own tracebacks (fake tensors, graph dumps) before raising; the raised
-    # error is what ktir-import reports, in one line.
-    for name in ("torch._subclasses.fake_tensor", "torch.fx.experimental.symbolic_shapes", "torch._dynamo"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
-
-    try:
-        model, example_args, example_kwargs, dynamic_shapes = load_model_file(args.model_file)
-        module = import_fx(
-            model, example_args, example_kwargs, func_name=args.func_name, dynamic_shapes=dynamic_shapes
-        )
-    except ModelFileError as error:
+        for path in _output_paths(args):  # a bad path fails before the import runs
+            check_writable(path)
+        imported = _import(args)
+        text = _printed(imported.module, args)
+        write_all(_files(args, imported, text))  # every file or none
+    except (MissingDependencyError, OutputError, ModelFileError) as error:
         print(f"ktir-import: error: {error}", file=sys.stderr)
         return 1
     except DiagnosticError as error:
@@ -113,17 +110,54 @@ def run(argv: Sequence[str] | None = None) -> int:
         for diagnostic in error.diagnostics:
             print(render(diagnostic, sources), file=sys.stderr)
         return 1
+    if args.output_file in (None, "-"):
+        sys.stdout.write(text)
+    return 0
+
+
+def _output_paths(args: argparse.Namespace) -> list[str]:
+    return [p for p in (args.output_file, args.weights) if p not in (None, "-")]
+
+
+def _import(args: argparse.Namespace) -> Any:
+    """The `FxImport` of the model file (torch is imported only now)."""
+    from ktir.frontend.fx import import_program
+
+    # PyTorch logs its own tracebacks (fake tensors, graph dumps) before raising; the raised
+    # error is what ktir-import reports, in one line.
+    for name in ("torch._subclasses.fake_tensor", "torch.fx.experimental.symbolic_shapes", "torch._dynamo"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    model, example_args, example_kwargs, dynamic_shapes = load_model_file(args.model_file)
+    return import_program(
+        model, example_args, example_kwargs, func_name=args.func_name, dynamic_shapes=dynamic_shapes
+    )
+
+
+def _printed(module: Any, args: argparse.Namespace) -> str:
     text = io.StringIO()
     printer = Printer(
         stream=text, print_generic_format=args.print_op_generic, print_debuginfo=args.print_debuginfo
     )
     printer.print_op(module)
     text.write("\n")
-    if args.output_file in (None, "-"):
-        sys.stdout.write(text.getvalue())
-    else:
-        Path(args.output_file).write_text(text.getvalue(), encoding="utf-8")
-    return 0
+    return text.getvalue()
+
+
+def _files(args: argparse.Namespace, imported: Any, text: str) -> list[tuple[str, Writer]]:
+    files: list[tuple[str, Writer]] = []
+    if args.output_file not in (None, "-"):
+        files.append((args.output_file, lambda path: Path(path).write_text(text, encoding="utf-8")))
+    if args.weights is not None:
+        files.append((args.weights, lambda path: _write_weights(imported, path)))
+    return files
+
+
+def _write_weights(imported: Any, path: str) -> None:
+    """Every state argument (parameters, buffers, constants) of `imported`, by argument name."""
+    names = imported.input_names
+    arrays = {names[i]: array for i, array in imported.state_arrays().items()}
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

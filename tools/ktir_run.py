@@ -24,7 +24,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from rich.console import Console
@@ -75,6 +75,11 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         "--inputs", metavar="FILE.npz", help="input arrays by argument name (or arg0, arg1 ...)"
     )
     source.add_argument("--random", action="store_true", help="random inputs (the default)")
+    parser.add_argument(
+        "--weights",
+        metavar="FILE.npz",
+        help="arrays for the arguments they name (ktir-import --weights); the rest from --inputs or --random",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of --random (default 0)")
     parser.add_argument("--func-name", help="the function to run (default: the only one)")
     parser.add_argument(
@@ -237,13 +242,17 @@ def _inputs(module: ModuleOp, args: argparse.Namespace) -> list[np.ndarray]:
     names = argument_names(function)
     types = _argument_types(function)
     _check_memory(types)
-    if args.inputs is None:
+    weights = _arrays(args.weights, "weights") if args.weights else {}
+    if args.weights and not set(weights) & set(names):
+        raise RunError(
+            f"weights '{args.weights}' name no argument of the function; found: {', '.join(weights)}"
+        )
+    if args.inputs is None:  # random where no weight is given
         rng = np.random.default_rng(args.seed)
-        return [_random_input(t, rng) for t in types]
-    try:
-        arrays = np.load(args.inputs)
-    except (OSError, ValueError) as error:
-        raise RunError(f"cannot read inputs '{args.inputs}': {error}") from error
+        return [
+            weights[n] if n in weights else _random_input(t, rng) for n, t in zip(names, types, strict=True)
+        ]
+    arrays = _arrays(args.inputs, "inputs")
     values = []
     for i, name in enumerate(names):
         for key in (name, f"arg{i}"):
@@ -251,10 +260,22 @@ def _inputs(module: ModuleOp, args: argparse.Namespace) -> list[np.ndarray]:
                 values.append(arrays[key])
                 break
         else:
+            if name in weights:
+                values.append(weights[name])
+                continue
             raise RunError(
                 f"inputs '{args.inputs}' have no array '{name}' (or 'arg{i}'); found: {', '.join(arrays)}"
+                + (f"; weights '{args.weights}' have none either" if args.weights else "")
             )
     return values
+
+
+def _arrays(path: str, what: str) -> Any:
+    """The arrays of an .npz file, by name; a `RunError` naming the file if it cannot be read."""
+    try:
+        return np.load(path)
+    except (OSError, ValueError) as error:
+        raise RunError(f"cannot read {what} '{path}': {error}") from error
 
 
 def _simulate(module: ModuleOp, inputs: list[np.ndarray], func_name: str | None, target: Target) -> SimResult:

@@ -95,3 +95,52 @@ def test_without_torch_the_answer_is_how_to_install_it(
         ktir.compile(None, ())
     with pytest.raises(ImportError):  # it is an ImportError, as callers catching that expect
         ktir.import_fx(None, ())
+
+
+def test_weights_run_the_imported_model_from_the_command_line(tmp_path: Path) -> None:
+    """`ktir-import --weights` then `ktir-run --inputs --weights`: the model's own output."""
+    import runpy
+
+    import numpy as np
+
+    from ktir.tools import ktir_run
+
+    module, weights, x, y = (tmp_path / n for n in ("m.mlir", "w.npz", "x.npz", "y.npz"))
+    assert main([str(MODELS / "mlp.py"), "-o", str(module), "--weights", str(weights)]) == 0
+    stored = np.load(weights)
+    assert sorted(stored) == ["p_fc1_bias", "p_fc1_weight", "p_fc2_weight"]
+    namespace = runpy.run_path(str(MODELS / "mlp.py"))
+    model, (example,) = namespace["model"], namespace["example_args"]
+    assert np.array_equal(stored["p_fc1_weight"], model.fc1.weight.detach().numpy())
+    np.savez(x, x=example.numpy())
+    assert ktir_run.main([str(module), "--inputs", str(x), "--weights", str(weights), "-o", str(y)]) == 0
+    eager = model(example).detach().numpy().astype(np.float32)
+    ours = np.load(y)["out0"].astype(np.float32)
+    assert np.abs(ours - eager).max() <= 1e-3  # fp16 rounding per op, against eager fp16
+    without = tmp_path / "r.npz"  # the weights random instead: another output
+    assert ktir_run.main([str(module), "--inputs", str(x), "-o", str(without)]) == 1  # x only: no weights
+    assert ktir_run.main([str(module), "-o", str(without)]) == 0
+    assert not np.array_equal(np.load(without)["out0"], np.load(y)["out0"])
+
+
+def test_weights_that_name_no_argument_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import numpy as np
+
+    from ktir.tools import ktir_run
+
+    module, weights = tmp_path / "m.mlir", tmp_path / "w.npz"
+    assert main([str(MODELS / "mlp.py"), "-o", str(module)]) == 0
+    np.savez(weights, nothing=np.zeros(3))
+    assert ktir_run.main([str(module), "--weights", str(weights)]) == 1
+    assert "weights '" in capsys.readouterr().err
+
+
+def test_no_file_is_written_when_one_output_cannot_be(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = tmp_path / "m.mlir"
+    assert main([str(MODELS / "mlp.py"), "-o", str(module), "--weights", str(tmp_path / "no" / "w.npz")]) == 1
+    assert not module.exists()
+    assert "no such directory" in capsys.readouterr().err
