@@ -32,6 +32,8 @@ from ktir.hardware.target import SPYRE, Target, load_target
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, verify_module
 from ktir.passes import get_all_passes
+from ktir.passes.compile import expand_stages
+from ktir.progress import StageProgress
 from ktir.sim import Report, pack_arguments, simulate
 
 XDSL_PASSES = ("canonicalize", "cse", "dce", "arith-add-fastmath", "convert-linalg-to-loops")
@@ -95,6 +97,7 @@ def run_pipeline(
     ctx: Context | None = None,
     verify: bool = True,
     target: str | Path | None = None,
+    progress: StageProgress | None = None,
 ) -> ModuleOp:
     """
     Run the passes of `spec` on `module` in place and return it.
@@ -103,8 +106,10 @@ def run_pipeline(
     the pipeline that takes a `target` option and was not given one in `spec`.
 
     With `verify` (the default) the module is verified after each pass; a failure raises
-    `DiagnosticError` whose messages end with `(after pass '<name>')`. Something other than a
-    `ModuleOp` (MLIR text, a function) or a `spec` that is not a string raises `PipelineError`.
+    `DiagnosticError` whose messages end with `(after pass '<name>')`. `ktir-compile` runs as
+    its stages (`ktir.passes.compile.expand_stages`), each announced to `progress` if given.
+    Something other than a `ModuleOp` (MLIR text, a function) or a `spec` that is not a string
+    raises `PipelineError`.
     """
     if not isinstance(module, ModuleOp):
         hint = (
@@ -120,13 +125,15 @@ def run_pipeline(
             f"the pass pipeline must be a string like 'canonicalize,cse', not {type(spec).__name__}"
         )
     context = ctx or make_context()
-    for module_pass in with_target(parse_pipeline(spec), target):
-        module_pass.apply(context, module)
-        if not verify:
+    for stage in expand_stages(with_target(parse_pipeline(spec), target)):
+        if progress is not None:
+            progress.stage(stage.module_pass.name)
+        stage.module_pass.apply(context, module)
+        if not verify or not stage.last:  # a pipeline pass is verified once, after its last stage
             continue
         if errors := verify_module(module):
             for error in errors:
-                error.message += f" (after pass '{module_pass.name}')"
+                error.message += f" (after pass '{stage.parent or stage.module_pass.name}')"
             raise DiagnosticError(errors)
     return module
 
@@ -211,6 +218,7 @@ def compile(
     target: str | Path | None = None,
     fold: bool = True,
     fuse: bool = True,
+    quiet: bool = False,
 ) -> Program:
     """
     Import a PyTorch model and lower it to core-level ktir over `cores` cores of `target`.
@@ -220,7 +228,9 @@ def compile(
     the target's cores. With `fold` (the default) what depends on no user input (masks, rotary
     tables, casts of weights) is computed once here and kept as state
     (`ktir.frontend.constants.fold_constants`). With `fuse` (the default) producer-consumer
-    chains run as one kernel each (`ktir-fuse`); `fuse=False` keeps one kernel per op.
+    chains run as one kernel each (`ktir-fuse`); `fuse=False` keeps one kernel per op. A compile
+    that takes more than 2 s shows a progress bar with the stage running on stderr, if stderr
+    is a terminal (`ktir.progress`); `quiet=True` turns it off.
 
     ```python
     prog = ktir.compile(model, (x,), cores=32)
@@ -233,11 +243,16 @@ def compile(
     from ktir.frontend.constants import fold_constants
     from ktir.frontend.fx import import_program
 
-    imported = import_program(model_or_fn, tuple(example_args), example_kwargs or {})
-    if fold:
-        fold_constants(imported)
     options = f"policy={policy} fuse={str(fuse).lower()}" + ("" if cores is None else f" cores={cores}")
-    run_pipeline(imported.module, f"ktir-compile{{{options}}}", target=target)
+    spec = f"ktir-compile{{{options}}}"
+    stages = len(expand_stages(parse_pipeline(spec)))
+    with StageProgress(2 + stages, quiet=quiet) as progress:
+        progress.stage("importing (torch.export)")
+        imported = import_program(model_or_fn, tuple(example_args), example_kwargs or {})
+        progress.stage("folding constants")
+        if fold:
+            fold_constants(imported)
+        run_pipeline(imported.module, spec, target=target, progress=progress)
     return Program(imported.module, imported, load_target(str(target or "")))
 
 

@@ -48,11 +48,11 @@ from ktir.ir.diagnostics import (
 )
 from ktir.ir.expected_diagnostics import Expectation, check, parse_expectations
 from ktir.ir.expected_diagnostics import _regex_of as regex_of
+from ktir.passes.compile import expand_stages
 from ktir.tools.output_files import OutputError, check_writable, write_all
 from ktir.tools.pass_instrumentation import (
     Instrumentation,
     describe_passes,
-    expand_stages,
     pipeline_from_mlir,
     timing_report,
     timing_rows,

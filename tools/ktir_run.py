@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute
 
 from ktir import __version__
-from ktir.compile import PipelineError, run_pipeline
+from ktir.compile import PipelineError, parse_pipeline, run_pipeline
 from ktir.dialects.ktir import TiledLayoutAttr, device_dtype_of_element
 from ktir.dialects.ktir_core import KernelOp
 from ktir.hardware.target import Target, load_target
@@ -51,6 +51,8 @@ from ktir.ir.diagnostics import (
     render,
     verify_module,
 )
+from ktir.passes.compile import expand_stages
+from ktir.progress import StageProgress
 from ktir.reference.executor import argument_names, entry_function
 from ktir.reference.ops import ExecutionError, numpy_dtype
 from ktir.sim import SimResult, SimulationError, simulate, write_png, write_roofline_png, write_trace
@@ -109,6 +111,9 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         default="time",
         help="kernel rows slowest first (time, the default) or in program order",
     )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bars (compile and simulation) on stderr"
+    )
     parser.add_argument("--version", action="version", version=f"ktir-run {__version__}")
     args = parser.parse_args(argv)
     try:
@@ -142,7 +147,9 @@ def _load_module(filename: str, text: str, args: argparse.Namespace) -> ModuleOp
         raise DiagnosticError(errors)
     if not any(isinstance(op, KernelOp) for op in module.walk()):
         options = f"policy={args.policy}" + ("" if args.cores is None else f" cores={args.cores}")
-        run_pipeline(module, f"ktir-compile{{{options}}}", target=args.target)
+        spec = f"ktir-compile{{{options}}}"
+        with StageProgress(len(expand_stages(parse_pipeline(spec))), quiet=args.quiet) as progress:
+            run_pipeline(module, spec, target=args.target, progress=progress)
     return module
 
 
@@ -278,12 +285,14 @@ def _arrays(path: str, what: str) -> Any:
         raise RunError(f"cannot read {what} '{path}': {error}") from error
 
 
-def _simulate(module: ModuleOp, inputs: list[np.ndarray], func_name: str | None, target: Target) -> SimResult:
+def _simulate(
+    module: ModuleOp, inputs: list[np.ndarray], func_name: str | None, target: Target, quiet: bool
+) -> SimResult:
     function = entry_function(module, func_name)
     total = len(function.body.block.ops)
     console = Console(stderr=True)
     columns = (TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=True, disable=total < 50) as progress:
+    with Progress(*columns, console=console, transient=True, disable=quiet or total < 50) as progress:
         task = progress.add_task("ops", total=total)
         return simulate(
             module,
@@ -351,7 +360,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     filename, text = _read(args.input_file)
     module = _load_module(filename, text, args)
     inputs = _inputs(module, args)
-    result = _simulate(module, inputs, args.func_name, args.chip)
+    result = _simulate(module, inputs, args.func_name, args.chip, args.quiet)
     # The terminal's width, or 80 columns when piped (rich's default; `COLUMNS` overrides it):
     # the report's tables keep the columns that fit (`ktir.sim.tables`).
     console = Console()

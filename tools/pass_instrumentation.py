@@ -3,7 +3,7 @@ What `ktir-opt` does around the passes it runs, with `mlir-opt`'s flags: `--pass
 syntax, `--list-passes`, `--mlir-print-ir-before/after[-all]` and `--mlir-timing`.
 
 `ktir-compile` is a pipeline of stages (`ktir.passes.compile.CompilePass.passes`); `ktir-opt`
-runs the stages one by one (`expand_stages`), so each one can be printed and timed, and
+runs the stages one by one (`ktir.passes.compile.expand_stages`), so each one can be printed and timed, and
 `--mlir-print-ir-after=ktir-compile` means after its last stage. The output is the same as
 running `ktir-compile` as one pass.
 
@@ -29,13 +29,13 @@ import dataclasses
 import inspect
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from ktir.passes.compile import CompilePass
+from ktir.passes.compile import Stage
 
 _MODULE_ANCHOR = re.compile(r"^\s*builtin\.module\s*\((?P<body>.*)\)\s*$", re.DOTALL)
 
@@ -67,28 +67,6 @@ def _without_options(spec: str) -> str:
             kept.append(char)
         depth -= char == "}" and depth > 0
     return "".join(kept)
-
-
-@dataclass(frozen=True)
-class Stage:
-    """A pass `ktir-opt` runs, and the pipeline pass it is a stage of (None: run as given)."""
-
-    module_pass: ModulePass
-    parent: str | None = None
-    first: bool = True
-    last: bool = True
-
-
-def expand_stages(passes: Iterable[ModulePass]) -> list[Stage]:
-    """Each pass as it is, except `ktir-compile`, which becomes its stages in order."""
-    stages: list[Stage] = []
-    for module_pass in passes:
-        if not isinstance(module_pass, CompilePass):
-            stages.append(Stage(module_pass))
-            continue
-        inner = module_pass.passes()
-        stages.extend(Stage(p, module_pass.name, i == 0, i == len(inner) - 1) for i, p in enumerate(inner))
-    return stages
 
 
 def describe_passes(available: dict[str, Callable[[], type[ModulePass]]]) -> str:
@@ -233,9 +211,7 @@ def timing_rows(
 
 __all__ = [
     "Instrumentation",
-    "Stage",
     "describe_passes",
-    "expand_stages",
     "pipeline_from_mlir",
     "timing_report",
     "timing_rows",

@@ -6,6 +6,7 @@ planner, the static check and the simulator agree on its LX and its cores.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -87,8 +88,12 @@ def test_run_pipeline_and_the_tools_take_the_target(small_chip: Path, tmp_path: 
     )
     assert ktir_opt.main([str(source), "-p", "ktir-compile", "--target", str(small_chip)]) == 0
     assert 'ktir.kernel "ktir.exp" cores 16 chunks 8' in capsys.readouterr().out
-    assert ktir_run.main([str(source), "--target", str(small_chip), "--top", "1"]) == 0
-    assert "│    16 │      8 │" in capsys.readouterr().out
+    report = tmp_path / "report.json"
+    assert ktir_run.main([str(source), "--target", str(small_chip), "--top", "1", "--json", str(report)]) == 0
+    (kernel,) = json.loads(report.read_text())["kernels"]
+    assert (kernel["cores"], kernel["chunks"]) == (16, 8)
+    assert json.loads(report.read_text())["target"]["cores"] == 16
+    capsys.readouterr()
     assert ktir_run.main([str(source), "--target", str(small_chip), "--cores", "32"]) == 2
     assert "argument --cores: must be in 1..16, not 32" in capsys.readouterr().err
     assert ktir_opt.main([str(source), "-p", "ktir-compile", "--target", str(tmp_path / "no.toml")]) == 2

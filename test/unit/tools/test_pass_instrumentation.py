@@ -7,9 +7,9 @@ import re
 import pytest
 
 from ktir.compile import available_passes, parse_pipeline
+from ktir.passes.compile import expand_stages
 from ktir.tools.pass_instrumentation import (
     describe_passes,
-    expand_stages,
     pipeline_from_mlir,
     timing_report,
     timing_rows,
