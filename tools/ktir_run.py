@@ -91,7 +91,10 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         "--target", metavar="FILE.toml", default="", help="the chip, as a TOML file (default: Spyre)"
     )
     parser.add_argument(
-        "--policy", default="default", choices=["default", "cost"], help="work division policy"
+        "--policy",
+        default="dataflow",
+        choices=["dataflow", "default", "cost"],
+        help="work division policy for graph-level IR (default: dataflow, as ktir.compile and ktir-compile)",
     )
     parser.add_argument(
         "--trace", metavar="FILE.json", help="write a Chrome trace (Perfetto, chrome://tracing)"

@@ -141,10 +141,20 @@ def _run_host_op(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _name(op: Operation) -> str:
+    """
+    The report's name of an op: its result's SSA name, else what it does: a kernel by the graph
+    op it runs, and a restickify by what it moves (`%restickify(%x)`), not `%kernel`.
+    """
     if not op.results:
         return "-"
-    hint = op.results[0].name_hint
-    return f"%{hint}" if hint else f"%{op.name.split('.')[-1]}"
+    if hint := op.results[0].name_hint:
+        return f"%{hint}"
+    what = op.op_name.data if isinstance(op, core.KernelOp) else op.name
+    short = what.split(".")[-1]
+    source = op.operands[0].name_hint if op.operands else None
+    if short == "restickify" and source:
+        return f"%{short}(%{source})"
+    return f"%{short}"
 
 
 def _resident_address(value: SSAValue) -> int | None:
