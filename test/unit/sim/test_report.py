@@ -70,3 +70,20 @@ def test_from_json_gives_the_same_report(report: Report) -> None:
 def test_bad_json_is_a_report_format_error(text: str, message: str) -> None:
     with pytest.raises(ReportFormatError, match=message):
         Report.from_json(text)
+
+
+def test_kernels_are_named_by_what_they_do() -> None:
+    """A restickify has no SSA name of its own: the report names it by what it moves."""
+    text = """
+func.func @f(%x: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  %t = ktir.permute %x perm [1, 0] : tensor<64x64xf16> -> tensor<64x64xf16>
+  %y = ktir.add %x, %t : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+  return %y : tensor<64x64xf16>
+}
+"""
+    x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float16)
+    report = simulate(compiled(text, 4), [x]).report
+    names = {k.op: k.name for k in report.kernels}
+    assert names["ktir.restickify"] == "%restickify(%t)"
+    assert names["ktir.add"] == "%y"
+    assert all("%kernel" not in k.name for k in report.kernels)
