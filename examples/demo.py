@@ -4,8 +4,9 @@
 A `LlamaForCausalLM` from a small random-initialized config (2 layers, hidden 64, grouped-query
 attention) is exported, lowered by the whole ktir pipeline to per-core programs for 32 cores,
 and run on `ktir.sim`. The logits are checked against PyTorch eager (fp16) within the bounds
-the test suite uses; the cycle report is printed and the timeline is written as a Chrome trace
-(open it in https://ui.perfetto.dev or chrome://tracing) and, with matplotlib, a PNG.
+the test suite uses; the cycle report is printed at the terminal's width (80 columns when
+piped) and the timeline is written as a Chrome trace (open it in https://ui.perfetto.dev or
+chrome://tracing) and, with matplotlib, as a PNG timeline and a roofline chart.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ import transformers
 from rich.console import Console
 
 import ktir
-from ktir.sim import write_png, write_trace
+from ktir.compile import Program
+from ktir.sim import write_png, write_roofline_png, write_trace
 
 OUT = Path("build/demo")
 
 
-def main() -> int:
-    console = Console(width=max(120, Console().width))
+def build() -> tuple[torch.nn.Module, torch.Tensor]:
+    """The demo's model (2-layer HF Llama, fp16, seeded) and its 32 input ids."""
     config = transformers.LlamaConfig(
         vocab_size=256,
         hidden_size=64,
@@ -39,9 +41,19 @@ def main() -> int:
     torch.manual_seed(0)
     model = transformers.LlamaForCausalLM(config).half().eval()
     ids = torch.randint(0, config.vocab_size, (1, 32), generator=torch.Generator().manual_seed(0))
+    return model, ids
 
+
+def compiled(model: torch.nn.Module, ids: torch.Tensor) -> Program:
+    """The demo's program: the model lowered for 32 cores."""
+    return ktir.compile(model, (ids,), {"use_cache": False}, cores=32)
+
+
+def main() -> int:
+    console = Console()
+    model, ids = build()
     start = time.perf_counter()
-    program = ktir.compile(model, (ids,), {"use_cache": False}, cores=32)
+    program = compiled(model, ids)
     kernels = sum(1 for op in program.module.walk() if op.name == "ktir.kernel")
     console.print(f"compiled HF Llama (2 layers): {kernels} kernels in {time.perf_counter() - start:.1f} s")
 
@@ -65,7 +77,8 @@ def main() -> int:
     console.print(f"trace: {OUT / 'llama_trace.json'} (open in https://ui.perfetto.dev)")
     try:
         write_png(report, OUT / "llama_timeline.png")
-        console.print(f"timeline: {OUT / 'llama_timeline.png'}")
+        write_roofline_png(report, OUT / "llama_roofline.png")
+        console.print(f"timeline: {OUT / 'llama_timeline.png'}, roofline: {OUT / 'llama_roofline.png'}")
     except ImportError as error:
         console.print(f"[yellow]no PNG: {error}[/yellow]")
     return 0 if ok else 1

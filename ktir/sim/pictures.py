@@ -94,6 +94,19 @@ def roofline_points(report: Report) -> list[RooflinePoint]:
     return points
 
 
+def labelled_points(points: list[RooflinePoint], named: int) -> list[tuple[RooflinePoint, int]]:
+    """
+    The points the chart names: kernels on one spot (within a tenth of a decade on both axes,
+    e.g. the same op in every layer) are one label with the count of the others; the `named`
+    spots furthest below the roof, furthest first.
+    """
+    spots: dict[tuple[float, float], list[RooflinePoint]] = {}
+    for p in sorted(points, key=lambda p: p.flops_per_second / p.roof):
+        key = (round(np.log10(p.intensity), 1), round(np.log10(p.flops_per_second), 1))
+        spots.setdefault(key, []).append(p)
+    return [(group[0], len(group) - 1) for group in list(spots.values())[:named]]
+
+
 def _pyplot() -> Any:
     try:
         import matplotlib
@@ -164,14 +177,16 @@ def write_roofline_png(report: Report, path: str | Path, named: int = NAMED_KERN
     axes.scatter(
         [p.intensity for p in points], [p.flops_per_second for p in points], color="tab:red", zorder=3
     )
-    slowest = sorted(points, key=lambda p: p.flops_per_second / p.roof)[:named]
-    for rank, p in enumerate(slowest):  # alternate offsets: kernels of one kind sit on one spot
+    offsets = ((6, -12), (6, 6), (-6, -12), (-6, 6))  # right/left, below/above, in turn
+    for rank, (p, others) in enumerate(labelled_points(points, named)):
+        dx, dy = offsets[rank % len(offsets)]
         axes.annotate(
-            p.label,
+            p.label + (f" (+{others} alike)" if others else ""),
             (p.intensity, p.flops_per_second),
             fontsize=7,
-            xytext=(6, -12 - 9 * (rank % 3)),
+            xytext=(dx, dy),
             textcoords="offset points",
+            ha="left" if dx > 0 else "right",
         )
     axes.set_xscale("log")
     axes.set_yscale("log")
@@ -191,6 +206,7 @@ __all__ = [
     "KernelSpan",
     "RooflinePoint",
     "kernel_spans",
+    "labelled_points",
     "roofline_points",
     "write_png",
     "write_roofline_png",

@@ -3,14 +3,16 @@ Report tables that fit the console: columns are chosen by width, numbers are nev
 
 A table is a list of `Column`s, each with its cells already formatted. `fitted_table` keeps the
 columns in their order but drops the least important ones (highest `priority` number) until
-the table fits `width` with every cell whole; if the essential columns (priority 0) alone do not
-fit, a text column (names) is cut, down to `min_width`, with an ellipsis. A numeric column is
-never narrower than its widest cell. Cells are plain text (rich markup such as
-`[...]` in `ktir.fused[matmul+silu]` is shown, not interpreted).
+the table fits `width` with every cell on one line; if the essential columns (priority 0) alone
+do not fit, a text column (names) gets narrower, down to `min_width`, and its long cells continue
+on the next lines (folded, never cut). A numeric column is never narrower than its widest cell.
+Cells are plain text (rich markup such as `[...]` in `ktir.fused[matmul+silu]` is shown, not
+interpreted).
 
-Example: the kernel table at 80 columns keeps `#`, `result`, `op`, `cycles`, `x bound`,
-`bound`, `MB` and `traffic`, and leaves out `cores`, `chunks`, `min MB` and `bottleneck`; at
-120 columns it keeps them all.
+Example: a kernel table with short names at 80 columns keeps `#`, `result`, `op`, `cycles`,
+`x bound`, `bound`, `MB` and `traffic` and leaves out `bottleneck`, `min MB`, `cores` and
+`chunks`; at 160 columns it keeps them all. With long names (the demo's Llama: 29-character
+results, 50-character fused op lists) only the essential columns stay, and the names fold.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class Column:
     priority: int = 0
     """Columns with the highest number are dropped first when the table does not fit."""
     min_width: int = 0
-    """A text column's narrowest width (cut with an ellipsis); numbers keep their full width."""
+    """A text column's narrowest width (longer cells fold onto more lines); numbers keep theirs."""
 
     @property
     def natural(self) -> int:
@@ -67,8 +69,8 @@ def fitted_table(
         table.add_column(
             column.header,
             justify="right" if column.numeric else "left",
-            no_wrap=True,
-            overflow="ellipsis",
+            no_wrap=column.numeric,
+            overflow="ellipsis" if column.numeric else "fold",  # numbers always fit their width
             width=column_width,
         )
     rows = len(ordered[0].cells) if ordered else 0

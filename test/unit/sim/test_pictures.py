@@ -57,3 +57,13 @@ def test_pngs_are_written(report: Report, tmp_path: Path) -> None:
         path = tmp_path / name
         write(report, path)
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_kernels_on_one_spot_share_a_label() -> None:
+    from ktir.sim.pictures import RooflinePoint, labelled_points
+
+    same = [RooflinePoint(f"#{i}", 2.0, 1e10 * (1 + i * 0.01), 4e11) for i in range(3)]
+    other = RooflinePoint("#9", 300.0, 5e13, 6e13)
+    labelled = labelled_points([other, *same], named=8)
+    assert [(p.label, n) for p, n in labelled] == [("#0", 2), ("#9", 0)]  # furthest below first
+    assert labelled_points([other, *same], named=1) == [(same[0], 2)]
