@@ -8,6 +8,10 @@
 // RUN: ktir-opt %s -p 'cse,ktir-compile{cores=2}' --mlir-print-ir-before=ktir-compile --mlir-print-ir-after=ktir-fuse,ktir-compile 2>&1 >/dev/null | filecheck %s --check-prefix=NAMED
 // RUN: ktir-opt %s -p 'ktir-compile{cores=2}' --mlir-timing 2>&1 >/dev/null | filecheck %s --check-prefix=TIMING
 // RUN: ktir-opt --list-passes | filecheck %s --check-prefix=LIST
+// RUN: ktir-opt %s -p 'cse,ktir-compile{cores=2}' --mlir-print-ir-before-all 2>&1 >/dev/null | filecheck %s --check-prefix=BEFORE-ALL
+// The old spellings: --print-between-passes prints after every pass, --time-passes times them.
+// RUN: ktir-opt %s -p cse --print-between-passes 2>&1 >/dev/null | filecheck %s --check-prefix=OLD-PRINT
+// RUN: ktir-opt %s -p cse --time-passes 2>&1 >/dev/null | filecheck %s --check-prefix=TIMING-CSE
 
 // Usage errors: exit 2, one line.
 // RUN: not ktir-opt %s -p cse --pass-pipeline='builtin.module(cse)' 2>&1 | filecheck %s --check-prefix=BOTH
@@ -46,6 +50,13 @@
 // TIMING: {{[0-9.]+}} ({{ *[0-9.]+}}%)    ktir-lower-to-cores
 // TIMING-NEXT: {{[0-9.]+}} ({{ *[0-9.]+}}%)  Output
 // TIMING-NEXT: {{[0-9.]+}} (100.0%)  Total
+
+// BEFORE-ALL: // -----// IR Dump Before CommonSubexpressionElimination (cse) //----- //
+// BEFORE-ALL: // -----// IR Dump Before PropagateLayoutsPass (ktir-propagate-layouts) //----- //
+// BEFORE-ALL: // -----// IR Dump Before LowerToCoresPass (ktir-lower-to-cores) //----- //
+// BEFORE-ALL-NOT: IR Dump After
+// OLD-PRINT: // -----// IR Dump After CommonSubexpressionElimination (cse) //----- //
+// TIMING-CSE: {{[0-9.]+}} ({{ *[0-9.]+}}%)  cse
 
 // LIST: Available passes:
 // LIST: ktir-compile

@@ -11,6 +11,7 @@
 // RUN: %python -c "import json, sys; d = json.load(open(sys.argv[1])); print([e['args'] for e in d['traceEvents'] if e['name'] in ('load tile 0', '%%y = ktir.abs')][:2])" %t.json | filecheck %s --check-prefix=TRACE-ARGS
 // RUN: %python -c "import numpy as np, sys; o = np.load(sys.argv[1])['out0']; print(o.shape, o.dtype, bool((o >= 0).all()))" %t.npz | filecheck %s --check-prefix=NPZ
 // RUN: ktir-run %s --cores 2 --json %t.report.json > /dev/null
+// RUN: ktir-run %s --cores 2 --quiet --order program --top 0 | filecheck %s --check-prefix=PROGRAM-ORDER
 // RUN: filecheck %s --check-prefix=JSON --input-file %t.report.json
 // RUN: %python -c "import sys; from ktir.sim import Report; t = open(sys.argv[1]).read(); print(Report.from_json(t).to_json() + chr(10) == t)" %t.report.json | filecheck %s --check-prefix=ROUNDTRIP
 
@@ -23,6 +24,7 @@
 // JSON: "bytes": 1024.0,
 // JSON: "bottleneck": "dma"
 // ROUNDTRIP: True
+// PROGRAM-ORDER: │ 0 │ %y     │ abs │  1,029 │
 // PNG: [b'\x89PNG', b'\x89PNG']
 // CHECK: outputs
 // CHECK: │ 0 │ %y     │ [4, 64] │ float16 │
