@@ -11,7 +11,7 @@ from typing import Any
 from ktir.layout.spyre import SpyreTensorLayout
 from ktir.layout.transfer import to_device, to_host
 
-__all__ = ["SpyreTensorLayout", "compile", "import_fx", "run_pipeline", "to_device", "to_host"]
+__all__ = ["SpyreTensorLayout", "compile", "import_fx", "load", "run_pipeline", "to_device", "to_host"]
 __version__ = "0.1.0"
 
 
@@ -24,6 +24,13 @@ def import_fx(model_or_fn: Any, example_args: Any, example_kwargs: Any = None) -
     from ktir.frontend.fx import import_fx as _import_fx
 
     return _import_fx(model_or_fn, example_args, example_kwargs)
+
+
+def load(directory: Any) -> Any:
+    """A program `Program.save` wrote, ready to call; see `ktir.saved.load`."""
+    from ktir.saved import load as _load
+
+    return _load(directory)
 
 
 def run_pipeline(module: Any, spec: str) -> Any:

@@ -194,6 +194,15 @@ class Program:
         self._pending_load_bytes = float(sum(buffer.nbytes for buffer in self._resident.values()))
         self.loads += 1
 
+    def save(self, directory: str | Path) -> None:
+        """
+        Write the program to `directory` without pickle (`ktir.saved`): the core-level MLIR,
+        an `.npz` of the packed parameters and a JSON description; `ktir.load` reads it back.
+        """
+        from ktir.saved import save
+
+        save(self, directory)
+
     def __call__(self, *args: Any) -> Any:
         self.load()
         result = simulate(

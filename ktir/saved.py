@@ -1,0 +1,198 @@
+"""
+Compiled programs on disk, without pickle: `Program.save(directory)` and `ktir.load(directory)`.
+
+A saved program is a directory of three files:
+
+- `program.mlir`: the core-level ktir (`ktir.kernel` ops), as `ktir-opt` prints it;
+- `parameters.npz`: the model's state (parameters, buffers, constants) packed in the device
+  layouts the compiler chose, one array per state argument, by argument name;
+- `program.json`: `{"format": "ktir-program", "version": 1, ...}` with the target's fields, the
+  argument names and how many are user inputs, and the output tensors (shape, dtype and which
+  function result each is), plus the output structure as torch's pytree JSON when it has one.
+
+```python
+prog = ktir.compile(model, (x,))
+prog.save("saved/model")
+again = ktir.load("saved/model")    # parses, verifies and checks the program against its target
+y = again(x)                        # the same outputs and report as prog(x)
+```
+
+The loaded program returns what the model returned when the output structure is one torch's
+pytree can write as JSON (a tensor, tuples, lists, dicts of tensors); otherwise (a Hugging Face
+`ModelOutput`, a dataclass, constants among the outputs) a tuple of the output tensors, in
+order. Without torch installed, it takes and returns NumPy arrays.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.printer import Printer
+
+from ktir.hardware.target import Target
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import DiagnosticError, parse_module, verify_module
+from ktir.reference.executor import argument_names, entry_function
+from ktir.reference.ops import numpy_dtype
+from ktir.sim import Report, simulate
+
+FORMAT = "ktir-program"
+VERSION = 1
+FILES = ("program.mlir", "parameters.npz", "program.json")
+"""The files of a saved program."""
+
+
+class SavedProgramError(ValueError):
+    """A directory that is not a saved program `load` can read; the message says what is wrong."""
+
+
+def save(program: Any, directory: str | Path) -> None:
+    """Write `program` (a `ktir.compile.Program`) to `directory` (created; its files replaced)."""
+    path = Path(directory)
+    path.mkdir(parents=True, exist_ok=True)
+    program.load()  # the packed state
+    names = argument_names(entry_function(program.module, None))
+    text = _printed(program.module)
+    imported = program.imported
+    description = {
+        "format": FORMAT,
+        "version": VERSION,
+        "target": dataclasses.asdict(program.target),
+        "input_names": names,
+        "user_inputs": imported.user_input_count,
+        "outputs": [
+            {"shape": list(s.shape), "dtype": str(s.dtype).removeprefix("torch."), "result": s.result}
+            for s in imported.outputs
+        ],
+        "structure": _structure(imported.output_tree),
+    }
+    (path / "program.mlir").write_text(text, encoding="utf-8")
+    with open(path / "parameters.npz", "wb") as f:
+        np.savez(f, **{names[i]: array for i, array in program._resident.items()})
+    (path / "program.json").write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
+
+
+def _printed(module: ModuleOp) -> str:
+    import io
+
+    text = io.StringIO()
+    Printer(stream=text).print_op(module)
+    return text.getvalue() + "\n"
+
+
+def _structure(tree: Any) -> str | None:
+    """The output structure as torch's pytree JSON, or None when it cannot be written so."""
+    if tree is None or any(type(leaf).__name__ != "_Tensor" for leaf in tree.leaves):
+        return None
+    try:
+        from torch.utils import _pytree as pytree
+
+        return pytree.treespec_dumps(tree.spec)
+    except Exception:  # a type pytree cannot serialize (e.g. a ModelOutput): outputs as a tuple
+        return None
+
+
+class SavedProgram:
+    """
+    A program read back by `load`: call it like the compiled one (the user inputs only); its
+    state, packed, stays in device memory (the first call's report shows its transfer as
+    `load_bytes`, like a compiled program's). `report` is the last call's report.
+    """
+
+    def __init__(self, module: ModuleOp, description: dict[str, Any], state: dict[int, np.ndarray]) -> None:
+        self.module = module
+        self.description = description
+        self.target = Target(**description["target"])
+        self.user_inputs = int(description["user_inputs"])
+        self._resident = state
+        self._report: Report | None = None
+        # The first call transfers the packed state host -> device, as a compiled program's does.
+        self._pending_load_bytes = float(sum(a.nbytes for a in state.values()))
+
+    @property
+    def report(self) -> Report:
+        """The simulator's report of the last call."""
+        if self._report is None:
+            raise RuntimeError("the program has not run yet: call it first")
+        return self._report
+
+    def __call__(self, *args: Any) -> Any:
+        if len(args) != self.user_inputs:
+            raise ValueError(f"expected {self.user_inputs} input(s), got {len(args)}")
+        # The state is resident (packed on load); its host-side inputs are only shape-checked,
+        # so zero-stride views stand for them without allocating the parameters again.
+        types = [arg.type for arg in entry_function(self.module, None).body.block.args]
+        state = [np.broadcast_to(np.zeros((), numpy_dtype(t.element_type)), t.get_shape()) for t in types]
+        inputs = [_array(a) for a in args] + state[self.user_inputs :]
+        result = simulate(
+            self.module,
+            inputs,
+            target=self.target,
+            resident=self._resident,
+            load_bytes=self._pending_load_bytes,
+        )
+        self._pending_load_bytes = 0.0
+        self._report = result.report
+        return self._outputs(result.outputs)
+
+    def _outputs(self, results: Sequence[np.ndarray]) -> Any:
+        try:
+            import torch
+        except ImportError:
+            return tuple(results)
+        tensors = [_tensor(torch, slot, results) for slot in self.description["outputs"]]
+        structure = self.description.get("structure")
+        if structure is None:
+            return tuple(tensors)
+        from torch.utils import _pytree as pytree
+
+        return pytree.tree_unflatten(tensors, pytree.treespec_loads(structure))
+
+
+def _array(value: Any) -> np.ndarray:
+    if hasattr(value, "detach"):  # a torch tensor
+        return value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def _tensor(torch: Any, slot: dict[str, Any], results: Sequence[np.ndarray]) -> Any:
+    dtype = getattr(torch, slot["dtype"])
+    shape = tuple(slot["shape"])
+    if slot["result"] is None:
+        return torch.empty(shape, dtype=dtype)
+    array = np.ascontiguousarray(results[slot["result"]])
+    return torch.from_numpy(array).reshape(shape).to(dtype)
+
+
+def load(directory: str | Path) -> SavedProgram:
+    """Read a program `save` wrote; a `SavedProgramError` if the directory is not one."""
+    path = Path(directory)
+    missing = [name for name in FILES if not (path / name).is_file()]
+    if missing:
+        raise SavedProgramError(f"'{path}' is not a saved ktir program: no {', '.join(missing)}")
+    try:
+        description = json.loads((path / "program.json").read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise SavedProgramError(f"{path / 'program.json'}: not JSON: {error}") from None
+    if description.get("format") != FORMAT or description.get("version") != VERSION:
+        raise SavedProgramError(f"{path / 'program.json'}: not a {FORMAT} version {VERSION} description")
+    text = (path / "program.mlir").read_text(encoding="utf-8")
+    module = parse_module(make_context(), text, str(path / "program.mlir"))
+    if errors := verify_module(module):
+        raise DiagnosticError(errors)
+    names = description["input_names"]
+    with np.load(path / "parameters.npz") as stored:
+        absent = [n for n in names[description["user_inputs"] :] if n not in stored]
+        if absent:
+            raise SavedProgramError(f"{path / 'parameters.npz'} has no array for {', '.join(absent)}")
+        state = {i: stored[n] for i, n in enumerate(names) if i >= description["user_inputs"]}
+    return SavedProgram(module, description, state)
+
+
+__all__ = ["FILES", "SavedProgram", "SavedProgramError", "load", "save"]
