@@ -13,7 +13,7 @@ A saved program is a directory of three files:
 ```python
 prog = ktir.compile(model, (x,))
 prog.save("saved/model")
-again = ktir.load("saved/model")    # parses, verifies and checks the program against its target
+again = ktir.load("saved/model")    # parses and verifies it, checks its parameters and target
 y = again(x)                        # the same outputs and report as prog(x)
 ```
 
@@ -35,7 +35,9 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
-from ktir.hardware.target import Target
+from ktir.cores.executor import tensor_layout
+from ktir.dialects import ktir_core as core
+from ktir.hardware.target import Target, target_from_fields
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, parse_module, verify_module
 from ktir.reference.executor import argument_names, entry_function
@@ -171,28 +173,83 @@ def _tensor(torch: Any, slot: dict[str, Any], results: Sequence[np.ndarray]) -> 
 
 
 def load(directory: str | Path) -> SavedProgram:
-    """Read a program `save` wrote; a `SavedProgramError` if the directory is not one."""
+    """
+    Read a program `save` wrote. A `SavedProgramError` (or, for IR that does not parse or
+    verify, a located `DiagnosticError`) when the directory is not one: a missing file, a
+    description that is not this format, a target with unusable fields or fewer cores than a
+    kernel uses, parameters missing or not of their argument's device shape and dtype.
+    """
     path = Path(directory)
     missing = [name for name in FILES if not (path / name).is_file()]
     if missing:
         raise SavedProgramError(f"'{path}' is not a saved ktir program: no {', '.join(missing)}")
-    try:
-        description = json.loads((path / "program.json").read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise SavedProgramError(f"{path / 'program.json'}: not JSON: {error}") from None
-    if description.get("format") != FORMAT or description.get("version") != VERSION:
-        raise SavedProgramError(f"{path / 'program.json'}: not a {FORMAT} version {VERSION} description")
+    description = _description(path / "program.json")
     text = (path / "program.mlir").read_text(encoding="utf-8")
     module = parse_module(make_context(), text, str(path / "program.mlir"))
     if errors := verify_module(module):
         raise DiagnosticError(errors)
+    _check_cores(module, Target(**description["target"]), path)
+    return SavedProgram(module, description, _state(path / "parameters.npz", module, description))
+
+
+def _description(path: Path) -> dict[str, Any]:
+    """`program.json`, checked: the format, its fields' kinds, a usable target."""
+    try:
+        description = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise SavedProgramError(f"{path}: not JSON: {error}") from None
+    if not isinstance(description, dict) or description.get("format") != FORMAT:
+        raise SavedProgramError(f"{path}: not a {FORMAT} version {VERSION} description")
+    if description.get("version") != VERSION:
+        raise SavedProgramError(f"{path}: not a {FORMAT} version {VERSION} description")
+    names, users, outputs = (description.get(k) for k in ("input_names", "user_inputs", "outputs"))
+    if not (isinstance(names, list) and isinstance(users, int) and 0 <= users <= len(names)):
+        raise SavedProgramError(f"{path}: 'input_names' and 'user_inputs' do not describe the arguments")
+    if not isinstance(outputs, list) or not all(isinstance(o, dict) for o in outputs):
+        raise SavedProgramError(f"{path}: 'outputs' must be a list of output descriptions")
+    try:
+        target_from_fields(description.get("target"), f"{path}")
+    except (TypeError, ValueError) as error:
+        raise SavedProgramError(str(error)) from None
+    return description
+
+
+def _check_cores(module: ModuleOp, target: Target, path: Path) -> None:
+    """Every kernel fits the saved target (no more cores than it has)."""
+    for op in module.walk():
+        if isinstance(op, core.KernelOp) and (cores := op.cores.value.data) > target.cores:
+            name = target.name
+            raise SavedProgramError(
+                f"{path}: a kernel uses {cores} cores, the target '{name}' has {target.cores}"
+            )
+
+
+def _state(path: Path, module: ModuleOp, description: dict[str, Any]) -> dict[int, np.ndarray]:
+    """The packed parameters, each checked against its argument's device shape and dtype."""
     names = description["input_names"]
-    with np.load(path / "parameters.npz") as stored:
-        absent = [n for n in names[description["user_inputs"] :] if n not in stored]
-        if absent:
-            raise SavedProgramError(f"{path / 'parameters.npz'} has no array for {', '.join(absent)}")
-        state = {i: stored[n] for i, n in enumerate(names) if i >= description["user_inputs"]}
-    return SavedProgram(module, description, state)
+    args = entry_function(module, None).body.block.args
+    if len(args) != len(names):
+        raise SavedProgramError(
+            f"{path.parent / 'program.json'}: {len(names)} argument names for {len(args)} arguments"
+        )
+    try:
+        with np.load(path) as stored:
+            state = {}
+            for i in range(description["user_inputs"], len(names)):
+                if names[i] not in stored:
+                    raise SavedProgramError(f"{path} has no array for {names[i]}")
+                state[i] = stored[names[i]]
+    except (OSError, ValueError) as error:
+        raise SavedProgramError(f"{path}: cannot read the parameters: {error}") from None
+    for i, array in state.items():
+        layout, _, dtype = tensor_layout(args[i].type)
+        expected = (tuple(layout.device_size), np.dtype(dtype))
+        if (array.shape, array.dtype) != expected:
+            raise SavedProgramError(
+                f"{path}: '{names[i]}' is {array.dtype} {list(array.shape)}, its device layout needs "
+                f"{expected[1]} {list(expected[0])}"
+            )
+    return state
 
 
 __all__ = ["FILES", "SavedProgram", "SavedProgramError", "load", "save"]

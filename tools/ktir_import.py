@@ -29,7 +29,7 @@ from xdsl.printer import Printer
 from ktir import __version__
 from ktir.frontend import MissingDependencyError, require_torch
 from ktir.ir.diagnostics import DiagnosticError, render
-from ktir.tools.output_files import OutputError, Writer, check_writable, write_all
+from ktir.tools.output_files import OutputError, Writer, check_writable, repeated_output, write_all
 
 
 class ModelFileError(Exception):
@@ -56,7 +56,12 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--version", action="version", version=f"ktir-import {__version__}")
     parser.add_argument("--print-op-generic", action="store_true", help="print ops in generic form")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.weights == "-":
+        parser.error("argument --weights: an .npz archive is binary: give a file name, not '-'")
+    if (twice := repeated_output(_output_paths(args))) is not None:
+        parser.error(f"'{twice}' is named by -o and --weights; give each output its own file")
+    return args
 
 
 def load_model_file(path: str) -> tuple[Any, tuple[Any, ...], dict[str, Any], Any]:

@@ -24,7 +24,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 from rich.console import Console
@@ -56,7 +56,7 @@ from ktir.progress import StageProgress
 from ktir.reference.executor import argument_names, entry_function
 from ktir.reference.ops import ExecutionError, numpy_dtype
 from ktir.sim import SimResult, SimulationError, simulate, write_png, write_roofline_png, write_trace
-from ktir.tools.output_files import OutputError, Writer, check_writable, write_all
+from ktir.tools.output_files import OutputError, Writer, check_writable, repeated_output, write_all
 
 GIB = 1024**3
 
@@ -129,6 +129,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         raise UsageError(f"argument --top: must be 0 (all) or positive, not {args.top}")
     if args.seed < 0:
         raise UsageError(f"argument --seed: must be non-negative, not {args.seed}")
+    if (twice := repeated_output(_output_paths(args))) is not None:
+        raise UsageError(f"'{twice}' is named by two output options; give each output its own file")
     return args
 
 
@@ -280,10 +282,14 @@ def _inputs(module: ModuleOp, args: argparse.Namespace) -> list[np.ndarray]:
     return values
 
 
-def _arrays(path: str, what: str) -> Any:
+def _arrays(path: str, what: str) -> dict[str, np.ndarray]:
     """The arrays of an .npz file, by name; a `RunError` naming the file if it cannot be read."""
     try:
-        return np.load(path)
+        archive = np.load(path)
+        if not isinstance(archive, np.lib.npyio.NpzFile):  # a plain .npy array
+            raise RunError(f"{what} '{path}' is not an .npz archive of named arrays")
+        with archive:
+            return {name: archive[name] for name in archive.files}  # read now: errors surface here
     except (OSError, ValueError) as error:
         raise RunError(f"cannot read {what} '{path}': {error}") from error
 

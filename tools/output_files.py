@@ -33,6 +33,17 @@ def check_writable(path: str) -> None:
         raise OutputError(f"cannot write '{path}': directory '{parent}' is not writable")
 
 
+def repeated_output(paths: Sequence[str]) -> str | None:
+    """The first output path named twice (the same file after resolving it), or None."""
+    seen: set[Path] = set()
+    for path in paths:
+        resolved = Path(path).resolve()
+        if resolved in seen:
+            return path
+        seen.add(resolved)
+    return None
+
+
 Writer = Callable[[str], None]
 """Writes one output to the path it is given (a temporary file with the final suffix)."""
 

@@ -132,19 +132,14 @@ class Instrumentation:
     after_all: bool = False
     before: frozenset[str] = frozenset()
     after: frozenset[str] = frozenset()
-    times: dict[str, float] = field(default_factory=dict)
+    times: dict[int, float] = field(default_factory=dict)
+    """Seconds per stage index (a pass run twice is two stages, two rows)."""
     _mark: float = 0.0
-
-    def start(self) -> None:
-        """Start the clock of the first stage."""
-        self._mark = time.perf_counter()
 
     def stage_done(self, index: int, module: ModuleOp) -> None:
         """Stage `index` finished: charge its time, then print the IR after it if asked."""
         stage = self.stages[index]
-        self.times[stage.module_pass.name] = self.times.get(stage.module_pass.name, 0.0) + (
-            time.perf_counter() - self._mark
-        )
+        self.times[index] = self.times.get(index, 0.0) + time.perf_counter() - self._mark
         if self.after_all or self._named(stage, self.after, stage.last):
             self.dump(_header("After", stage.module_pass), module)
 
@@ -188,23 +183,22 @@ def timing_report(rows: Sequence[tuple[str, float, int]]) -> str:
 
 
 def timing_rows(
-    stages: Sequence[Stage], times: dict[str, float], parse: float, output: float
+    stages: Sequence[Stage], times: dict[int, float], parse: float, output: float
 ) -> list[tuple[str, float, int]]:
-    """The report's rows: Parser, each pass (a compile pipeline with its stages below it), Output."""
+    """
+    The report's rows: Parser, each stage run (a pipeline pass as one row with its stages below
+    it, depth 1), Output. `times` holds seconds by stage index; a pass run twice has two rows.
+    """
     rows: list[tuple[str, float, int]] = [("Parser", parse, 0)]
-    seen: set[str] = set()
-    for stage in stages:
+    for index, stage in enumerate(stages):
         name = stage.module_pass.name
         if stage.parent is None:
-            if name not in seen:
-                rows.append((name, times.get(name, 0.0), 0))
-                seen.add(name)
+            rows.append((name, times.get(index, 0.0), 0))
             continue
-        if stage.first and stage.parent not in seen:
-            members = [s.module_pass.name for s in stages if s.parent == stage.parent]
-            rows.append((stage.parent, sum(times.get(m, 0.0) for m in members), 0))
-            rows.extend((m, times.get(m, 0.0), 1) for m in members)
-            seen.add(stage.parent)
+        if stage.first:  # the pipeline's row: its stages from here to its last one
+            end = next(i for i in range(index, len(stages)) if stages[i].last)
+            rows.append((stage.parent, sum(times.get(i, 0.0) for i in range(index, end + 1)), 0))
+        rows.append((name, times.get(index, 0.0), 1))
     rows.append(("Output", output, 0))
     return rows
 

@@ -379,9 +379,22 @@ def _space(walk: _Walk, ops: Sequence[Operation], result: SSAValue, inputs: Sequ
 
 
 def op_space(op: st.FusedOp) -> FusedSpace:
-    """The iteration space of a `ktir.fused` op (its body's arguments have the inputs' types)."""
+    """
+    The iteration space of a `ktir.fused` op (its body's arguments have the inputs' types). A
+    matmul epilogue must take x, then each matmul's y in program order, as its first operands
+    (as `ktir-fuse` writes it): its kernel feeds product p from operand p; an `IterationError`
+    otherwise.
+    """
     body = op.body.block
     assert body.last_op is not None
+    anchors = anchors_of(op.members)
+    expected = [anchors[0].x, *(a.y for a in anchors)] if anchors else []
+    if list(body.args[: len(expected)]) != expected:
+        raise IterationError(
+            op,
+            "a matmul epilogue's 'ktir.fused' takes x, then the y of each matmul in program order, "
+            "as its first operands",
+        )
     return fused_space(op.members, body.last_op.operands[0], list(body.args))
 
 

@@ -25,6 +25,7 @@ import functools
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,22 @@ def load_target(path: str = "") -> Target:
 
 
 _FIELD_TYPES = {"int": (int,), "float": (int, float), "str": (str,)}
+
+
+def target_from_fields(fields: Any, where: str) -> Target:
+    """
+    A target from its fields as `dataclasses.asdict` writes them (a saved report or program);
+    `ValueError` naming `where` and what is wrong: not a table, unknown or badly typed fields.
+    """
+    if not isinstance(fields, dict):
+        raise ValueError(f"{where}: the target must be a table of fields, not {type(fields).__name__}")
+    known = {field.name for field in dataclasses.fields(Target)}
+    if unknown := sorted(set(fields) - known):
+        raise ValueError(f"{where}: unknown target fields: {', '.join(unknown)}")
+    target = Target(**fields)
+    if bad := _bad_fields(target):
+        raise ValueError(f"{where}: {'; '.join(bad)}")
+    return target
 
 
 def _bad_fields(target: Target) -> list[str]:

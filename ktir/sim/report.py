@@ -34,7 +34,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from ktir.hardware.target import SPYRE, Target
+from ktir.hardware.target import SPYRE, Target, target_from_fields
 from ktir.sim.tables import Column, fitted_table
 from ktir.sim.timeline import UNITS, Event
 
@@ -370,11 +370,11 @@ class Report(Yardstick):
         if data.get("version") != REPORT_VERSION:
             raise ReportFormatError(f"report version {data.get('version')!r}, expected {REPORT_VERSION}")
         try:
-            target = Target(**data["target"])
+            target = target_from_fields(data["target"], "the report's target")
             kernels = [_kernel_from_dict(k, target) for k in data["kernels"]]
             totals = data["totals"]
             return cls(kernels, target, float(totals["compulsory_bytes"]), float(totals["load_bytes"]))
-        except (KeyError, TypeError, ValueError) as error:
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise ReportFormatError(f"malformed ktir report: {type(error).__name__}: {error}") from None
 
     def print(self, console: Console | None = None, limit: int | None = None, order: str = "time") -> None:
@@ -393,5 +393,7 @@ def _kernel_from_dict(data: dict[str, Any], target: Target) -> KernelReport:
     fields = {name: data[name] for name in _KERNEL_FIELDS}
     busy = np.asarray(data["busy"], dtype=float).reshape(-1, len(UNITS))
     finish = np.asarray(data["finish"], dtype=float)
+    if not isinstance(data["division"], dict):
+        raise TypeError(f"a kernel's division must be a table of dims, not {data['division']!r}")
     division = {str(d): int(n) for d, n in data["division"].items()}
     return KernelReport(**fields, busy=busy, finish=finish, target=target, division=division)

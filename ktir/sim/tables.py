@@ -1,11 +1,14 @@
 """
-Report tables that fit the console: columns are chosen by width, numbers are never cut.
+Report tables that fit the console: columns are chosen by width, numbers are not cut.
 
 A table is a list of `Column`s, each with its cells already formatted. `fitted_table` keeps the
-columns in their order but drops the least important ones (highest `priority` number) until
-the table fits `width` with every cell on one line; if the essential columns (priority 0) alone
+columns in their order; it adds the optional ones by priority (lowest number first) while the
+table still fits `width` with every cell on one line (a narrow later column may still fit
+where a wider earlier one did not); if the essential columns (priority 0) alone
 do not fit, a text column (names) gets narrower, down to `min_width`, and its long cells continue
-on the next lines (folded, never cut). A numeric column is never narrower than its widest cell.
+on the next lines (folded, never cut). A numeric column is never narrower than its widest cell,
+as long as the essential columns fit at all: the kernel table needs about 57 columns; on a
+narrower console rich squeezes every column, numbers included.
 Cells are plain text (rich markup such as `[...]` in `ktir.fused[matmul+silu]` is shown, not
 interpreted).
 
@@ -81,9 +84,10 @@ def fitted_table(
 
 def _shrunk(natural: list[int], narrowest: list[int], width: int) -> list[int]:
     """
-    Column widths that fit `width` if they can: the natural ones, the widest column that may
-    shrink cut by one character at a time until the table fits or none may shrink more.
-    Example: natural [3, 30, 8], narrowest [3, 12, 8], width 40: [3, 17, 8] (1 + 28 + 11 = 40).
+    Column widths that fit `width` if they can: the natural ones, then one character at a time
+    off the column with the most room above its narrowest, until the table fits or none may
+    shrink more. Example: natural [3, 30, 8], narrowest [3, 12, 8], width 40: [3, 19, 8]
+    (1 + 6 + 22 + 11 = 40, three borders of 3 and one of 1).
     """
     widths = list(natural)
     excess = 1 + sum(w + BORDER for w in widths) - width

@@ -88,6 +88,8 @@ def test_a_model_output_comes_back_as_a_tuple(tmp_path: Path) -> None:
         (lambda d: (d / "program.mlir").unlink(), "is not a saved ktir program: no program.mlir"),
         (lambda d: (d / "program.json").write_text("{"), "not JSON"),
         (lambda d: (d / "program.json").write_text('{"format": "other"}'), "not a ktir-program version 1"),
+        (lambda d: (d / "program.json").write_text("[1]"), "not a ktir-program version 1"),
+        (lambda d: (d / "parameters.npz").write_bytes(b"garbage"), "cannot read the parameters"),
         (lambda d: np.savez(d / "parameters.npz", nothing=np.zeros(1)), "has no array for"),
     ],
 )
@@ -96,4 +98,40 @@ def test_damaged_directories_are_refused(compiled_pair, tmp_path: Path, damage, 
     program.save(tmp_path)
     damage(tmp_path)
     with pytest.raises(SavedProgramError, match=message):
+        ktir.load(tmp_path)
+
+
+def _edit_json(directory: Path, change) -> None:  # type: ignore[no-untyped-def]
+    path = directory / "program.json"
+    description = json.loads(path.read_text())
+    change(description)
+    path.write_text(json.dumps(description))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.update(target={"cores": "x"}), "cores must be int"),
+        (lambda d: d["target"].update(cores=1), "a kernel uses 2 cores, the target 'spyre' has 1"),
+        (lambda d: d.update(user_inputs=99), "do not describe the arguments"),
+        (lambda d: d.update(outputs=5), "'outputs' must be a list"),
+    ],
+)
+def test_a_bad_description_is_refused(tmp_path: Path, change, message: str) -> None:
+    x = torch.randn(8, 64).half()
+    program = ktir.compile(torch.nn.Linear(64, 32).half(), (x,), cores=2, quiet=True)
+    program.save(tmp_path)
+    _edit_json(tmp_path, change)
+    with pytest.raises(SavedProgramError, match=message):
+        ktir.load(tmp_path)
+
+
+def test_parameters_of_the_wrong_shape_are_refused(compiled_pair, tmp_path: Path) -> None:
+    program, _ = compiled_pair
+    program.save(tmp_path)
+    stored = dict(np.load(tmp_path / "parameters.npz"))
+    name = sorted(stored)[0]
+    stored[name] = np.zeros(3, stored[name].dtype)
+    np.savez(tmp_path / "parameters.npz", **stored)
+    with pytest.raises(SavedProgramError, match=f"'{name}' is float16"):
         ktir.load(tmp_path)

@@ -130,3 +130,22 @@ def test_matmuls_of_two_x_share_no_epilogue() -> None:
     ops, _ = _ops(SWIGLU.replace("%INPUT", "%v"))
     assert anchors_of(ops) == ()
     assert anchors_of(ops[1:]) == (ops[2],)  # the up projection alone is an epilogue's matmul
+
+
+def test_an_epilogue_with_its_weights_out_of_order_is_refused() -> None:
+    """Product p reads operand p: a hand-written `ktir.fused` listing up's weight first is an error."""
+    from ktir.cores.fusion import op_space
+    from ktir.cores.space import IterationError
+    from ktir.dialects import ktir_structured as st
+
+    module = parse_module(make_context(), SWIGLU.replace("%INPUT", "%x"))
+    ktir.run_pipeline(module, "ktir-propagate-layouts,ktir-fuse")
+    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    (fused,) = [op for op in function.body.block.ops if isinstance(op, st.FusedOp)]
+    assert op_space(fused).space.products == 2
+    body = fused.body.block
+    wg, wu = body.args[1], body.args[2]
+    gate, up = (op for op in body.ops if isinstance(op, st.MatmulOp))
+    gate.operands[1], up.operands[1] = wu, wg  # the same program, its weights listed the other way
+    with pytest.raises(IterationError, match="takes x, then the y of each matmul in program order"):
+        op_space(fused)

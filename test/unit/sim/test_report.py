@@ -63,7 +63,11 @@ def test_from_json_gives_the_same_report(report: Report) -> None:
         ('{"format": "ktir-report", "version": 1, "target": {}}', "malformed ktir report: KeyError"),
         (
             '{"format": "ktir-report", "version": 1, "target": {"bogus": 1}, "kernels": []}',
-            "malformed ktir report: TypeError",
+            "malformed ktir report: ValueError: the report's target: unknown target fields: bogus",
+        ),
+        (
+            '{"format": "ktir-report", "version": 1, "target": {"cores": "many"}, "kernels": []}',
+            "cores must be int, not 'many'",
         ),
     ],
 )

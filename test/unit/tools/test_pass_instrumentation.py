@@ -77,11 +77,19 @@ def test_list_passes_names_each_pass_with_its_options() -> None:
 
 
 def test_timing_report_sums_the_top_level_rows() -> None:
-    stages = expand_stages(parse_pipeline("cse,ktir-compile"))
-    times = {"cse": 0.5, "ktir-fuse": 1.0, "ktir-lower-to-cores": 2.0}
-    rows = timing_rows(stages, times, parse=0.25, output=0.25)
-    assert rows[:3] == [("Parser", 0.25, 0), ("cse", 0.5, 0), ("ktir-compile", 3.0, 0)]
-    assert ("ktir-fuse", 1.0, 1) in rows and rows[-1] == ("Output", 0.25, 0)
+    stages = expand_stages(parse_pipeline("cse,ktir-compile,ktir-propagate-layouts"))
+    times = {0: 0.5, 1: 0.25, 4: 1.0, 7: 1.75, 8: 0.25}  # by stage index; 8 is the last pass
+    rows = timing_rows(stages, times, parse=0.25, output=0.0)
+    assert rows[:4] == [
+        ("Parser", 0.25, 0),
+        ("cse", 0.5, 0),
+        ("ktir-compile", 3.0, 0),
+        ("ktir-propagate-layouts", 0.25, 1),
+    ]
+    assert ("ktir-fuse", 1.0, 1) in rows and rows[-2:] == [
+        ("ktir-propagate-layouts", 0.25, 0),
+        ("Output", 0.0, 0),
+    ]
     report = timing_report(rows).splitlines()
     assert "  Total Execution Time: 4.0000 seconds" in report
     assert report[-1] == "    4.0000 (100.0%)  Total"
