@@ -119,61 +119,23 @@ class KtirOptMain(xDSLOptMain):
             default="",
             help="the chip, as a TOML file, for every pass with a target option (default: Spyre)",
         )
-        add("--split-input-file", action="store_true", help="process each '// -----' chunk on its own")
-        add(
-            "--verify-diagnostics",
-            action="store_true",
-            help="check the diagnostics against the input's expected-error/warning/note/remark "
-            "annotations (MLIR semantics); exit 1 on any mismatch",
-        )
+        for names, help_text in _SWITCHES:
+            add(*names, action="store_true", help=help_text)
         add(
             "--disable-verify",
             dest="no_verify",
             action="store_true",
             help="do not run the verifier after parsing and after each pass",
         )
-        add("--allow-unregistered-dialect", action="store_true", help="parse ops of unknown dialects")
-        add("--mlir-print-ir-before-all", action="store_true", help="print the IR before every pass (stderr)")
-        add(
-            "--mlir-print-ir-after-all",
-            "--print-between-passes",
-            action="store_true",
-            help="print the IR after every pass, also the stages of ktir-compile (stderr)",
-        )
-        add(
-            "--mlir-print-ir-before",
-            action="append",
-            default=[],
-            metavar="PASS",
-            help="print the IR before PASS (repeatable, or comma-separated)",
-        )
-        add(
-            "--mlir-print-ir-after",
-            action="append",
-            default=[],
-            metavar="PASS",
-            help="print the IR after PASS (repeatable, or comma-separated)",
-        )
-        add(
-            "--mlir-timing",
-            "--time-passes",
-            action="store_true",
-            help="print the wall time of parsing, each pass and output (stderr)",
-        )
-        add(
-            "--print-op-generic",
-            "--mlir-print-op-generic",
-            action="store_true",
-            help="print ops in the generic form",
-        )
-        add("--print-no-properties", action="store_true", help="print properties as attributes")
-        add(
-            "--print-debuginfo",
-            "--mlir-print-debuginfo",
-            action="store_true",
-            help="print each op's location (loc(...))",
-        )
-        add("--syntax-highlight", action="store_true", help="color the output on a terminal")
+        for name in ("--mlir-print-ir-before", "--mlir-print-ir-after"):
+            when = name.rsplit("-", 1)[1]
+            add(
+                name,
+                action="append",
+                default=[],
+                metavar="PASS",
+                help=f"print the IR {when} PASS (repeatable, or comma-separated)",
+            )
         add(
             "--version",
             action=VersionAction,
@@ -346,6 +308,28 @@ class KtirOptMain(xDSLOptMain):
             sys.stdout.write(output)
             return
         write_all([(self.args.output_file, lambda path: Path(path).write_text(output, encoding="utf-8"))])
+
+
+_SWITCHES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("--split-input-file",), "process each '// -----' chunk on its own"),
+    (
+        ("--verify-diagnostics",),
+        "check the diagnostics against the input's expected-error/warning/note/remark annotations "
+        "(MLIR semantics); exit 1 on any mismatch",
+    ),
+    (("--allow-unregistered-dialect",), "parse ops of unknown dialects"),
+    (("--mlir-print-ir-before-all",), "print the IR before every pass (stderr)"),
+    (
+        ("--mlir-print-ir-after-all", "--print-between-passes"),
+        "print the IR after every pass, also the stages of ktir-compile (stderr)",
+    ),
+    (("--mlir-timing", "--time-passes"), "print the wall time of parsing, each pass and output (stderr)"),
+    (("--print-op-generic", "--mlir-print-op-generic"), "print ops in the generic form"),
+    (("--print-no-properties",), "print properties as attributes"),
+    (("--print-debuginfo", "--mlir-print-debuginfo"), "print each op's location (loc(...))"),
+    (("--syntax-highlight",), "color the output on a terminal"),
+)
+"""ktir-opt's on/off flags (mlir-opt's names first, older spellings after) and their help."""
 
 
 def _names(values: Sequence[str]) -> frozenset[str]:

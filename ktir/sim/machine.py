@@ -90,6 +90,12 @@ def simulate(
             args = [memory[v] for v in op.operands]
             name = _name(op)
             if isinstance(op, core.KernelOp):
+                if (cores := op.cores.value.data) > target.cores:  # planned for a larger chip
+                    raise SimulationError(
+                        f"kernel {index} ({name}) runs on {cores} cores; the target '{target.name}' "
+                        f"has {target.cores}: compile it for this target",
+                        location_of(op),
+                    )
                 kernel = SimKernel(op, index, name, scratchpad, clock, target)
                 results = kernel.run(args)
                 lines.append(kernel.report())

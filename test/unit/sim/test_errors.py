@@ -155,3 +155,15 @@ def test_wrong_number_of_inputs(core_text: str, count: int) -> None:
     inputs = [np.ones((100, 70), np.float16)] * count
     with pytest.raises(ExecutionError, match=rf"@f takes 1 input\(s\), got {count}"):
         ktir.sim.simulate(parse(core_text), inputs)
+
+
+def test_a_kernel_planned_for_more_cores_than_the_target_has_is_refused() -> None:
+    """A program compiled for 8 cores run on a 2-core target: a located error, not a crash."""
+    import dataclasses
+
+    t = "tensor<64x256xf16>"
+    text = f"func.func @f(%x: {t}) -> {t} {{\n  %y = ktir.exp %x : {t} -> {t}\n  return %y : {t}\n}}"
+    module = compiled(text, 8)
+    small = dataclasses.replace(SPYRE, cores=2)
+    with pytest.raises(SimulationError, match="runs on 8 cores; the target 'spyre' has 2"):
+        ktir.sim.simulate(module, [np.zeros((64, 256), np.float16)], target=small)
