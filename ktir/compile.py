@@ -201,7 +201,9 @@ class Program:
         """
         from ktir.saved import save
 
-        save(self, directory)
+        self.load()  # the state, packed
+        assert self._resident is not None
+        save(self.module, self.imported, self.target, self._resident, directory)
 
     def __call__(self, *args: Any) -> Any:
         self.load()

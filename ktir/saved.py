@@ -33,13 +33,12 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.printer import Printer
 
 from ktir.cores.executor import tensor_layout
 from ktir.dialects import ktir_core as core
 from ktir.hardware.target import Target, target_from_fields
 from ktir.ir.context import make_context
-from ktir.ir.diagnostics import DiagnosticError, parse_module, verify_module
+from ktir.ir.diagnostics import DiagnosticError, module_text, parse_module, verify_module
 from ktir.reference.executor import argument_names, entry_function
 from ktir.reference.ops import numpy_dtype
 from ktir.sim import Report, simulate
@@ -54,18 +53,22 @@ class SavedProgramError(ValueError):
     """A directory that is not a saved program `load` can read; the message says what is wrong."""
 
 
-def save(program: Any, directory: str | Path) -> None:
-    """Write `program` (a `ktir.compile.Program`) to `directory` (created; its files replaced)."""
+def save(
+    module: ModuleOp, imported: Any, target: Target, packed: dict[int, np.ndarray], directory: str | Path
+) -> None:
+    """
+    Write a compiled program to `directory` (created; its files replaced): its core-level
+    `module`, its import (`ktir.frontend.fx.FxImport`: argument and output descriptions), its
+    `target` and its state `packed` by argument index (`ktir.sim.pack_arguments`).
+    """
     path = Path(directory)
     path.mkdir(parents=True, exist_ok=True)
-    program.load()  # the packed state
-    names = argument_names(entry_function(program.module, None))
-    text = _printed(program.module)
-    imported = program.imported
+    names = argument_names(entry_function(module, None))
+    text = module_text(module)
     description = {
         "format": FORMAT,
         "version": VERSION,
-        "target": dataclasses.asdict(program.target),
+        "target": dataclasses.asdict(target),
         "input_names": names,
         "user_inputs": imported.user_input_count,
         "outputs": [
@@ -76,16 +79,8 @@ def save(program: Any, directory: str | Path) -> None:
     }
     (path / "program.mlir").write_text(text, encoding="utf-8")
     with open(path / "parameters.npz", "wb") as f:
-        np.savez(f, **{names[i]: array for i, array in program._resident.items()})
+        np.savez(f, **{names[i]: array for i, array in packed.items()})
     (path / "program.json").write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
-
-
-def _printed(module: ModuleOp) -> str:
-    import io
-
-    text = io.StringIO()
-    Printer(stream=text).print_op(module)
-    return text.getvalue() + "\n"
 
 
 def _structure(tree: Any) -> str | None:
@@ -114,6 +109,13 @@ class SavedProgram:
         self.user_inputs = int(description["user_inputs"])
         self._resident = state
         self._report: Report | None = None
+        # The state is resident; its host-side inputs are only shape-checked by `simulate`, so
+        # zero-stride views stand for them without allocating the parameters again.
+        args = entry_function(module, None).body.block.args[self.user_inputs :]
+        self._state_views = [
+            np.broadcast_to(np.zeros((), numpy_dtype(a.type.element_type)), a.type.get_shape())  # type: ignore[attr-defined]
+            for a in args
+        ]
         # The first call transfers the packed state host -> device, as a compiled program's does.
         self._pending_load_bytes = float(sum(a.nbytes for a in state.values()))
 
@@ -127,11 +129,7 @@ class SavedProgram:
     def __call__(self, *args: Any) -> Any:
         if len(args) != self.user_inputs:
             raise ValueError(f"expected {self.user_inputs} input(s), got {len(args)}")
-        # The state is resident (packed on load); its host-side inputs are only shape-checked,
-        # so zero-stride views stand for them without allocating the parameters again.
-        types = [arg.type for arg in entry_function(self.module, None).body.block.args]
-        state = [np.broadcast_to(np.zeros((), numpy_dtype(t.element_type)), t.get_shape()) for t in types]
-        inputs = [_array(a) for a in args] + state[self.user_inputs :]
+        inputs = [_array(a) for a in args] + self._state_views
         result = simulate(
             self.module,
             inputs,

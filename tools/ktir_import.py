@@ -14,7 +14,6 @@ together, each at its source line, and the exit code is 1.
 from __future__ import annotations
 
 import argparse
-import io
 import logging
 import os
 import runpy
@@ -24,11 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from xdsl.printer import Printer
 
 from ktir import __version__
 from ktir.frontend import MissingDependencyError, require_torch
-from ktir.ir.diagnostics import DiagnosticError, render
+from ktir.ir.diagnostics import DiagnosticError, module_text, render
 from ktir.tools.output_files import OutputError, Writer, check_writable, repeated_output, write_all
 
 
@@ -105,7 +103,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         for path in _output_paths(args):  # a bad path fails before the import runs
             check_writable(path)
         imported = _import(args)
-        text = _printed(imported.module, args)
+        text = module_text(imported.module, generic=args.print_op_generic, debuginfo=args.print_debuginfo)
         write_all(_files(args, imported, text))  # every file or none
     except (MissingDependencyError, OutputError, ModelFileError) as error:
         print(f"ktir-import: error: {error}", file=sys.stderr)
@@ -136,16 +134,6 @@ def _import(args: argparse.Namespace) -> Any:
     return import_program(
         model, example_args, example_kwargs, func_name=args.func_name, dynamic_shapes=dynamic_shapes
     )
-
-
-def _printed(module: Any, args: argparse.Namespace) -> str:
-    text = io.StringIO()
-    printer = Printer(
-        stream=text, print_generic_format=args.print_op_generic, print_debuginfo=args.print_debuginfo
-    )
-    printer.print_op(module)
-    text.write("\n")
-    return text.getvalue()
 
 
 def _files(args: argparse.Namespace, imported: Any, text: str) -> list[tuple[str, Writer]]:

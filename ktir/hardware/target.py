@@ -122,9 +122,7 @@ class Target:
         """Read a target from a TOML file; missing fields keep the Spyre defaults."""
         with open(path, "rb") as f:
             data = tomllib.load(f)
-        known = {field.name for field in dataclasses.fields(cls)}
-        if unknown := sorted(set(data) - known):
-            raise ValueError(f"{path}: unknown target fields: {', '.join(unknown)}")
+        _check_known(data, str(path))
         return cls(**data)
 
 
@@ -166,13 +164,18 @@ def target_from_fields(fields: Any, where: str) -> Target:
     """
     if not isinstance(fields, dict):
         raise ValueError(f"{where}: the target must be a table of fields, not {type(fields).__name__}")
-    known = {field.name for field in dataclasses.fields(Target)}
-    if unknown := sorted(set(fields) - known):
-        raise ValueError(f"{where}: unknown target fields: {', '.join(unknown)}")
+    _check_known(fields, where)
     target = Target(**fields)
     if bad := _bad_fields(target):
         raise ValueError(f"{where}: {'; '.join(bad)}")
     return target
+
+
+def _check_known(fields: dict[str, Any], where: str) -> None:
+    """`ValueError` naming `where` if `fields` has names that are not `Target` fields."""
+    known = {field.name for field in dataclasses.fields(Target)}
+    if unknown := sorted(set(fields) - known):
+        raise ValueError(f"{where}: unknown target fields: {', '.join(unknown)}")
 
 
 def _bad_fields(target: Target) -> list[str]:

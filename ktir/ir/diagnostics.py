@@ -20,6 +20,7 @@ diagnostic with its source line and a caret.
 from __future__ import annotations
 
 import contextvars
+import io
 import re
 import struct
 from collections.abc import Iterator, Sequence
@@ -41,6 +42,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, ParametrizedAttribute
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
+from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
@@ -335,6 +337,17 @@ def parse_module(ctx: Context, text: str, filename: str = "<stdin>") -> ModuleOp
         return KtirParser(ctx, text, filename).parse_module()
     except ParseError as error:
         raise DiagnosticError([parse_error_diagnostic(error)]) from error
+
+
+def module_text(module: ModuleOp, *, generic: bool = False, debuginfo: bool = False) -> str:
+    """
+    The MLIR text of `module`, ending in a newline, as `parse_module` reads it back: the custom
+    form (or the `generic` one), with each op's `loc(...)` when `debuginfo`.
+    """
+    text = io.StringIO()
+    Printer(stream=text, print_generic_format=generic, print_debuginfo=debuginfo).print_op(module)
+    text.write("\n")
+    return text.getvalue()
 
 
 # ---------------------------------------------------------------------------------------------
