@@ -177,6 +177,21 @@ class TileAttr(ParametrizedAttribute):
         )
 
     @property
+    def whole_extent(self) -> tuple[int, ...]:
+        """
+        The extent of a core's whole slice: the box from the core's start over every chunk's
+        box. Example: extent [4, 128, 64] with chunk starts [0, 0, 0] and [4, 0, 0] (two K
+        chunks of 4 sticks) gives [8, 128, 64].
+        """
+        ends = self.chunk_starts_array.max(axis=0) + self.extent_array
+        return tuple(int(v) for v in ends)
+
+    def window(self, chunk: int) -> tuple[slice, ...]:
+        """Chunk `chunk`'s box inside a buffer holding the core's whole slice (`whole_extent`)."""
+        first = self.chunk_starts_array[chunk]
+        return tuple(slice(int(s), int(s) + int(e)) for s, e in zip(first, self.extent_array, strict=True))
+
+    @property
     def starts(self) -> list[tuple[int, ...]]:
         """The tile's first device position on each core."""
         return [tuple(int(v) for v in row) for row in self.starts_array]
@@ -394,19 +409,37 @@ def _enclosing_kernel(op: IRDLOperation) -> KernelOp | None:
     return parent
 
 
-def _verify_tile_use(op: IRDLOperation, tile: int, buffer_type: Attribute, what: str) -> None:
-    """`tile` names one of the enclosing kernel's tiles, and the LX buffer holds slots of its extent."""
+def _verify_tile_use(
+    op: IRDLOperation, tile: int, buffer_type: Attribute, what: str, whole: bool | None = False
+) -> None:
+    """
+    `tile` names one of the enclosing kernel's tiles, and the LX buffer holds slots of its
+    extent; with `whole`, one slot of the core's whole slice (`TileAttr.whole_extent`), and with
+    `whole=None` either (a compute reads its chunk's window of a whole slice).
+    """
     kernel = _enclosing_kernel(op)
     if kernel is None:
         return
     tiles = kernel.tiles.data
     if not 0 <= tile < len(tiles):
         raise VerifyException(f"tile {tile} is not one of the kernel's {len(tiles)} tiles")
-    extent = tiles[tile].extent
-    if isinstance(buffer_type, MemRefType) and tuple(buffer_type.get_shape()[1:]) != extent:
+    if not isinstance(buffer_type, MemRefType):
+        return
+    shape = tuple(buffer_type.get_shape())
+    extent, whole_extent = tiles[tile].extent, tiles[tile].whole_extent
+    if whole is None and shape[0] == 1 and shape[1:] == whole_extent:
+        return
+    if whole:
+        if shape[0] != 1 or shape[1:] != whole_extent:
+            raise VerifyException(
+                f"{what} {buffer_type} must hold one slot of tile {tile}'s whole slice "
+                f"{list(whole_extent)}, not {shape[0]} of {list(shape[1:])}"
+            )
+        return
+    if shape[1:] != extent:
         raise VerifyException(
             f"{what} {buffer_type} must hold slots of tile {tile}'s extent {list(extent)}, "
-            f"not {list(buffer_type.get_shape()[1:])}"
+            f"not {list(shape[1:])}"
         )
 
 
@@ -498,14 +531,37 @@ class DmaLoadOp(_DmaOp):
     """
     Move tile `tile` of `source` (a tensor in device memory, or a resident LX buffer) at
     (`core`, `chunk`) into slot `slot` of the LX buffer `target`: one loop nest over the
-    tile's device box, whole sticks at a time.
+    tile's device box, whole sticks at a time. With `whole`, the box is the core's whole
+    slice (`TileAttr.whole_extent`, every chunk's box) into a one-slot buffer, loaded once:
+    each `ktir.compute` then reads its chunk's window of it (a matmul's x kept in LX while
+    the chunks walk N and K).
     """
 
     name = "ktir.dma_load"
+    whole = opt_prop_def(UnitAttr)
+    assembly_format = (
+        "$source `->` $target `[` $core `,` $chunk `,` $slot `]` `tile` $tile (`whole` $whole^)? "
+        "attr-dict `:` type($source) `->` type($target)"
+    )
+
+    def __init__(
+        self,
+        source: SSAValue,
+        target: SSAValue,
+        core: SSAValue,
+        chunk: SSAValue,
+        slot: SSAValue,
+        tile: int,
+        whole: bool = False,
+    ) -> None:
+        super().__init__(source, target, core, chunk, slot, tile)
+        if whole:
+            self.properties["whole"] = UnitAttr()
 
     def verify_(self) -> None:
         _require_lx(self.target.type, "the target")
-        _verify_tile_use(self, self.tile.value.data, self.target.type, "the target")
+        whole = self.whole is not None
+        _verify_tile_use(self, self.tile.value.data, self.target.type, "the target", whole)
         _verify_indices(self, self.chunk, self.slot, [self.target.type])
 
 
@@ -534,6 +590,17 @@ class DmaStoreOp(_DmaOp):
 def compute_read_slot(slot: int, slots: int) -> int:
     """The slot `ktir.compute` reads of an input buffer of `slots` slots: 0 of a one-slot one."""
     return slot if slots > 1 else 0
+
+
+def compute_window(tile: TileAttr, slot_shape: Sequence[int], chunk: int) -> tuple[slice, ...] | None:
+    """
+    The part of an input buffer's slot a `ktir.compute` of chunk `chunk` reads: None when the
+    slot holds the tile itself, else the chunk's window of the core's whole slice
+    (`TileAttr.window`; the buffer was loaded with `ktir.dma_load ... whole`).
+    """
+    if tuple(slot_shape) == tile.extent:
+        return None
+    return tile.window(chunk)
 
 
 @irdl_op_definition
@@ -604,7 +671,7 @@ class ComputeOp(IRDLOperation):
         if len(tiles) != len(self.ins) + len(self.outs):
             raise VerifyException("tiles must name one kernel tile per buffer")
         for i, (tile, value) in enumerate(zip(tiles, [*self.ins, *self.outs], strict=True)):
-            _verify_tile_use(self, tile, value.type, f"buffer #{i}")
+            _verify_tile_use(self, tile, value.type, f"buffer #{i}", None if i < len(self.ins) else False)
         _verify_indices(self, self.chunk, self.slot, [v.type for v in self.ins])
         if self.into is not None:
             if self.accumulate is None:

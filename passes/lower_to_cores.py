@@ -143,6 +143,8 @@ class _KernelBody:
         self.accumulate = accumulates(kernel, plan.cuts)
         inputs = [a for a in space.inputs if a is not None]
         self.hoisted = {i for i, a in enumerate(inputs) if invariant(kernel, a, plan.cuts)}
+        # x kept in LX (`ChunkPlan.whole_x`): its whole slice loads once, before the chunk loop.
+        self.whole = {0} if plan.whole_x else set()
         self.out_role = "acc" if self.accumulate else "out0"
         # A fused matmul epilogue on an accumulating kernel: K chunks feed each product's
         # accumulator from x and its y only; each output tile then runs the epilogue into
@@ -164,6 +166,13 @@ class _KernelBody:
         for i in self.hoisted:  # tiles every chunk reads: loaded once, before the chunk loop
             target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
             b.add(core.DmaLoadOp(self.sources[i], target, self.core_id, b.index(0), b.index(0), tile=i))
+        for i in self.whole:
+            target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
+            b.add(
+                core.DmaLoadOp(
+                    self.sources[i], target, self.core_id, b.index(0), b.index(0), tile=i, whole=True
+                )
+            )
         outer_count = self.plan.chunks // self.reduction_chunks
         if self.alternating:  # both accumulators start at zero; each is zeroed again once read
             for role in self.accumulators:
@@ -321,7 +330,7 @@ class _KernelBody:
         ins = []
         for i in range(self.matmul_inputs):
             target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
-            if i not in self.hoisted:
+            if i not in self.hoisted | self.whole:
                 builder.add(core.DmaLoadOp(self.sources[i], target, self.core_id, chunk, slot, tile=i))
             ins.append(target)
         if self.epilogue:

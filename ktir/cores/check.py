@@ -106,11 +106,13 @@ def _check_dma(kernel: core.KernelOp, op: core.DmaLoadOp | core.DmaStoreOp) -> N
     memory_side = op.source if isinstance(op, core.DmaLoadOp) else op.target
     lx_type = lx_side.type
     assert isinstance(lx_type, MemRefType)
-    if tuple(lx_type.get_shape()[1:]) != tile.extent:
+    whole = isinstance(op, core.DmaLoadOp) and op.whole is not None
+    expected = tile.whole_extent if whole else tile.extent
+    if tuple(lx_type.get_shape()[1:]) != expected:
         raise CoreCheckError(
             op,
             f"'{op.name}': LX buffer {list(lx_type.get_shape()[1:])} does not hold "
-            f"tile extent {list(tile.extent)}",
+            f"tile {'whole slice' if whole else 'extent'} {list(expected)}",
         )
     memory_type = memory_side.type
     starts = tile.starts_array

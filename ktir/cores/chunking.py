@@ -62,6 +62,8 @@ class ChunkPlan:
 
     cuts: dict[str, int]
     buffers: tuple[Staged, ...]
+    whole_x: bool = False
+    """A matmul's x stays in LX: its whole slice is loaded once (`ktir.dma_load ... whole`)."""
 
     @property
     def chunks(self) -> int:
@@ -92,13 +94,21 @@ def invariant(kernel: Kernel, access: Access, cuts: dict[str, int]) -> bool:
     return all(cuts.get(d, 1) == 1 for d in access.dims if d is not None)
 
 
-def _buffers(kernel: Kernel, cuts: dict[str, int]) -> list[Staged]:
+def _buffers(kernel: Kernel, cuts: dict[str, int], whole_x: bool = False) -> list[Staged]:
     total = combine(kernel.splits, cuts)
     slots = 2 if math.prod(cuts.values()) > 1 else 1
     staged = []
+    x = next((i for i, a in enumerate(kernel.space.inputs) if a is not None), None)
     for i, access in enumerate(kernel.space.inputs):
-        if access is not None:
-            staged.append(_staged(f"in{i}", 1 if invariant(kernel, access, cuts) else slots, access, total))
+        if access is None:
+            continue
+        if whole_x and i == x:  # the core's whole slice: K chunks no longer cut it
+            uncut = combine(
+                kernel.splits, {d: 1 if d in kernel.space.reduction else c for d, c in cuts.items()}
+            )
+            staged.append(_staged(f"in{i}", 1, access, uncut))
+            continue
+        staged.append(_staged(f"in{i}", 1 if invariant(kernel, access, cuts) else slots, access, total))
     if kernel.space.scratch:
         staged.append(Staged("scratch", 1, (scratch_bytes(kernel.space, total),), 1))
     output = kernel.space.output
@@ -173,9 +183,9 @@ def plan_matmul_chunks(
         cuts = {d: schedule.cuts.get(d, 1) for d in kernel.space.sizes}
         if math.prod(cuts.values()) > MAX_CHUNKS:
             continue
-        placed = place(_buffers(kernel, cuts), free, alignment)
+        placed = place(_buffers(kernel, cuts, schedule.whole_x), free, alignment)
         if placed is not None:
-            return ChunkPlan(cuts, tuple(placed))
+            return ChunkPlan(cuts, tuple(placed), schedule.whole_x)
     return None
 
 

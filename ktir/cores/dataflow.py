@@ -32,6 +32,12 @@ accumulator, 1376 KiB of the 1638 KiB of LX. The 8 cores sharing an x tile and t
 y tile each fit in one cohort, so every byte is read once (traffic 1.00x), and a chunk's
 transfer (14.4 k cycles) and its PE time (14.3 k cycles) overlap.
 
+Every chunking is also ranked with x *whole* (`Schedule.whole_x`) where x's other dims are not
+cut, K is, and several output chunks would read x again: the core's whole slice of x takes one
+LX slot and loads once before the first chunk (x bytes moved = the slice once per cohort
+read), and each chunk loads only its y tiles. A matmul cut along N then reads x once: on the
+Llama-3-8B prefill layer, SwiGLU's x crossed LPDDR5 7 times before.
+
 `best_schedule` ranks every (splits, cuts) whose per-dim product divides the dim's granules
 with NumPy in one pass and returns the fastest; `best_cuts` does the same for a fixed split.
 Ties go to fewer chunks, then to more cores, then to the first candidate in a fixed order, so
@@ -69,6 +75,8 @@ class Schedule:
     cuts: dict[str, int]
     cycles: float
     traffic: float
+    whole_x: bool = False
+    """x's whole slice stays in LX: loaded once before the chunk loop, not once per chunk."""
 
 
 @dataclass(frozen=True)
@@ -134,13 +142,26 @@ class _Model:
         """Bytes of one tile when the dims are cut `total` ways (splits times cuts)."""
         return operand.bytes / self._column(total, operand.dims)
 
-    def lx_bytes(self, splits: np.ndarray, cuts: np.ndarray) -> np.ndarray:
-        """LX a core needs: two slots of each input tile (one when unchunked) and the output."""
+    def whole_x_valid(self, cuts: np.ndarray) -> np.ndarray:
+        """
+        Where x may stay in LX for all chunks: its other dims are not cut (one whole slice per
+        core), K is chunked, and several output chunks would otherwise read it again.
+        """
+        x_other = self.x.dims - set(self.reduction)
+        outer = cuts.prod(axis=1) // self._column(cuts, self.reduction)
+        return (self._column(cuts, x_other) == 1) & (self._column(cuts, self.reduction) > 1) & (outer > 1)
+
+    def lx_bytes(self, splits: np.ndarray, cuts: np.ndarray, whole_x: np.ndarray) -> np.ndarray:
+        """
+        LX a core needs: two slots of each input tile (one when unchunked) and the output; a
+        whole x takes one slot of its whole slice instead.
+        """
         total = splits * cuts
         chunks = cuts.prod(axis=1)
         slots = np.where(chunks > 1, 2, 1)
         ys = sum((self.tile_bytes(y, total) for y in self.ys), np.zeros(len(total)))
-        inputs = (self.tile_bytes(self.x, total) + ys) * slots
+        x_whole = self.tile_bytes(self.x, splits)  # x's other dims are not cut where it is whole
+        inputs = np.where(whole_x, x_whole + ys * slots, (self.tile_bytes(self.x, total) + ys) * slots)
         out_tile = self.tile_bytes(self.out, total)
         acc = out_tile / self.out_element_bytes * ACCUMULATOR_BYTES * self.products
         staged = inputs + np.where(self._accumulates(splits, cuts), acc, out_tile * slots)
@@ -167,8 +188,13 @@ class _Model:
         sharers = splits.prod(axis=1) // distinct
         return distinct * np.ceil(sharers / self.target.broadcast_cohort)
 
-    def cost(self, splits: np.ndarray, cuts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(cycles, LPDDR5 bytes) of each candidate, by the counting of the module docstring."""
+    def cost(
+        self, splits: np.ndarray, cuts: np.ndarray, whole_x: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """
+        (cycles, LPDDR5 bytes) of each candidate, by the counting of the module docstring; a
+        whole x is one load before the first chunk's, and no chunk loads x.
+        """
         t = self.target
         total = splits * cuts
         chunks = cuts.prod(axis=1)
@@ -180,8 +206,12 @@ class _Model:
         y_chips = [self.tile_bytes(y, total) * self._reads(y, splits) for y in self.ys]
         y_chip = sum(y_chips, np.zeros(len(total)))
         out_chip = self.tile_bytes(self.out, total) * cores / k_split
-        traffic = chunks * (x_chip + y_chip) + outer * out_chip
-        load = cost_model.dma_cycles(x_chip, t) + sum(cost_model.dma_cycles(y, t) for y in y_chips)
+        x_whole_chip = self.tile_bytes(self.x, splits) * self._reads(self.x, splits)
+        traffic = chunks * (np.where(whole_x, 0.0, x_chip) + y_chip) + outer * out_chip
+        traffic = traffic + np.where(whole_x, x_whole_chip, 0.0)
+        y_load = sum(cost_model.dma_cycles(y, t) for y in y_chips)
+        load = np.where(whole_x, 0.0, cost_model.dma_cycles(x_chip, t)) + y_load
+        x_first = np.where(whole_x, cost_model.dma_cycles(x_whole_chip, t), 0.0)
         store = cost_model.dma_cycles(out_chip, t)
         rows = self.padded["m"] / total[:, self.dims.index("m")]
         macs = np.prod([self.padded[d] / total[:, i] for i, d in enumerate(self.dims)], axis=0)
@@ -204,7 +234,7 @@ class _Model:
         per_outer = np.where(accumulate, fill + ring + store, 0.0) + epilogue - hidden
         # The first chunk's load fills the pipeline and the last chunk's compute drains it.
         drain = pt + hidden + np.where(accumulate, 0.0, store)
-        cycles = load + (chunks - 1) * steady + outer * per_outer + drain
+        cycles = x_first + load + (chunks - 1) * steady + outer * per_outer + drain
         return cycles, traffic
 
 
@@ -220,13 +250,18 @@ def _padded(space: IterationSpace, dim: str) -> float:
 
 
 def _ranked(model: _Model, splits: np.ndarray, cuts: np.ndarray, lx_bytes: int, limit: int) -> list[Schedule]:
-    """The `limit` fastest candidates that fit `lx_bytes`, fastest first."""
-    fits = model.lx_bytes(splits, cuts) <= lx_bytes
-    splits, cuts = splits[fits], cuts[fits]
-    cycles, traffic = model.cost(splits, cuts)
+    """The `limit` fastest candidates that fit `lx_bytes`, fastest first (each also with x whole)."""
+    valid = model.whole_x_valid(cuts)
+    whole_x = np.concatenate([np.zeros(len(cuts), dtype=bool), np.ones(int(valid.sum()), dtype=bool)])
+    splits, cuts = np.concatenate([splits, splits[valid]]), np.concatenate([cuts, cuts[valid]])
+    fits = model.lx_bytes(splits, cuts, whole_x) <= lx_bytes
+    splits, cuts, whole_x = splits[fits], cuts[fits], whole_x[fits]
+    cycles, traffic = model.cost(splits, cuts, whole_x)
     # Fastest; then fewest chunks; then most cores (less work each if the model is off); then
-    # the first in enumeration order (np.lexsort is stable, its last key is the primary one).
-    order = np.lexsort((-splits.prod(axis=1), cuts.prod(axis=1), np.round(cycles, 3)))[:limit]
+    # x chunked; then the first in enumeration order (np.lexsort is stable, its last key is the
+    # primary one).
+    keys = (whole_x, -splits.prod(axis=1), cuts.prod(axis=1), np.round(cycles, 3))
+    order = np.lexsort(keys)[:limit]
     dims = model.dims
     return [
         Schedule(
@@ -234,6 +269,7 @@ def _ranked(model: _Model, splits: np.ndarray, cuts: np.ndarray, lx_bytes: int, 
             {d: int(cuts[i, j]) for j, d in enumerate(dims)},
             float(cycles[i]),
             float(traffic[i]),
+            bool(whole_x[i]),
         )
         for i in order
     ]

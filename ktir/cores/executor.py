@@ -185,6 +185,12 @@ class KernelInterpreter:
         first = tile.chunk_starts_array[chunk] + (0 if resident else tile.starts_array[core_index])
         return tuple(slice(int(s), int(s) + int(e)) for s, e in zip(first, extent, strict=True))
 
+    @staticmethod
+    def _whole_box(tile: core.TileAttr, core_index: int, resident: bool) -> tuple[slice, ...]:
+        """The core's whole slice of a tile (`ktir.dma_load ... whole`)."""
+        first = np.zeros_like(tile.extent_array) if resident else tile.starts_array[core_index]
+        return tuple(slice(int(s), int(s) + e) for s, e in zip(first, tile.whole_extent, strict=True))
+
     def _dma(self, op: core.DmaLoadOp | core.DmaStoreOp) -> None:
         tile = self.tiles[op.tile.value.data]
         chunk, slot = int(self.env[op.chunk]), int(self.env[op.slot])
@@ -193,8 +199,9 @@ class KernelInterpreter:
         memory_value = op.source if load else op.target
         resident = isinstance(memory_value.type, MemRefType)
         writers = op.writers.value.data if isinstance(op, core.DmaStoreOp) and op.writers is not None else 1
+        whole = load and op.whole is not None  # type: ignore[union-attr]
         for c in range(self.cores):
-            box = self._box(tile, c, chunk, resident)
+            box = self._whole_box(tile, c, resident) if whole else self._box(tile, c, chunk, resident)
             if load:
                 target[c, slot] = (source[c, 0] if resident else source)[box]
             elif c % writers == 0:
@@ -232,7 +239,10 @@ class KernelInterpreter:
                 valid, local, start, extent = self._placement(tile_index, c, chunk)
                 host = np.zeros(extent, dtype=buffer.dtype)
                 read = core.compute_read_slot(slot, buffer.shape[1])  # one slot: loaded once for all chunks
-                host[local] = buffer[c, read][valid].reshape(host[local].shape)
+                held = buffer[c, read]
+                window = core.compute_window(self.tiles[tile_index], held.shape, chunk)
+                held = held if window is None else held[window]
+                host[local] = held[valid].reshape(host[local].shape)
                 hosts.append(host)
                 starts.append(start)
             valid, local, _, extent = self._placement(tiles[-1], c, chunk)

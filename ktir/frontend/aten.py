@@ -279,6 +279,10 @@ def _pow(e: Emitter, node: torch.fx.Node) -> SSAValue:
     source = e.convert(e.value(node.args[0]), result_type.element_type)
     if not ew.is_float(result_type.element_type):
         raise UnsupportedNode("integer pow")
+    if node.args[1] == 2:
+        # PyTorch's own kernel computes a square as `x * x` (one rounding, the same bits as a
+        # correctly rounded pow); the SFU then runs one multiply pass instead of a pow's two.
+        return make(e, ew.MulOp, [source, source], result_type)
     return make(e, ew.PowOp, [source], result_type, exponent=f64_attr(node.args[1]))
 
 

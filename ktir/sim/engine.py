@@ -206,8 +206,9 @@ class SimKernel(KernelInterpreter):
         memory = self.buffers[memory_value].data if resident else self.env[memory_value]
         staging = self.buffers[lx_value]
         where = self._located(op) + f" tile {op.tile.value.data}"
-        extent = tuple(int(e) for e in tile.extent_array)
-        offset = tile.chunk_starts_array[chunk]
+        whole = load and op.whole is not None  # type: ignore[union-attr]
+        extent = tile.whole_extent if whole else tuple(int(e) for e in tile.extent_array)
+        offset = 0 if whole else tile.chunk_starts_array[chunk]
         first = (np.zeros_like(tile.starts_array) if resident else tile.starts_array) + offset
         size = memory.shape[2:] if resident else memory.shape
         check_box(first, extent, tuple(size), "the resident buffer" if resident else "the tensor", where)
@@ -286,6 +287,10 @@ class SimKernel(KernelInterpreter):
         """The slot a compute reads: 0 in a one-slot buffer (a tile loaded once for all chunks)."""
         return core.compute_read_slot(slot, self.buffers[value].shape[1])
 
+    def _window(self, value: SSAValue, tile_index: int, chunk: int) -> tuple[slice, ...] | None:
+        """The chunk's window of a buffer holding the core's whole slice (None: the tile itself)."""
+        return core.compute_window(self.tiles[tile_index], self.buffers[value].shape[2:], chunk)
+
     def _compute(self, op: core.ComputeOp) -> None:
         payload = op.payload.block.first_op
         assert payload is not None
@@ -311,7 +316,7 @@ class SimKernel(KernelInterpreter):
             check_written(self.buffers[op.outs[0]], out_slot, self.all_cores, where)
         maps = [self._tiles_of(t, chunk) for t in tiles]
         self.buffers[op.outs[0]].pending.pop(out_slot, None)  # the compute overwrites the slot
-        if not self._compute_fast(payload, op, tiles, maps, slot, out_slot, accumulate):
+        if not self._compute_fast(payload, op, tiles, maps, chunk, slot, out_slot, accumulate):
             for value in op.ins:  # the executor's per-core path reads the LX arrays
                 self.buffers[value].slot(self._slot_of(value, slot))
             for value in [*op.ins, *op.outs]:
@@ -326,6 +331,7 @@ class SimKernel(KernelInterpreter):
         op: core.ComputeOp,
         tiles: list[int],
         maps: list[HostTiles | None],
+        chunk: int,
         slot: int,
         out_slot: int,
         accumulate: bool,
@@ -336,13 +342,15 @@ class SimKernel(KernelInterpreter):
         out = self.buffers[op.outs[0]].data[:, out_slot]
         if isinstance(payload, st.MatmulBase):  # reads deferred loads straight from the tensors
             x, y, o = host_maps
-            hx, x_index = self._distinct(x, self.buffers[op.ins[0]], self._slot_of(op.ins[0], slot), tiles[0])
-            hy, y_index = self._distinct(y, self.buffers[op.ins[1]], self._slot_of(op.ins[1], slot), tiles[1])
+            hx, x_index = self._distinct(x, op.ins[0], slot, tiles[0], chunk)
+            hy, y_index = self._distinct(y, op.ins[1], slot, tiles[1], chunk)
             product = matmul_f32(hx, x_index, hy, y_index)
             if accumulate:
                 product += o.to_host(out)
             o.to_device(store(product, _element_type(op.outs[0])), out)
             return True
+        if any(self._window(v, t, chunk) is not None for v, t in zip(op.ins, tiles, strict=False)):
+            return False  # the executor's per-core path reads windows
         ins = [self.buffers[v].slot(self._slot_of(v, slot)) for v in op.ins]
         if all(m.dense for m in host_maps) and self._same_layout_elementwise(payload, tiles):
             out[...] = self._implementation(payload, ins)
@@ -370,17 +378,24 @@ class SimKernel(KernelInterpreter):
         return True
 
     def _distinct(
-        self, tiles: HostTiles, buffer: LxBuffer, slot: int, tile_index: int
+        self, tiles: HostTiles, value: SSAValue, slot: int, tile_index: int, chunk: int
     ) -> tuple[np.ndarray, np.ndarray]:
         """
-        Host tiles of the distinct boxes the cores loaded, and each core's index into them.
+        Host tiles of the distinct boxes the cores loaded (the chunk's window of a buffer
+        holding a whole slice), and each core's index into them.
 
         Cores that loaded the same box of a tensor (a matmul's weights shared by the cores
         that split M) hold the same bytes, so the compute converts that tile once; a deferred
         load is read from the tensor once per distinct box.
         """
+        buffer = self.buffers[value]
+        slot = self._slot_of(value, slot)
+        window = self._window(value, tile_index, chunk)
         if (load := buffer.pending.get(slot)) is not None:
             memory, first, extent = load
+            if window is not None:  # the chunk's box inside the whole slice the DMA named
+                first = first + np.array([w.start for w in window])
+                extent = tuple(w.stop - w.start for w in window)
             _, firsts, inverse = np.unique(first, axis=0, return_index=True, return_inverse=True)
             # A chunk loop reloads the same boxes (x's K chunks for every N chunk): fp32 host
             # tiles are kept per kernel, keyed by tensor and boxes, up to CONVERTED_BYTES.
@@ -400,7 +415,10 @@ class SimKernel(KernelInterpreter):
             return host, inverse.reshape(-1)
         starts = self.tiles[tile_index].starts_array
         _, firsts, inverse = np.unique(starts, axis=0, return_index=True, return_inverse=True)
-        return tiles.to_host(buffer.data[firsts, slot]), inverse.reshape(-1)
+        data = buffer.data[firsts, slot]
+        if window is not None:
+            data = data[(slice(None), *window)]
+        return tiles.to_host(data), inverse.reshape(-1)
 
     def _same_layout_elementwise(self, payload: Operation, tiles: list[int]) -> bool:
         """True if the payload maps position i of each input to position i of the output."""

@@ -36,11 +36,15 @@ def matmul_space(m: int, k: int, n: int):
 
 
 def test_prefill_up_projection_reads_every_byte_once() -> None:
-    """The worked example: 512 x 4096 x 14336 on 32 cores, {m: 4, n: 8}, K in 64 chunks, traffic 1.0."""
+    """
+    The worked example: 512 x 4096 x 14336 on 32 cores, {m: 8, n: 4}, x's whole slice kept in
+    LX while N is cut in 4 and K in 16: traffic 1.0.
+    """
     schedule = best_schedule(matmul_space(512, 4096, 14336), 32, SPYRE.lx_usable_bytes, SPYRE)
     assert schedule is not None
-    assert schedule.splits == {"m": 4, "n": 8, "k": 1}
-    assert schedule.cuts == {"m": 1, "n": 1, "k": 64}
+    assert schedule.splits == {"m": 8, "n": 4, "k": 1}
+    assert schedule.cuts == {"m": 1, "n": 4, "k": 16}
+    assert schedule.whole_x
     compulsory = (512 * 4096 + 4096 * 14336 + 512 * 14336) * 2
     assert schedule.traffic == compulsory
 
@@ -87,7 +91,8 @@ def test_no_matmul_is_faster_than_its_bound(m: int, k: int, n: int, cores: int) 
 def test_two_products_load_x_once_per_chunk() -> None:
     """
     SwiGLU's gate and up as one kernel (two products of one x): the model moves each weight
-    once and x once per output chunk along N, and its time is at least the bytes' transfer.
+    once and x once (its whole slice kept in LX while N is cut), and its time is at least the
+    bytes' transfer. Without x whole, x is read once per output chunk along N.
     """
     text = """
 func.func @f(%x: tensor<512x4096xf16>, %wg: tensor<4096x14336xf16>, %wu: tensor<4096x14336xf16>)
@@ -106,6 +111,12 @@ func.func @f(%x: tensor<512x4096xf16>, %wg: tensor<4096x14336xf16>, %wu: tensor<
     schedule = best_schedule(space, 32, SPYRE.lx_usable_bytes, SPYRE)
     assert schedule is not None
     x, w, y = 512 * 4096 * 2, 4096 * 14336 * 2, 512 * 14336 * 2
-    assert schedule.cuts["m"] == 1  # each weight byte is read once; x once per N chunk
-    assert schedule.traffic == x * schedule.cuts["n"] + 2 * w + y
+    assert schedule.cuts["m"] == 1  # each weight byte is read once
+    assert schedule.whole_x and schedule.cuts["n"] > 1
+    assert schedule.traffic == x + 2 * w + y
     assert schedule.cycles >= schedule.traffic / SPYRE.device_bytes_per_cycle
+    chunked = next(
+        s for s in ranked_cuts(space, schedule.splits, SPYRE.lx_usable_bytes, SPYRE, 400) if not s.whole_x
+    )
+    assert chunked.traffic == x * chunked.cuts["n"] + 2 * w + y
+    assert chunked.cycles > schedule.cycles

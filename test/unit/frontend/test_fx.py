@@ -331,3 +331,16 @@ def test_data_dependent_shapes_are_named_as_such() -> None:
     with pytest.raises(FxImportError) as caught:
         import_fx(lambda x: x[x > 0] * 2, (torch.randn(8),))
     assert any("ktir needs static shapes" in d.message for d in caught.value.diagnostics)
+
+
+def test_a_square_imports_as_a_multiply_with_pytorchs_bits() -> None:
+    """`pow(x, 2)` is `x * x`, as PyTorch computes it (one SFU pass); other exponents stay `pow`."""
+
+    def f(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return x.float().pow(2), x.pow(3)
+
+    x = torch.randn(4, 64, generator=torch.Generator().manual_seed(7)).half()
+    names = op_names(import_fx(f, (x,)))
+    assert names.count("ktir.mul") == 1 and names.count("ktir.pow") == 1
+    ours, eager = run_both(f, x)
+    np.testing.assert_array_equal(ours[0], eager[0])

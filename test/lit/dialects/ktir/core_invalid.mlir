@@ -129,3 +129,40 @@ func.func @yield_not_last() {
   "ktir.yield"() : () -> ()
   func.return
 }
+
+// -----
+
+// A `whole` load fills one slot of the core's whole slice: [2, 4, 64] here (2 K chunks of 1 stick).
+func.func @whole_slots(%x: tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>) -> tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> {
+  %y = ktir.kernel "ktir.abs" cores 1 chunks 2 work_division {d0 = 1 : i64, d1 = 1 : i64} tiles [#ktir.tile<extent = [1, 4, 64], starts = [[0, 0, 0]], chunk_starts = [[0, 0, 0], [1, 0, 0]]>, #ktir.tile<extent = [1, 4, 64], starts = [[0, 0, 0]], chunk_starts = [[0, 0, 0], [1, 0, 0]]>](%x) : (tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>) -> tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> {
+  ^bb0(%a: tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>, %b: tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>):
+    %c = ktir.core_id : index
+    %buf = ktir.lx_alloc address 0 : memref<2x2x4x64xf16, "lx">
+    %i = arith.constant 0 : index
+    // expected-error @+1 {{the target memref<2x2x4x64xf16, "lx"> must hold one slot of tile 0's whole slice [2, 4, 64], not 2 of [2, 4, 64]}}
+    ktir.dma_load %a -> %buf[%c, %i, %i] tile 0 whole : tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> -> memref<2x2x4x64xf16, "lx">
+    ktir.yield
+  }
+  func.return %y : tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>
+}
+
+// -----
+
+// A compute reads a tile, or its chunk's window of a one-slot whole slice; nothing else.
+func.func @window_extent(%x: tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>) -> tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> {
+  %y = ktir.kernel "ktir.abs" cores 1 chunks 2 work_division {d0 = 1 : i64, d1 = 1 : i64} tiles [#ktir.tile<extent = [1, 4, 64], starts = [[0, 0, 0]], chunk_starts = [[0, 0, 0], [1, 0, 0]]>, #ktir.tile<extent = [1, 4, 64], starts = [[0, 0, 0]], chunk_starts = [[0, 0, 0], [1, 0, 0]]>](%x) : (tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>) -> tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> {
+  ^bb0(%a: tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>, %b: tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>):
+    %c = ktir.core_id : index
+    %in = ktir.lx_alloc address 0 : memref<1x3x4x64xf16, "lx">
+    %out = ktir.lx_alloc address 4096 : memref<1x1x4x64xf16, "lx">
+    %i = arith.constant 0 : index
+    // expected-error @+1 {{buffer #0 memref<1x3x4x64xf16, "lx"> must hold slots of tile 0's extent [1, 4, 64], not [3, 4, 64]}}
+    ktir.compute sfu[%c, %i, %i] ins(%in : memref<1x3x4x64xf16, "lx">) outs(%out : memref<1x1x4x64xf16, "lx">) tiles [0, 1] {
+    ^bb0(%t: tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>):
+      %r = ktir.abs %t : tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> -> tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>
+      ktir.yield %r : tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>
+    }
+    ktir.yield
+  }
+  func.return %y : tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>
+}
