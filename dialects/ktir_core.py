@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
@@ -535,13 +535,20 @@ class DmaLoadOp(_DmaOp):
     slice (`TileAttr.whole_extent`, every chunk's box) into a one-slot buffer, loaded once:
     each `ktir.compute` then reads its chunk's window of it (a matmul's x kept in LX while
     the chunks walk N and K).
+
+    With `prefetch`, the load may be issued before the kernel starts: on each core's load
+    queue right after the previous kernel's loads, in the LPDDR5 time the previous kernel
+    leaves free. It must come before the kernel's other transfers and computes, read no
+    tensor the previous kernel writes, and fill LX the previous kernel does not use (the
+    simulator and `ktir-check-cores` check the last two).
     """
 
     name = "ktir.dma_load"
     whole = opt_prop_def(UnitAttr)
+    prefetch = opt_prop_def(UnitAttr)
     assembly_format = (
         "$source `->` $target `[` $core `,` $chunk `,` $slot `]` `tile` $tile (`whole` $whole^)? "
-        "attr-dict `:` type($source) `->` type($target)"
+        "(`prefetch` $prefetch^)? attr-dict `:` type($source) `->` type($target)"
     )
 
     def __init__(
@@ -553,16 +560,42 @@ class DmaLoadOp(_DmaOp):
         slot: SSAValue,
         tile: int,
         whole: bool = False,
+        prefetch: bool = False,
     ) -> None:
         super().__init__(source, target, core, chunk, slot, tile)
-        if whole:
-            self.properties["whole"] = UnitAttr()
+        for name, flag in (("whole", whole), ("prefetch", prefetch)):
+            if flag:
+                self.properties[name] = UnitAttr()
 
     def verify_(self) -> None:
         _require_lx(self.target.type, "the target")
         whole = self.whole is not None
         _verify_tile_use(self, self.tile.value.data, self.target.type, "the target", whole)
         _verify_indices(self, self.chunk, self.slot, [self.target.type])
+        if self.prefetch is not None:
+            self._verify_prefetch_position()
+
+    def _verify_prefetch_position(self) -> None:
+        """
+        A prefetch reads device memory, and sits in the kernel's body (no loop) before every
+        other transfer and compute.
+        """
+        if isinstance(self.source.type, MemRefType):
+            raise VerifyException("a prefetch load reads device memory, not an LX buffer")
+        kernel = _enclosing_kernel(self)
+        if kernel is None:
+            return
+        if self.parent_op() is not kernel:
+            raise VerifyException("a prefetch load must be in the kernel's body, not in a loop")
+        for before in kernel.body.block.ops:
+            if before is self:
+                return
+            is_prefetch = isinstance(before, DmaLoadOp) and before.prefetch is not None
+            if not is_prefetch and isinstance(before, _DmaOp | ComputeOp | FillOp | RingReduceOp | scf.ForOp):
+                raise VerifyException(
+                    f"a prefetch load must come before the kernel's other transfers and computes, "
+                    f"not after '{before.name}'"
+                )
 
 
 @irdl_op_definition

@@ -48,6 +48,7 @@ from ktir.cores.chunking import (
     accumulates,
     accumulator_roles,
     invariant,
+    place,
     plan_chunks,
 )
 from ktir.cores.fusion import anchors_of
@@ -120,9 +121,13 @@ def _payload(op: Operation) -> Region:
     return Region(block)
 
 
-def build_kernel(kernel: Kernel, plan: ChunkPlan) -> core.KernelOp:
-    """The `ktir.kernel` of a divided op under a chunk plan (see the module docstring)."""
-    return _KernelBody(kernel, plan).build()
+def build_kernel(kernel: Kernel, plan: ChunkPlan, prefetch: frozenset[int] = frozenset()) -> core.KernelOp:
+    """
+    The `ktir.kernel` of a divided op under a chunk plan (see the module docstring); the first
+    loads of the input tensors `prefetch` (indices among the op's tensor operands) are
+    `ktir.dma_load ... prefetch`.
+    """
+    return _KernelBody(kernel, plan, prefetch).build()
 
 
 class _KernelBody:
@@ -131,8 +136,12 @@ class _KernelBody:
     and inside them the reduction chunks of an accumulating matmul).
     """
 
-    def __init__(self, kernel: Kernel, plan: ChunkPlan) -> None:
+    def __init__(self, kernel: Kernel, plan: ChunkPlan, prefetch: frozenset[int] = frozenset()) -> None:
         self.kernel, self.plan, self.op = kernel, plan, kernel.op
+        self.prefetch = prefetch
+        # Inputs whose chunk-0 load is a prefetch before the loops: the loops enclosing chunk 0
+        # are peeled (`_loop`) and chunk 0 does not load them again (`_chunk`).
+        self.first_chunk_skips: set[int] = set()
         space = kernel.space
         self.accesses = [a for a in space.inputs if a is not None] + [space.output]
         self.tensors = [v for v in self.op.operands if isinstance(v.type, TensorType)] + list(self.op.results)
@@ -163,16 +172,16 @@ class _KernelBody:
         self.core_id = b.add(core.CoreIdOp()).results[0]
         self.buffers = self._buffers(b)
         self.sources = self._sources(b)
-        for i in self.hoisted:  # tiles every chunk reads: loaded once, before the chunk loop
+        # prefetches first, then the tiles every chunk reads (loaded once, before the chunk
+        # loop) and x's whole slice
+        once = sorted(self.hoisted | self.whole)
+        for i in [*sorted(self.prefetch), *(i for i in once if i not in self.prefetch)]:
             target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
-            b.add(core.DmaLoadOp(self.sources[i], target, self.core_id, b.index(0), b.index(0), tile=i))
-        for i in self.whole:
-            target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
-            b.add(
-                core.DmaLoadOp(
-                    self.sources[i], target, self.core_id, b.index(0), b.index(0), tile=i, whole=True
-                )
-            )
+            whole, prefetch = i in self.whole, i in self.prefetch
+            if prefetch and i not in once:
+                self.first_chunk_skips.add(i)
+            zero = b.index(0)
+            b.add(core.DmaLoadOp(self.sources[i], target, self.core_id, zero, zero, i, whole, prefetch))
         outer_count = self.plan.chunks // self.reduction_chunks
         if self.alternating:  # both accumulators start at zero; each is zeroed again once read
             for role in self.accumulators:
@@ -222,19 +231,25 @@ class _KernelBody:
                 sources[i] = b.add(core.LxAllocOp(resident[0], memref, resident=True)).results[0]
         return sources
 
-    @staticmethod
-    def _loop(builder: _Builder, count: int, make_body: Callable[[_Builder, SSAValue], None]) -> None:
-        """`make_body` once at index 0, or inside an `scf.for` over `count` iterations."""
+    def _loop(self, builder: _Builder, count: int, make_body: Callable[[_Builder, SSAValue], None]) -> None:
+        """
+        `make_body` once at index 0, or inside an `scf.for` over `count` iterations; while chunk
+        0 is still to be built and some of its loads were prefetched, iteration 0 is peeled.
+        """
         if count == 1:
             make_body(builder, builder.index(0))
             return
+        first = 0
+        if self.first_chunk_skips:
+            make_body(builder, builder.index(0))
+            first = 1
         loop_block = Block(arg_types=[IndexType()])
         inner = _Builder(loop_block)
         inner.constants = dict(builder.constants)
         make_body(inner, loop_block.args[0])
         loop_block.add_op(scf.YieldOp())
         builder.add(
-            scf.ForOp(builder.index(0), builder.index(count), builder.index(1), [], Region(loop_block))
+            scf.ForOp(builder.index(first), builder.index(count), builder.index(1), [], Region(loop_block))
         )
 
     def _outer_body(self, builder: _Builder, outer: SSAValue) -> None:
@@ -328,9 +343,10 @@ class _KernelBody:
         chunk = outer if self.reduction_chunks == 1 else _affine(builder, outer, self.reduction_chunks, inner)
         slot = self._slot(builder, chunk)
         ins = []
+        prefetched, self.first_chunk_skips = self.first_chunk_skips, set()  # chunk 0 is the first built
         for i in range(self.matmul_inputs):
             target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
-            if i not in self.hoisted | self.whole:
+            if i not in self.hoisted | self.whole | prefetched:
                 builder.add(core.DmaLoadOp(self.sources[i], target, self.core_id, chunk, slot, tile=i))
             ins.append(target)
         if self.epilogue:
@@ -440,6 +456,7 @@ def lower_function(function: func.FuncOp, target: Target) -> None:
             last = max((index[u.operation] for u in o.results[0].uses), default=index[o])
             live.append((index[o], last, resident[0], resident[0] + resident[1]))
     busy_at = live_sets([(first, last, (lo, hi)) for first, last, lo, hi in live], len(ops))
+    previous: _PreviousKernel | None = None
     for graph_op, busy in zip(ops, busy_at, strict=True):
         try:
             kernel = kernel_of(graph_op, read_division(graph_op))
@@ -450,12 +467,87 @@ def lower_function(function: func.FuncOp, target: Target) -> None:
                 raise op_error(
                     graph_op, f"'{graph_op.name}' has no {WORK_DIVISION_ATTR}; run ktir-divide-work first"
                 )
+            previous = previous.after(graph_op) if previous is not None else None
             continue
+        free = free_ranges(busy, target.lx_usable_bytes)
         try:
-            plan = plan_chunks(kernel, free_ranges(busy, target.lx_usable_bytes), target.lx_alignment, target)
+            plan = plan_chunks(kernel, free, target.lx_alignment, target)
         except ChunkingError as error:
             raise op_error(graph_op, str(error)) from error
-        Rewriter.replace_op(graph_op, build_kernel(kernel, plan))
+        plan, prefetch = _with_prefetch(kernel, plan, free, previous, target.lx_alignment)
+        lowered = build_kernel(kernel, plan, prefetch)
+        used = [(b.address, b.address + _aligned(b.bytes, target.lx_alignment)) for b in plan.buffers]
+        Rewriter.replace_op(graph_op, lowered)
+        previous = _PreviousKernel(set(lowered.results), [*used, *busy])
+
+
+@dataclass
+class _PreviousKernel:
+    """The last kernel lowered, while only views follow it: what it writes and the LX it uses."""
+
+    written: set[SSAValue]
+    lx: list[tuple[int, int]]
+
+    def after(self, op: Operation) -> _PreviousKernel | None:
+        """Still the previous kernel after `op` (a view of it adds to what it writes), or None."""
+        if isinstance(op, st.CpuFallbackOp):
+            return None  # the host works in between: the next kernel's loads wait for it
+        if any(v in self.written for v in op.operands):
+            self.written.update(op.results)
+        return self
+
+
+def _aligned(size: int, alignment: int) -> int:
+    return -(-size // alignment) * alignment
+
+
+def _with_prefetch(
+    kernel: Kernel,
+    plan: ChunkPlan,
+    free: list[tuple[int, int]],
+    previous: _PreviousKernel | None,
+    alignment: int,
+) -> tuple[ChunkPlan, frozenset[int]]:
+    """
+    The inputs whose first load can be a prefetch (`ktir.dma_load ... prefetch`): read from
+    device memory, not written by the previous kernel, loaded before or in chunk 0 (an
+    epilogue's inputs load later), and whose buffers fit in LX the previous kernel leaves
+    free. Their buffers are placed there first and the rest of the plan around them, at the
+    same chunking; when that does not fit, nothing is prefetched.
+    """
+    if previous is None:
+        return plan, frozenset()
+    op = kernel.op
+    tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
+    anchors = anchors_of(op.members) if isinstance(op, st.FusedOp) else ()
+    first_loaded = 1 + len(anchors) if anchors and accumulates(kernel, plan.cuts) else len(tensors)
+    chosen = [
+        i
+        for i, value in enumerate(tensors[:first_loaded])
+        if value not in previous.written and _resident(value) is None
+    ]
+    roles = {f"in{_operand_index(kernel, i)}" for i in chosen}
+    early = [b for b in plan.buffers if b.role in roles]
+    if not early:
+        return plan, frozenset()
+    spare = _subtract(free, previous.lx)
+    placed_early = place(early, spare, alignment, from_top=True)
+    if placed_early is None:
+        return plan, frozenset()
+    taken = [(b.address, b.address + _aligned(b.bytes, alignment)) for b in placed_early]
+    rest = place([b for b in plan.buffers if b.role not in roles], _subtract(free, taken), alignment)
+    if rest is None:
+        return plan, frozenset()
+    by_role = {b.role: b for b in [*placed_early, *rest]}
+    buffers = tuple(by_role[b.role] for b in plan.buffers)
+    return ChunkPlan(plan.cuts, buffers, plan.whole_x), frozenset(chosen)
+
+
+def _subtract(free: list[tuple[int, int]], used: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of the `free` ranges that no `used` range covers."""
+    limit = max((hi for _, hi in free), default=0)
+    blocked = free_ranges(free, limit)  # what `free` leaves out, up to its end
+    return free_ranges([*blocked, *used], limit)
 
 
 __all__ = ["LowerToCoresPass", "Staged", "build_kernel", "lower_function", "tile_of"]

@@ -23,6 +23,7 @@ from xdsl.ir import Operation
 
 from ktir.cores.scratchpad import live_sets
 from ktir.dialects import ktir_core as core
+from ktir.dialects import ktir_structured as st
 from ktir.hardware.target import SPYRE, Target
 
 
@@ -55,12 +56,63 @@ def check_function(function: func.FuncOp, target: Target = SPYRE) -> None:
                 current[address] = (address, alloc.bytes, position)
             key = current[address]
             lifetime[key] = (lifetime.get(key, (position, position))[0], position)
-    resident_at = live_sets([(first, last, key) for key, (first, last) in lifetime.items()], len(kernels))
+    resident_at = list(
+        live_sets([(first, last, key) for key, (first, last) in lifetime.items()], len(kernels))
+    )
     for kernel, resident in zip(kernels, resident_at, strict=True):
         _check_lx(kernel, resident, target)
         for op in kernel.body.walk():
             if isinstance(op, (core.DmaLoadOp, core.DmaStoreOp)):
                 _check_dma(kernel, op)
+    _check_prefetches(function, resident_at, kernels)
+
+
+def _check_prefetches(
+    function: func.FuncOp, resident_at: list[list[tuple[int, int, int]]], kernels: list[core.KernelOp]
+) -> None:
+    """
+    A prefetch load (`ktir.dma_load ... prefetch`) runs in the previous kernel's time: it may
+    not read what that kernel writes (or a view of it), nor fill LX that kernel or a resident
+    buffer live then uses. With no kernel before it, or a host op in between, it is an
+    ordinary load.
+    """
+    position = {kernel: i for i, kernel in enumerate(kernels)}
+    previous: core.KernelOp | None = None
+    written: set[object] = set()
+    for op in function.body.block.ops:
+        if not isinstance(op, core.KernelOp):
+            if isinstance(op, st.CpuFallbackOp):
+                previous = None
+            elif any(v in written for v in op.operands):
+                written.update(op.results)
+            continue
+        if previous is not None:
+            used = [(a.address.value.data, a.address.value.data + a.bytes) for a in _allocs(previous)]
+            used += [(lo, lo + size) for lo, size, _ in resident_at[position[previous]]]
+            for load in op.body.walk():
+                if isinstance(load, core.DmaLoadOp) and load.prefetch is not None:
+                    _check_prefetch(op, load, written, used)
+        previous, written = op, set(op.results)
+
+
+def _check_prefetch(
+    kernel: core.KernelOp, load: core.DmaLoadOp, written: set[object], used: list[tuple[int, int]]
+) -> None:
+    outer = dict(zip(kernel.body.block.args, [*kernel.inputs, *kernel.outputs], strict=True))
+    if outer.get(load.source, load.source) in written:
+        raise CoreCheckError(load, "a prefetch load reads a tensor the previous kernel writes")
+    alloc = load.target.owner
+    if not isinstance(alloc, core.LxAllocOp):
+        return
+    low = alloc.address.value.data
+    high = low + alloc.bytes
+    for used_low, used_high in used:
+        if low < used_high and used_low < high:
+            raise CoreCheckError(
+                load,
+                f"a prefetch load fills LX bytes [{low:,}, {high:,}), which the previous kernel uses "
+                f"([{used_low:,}, {used_high:,}))",
+            )
 
 
 def _check_lx(kernel: core.KernelOp, resident: list[tuple[int, int, int]], target: Target) -> None:

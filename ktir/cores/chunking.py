@@ -152,19 +152,28 @@ def smallest_footprint(space: IterationSpace) -> int:
     return sum(b.bytes for b in _buffers(kernel, dict(units)))
 
 
-def place(buffers: Sequence[Staged], free: Sequence[tuple[int, int]], alignment: int) -> list[Staged] | None:
-    """First-fit the buffers (largest first) into the free [lo, hi) ranges; None if one does not fit."""
-    ranges = [list(r) for r in free]
+def place(
+    buffers: Sequence[Staged], free: Sequence[tuple[int, int]], alignment: int, from_top: bool = False
+) -> list[Staged] | None:
+    """
+    First-fit the buffers (largest first) into the free [lo, hi) ranges; None if one does not
+    fit. `from_top` fills from the highest addresses down (a prefetched buffer keeps clear of
+    the previous kernel's, which sit low, and leaves the rest of the plan one low range).
+    """
+    ranges = [list(r) for r in (reversed(free) if from_top else free)]
     placed: dict[str, Staged] = {}
     for buffer in sorted(buffers, key=lambda b: -b.bytes):
         size = -(-buffer.bytes // alignment) * alignment
         for r in ranges:
-            start = -(-r[0] // alignment) * alignment
-            if start + size <= r[1]:
+            start = (r[1] - size) // alignment * alignment if from_top else -(-r[0] // alignment) * alignment
+            if r[0] <= start and start + size <= r[1]:
                 placed[buffer.role] = Staged(
                     buffer.role, buffer.slots, buffer.extent, buffer.element_bytes, start
                 )
-                r[0] = start + size
+                if from_top:
+                    r[1] = start
+                else:
+                    r[0] = start + size
                 break
         else:
             return None

@@ -45,7 +45,7 @@ from ktir.sim.memory import (
 )
 from ktir.sim.report import KernelReport
 from ktir.sim.tiles import HostTiles
-from ktir.sim.timeline import UNITS, Timeline
+from ktir.sim.timeline import UNITS, PrefetchWindow, Timeline
 
 
 def _element_type(value: SSAValue) -> Attribute:
@@ -60,14 +60,22 @@ class SimKernel(KernelInterpreter):
     """One kernel on the simulated chip: numerics, checks and timing for all its cores."""
 
     def __init__(
-        self, op: core.KernelOp, index: int, name: str, scratchpad: Scratchpad, start: float, target: Target
+        self,
+        op: core.KernelOp,
+        index: int,
+        name: str,
+        scratchpad: Scratchpad,
+        start: float,
+        target: Target,
+        window: PrefetchWindow | None = None,
     ) -> None:
         super().__init__(op, {})
         self.index = index
         self.name = name
         self.scratchpad = scratchpad
         self.target = target
-        self.timeline = Timeline(self.cores, start)
+        self.timeline = Timeline(self.cores, start, window)
+        self.lx_ranges: list[tuple[int, int]] = []  # [address, end) of every LX buffer it allocates
         self.where = f"kernel {index} ({name} = {op.op_name.data})"
         self.buffers: dict[SSAValue, LxBuffer] = {}
         self.owners: dict[SSAValue, WriteOwners] = {}
@@ -76,6 +84,7 @@ class SimKernel(KernelInterpreter):
         self.converted_bytes = 0
         self.all_cores = np.arange(self.cores)
         self.bytes = 0.0
+        self.early_bytes = 0.0  # moved by prefetches before the kernel's start
         self.touched: dict[SSAValue, set[tuple[bytes, tuple[int, ...]]]] = {}
         # The kernel's operand or result behind each block argument (x * x reads one tensor).
         self.outer = dict(zip(op.body.block.args, [*op.inputs, *op.outputs], strict=True))
@@ -126,6 +135,7 @@ class SimKernel(KernelInterpreter):
             events=line.events,
             target=self.target,
             division={d: n.value.data for d, n in self.op.work_division.data.items()},  # type: ignore[attr-defined]
+            early_bytes=self.early_bytes,
         )
 
     def _label(self) -> str:
@@ -176,6 +186,7 @@ class SimKernel(KernelInterpreter):
     def _alloc(self, op: core.LxAllocOp) -> np.ndarray:
         memref = cast(MemRefType[Attribute], op.result.type)
         shape = (self.cores, *memref.get_shape())
+        self.lx_ranges.append((op.address.value.data, op.address.value.data + op.bytes))
         buffer = self.scratchpad.allocate(
             op.address.value.data,
             op.bytes,
@@ -268,9 +279,33 @@ class SimKernel(KernelInterpreter):
         traffic = float(copies.sum()) * tile_bytes
         self.bytes += traffic
         cycles[active] = self.target.dma_setup_cycles
-        self.timeline.transfer(
-            queue, reads, writes, cycles, cost_model.transfer_cycles(traffic, self.target), label
-        )
+        chip_cycles = cost_model.transfer_cycles(traffic, self.target)
+        if load and cast(core.DmaLoadOp, op).prefetch is not None:
+            self._check_prefetch(cast(core.DmaLoadOp, op))
+            self.early_bytes += traffic * self.timeline.prefetch(
+                writes, cycles, chip_cycles, label + " (prefetch)"
+            )
+            return
+        self.timeline.transfer(queue, reads, writes, cycles, chip_cycles, label)
+
+    def _check_prefetch(self, op: core.DmaLoadOp) -> None:
+        """A prefetch reads no tensor the previous kernel writes and fills no LX it uses."""
+        window = self.timeline.window
+        if window is None:
+            return
+        where = self._located(op)
+        if self.outer.get(op.source, op.source) in window.written:
+            raise SimulationError(f"{where}: a prefetch reads a tensor the previous kernel writes")
+        alloc = op.target.owner
+        assert isinstance(alloc, core.LxAllocOp)
+        low = alloc.address.value.data
+        high = low + alloc.bytes
+        for used_low, used_high in window.lx:
+            if low < used_high and used_low < high:
+                raise SimulationError(
+                    f"{where}: a prefetch fills LX bytes [{low}, {high}), which the previous kernel "
+                    f"uses ([{used_low}, {used_high}))"
+                )
 
     # -- compute ------------------------------------------------------------------------------
 

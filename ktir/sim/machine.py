@@ -32,6 +32,7 @@ from ktir.reference.ops import ExecutionError
 from ktir.sim.engine import SimKernel
 from ktir.sim.memory import Scratchpad, SimulationError
 from ktir.sim.report import KernelReport, Report
+from ktir.sim.timeline import PrefetchWindow
 
 Progress = Callable[[int, int], None]
 """Called with (ops done, ops in total) after every op."""
@@ -80,6 +81,7 @@ def simulate(
     scratchpad = Scratchpad(target.lx_usable_bytes)
     lines: list[KernelReport] = []
     clock = 0.0
+    previous: _Previous | None = None  # the last kernel, while only views follow it
     with np.errstate(all="ignore"):
         for index, op in enumerate(ops):
             if isinstance(op, func.ReturnOp):
@@ -96,13 +98,16 @@ def simulate(
                         f"has {target.cores}: compile it for this target",
                         location_of(op),
                     )
-                kernel = SimKernel(op, index, name, scratchpad, clock, target)
+                window = previous.window(cores) if previous is not None else None
+                kernel = SimKernel(op, index, name, scratchpad, clock, target, window)
                 results = kernel.run(args)
                 lines.append(kernel.report())
                 clock += lines[-1].cycles
+                previous = _Previous(kernel, set(op.results))
             else:
                 results = _run_host_op(op, args)
                 lines.append(_host_line(op, index, name, clock, target))
+                previous = previous.after(op) if previous is not None else None
             memory.update(zip(op.results, results, strict=True))
             for value in op.results:
                 if (address := _resident_address(value)) is not None:
@@ -114,6 +119,30 @@ def simulate(
             if progress is not None:
                 progress(index + 1, len(ops))
     raise ExecutionError(f"@{function.sym_name.data} has no func.return")
+
+
+@dataclass
+class _Previous:
+    """The kernel before the next one (no timed op between them), and what it writes."""
+
+    kernel: SimKernel
+    written: set[SSAValue]
+
+    def after(self, op: Operation) -> _Previous | None:
+        """Still the kernel before the next one after the host op `op` (a view), or None."""
+        if isinstance(op, st.CpuFallbackOp):
+            return None  # the host reads and writes device memory in between
+        if any(v in self.written for v in op.operands):
+            self.written.update(op.results)  # a view of what the kernel wrote
+        return self
+
+    def window(self, cores: int) -> PrefetchWindow:
+        """Where the next kernel's prefetch loads (on `cores` cores) run: after this kernel's loads."""
+        line = self.kernel.timeline
+        load_free = np.full(cores, line.start)
+        shared = min(cores, line.cores)
+        load_free[:shared] = line.free["load"][:shared]
+        return PrefetchWindow(load_free, line.channel, frozenset(self.written), tuple(self.kernel.lx_ranges))
 
 
 def pack_arguments(

@@ -102,11 +102,21 @@ class KernelReport(Yardstick):
     target: Target = field(repr=False, default=SPYRE)
     division: dict[str, int] = field(default_factory=dict)
     """The kernel's work division (`ktir.work_division`): slices per iteration dim; empty off-chip."""
+    early_bytes: float = 0.0
+    """Bytes its prefetch loads moved before it started, in the previous kernel's time (part of
+    `bytes`; its bound counts only the compulsory bytes left for its own time)."""
 
     @property
     def simulated_cycles(self) -> float:
         """The kernel's cycles (what `vs_bound` compares with the bound)."""
         return self.cycles
+
+    @property
+    def bound_cycles(self) -> float:
+        """The roofline bound of the kernel's own time: less the bytes it prefetched before it."""
+        return bound_cycles(
+            self.matmul_flops, max(0.0, self.compulsory_bytes - self.early_bytes), self.target
+        )
 
     @property
     def lost_cycles(self) -> float:
@@ -132,7 +142,7 @@ REPORT_VERSION = 1
 
 _KERNEL_FIELDS = (
     "index", "name", "op", "unit", "cores", "chunks", "start", "cycles", "bytes", "flops",
-    "compulsory_bytes", "matmul_flops",
+    "compulsory_bytes", "matmul_flops", "early_bytes",
 )  # fmt: skip
 """The scalar fields of a `KernelReport` the JSON form carries (plus `busy` and `finish`)."""
 
@@ -390,7 +400,8 @@ class Report(Yardstick):
 
 def _kernel_from_dict(data: dict[str, Any], target: Target) -> KernelReport:
     """One kernel of `Report.from_json` (its measured fields; the rest is computed)."""
-    fields = {name: data[name] for name in _KERNEL_FIELDS}
+    fields = {name: data[name] for name in _KERNEL_FIELDS if name != "early_bytes"}
+    fields["early_bytes"] = data.get("early_bytes", 0.0)  # reports written before prefetches
     busy = np.asarray(data["busy"], dtype=float).reshape(-1, len(UNITS))
     finish = np.asarray(data["finish"], dtype=float)
     if not isinstance(data["division"], dict):

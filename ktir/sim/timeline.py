@@ -51,6 +51,10 @@ class Channel:
 
     def fill(self, ready: float, duration: float) -> float:
         """Use the channel's free time from `ready` on for `duration` cycles; returns the end."""
+        return self.fill_pieces(ready, duration)[0]
+
+    def fill_pieces(self, ready: float, duration: float) -> tuple[float, list[tuple[float, float]]]:
+        """`fill`, with the [start, end) pieces of channel time the transfer took."""
         time, remaining = ready, duration
         index = bisect.bisect_right(self.ends, time)
         pieces: list[tuple[float, float]] = []
@@ -66,7 +70,7 @@ class Channel:
             remaining -= take
         for start, end in pieces:
             self._insert(start, end)
-        return time
+        return time, pieces
 
     def _insert(self, start: float, end: float) -> None:
         """Add a busy interval that overlaps none, merging it with the ones it touches."""
@@ -97,15 +101,35 @@ class Event:
     end: np.ndarray
 
 
-class Timeline:
-    """The units and buffer-slot readiness of all cores of one kernel, from cycle `start`."""
+@dataclass
+class PrefetchWindow:
+    """
+    Where a kernel's prefetch loads (`ktir.dma_load ... prefetch`) run: on each core's load
+    queue after the previous kernel's loads (`load_free`, per core), sharing the previous
+    kernel's LPDDR5 channel, whose transfers keep their time: a prefetch only fills the gaps
+    they leave. `written` are the tensors the previous kernel writes and `lx` its LX byte
+    ranges, which a prefetch may not read or fill.
+    """
 
-    def __init__(self, cores: int, start: float) -> None:
+    load_free: np.ndarray
+    channel: Channel
+    written: frozenset[object] = frozenset()
+    lx: tuple[tuple[int, int], ...] = ()
+
+
+class Timeline:
+    """
+    The units and buffer-slot readiness of all cores of one kernel, from cycle `start`; with a
+    `window`, its prefetch loads may run before `start` (`prefetch`).
+    """
+
+    def __init__(self, cores: int, start: float, window: PrefetchWindow | None = None) -> None:
         self.cores = cores
         self.start = float(start)
         self.free = {queue: np.full(cores, self.start) for queue in QUEUES}
         self.busy = {unit: np.zeros(cores) for unit in UNITS}
-        self.channel = Channel()
+        self.window = window
+        self.channel = window.channel if window is not None else Channel()
         self.written: dict[Slot, np.ndarray] = {}
         self.read: dict[Slot, np.ndarray] = {}
         self.events: list[Event] = []
@@ -152,6 +176,32 @@ class Timeline:
         return self._occupy(
             queue, reads, writes, start, end, np.where(active, setup + chip_cycles, 0.0), label
         )
+
+    def prefetch(self, writes: Sequence[Slot], setup: np.ndarray, chip_cycles: float, label: str) -> float:
+        """
+        A load issued before the kernel starts (`PrefetchWindow`): after the previous kernel's
+        loads on each core's queue, in the channel time the previous kernel leaves free. The
+        kernel's own loads queue behind it. Without a window it is an ordinary load. Returns the
+        share of the transfer that ran before the kernel's start.
+        """
+        if self.window is None:
+            self.transfer("load", [], writes, setup, chip_cycles, label)
+            return 0.0
+        start = self.window.load_free.copy()
+        active = setup > 0
+        if not active.any():
+            return 0.0
+        ready = float((start + setup)[active].max())
+        finish, pieces = self.channel.fill_pieces(ready, chip_cycles)
+        end = np.where(active, finish, start)
+        early = sum(max(0.0, min(hi, self.start) - lo) for lo, hi in pieces)
+        self.window.load_free = np.where(active, end, start)
+        queue_free = self.free["load"]
+        # busy time counts from the kernel's start: what ran under the previous kernel is its
+        within = np.where(active, np.maximum(end - np.maximum(start, self.start), 0.0), 0.0)
+        self._occupy("load", [], writes, start, end, within, label)
+        self.free["load"] = np.maximum(queue_free, np.where(active, end, queue_free))
+        return early / chip_cycles if chip_cycles else 1.0
 
     def _ready_to_start(self, queue: str, reads: Sequence[Slot], writes: Sequence[Slot]) -> np.ndarray:
         start = np.maximum(self.free[queue], self._ready(reads, self.written))

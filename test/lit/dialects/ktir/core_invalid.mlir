@@ -166,3 +166,49 @@ func.func @window_extent(%x: tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 
   }
   func.return %y : tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>
 }
+
+// -----
+
+// A prefetch runs before the kernel starts: nothing of the kernel may come before it.
+func.func @prefetch_late(%x: tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>) -> tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> {
+  %y = ktir.kernel "ktir.abs" cores 1 chunks 2 work_division {d0 = 1 : i64, d1 = 1 : i64} tiles [#ktir.tile<extent = [1, 4, 64], starts = [[0, 0, 0]], chunk_starts = [[0, 0, 0], [1, 0, 0]]>, #ktir.tile<extent = [1, 4, 64], starts = [[0, 0, 0]], chunk_starts = [[0, 0, 0], [1, 0, 0]]>](%x) : (tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>) -> tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> {
+  ^bb0(%a: tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>, %b: tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>):
+    %c = ktir.core_id : index
+    %buf = ktir.lx_alloc address 0 : memref<2x1x4x64xf16, "lx">
+    %i = arith.constant 0 : index
+    %j = arith.constant 1 : index
+    ktir.dma_load %a -> %buf[%c, %i, %i] tile 0 : tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> -> memref<2x1x4x64xf16, "lx">
+    // expected-error @+1 {{a prefetch load must come before the kernel's other transfers and computes, not after 'ktir.dma_load'}}
+    ktir.dma_load %a -> %buf[%c, %j, %j] tile 0 prefetch : tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> -> memref<2x1x4x64xf16, "lx">
+    ktir.yield
+  }
+  func.return %y : tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>
+}
+
+// -----
+
+// ... and it runs at the top of the kernel, not in its loop.
+func.func @prefetch_in_loop(%x: tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>) -> tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> {
+  %y = ktir.kernel "ktir.abs" cores 1 chunks 2 work_division {d0 = 1 : i64, d1 = 1 : i64} tiles [#ktir.tile<extent = [1, 4, 64], starts = [[0, 0, 0]], chunk_starts = [[0, 0, 0], [1, 0, 0]]>, #ktir.tile<extent = [1, 4, 64], starts = [[0, 0, 0]], chunk_starts = [[0, 0, 0], [1, 0, 0]]>](%x) : (tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>) -> tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> {
+  ^bb0(%a: tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>, %b: tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>):
+    %c = ktir.core_id : index
+    %buf = ktir.lx_alloc address 0 : memref<2x1x4x64xf16, "lx">
+    %i = arith.constant 0 : index
+    %j = arith.constant 1 : index
+    %n = arith.constant 2 : index
+    scf.for %k = %i to %n step %j {
+      // expected-error @+1 {{a prefetch load must be in the kernel's body, not in a loop}}
+      ktir.dma_load %a -> %buf[%c, %k, %k] tile 0 prefetch : tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> -> memref<2x1x4x64xf16, "lx">
+    }
+    ktir.yield
+  }
+  func.return %y : tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>>
+}
+
+// -----
+
+func.func @prefetch_lx(%b: memref<1x1x4x64xf16, "lx">, %t: memref<1x1x4x64xf16, "lx">, %i: index) {
+  // expected-error @+1 {{a prefetch load reads device memory, not an LX buffer}}
+  ktir.dma_load %b -> %t[%i, %i, %i] tile 0 prefetch : memref<1x1x4x64xf16, "lx"> -> memref<1x1x4x64xf16, "lx">
+  func.return
+}

@@ -4,6 +4,7 @@
 
 // A matmul kernel keeping x's whole slice in LX: one `whole` load of x before the chunk loop,
 // then per chunk (N in 2, K in 2) only y's tile; each compute reads its chunk's window of x.
+// The x load is also a prefetch: with no kernel before it, an ordinary load.
 // x: 4 x 128 (2 sticks of K), y: 128 x 128, on one core in 4 chunks.
 
 builtin.module {
@@ -17,7 +18,7 @@ builtin.module {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %c2 = arith.constant 2 : index
-      ktir.dma_load %0 -> %4[%3, %c0, %c0] tile 0 whole : tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> -> memref<1x2x4x64xf16, "lx">
+      ktir.dma_load %0 -> %4[%3, %c0, %c0] tile 0 whole prefetch : tensor<4x128xf16, #ktir.tiled<device_size = [2, 4, 64], stride_map = [64, 128, 1]>> -> memref<1x2x4x64xf16, "lx">
       scf.for %n = %c0 to %c2 step %c1 {
         ktir.lx_fill %6[%c0] value 0 : i64 : memref<1x1x4x64xf32, "lx">
         scf.for %k = %c0 to %c2 step %c1 {
@@ -42,7 +43,7 @@ builtin.module {
 }
 
 // CHECK:      ktir.lx_alloc address 0 : memref<1x2x4x64xf16, "lx">
-// CHECK:      ktir.dma_load %{{.*}} tile 0 whole :
+// CHECK:      ktir.dma_load %{{.*}} tile 0 whole prefetch :
 // CHECK:      scf.for
 // CHECK:      ktir.dma_load %{{.*}} tile 1 :
 // CHECK:      ktir.compute pt
