@@ -116,6 +116,9 @@ def _buffers(kernel: Kernel, cuts: dict[str, int], whole_x: bool = False) -> lis
         _, extent = device_box(output, total, {})
         for role in accumulator_roles(kernel.space):
             staged.append(Staged(role, accumulator_slots(kernel, cuts), extent, ACCUMULATOR_BYTES))
+        if kernel.space.chunkable:  # an online softmax also keeps each row's running max and sum
+            rows = math.prod(extent) // extent[-1]
+            staged.append(Staged("scratch", 1, (2 * ACCUMULATOR_BYTES * rows,), 1))
     if not accumulates(kernel, cuts) or has_epilogue(kernel.space):
         staged.append(_staged("out0", slots, output, total))
     return staged
@@ -272,28 +275,61 @@ def plan_chunks(kernel: Kernel, free: Sequence[tuple[int, int]], alignment: int,
     fewest-steps greedy chunking of the module docstring, cut further while a chunk streams more
     than `PIPELINE_CHUNK_BYTES` per core (`SFU_BOUND_CHUNK_BYTES` for an SFU-bound kernel), or
     is one of fewer than `PIPELINE_MIN_CHUNKS` of at least `SFU_BOUND_CHUNK_BYTES` (to overlap
-    loads with compute). Raises `ChunkingError` naming the
-    bytes needed and available when nothing fits.
+    loads with compute). Dims the space may walk in chunks though no division splits them
+    (`IterationSpace.chunkable`: attention's keys) are cut only when nothing fits without.
+    Raises `ChunkingError` naming the bytes needed and available when nothing fits.
     """
     space = kernel.space
     if is_matmul(space):
         planned = plan_matmul_chunks(kernel, free, alignment, target)
         if planned is not None:
             return planned
-    units = granules(space.sizes, space.accesses, space.whole)
+    try:
+        return _greedy_chunks(kernel, free, alignment, target, space.whole)
+    except ChunkingError:
+        if not space.chunkable:
+            raise
+    # Attention whose keys and values do not fit whole walks its keys (online softmax): first
+    # only them, so its queries stay in LX and each key and value crosses LPDDR5 once; if the
+    # queries and their accumulator do not fit either, their chunks re-read the keys. Each key
+    # chunk rescales the accumulator on the SFU, so the fewest chunks that fit are best.
+    try:
+        return _greedy_chunks(kernel, free, alignment, target, frozenset(space.sizes) - space.chunkable, 0)
+    except ChunkingError:
+        return _greedy_chunks(kernel, free, alignment, target, space.whole - space.chunkable, 0)
+
+
+def _greedy_chunks(
+    kernel: Kernel,
+    free: Sequence[tuple[int, int]],
+    alignment: int,
+    target: Target,
+    whole: frozenset[str],
+    stream: int | None = None,
+) -> ChunkPlan:
+    """
+    `plan_chunks` for a non-matmul kernel: the greedy cuts, never of a dim in `whole`, until a
+    chunk streams at most `stream` bytes per core (default: the module's streaming rule; 0:
+    the first chunking that fits).
+    """
+    space = kernel.space
+    units = granules(space.sizes, space.accesses, whole)
     cuts = {d: 1 for d in space.sizes}
     fitting: ChunkPlan | None = None
-    stream = SFU_BOUND_CHUNK_BYTES if sfu_bound(kernel, target) else PIPELINE_CHUNK_BYTES
-    stream = max(SFU_BOUND_CHUNK_BYTES, min(stream, _streamed_bytes(kernel, cuts) // PIPELINE_MIN_CHUNKS))
+    if stream is None:
+        stream = SFU_BOUND_CHUNK_BYTES if sfu_bound(kernel, target) else PIPELINE_CHUNK_BYTES
+        stream = max(SFU_BOUND_CHUNK_BYTES, min(stream, _streamed_bytes(kernel, cuts) // PIPELINE_MIN_CHUNKS))
     while True:
         buffers = _buffers(kernel, cuts)
         placed = place(buffers, free, alignment)
         if placed is not None:
             fitting = ChunkPlan(dict(cuts), tuple(placed))
-            if _streamed_bytes(kernel, cuts) <= stream:
+            if stream == 0 or _streamed_bytes(kernel, cuts) <= stream:
                 return fitting
         options = []
         for dim in space.sizes:
+            if dim in whole:  # never cut (the division may still split it)
+                continue
             per_core = units[dim] // kernel.splits[dim]
             larger = [c for c in divisors(per_core) if c > cuts[dim]]
             if not larger or math.prod(cuts.values()) // cuts[dim] * larger[0] > MAX_CHUNKS:

@@ -38,7 +38,7 @@ from ktir.ir.values import layout_of_type
 from ktir.layout.spyre import SpyreTensorLayout
 from ktir.reference.executor import IMPLEMENTATIONS, entry_function
 from ktir.reference.ops import ExecutionError, full_value, numpy_dtype, store, to_numpy
-from ktir.reference.structured import attention
+from ktir.reference.structured import AttentionState, attention, attention_partial, combine_online, normalized
 
 
 def tensor_layout(value_type: Attribute) -> tuple[SpyreTensorLayout, tuple[int, ...], np.dtype[Any]]:
@@ -126,6 +126,9 @@ class KernelInterpreter:
         self.tiles = list(op.tiles.data)
         self.args = list(op.body.block.args)
         self.env: dict[SSAValue, Any] = {}
+        # Online-softmax state of accumulating attention computes, per (buffer, slot, core):
+        # a kernel that walks its keys in chunks (`IterationSpace.chunkable`).
+        self.online: dict[tuple[SSAValue, int, int], AttentionState] = {}
 
     def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         outputs = [
@@ -168,6 +171,31 @@ class KernelInterpreter:
 
     def _fill(self, op: core.FillOp) -> None:
         self.env[op.buffer][:, self.env[op.slot]] = 0
+        self._restart_online(op.buffer, int(self.env[op.slot]))
+
+    def _restart_online(self, buffer: SSAValue, slot: int) -> None:
+        """A zeroed accumulator starts a new online softmax (its next key chunk is the first)."""
+        for key in [k for k in self.online if k[0] == buffer and k[1] == slot]:
+            del self.online[key]
+
+    def _attention_chunk(
+        self,
+        payload: st.AttentionOp,
+        hosts: list[np.ndarray],
+        starts: Sequence[Sequence[int]],
+        key: tuple[SSAValue, int, int],
+    ) -> np.ndarray:
+        """
+        One key chunk of an accumulating attention on one core's tiles: its online state
+        combined with the chunks before (`combine_online`, in float64), and the attention over
+        every key seen so far (what the fp32 accumulator holds; the last chunk's is the result).
+        """
+        partial = attention_partial(
+            payload, hosts, query_start=int(starts[0][3]), key_start=int(starts[1][2])
+        )
+        state = combine_online(self.online[key], partial) if key in self.online else partial
+        self.online[key] = state
+        return normalized(state)
 
     def _alloc(self, op: core.LxAllocOp) -> np.ndarray:
         memref = cast(MemRefType[Attribute], op.result.type)
@@ -246,6 +274,13 @@ class KernelInterpreter:
                 hosts.append(host)
                 starts.append(start)
             valid, local, _, extent = self._placement(tiles[-1], c, chunk)
+            if isinstance(payload, st.AttentionOp) and accumulate:
+                key = (op.outs[0], op.accumulator_slot(self.env), c)
+                values = _tile_values(
+                    payload, c, self._attention_chunk(payload, hosts, starts, key), local, extent
+                )
+                out[c, op.accumulator_slot(self.env)][valid] = values
+                continue
             if isinstance(payload, st.AttentionOp):
                 result = attention_tile(payload, hosts, starts)
             else:

@@ -78,7 +78,8 @@ def _attention(op: st.AttentionOp) -> IterationSpace:
     {b0: B, h: H * G, s: S, e: E, l: L, d: D}: `h` walks the query heads, [H, G] flattened, and
     reads key and value head h // G (`Access.repeats`), so the G query heads of a group share
     their key and value tiles. A core takes whole key ranges (`l`) and head sizes (`d`, `e`),
-    so whole softmax rows; cores split batch, query heads and queries.
+    so whole softmax rows; cores split batch, query heads and queries. When a core's keys and
+    values do not fit LX it walks its keys in chunks (`chunkable`) with an online softmax.
     """
     q, k, v = shape_of(op.q.type), shape_of(op.k.type), shape_of(op.v.type)
     group = q[2]
@@ -101,7 +102,9 @@ def _attention(op: st.AttentionOp) -> IterationSpace:
             whole.add("h")
         inputs.append(access)
     output = _access(op, op.result, ("b0", "h", "h", "s", "e"))
-    return IterationSpace(sizes, ("l", "d"), frozenset(whole), tuple(inputs), output, ComputeUnit.PT)
+    return IterationSpace(
+        sizes, ("l", "d"), frozenset(whole), tuple(inputs), output, ComputeUnit.PT, chunkable=frozenset({"l"})
+    )
 
 
 def _reduction(op: st.ReductionOp) -> IterationSpace:

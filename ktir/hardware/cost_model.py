@@ -209,6 +209,15 @@ def attention_sfu_cycles(scores: Any, target: Target = SPYRE) -> Any:
     return (scores / target.sfu_pass_elems_per_us + scores / target.softmax_elems_per_us) * target.clock_mhz
 
 
+def online_rescale_cycles(out_elements: Any, target: Target = SPYRE) -> Any:
+    """
+    SFU cycles an attention key chunk adds when it walks its keys in chunks (an online
+    softmax): one pass rescaling the running output by the change of the row's max, and one
+    adding the chunk's weighted values. Example: 512 rows x 128 = 65,536 elements: 22,342 cycles.
+    """
+    return 2 * np.asarray(out_elements) / target.sfu_pass_elems_per_us * target.clock_mhz
+
+
 def transfer_cycles(chip_bytes: float, target: Target = SPYRE) -> float:
     """Cycles the LPDDR5 channel is busy moving `chip_bytes` (all cores' share of one DMA op)."""
     return chip_bytes / target.device_bytes_per_cycle

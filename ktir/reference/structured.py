@@ -61,6 +61,23 @@ def attention(
     `key_start` are the positions of their first query and key in the whole op, which the
     `causal` limit is measured in. Computed in float64 and rounded once to the result type.
     """
+    return store(normalized(attention_partial(op, args, query_start, key_start)), result_element(op))
+
+
+AttentionState = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""Online softmax state of attention rows over the keys seen so far, in float64: each row's
+running max score `m` and sum of `exp(score - m)`, and the sum of `exp(score - m) * v`
+(shapes [B, H, G, S, 1], [B, H, G, S, 1] and [B, H, G, S, E])."""
+
+
+def attention_partial(
+    op: st.AttentionOp, args: list[np.ndarray], query_start: int = 0, key_start: int = 0
+) -> AttentionState:
+    """
+    The online-softmax state of `ktir.attention` over the keys of the tiles `args` (positions
+    as in `attention`): `normalized` of it is the attention over those keys, and
+    `combine_online` of two such states is the state over both key ranges.
+    """
     q, k, v = (a.astype(np.float64) for a in args[:3])
     mask = args[3] if len(args) > 3 else None
     scale = op.scale.value.data
@@ -68,6 +85,8 @@ def attention(
     per_row = math.prod(q.shape[:3]) * keys * 8
     step = max(1, ATTENTION_BLOCK_BYTES // max(per_row, 1))
     kt = np.swapaxes(k, -1, -2)[:, :, None]  # [B, H, 1, D, L]
+    tops = np.empty((*q.shape[:4], 1), dtype=np.float64)
+    totals = np.empty_like(tops)
     out = np.empty((*q.shape[:4], v.shape[3]), dtype=np.float64)
     key_positions = key_start + np.arange(keys)
     for start in range(0, rows, step):
@@ -80,19 +99,38 @@ def attention(
             query_positions = query_start + np.arange(block.start, block.stop)
             hidden = key_positions[None, :] > query_positions[:, None] + op.causal.value.data
             scores = np.where(hidden, -np.inf, scores)
-        out[:, :, :, block] = _safe_softmax_times(scores, v)
-    return store(out, result_element(op))
+        tops[:, :, :, block], totals[:, :, :, block], out[:, :, :, block] = _softmax_state(scores, v)
+    return tops, totals, out
 
 
-def _safe_softmax_times(scores: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """softmax(scores) @ v over the last dim; a row whose scores are all -inf gives zeros."""
+def _softmax_state(scores: np.ndarray, v: np.ndarray) -> AttentionState:
+    """(max, sum of exp(score - max), exp(score - max) @ v) over the last dim; max 0 for an all -inf row."""
     top = np.max(scores, axis=-1, keepdims=True)
     top = np.where(np.isneginf(top), 0.0, top)
     weights = np.exp(scores - top)
     total = np.sum(weights, axis=-1, keepdims=True)
-    weighted = np.matmul(weights, v[:, :, None])  # [B, H, G, s, E]
+    return top, total, np.matmul(weights, v[:, :, None])  # [B, H, G, s, E]
+
+
+def normalized(state: AttentionState) -> np.ndarray:
+    """softmax(scores) @ v from an online state; a row that saw no visible key gives zeros."""
+    _, total, weighted = state
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, weighted / np.where(total > 0, total, 1.0), 0.0)
+
+
+def combine_online(seen: AttentionState, new: AttentionState) -> AttentionState:
+    """
+    The online-softmax state over two key ranges: both rescaled to the larger running max.
+    Example: rows that saw max 2 (sum 1) and then max 3 (sum 1) have max 3 and sum e^-1 + 1.
+    A range whose keys a row may not see has sum 0 and adds nothing.
+    """
+    (m1, s1, o1), (m2, s2, o2) = seen, new
+    top = np.maximum(np.where(s1 > 0, m1, -np.inf), np.where(s2 > 0, m2, -np.inf))
+    top = np.where(np.isneginf(top), 0.0, top)
+    a1 = np.where(s1 > 0, np.exp(m1 - top), 0.0)
+    a2 = np.where(s2 > 0, np.exp(m2 - top), 0.0)
+    return top, s1 * a1 + s2 * a2, o1 * a1 + o2 * a2
 
 
 def _reduction_axes(op: st.ReductionOp) -> tuple[tuple[int, ...], bool]:

@@ -204,6 +204,7 @@ class SimKernel(KernelInterpreter):
         buffer.pending.pop(slot, None)
         buffer.data[:, slot] = 0
         buffer.written[:, slot] = True
+        self._restart_online(op.buffer, slot)
         elements = math.prod(buffer.data.shape[2:])
         cycles = np.full(self.cores, cost_model.fill_cycles(elements * buffer.data.itemsize, self.target))
         self.timeline.issue("sfu", [], [(op.buffer, slot)], cycles, "fill")
@@ -400,7 +401,11 @@ class SimKernel(KernelInterpreter):
             return True
         if isinstance(payload, st.AttentionOp):  # causal limits are measured from each core's start
             tiles_of_cores = [
-                attention_tile(payload, [h[c] for h in hosts], [m.lo[c] for m in host_maps])
+                self._attention_chunk(
+                    payload, [h[c] for h in hosts], [m.lo[c] for m in host_maps], (op.outs[0], out_slot, c)
+                )
+                if accumulate
+                else attention_tile(payload, [h[c] for h in hosts], [m.lo[c] for m in host_maps])
                 for c in range(self.cores)
             ]
             host_maps[-1].to_device(np.stack(tiles_of_cores), out)
@@ -557,6 +562,8 @@ class SimKernel(KernelInterpreter):
         pt, sfu, flops, matmul_flops = cost_model.attention_cycles(
             q[:4], pairs, q[4], v[3], itemsize, self.target
         )
+        if op.accumulate is not None:  # a key chunk of an online softmax rescales its accumulator
+            sfu = sfu + cost_model.online_rescale_cycles(math.prod(q[:4]) * v[3], self.target)
         self._issue_pt_then_sfu(op, reads, out_slot, pt, sfu, flops, matmul_flops)
 
     def _host_extent(self, tile: int, host: HostTiles | None) -> tuple[int, ...]:

@@ -167,3 +167,46 @@ def test_a_prefetch_of_what_the_previous_kernel_writes_is_refused() -> None:
     inputs = [np.ones((64, 1024), np.float16), np.ones((1024, 8192), np.float16)]
     with pytest.raises(SimulationError, match="a prefetch reads a tensor the previous kernel writes"):
         simulate(module, inputs)
+
+
+def long_attention_ir(keys: int, queries: int, causal: str) -> str:
+    """Llama-3-8B's attention shape (8 key heads, groups of 4, 128 wide) over `keys` keys."""
+    q4, q5 = f"tensor<1x32x{queries}x128xf16>", f"tensor<1x8x4x{queries}x128xf16>"
+    kv = f"tensor<1x8x{keys}x128xf16>"
+    return f"""
+func.func @attention(%q: {q4}, %k: {kv}, %v: {kv}) -> {q4} {{
+  %grouped = ktir.reshape %q : {q4} -> {q5}
+  %o = ktir.attention %grouped, %k, %v scale 0.08838834764831845 {causal}: {q5}, {kv}, {kv} -> {q5}
+  %r = ktir.reshape %o : {q5} -> {q4}
+  return %r : {q4}
+}}
+"""
+
+
+@pytest.mark.parametrize(("keys", "queries", "causal"), [(8192, 1, ""), (4096, 128, "causal 3968 ")])
+def test_attention_over_more_keys_than_lx_holds_walks_them_with_an_online_softmax(
+    keys: int, queries: int, causal: str
+) -> None:
+    """
+    A key head's keys and values (2 x keys x 128 fp16: 4 MiB and 2 MiB) do not fit LX: each
+    core keeps its query head and an fp32 accumulator and streams its keys in chunks, each
+    combined into the running max, sum and output. Every key and value crosses LPDDR5 once
+    (traffic = compulsory bytes); the simulator and the tile executor give the reference's
+    bits here (float64 state; the fp32 accumulator may round once more: one fp16 ulp at most).
+    """
+    from ktir.cores import executor
+
+    text = long_attention_ir(keys, queries, causal)
+    rng = np.random.default_rng(0)
+    shapes = ((1, 32, queries, 128), (1, 8, keys, 128), (1, 8, keys, 128))
+    inputs = [rng.standard_normal(s).astype(np.float16) for s in shapes]
+    (expected,) = reference.run(parse_module(make_context(), text), inputs)
+    module = compiled(text, 32)
+    result = simulate(module, inputs)
+    (kernel,) = [k for k in result.report.kernels if k.cores]
+    assert kernel.chunks > 1 and kernel.division["h"] == 32
+    assert kernel.bytes == kernel.compulsory_bytes
+    for output in (result.outputs[0], executor.run(module, inputs)[0]):
+        assert np.abs(output.astype(np.float32) - expected).max() <= fp16_ulp_at_largest(expected)
+    assert np.array_equal(result.outputs[0], expected)  # measured on this input
+    check_never_faster_than_physics(result.report)
