@@ -211,7 +211,7 @@ class _KernelBody:
         """One LX staging buffer per role (`in<i>`, `out0`, `acc`)."""
         buffers: dict[str, SSAValue] = {}
         for staged in self.plan.buffers:
-            if staged.role == "scratch":  # a fused kernel's intermediates, bytes
+            if staged.role in ("scratch", "online"):  # fused intermediates; online softmax rows' state
                 memref = core.lx_buffer(1, staged.extent, i8)
                 buffers[staged.role] = b.add(core.LxAllocOp(staged.address, memref)).results[0]
                 continue

@@ -44,7 +44,7 @@ class ChunkingError(ValueError):
 class Staged:
     """One LX buffer of a kernel: `slots` tiles of `extent` positions of `element_bytes` each."""
 
-    role: str  # "in<i>", "out<i>", "scratch", or "acc" (and "acc<p>" for a kernel's product p > 0)
+    role: str  # "in<i>", "out<i>", "scratch", "online", or "acc" (and "acc<p>" for a product p > 0)
     slots: int
     extent: tuple[int, ...]
     element_bytes: int
@@ -117,8 +117,9 @@ def _buffers(kernel: Kernel, cuts: dict[str, int], whole_x: bool = False) -> lis
         for role in accumulator_roles(kernel.space):
             staged.append(Staged(role, accumulator_slots(kernel, cuts), extent, ACCUMULATOR_BYTES))
         if kernel.space.chunkable:  # an online softmax also keeps each row's running max and sum
-            rows = math.prod(extent) // extent[-1]
-            staged.append(Staged("scratch", 1, (2 * ACCUMULATOR_BYTES * rows,), 1))
+            per_stick = output.layout.device_dtype.elems_per_stick
+            row = -(-kernel.space.sizes["e"] // per_stick) * per_stick  # a row of E in whole sticks
+            staged.append(Staged("online", 1, (2 * ACCUMULATOR_BYTES * (math.prod(extent) // row),), 1))
     if not accumulates(kernel, cuts) or has_epilogue(kernel.space):
         staged.append(_staged("out0", slots, output, total))
     return staged

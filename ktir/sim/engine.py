@@ -283,9 +283,8 @@ class SimKernel(KernelInterpreter):
         chip_cycles = cost_model.transfer_cycles(traffic, self.target)
         if load and cast(core.DmaLoadOp, op).prefetch is not None:
             self._check_prefetch(cast(core.DmaLoadOp, op))
-            self.early_bytes += traffic * self.timeline.prefetch(
-                writes, cycles, chip_cycles, label + " (prefetch)"
-            )
+            early = self.timeline.prefetch(writes, cycles, chip_cycles, label + " (prefetch)")
+            self.early_bytes += early * len(boxes) * tile_bytes  # distinct bytes, as compulsory ones count
             return
         self.timeline.transfer(queue, reads, writes, cycles, chip_cycles, label)
 
@@ -298,7 +297,8 @@ class SimKernel(KernelInterpreter):
         if self.outer.get(op.source, op.source) in window.written:
             raise SimulationError(f"{where}: a prefetch reads a tensor the previous kernel writes")
         alloc = op.target.owner
-        assert isinstance(alloc, core.LxAllocOp)
+        if not isinstance(alloc, core.LxAllocOp):
+            raise SimulationError(f"{where}: a prefetch loads into a buffer that is not a 'ktir.lx_alloc'")
         low = alloc.address.value.data
         high = low + alloc.bytes
         for used_low, used_high in window.lx:

@@ -142,6 +142,7 @@ class _Previous:
         load_free = np.full(cores, line.start)
         shared = min(cores, line.cores)
         load_free[:shared] = line.free["load"][:shared]
+        line.channel.forget_before(float(load_free.min()))  # keeps the channel short over a run
         return PrefetchWindow(load_free, line.channel, frozenset(self.written), tuple(self.kernel.lx_ranges))
 
 

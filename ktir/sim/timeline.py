@@ -49,6 +49,11 @@ class Channel:
         self.starts: list[float] = []
         self.ends: list[float] = []
 
+    def forget_before(self, time: float) -> None:
+        """Drop the busy intervals that end by `time` (no transfer can use time before it)."""
+        keep = bisect.bisect_right(self.ends, time)
+        del self.starts[:keep], self.ends[:keep]
+
     def fill(self, ready: float, duration: float) -> float:
         """Use the channel's free time from `ready` on for `duration` cycles; returns the end."""
         return self.fill_pieces(ready, duration)[0]
@@ -197,7 +202,8 @@ class Timeline:
         early = sum(max(0.0, min(hi, self.start) - lo) for lo, hi in pieces)
         self.window.load_free = np.where(active, end, start)
         queue_free = self.free["load"]
-        # busy time counts from the kernel's start: what ran under the previous kernel is its
+        # busy time counts from the kernel's start (each kernel's busy lies in its own time);
+        # what ran under the previous kernel shows in the trace, not in either kernel's busy
         within = np.where(active, np.maximum(end - np.maximum(start, self.start), 0.0), 0.0)
         self._occupy("load", [], writes, start, end, within, label)
         self.free["load"] = np.maximum(queue_free, np.where(active, end, queue_free))
