@@ -23,6 +23,7 @@ is a located error naming the op, core and bytes.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -54,7 +55,8 @@ from ktir.cores.chunking import (
 from ktir.cores.fusion import anchors_of
 from ktir.cores.iteration import IterationError
 from ktir.cores.kernels import Kernel, kernel_of
-from ktir.cores.scratchpad import free_ranges, live_sets
+from ktir.cores.prefetch import PreviousKernel
+from ktir.cores.scratchpad import align, free_ranges, live_sets
 from ktir.cores.tiling import Access, combine, device_box, nested
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_structured as st
@@ -160,7 +162,7 @@ class _KernelBody:
         # `out0`, which is stored.
         self.anchors = anchors_of(self.op.members) if isinstance(self.op, st.FusedOp) else ()
         self.epilogue = self.accumulate and bool(self.anchors)
-        self.matmul_inputs = 1 + len(self.anchors) if self.epilogue else self.n_inputs
+        self.matmul_inputs = _chunk_inputs(kernel, plan)
         self.accumulators = accumulator_roles(kernel.space) if self.accumulate else []
         # Two accumulators (`ktir.cores.chunking.accumulator_slots`): output tile n accumulates
         # in slot n % 2 while the SFU runs the epilogue of tile n - 1 from the other slot.
@@ -456,7 +458,7 @@ def lower_function(function: func.FuncOp, target: Target) -> None:
             last = max((index[u.operation] for u in o.results[0].uses), default=index[o])
             live.append((index[o], last, resident[0], resident[0] + resident[1]))
     busy_at = live_sets([(first, last, (lo, hi)) for first, last, lo, hi in live], len(ops))
-    previous: _PreviousKernel | None = None
+    previous: PreviousKernel | None = None
     for graph_op, busy in zip(ops, busy_at, strict=True):
         try:
             kernel = kernel_of(graph_op, read_division(graph_op))
@@ -476,36 +478,16 @@ def lower_function(function: func.FuncOp, target: Target) -> None:
             raise op_error(graph_op, str(error)) from error
         plan, prefetch = _with_prefetch(kernel, plan, free, previous, target.lx_alignment)
         lowered = build_kernel(kernel, plan, prefetch)
-        used = [(b.address, b.address + _aligned(b.bytes, target.lx_alignment)) for b in plan.buffers]
+        used = [(b.address, b.address + align(b.bytes, target.lx_alignment)) for b in plan.buffers]
         Rewriter.replace_op(graph_op, lowered)
-        previous = _PreviousKernel(set(lowered.results), [*used, *busy])
-
-
-@dataclass
-class _PreviousKernel:
-    """The last kernel lowered, while only views follow it: what it writes and the LX it uses."""
-
-    written: set[SSAValue]
-    lx: list[tuple[int, int]]
-
-    def after(self, op: Operation) -> _PreviousKernel | None:
-        """Still the previous kernel after `op` (a view of it adds to what it writes), or None."""
-        if isinstance(op, st.CpuFallbackOp):
-            return None  # the host works in between: the next kernel's loads wait for it
-        if any(v in self.written for v in op.operands):
-            self.written.update(op.results)
-        return self
-
-
-def _aligned(size: int, alignment: int) -> int:
-    return -(-size // alignment) * alignment
+        previous = PreviousKernel(set(lowered.results), [*used, *busy])
 
 
 def _with_prefetch(
     kernel: Kernel,
     plan: ChunkPlan,
     free: list[tuple[int, int]],
-    previous: _PreviousKernel | None,
+    previous: PreviousKernel | None,
     alignment: int,
 ) -> tuple[ChunkPlan, frozenset[int]]:
     """
@@ -519,8 +501,7 @@ def _with_prefetch(
         return plan, frozenset()
     op = kernel.op
     tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
-    anchors = anchors_of(op.members) if isinstance(op, st.FusedOp) else ()
-    first_loaded = 1 + len(anchors) if anchors and accumulates(kernel, plan.cuts) else len(tensors)
+    first_loaded = _chunk_inputs(kernel, plan)
     chosen = [
         i
         for i, value in enumerate(tensors[:first_loaded])
@@ -534,13 +515,25 @@ def _with_prefetch(
     placed_early = place(early, spare, alignment, from_top=True)
     if placed_early is None:
         return plan, frozenset()
-    taken = [(b.address, b.address + _aligned(b.bytes, alignment)) for b in placed_early]
+    taken = [(b.address, b.address + align(b.bytes, alignment)) for b in placed_early]
     rest = place([b for b in plan.buffers if b.role not in roles], _subtract(free, taken), alignment)
     if rest is None:
         return plan, frozenset()
     by_role = {b.role: b for b in [*placed_early, *rest]}
     buffers = tuple(by_role[b.role] for b in plan.buffers)
-    return ChunkPlan(plan.cuts, buffers, plan.whole_x), frozenset(chosen)
+    return dataclasses.replace(plan, buffers=buffers), frozenset(chosen)
+
+
+def _chunk_inputs(kernel: Kernel, plan: ChunkPlan) -> int:
+    """
+    How many of the op's tensor inputs every chunk loads: x and each y of an accumulating
+    matmul epilogue (its other inputs load once per output tile), else all of them.
+    """
+    op = kernel.op
+    anchors = anchors_of(op.members) if isinstance(op, st.FusedOp) else ()
+    if anchors and accumulates(kernel, plan.cuts):
+        return 1 + len(anchors)
+    return len([v for v in op.operands if isinstance(v.type, TensorType)])
 
 
 def _subtract(free: list[tuple[int, int]], used: list[tuple[int, int]]) -> list[tuple[int, int]]:

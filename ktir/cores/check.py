@@ -21,9 +21,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Operation
 
+from ktir.cores.prefetch import PreviousKernel, block_operands
 from ktir.cores.scratchpad import live_sets
 from ktir.dialects import ktir_core as core
-from ktir.dialects import ktir_structured as st
 from ktir.hardware.target import SPYRE, Target
 
 
@@ -73,46 +73,24 @@ def _check_prefetches(
     """
     A prefetch load (`ktir.dma_load ... prefetch`) runs in the previous kernel's time: it may
     not read what that kernel writes (or a view of it), nor fill LX that kernel or a resident
-    buffer live then uses. With no kernel before it, or a host op in between, it is an
-    ordinary load.
+    buffer live then uses (`ktir.cores.prefetch`). With no kernel before it, or a host op in
+    between, it is an ordinary load.
     """
     position = {kernel: i for i, kernel in enumerate(kernels)}
-    previous: core.KernelOp | None = None
-    written: set[object] = set()
+    previous: PreviousKernel | None = None
     for op in function.body.block.ops:
         if not isinstance(op, core.KernelOp):
-            if isinstance(op, st.CpuFallbackOp):
-                previous = None
-            elif any(v in written for v in op.operands):
-                written.update(op.results)
+            previous = previous.after(op) if previous is not None else None
             continue
         if previous is not None:
-            used = [(a.address.value.data, a.address.value.data + a.bytes) for a in _allocs(previous)]
-            used += [(lo, lo + size) for lo, size, _ in resident_at[position[previous]]]
+            outer = block_operands(op)
             for load in op.body.walk():
                 if isinstance(load, core.DmaLoadOp) and load.prefetch is not None:
-                    _check_prefetch(op, load, written, used)
-        previous, written = op, set(op.results)
-
-
-def _check_prefetch(
-    kernel: core.KernelOp, load: core.DmaLoadOp, written: set[object], used: list[tuple[int, int]]
-) -> None:
-    outer = dict(zip(kernel.body.block.args, [*kernel.inputs, *kernel.outputs], strict=True))
-    if outer.get(load.source, load.source) in written:
-        raise CoreCheckError(load, "a prefetch load reads a tensor the previous kernel writes")
-    alloc = load.target.owner
-    if not isinstance(alloc, core.LxAllocOp):
-        return
-    low = alloc.address.value.data
-    high = low + alloc.bytes
-    for used_low, used_high in used:
-        if low < used_high and used_low < high:
-            raise CoreCheckError(
-                load,
-                f"a prefetch load fills LX bytes [{low:,}, {high:,}), which the previous kernel uses "
-                f"([{used_low:,}, {used_high:,}))",
-            )
+                    if (reason := previous.conflict(load, outer)) is not None:
+                        raise CoreCheckError(load, f"a prefetch load {reason}")
+        used = [(a.address.value.data, a.address.value.data + a.bytes) for a in _allocs(op)]
+        used += [(lo, lo + size) for lo, size, _ in resident_at[position[op]]]
+        previous = PreviousKernel(set(op.results), used)
 
 
 def _check_lx(kernel: core.KernelOp, resident: list[tuple[int, int, int]], target: Target) -> None:

@@ -24,6 +24,7 @@ from ktir.cores.factors import divisors
 from ktir.cores.fusion import scratch_bytes
 from ktir.cores.iteration import iteration_space
 from ktir.cores.kernels import Kernel
+from ktir.cores.scratchpad import align
 from ktir.cores.space import IterationSpace
 from ktir.cores.tiling import Access, combine, device_box, granules
 from ktir.cores.work_division import core_slices
@@ -167,9 +168,9 @@ def place(
     ranges = [list(r) for r in (reversed(free) if from_top else free)]
     placed: dict[str, Staged] = {}
     for buffer in sorted(buffers, key=lambda b: -b.bytes):
-        size = -(-buffer.bytes // alignment) * alignment
+        size = align(buffer.bytes, alignment)
         for r in ranges:
-            start = (r[1] - size) // alignment * alignment if from_top else -(-r[0] // alignment) * alignment
+            start = (r[1] - size) // alignment * alignment if from_top else align(r[0], alignment)
             if r[0] <= start and start + size <= r[1]:
                 placed[buffer.role] = Staged(
                     buffer.role, buffer.slots, buffer.extent, buffer.element_bytes, start

@@ -64,7 +64,8 @@ class Buffer:
         return self.uses[-1] + 1
 
 
-def _align(value: int, alignment: int) -> int:
+def align(value: int, alignment: int) -> int:
+    """`value` rounded up to a multiple of `alignment`: `align(1000, 128)` is 1024."""
     return -(-value // alignment) * alignment
 
 
@@ -84,7 +85,7 @@ def _buffers(specs: Sequence[Mapping[str, object]], alignment: int) -> list[Buff
         first_read = bool(spec.get("first_use_is_read", False))
         # The reference's per-core size (`128 * sticks / cores`) may be a fraction of a stick;
         # like the reference, a buffer takes whole alignment units.
-        aligned = _align(math.ceil(size), alignment)
+        aligned = align(math.ceil(size), alignment)
         buffers.append(Buffer(str(name), aligned, tuple(uses), parents, first_read))  # type: ignore[arg-type]
     names = [b.name for b in buffers]
     if len(set(names)) != len(names):
@@ -167,14 +168,14 @@ def _greedy_address(
     ranges = sorted((address[b.name], address[b.name] + b.size) for b in live)
     if not ranges or ranges[0][0] >= buffer.size:
         return (0 if buffer.size <= limit else None), None
-    high = _align(max(end for _, end in ranges), alignment)
+    high = align(max(end for _, end in ranges), alignment)
     if high + buffer.size <= limit:
         return high, None
     cursor = 0
     for low, end in ranges:
         if low - cursor >= buffer.size:
             return cursor, None
-        cursor = max(cursor, _align(end, alignment))
+        cursor = max(cursor, align(end, alignment))
     return None, None
 
 

@@ -25,6 +25,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.cores.executor import KernelInterpreter, attention_tile, tensor_layout, tile_result
 from ktir.cores.fused_execution import Trace, fp32_matmul, run_fused
+from ktir.cores.prefetch import block_operands
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import device_dtype_of_element
@@ -87,7 +88,7 @@ class SimKernel(KernelInterpreter):
         self.early_bytes = 0.0  # moved by prefetches before the kernel's start
         self.touched: dict[SSAValue, set[tuple[bytes, tuple[int, ...]]]] = {}
         # The kernel's operand or result behind each block argument (x * x reads one tensor).
-        self.outer = dict(zip(op.body.block.args, [*op.inputs, *op.outputs], strict=True))
+        self.outer = block_operands(op)
         self.flops = 0.0
         self.matmul_flops = 0.0
         self.fused_trace: Trace = []
@@ -291,22 +292,13 @@ class SimKernel(KernelInterpreter):
     def _check_prefetch(self, op: core.DmaLoadOp) -> None:
         """A prefetch reads no tensor the previous kernel writes and fills no LX it uses."""
         window = self.timeline.window
-        if window is None:
+        if window is None or window.previous is None:
             return
         where = self._located(op)
-        if self.outer.get(op.source, op.source) in window.written:
-            raise SimulationError(f"{where}: a prefetch reads a tensor the previous kernel writes")
-        alloc = op.target.owner
-        if not isinstance(alloc, core.LxAllocOp):
+        if not isinstance(op.target.owner, core.LxAllocOp):
             raise SimulationError(f"{where}: a prefetch loads into a buffer that is not a 'ktir.lx_alloc'")
-        low = alloc.address.value.data
-        high = low + alloc.bytes
-        for used_low, used_high in window.lx:
-            if low < used_high and used_low < high:
-                raise SimulationError(
-                    f"{where}: a prefetch fills LX bytes [{low}, {high}), which the previous kernel "
-                    f"uses ([{used_low}, {used_high}))"
-                )
+        if (reason := window.previous.conflict(op, self.outer)) is not None:
+            raise SimulationError(f"{where}: a prefetch {reason}")
 
     # -- compute ------------------------------------------------------------------------------
 

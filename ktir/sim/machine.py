@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from ktir.cores.executor import host_op, tensor_layout, to_device, to_host
+from ktir.cores.prefetch import PreviousKernel
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_structured as st
 from ktir.hardware.target import SPYRE, Target
@@ -103,7 +104,7 @@ def simulate(
                 results = kernel.run(args)
                 lines.append(kernel.report())
                 clock += lines[-1].cycles
-                previous = _Previous(kernel, set(op.results))
+                previous = _Previous(kernel, PreviousKernel(set(op.results), kernel.lx_ranges))
             else:
                 results = _run_host_op(op, args)
                 lines.append(_host_line(op, index, name, clock, target))
@@ -123,18 +124,14 @@ def simulate(
 
 @dataclass
 class _Previous:
-    """The kernel before the next one (no timed op between them), and what it writes."""
+    """The kernel before the next one (no timed op between them), and what it writes and uses."""
 
     kernel: SimKernel
-    written: set[SSAValue]
+    reach: PreviousKernel
 
     def after(self, op: Operation) -> _Previous | None:
         """Still the kernel before the next one after the host op `op` (a view), or None."""
-        if isinstance(op, st.CpuFallbackOp):
-            return None  # the host reads and writes device memory in between
-        if any(v in self.written for v in op.operands):
-            self.written.update(op.results)  # a view of what the kernel wrote
-        return self
+        return self if self.reach.after(op) is not None else None
 
     def window(self, cores: int) -> PrefetchWindow:
         """Where the next kernel's prefetch loads (on `cores` cores) run: after this kernel's loads."""
@@ -143,7 +140,7 @@ class _Previous:
         shared = min(cores, line.cores)
         load_free[:shared] = line.free["load"][:shared]
         line.channel.forget_before(float(load_free.min()))  # keeps the channel short over a run
-        return PrefetchWindow(load_free, line.channel, frozenset(self.written), tuple(self.kernel.lx_ranges))
+        return PrefetchWindow(load_free, line.channel, self.reach)
 
 
 def pack_arguments(

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ktir.cores.prefetch import PreviousKernel
+
 UNITS = ("dma", "pt", "sfu", "ring")
 """The units of a core, in report order."""
 
@@ -112,14 +114,12 @@ class PrefetchWindow:
     Where a kernel's prefetch loads (`ktir.dma_load ... prefetch`) run: on each core's load
     queue after the previous kernel's loads (`load_free`, per core), sharing the previous
     kernel's LPDDR5 channel, whose transfers keep their time: a prefetch only fills the gaps
-    they leave. `written` are the tensors the previous kernel writes and `lx` its LX byte
-    ranges, which a prefetch may not read or fill.
+    they leave. `previous` is what a prefetch may not read or fill (`ktir.cores.prefetch`).
     """
 
     load_free: np.ndarray
     channel: Channel
-    written: frozenset[object] = frozenset()
-    lx: tuple[tuple[int, int], ...] = ()
+    previous: PreviousKernel | None = None
 
 
 class Timeline:
