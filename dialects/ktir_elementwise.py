@@ -349,6 +349,84 @@ class SquareOp(UnaryOp):
 
 
 @irdl_op_definition
+class CeilOp(UnaryOp):
+    """Round up to an integer value elementwise (identity on integer tensors)."""
+
+    name = "ktir.ceil"
+
+
+@irdl_op_definition
+class SignOp(UnaryOp):
+    """`-1`, `0` or `1` by the sign of `x` elementwise; NaN and `-0` give `0`, as in PyTorch."""
+
+    name = "ktir.sign"
+
+
+@irdl_op_definition
+class Log1pOp(UnaryOp):
+    """`log(1 + x)` elementwise, accurate for small `x`."""
+
+    name = "ktir.log1p"
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class CosOp(UnaryOp):
+    """Cosine elementwise (radians)."""
+
+    name = "ktir.cos"
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class SinOp(UnaryOp):
+    """Sine elementwise (radians)."""
+
+    name = "ktir.sin"
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+class FloatClassOp(IRDLOperation, ABC):
+    """
+    Base of the floating-point class tests: a float tensor in, an `i1` tensor of the same
+    shape out (PyTorch's `isinf`, `isnan`, `isfinite`).
+    """
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        require_float(self.input, "input", self.name)
+        require_shape(self.result, checked_shape(self.input, "input"), "the input shape")
+        result_type = tensor_of(self.result, "result").element_type
+        if not is_bool(result_type):
+            raise VerifyException(f"result element type {result_type} must be i1")
+
+
+@irdl_op_definition
+class IsInfOp(FloatClassOp):
+    """True where `x` is `+inf` or `-inf`."""
+
+    name = "ktir.isinf"
+
+
+@irdl_op_definition
+class IsNanOp(FloatClassOp):
+    """True where `x` is NaN."""
+
+    name = "ktir.isnan"
+
+
+@irdl_op_definition
+class IsFiniteOp(FloatClassOp):
+    """True where `x` is neither infinite nor NaN."""
+
+    name = "ktir.isfinite"
+
+
+@irdl_op_definition
 class LogicalNotOp(IRDLOperation):
     """`x == 0` elementwise, giving an `i1` tensor of the same shape."""
 
@@ -540,6 +618,18 @@ class LogicalAndOp(BinaryOp):
 
 
 @irdl_op_definition
+class PowfOp(BinaryOp):
+    """
+    `lhs ** rhs` with broadcasting, on floating-point tensors: PyTorch's `pow` with a tensor
+    exponent, and with a scalar base (a size-1 `ktir.full` as `lhs`).
+    """
+
+    name = "ktir.powf"
+    ARITHMETIC: ClassVar[bool] = True
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+@irdl_op_definition
 class PowOp(IRDLOperation):
     """`x ** exponent` elementwise, with a constant (f64) exponent, on floating-point tensors."""
 
@@ -695,6 +785,20 @@ class FullOp(IRDLOperation):
         printer.print_attribute(self.result.type)
 
 
+POINTWISE: tuple[type[IRDLOperation], ...] = (
+    UnaryOp,
+    FloatClassOp,
+    LogicalNotOp,
+    ConvertOp,
+    BinaryOp,
+    PowOp,
+    WhereOp,
+    ClampOp,
+)
+"""The ops (and op bases) that compute each result element from the operand elements at its
+index (NumPy broadcasting): one source for the layout rules, fusion, LX reuse and the simulator."""
+
+
 ELEMENTWISE_OPS: list[type[IRDLOperation]] = [
     AbsOp,
     NegOp,
@@ -711,6 +815,14 @@ ELEMENTWISE_OPS: list[type[IRDLOperation]] = [
     SoftplusOp,
     FloorOp,
     SquareOp,
+    CeilOp,
+    SignOp,
+    Log1pOp,
+    CosOp,
+    SinOp,
+    IsInfOp,
+    IsNanOp,
+    IsFiniteOp,
     LogicalNotOp,
     ConvertOp,
     AddOp,
@@ -726,6 +838,7 @@ ELEMENTWISE_OPS: list[type[IRDLOperation]] = [
     GtOp,
     GeOp,
     LogicalAndOp,
+    PowfOp,
     PowOp,
     WhereOp,
     ClampOp,

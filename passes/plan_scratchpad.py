@@ -44,7 +44,7 @@ from ktir.ir.values import functions_of
 KEPT_OUTPUTS = (st.MaxOp, st.SumOp, st.MeanOp, ew.ExpOp, ew.SubOp, ew.MulOp, ew.AddOp, ew.RsqrtOp)
 """Ops whose results the reference keeps in LX (`OP_OUTPUT_GOOD_FOR_LX_REUSE`)."""
 
-IN_PLACE = (ew.UnaryOp, ew.BinaryOp, ew.LogicalNotOp, ew.PowOp, ew.ClampOp, ew.WhereOp)
+IN_PLACE = tuple(kind for kind in ew.POINTWISE if kind is not ew.ConvertOp)
 """Pointwise ops that may write over an input that dies there (`OP_GOOD_FOR_LX_INPLACE`)."""
 
 

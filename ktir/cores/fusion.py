@@ -43,16 +43,7 @@ from ktir.ir.values import is_tensor, shape_of
 
 Dims = tuple[str | None, ...]
 
-_FOLLOW_RESULT = (
-    ew.UnaryOp,
-    ew.BinaryOp,
-    ew.LogicalNotOp,
-    ew.ConvertOp,
-    ew.PowOp,
-    ew.WhereOp,
-    ew.ClampOp,
-    st.CopyOp,
-)
+_FOLLOW_RESULT = (*ew.POINTWISE, st.CopyOp)
 """Ops whose tensor operands are indexed like their result (NumPy broadcasting)."""
 
 FUSABLE = (

@@ -46,7 +46,7 @@ from ktir.frontend.emitter import (
     type_of_fake,
 )
 from ktir.ir.values import shape_of
-from ktir.layout.shapes import normalize_dim
+from ktir.layout.shapes import broadcast_shapes, normalize_dim
 
 aten = torch.ops.aten
 Converter = Callable[[Emitter, torch.fx.Node], SSAValue | list[SSAValue] | None]
@@ -111,6 +111,16 @@ UNARY = {
     aten.silu.default: ew.SiluOp,
     aten.floor.default: ew.FloorOp,
     aten.square.default: ew.SquareOp,
+    aten.ceil.default: ew.CeilOp,
+    aten.sign.default: ew.SignOp,
+    aten.log1p.default: ew.Log1pOp,
+    aten.cos.default: ew.CosOp,
+    aten.sin.default: ew.SinOp,
+}
+FLOAT_CLASS = {
+    aten.isinf.default: ew.IsInfOp,
+    aten.isnan.default: ew.IsNanOp,
+    aten.isfinite.default: ew.IsFiniteOp,
 }
 
 
@@ -119,6 +129,15 @@ def _unary(e: Emitter, node: torch.fx.Node) -> SSAValue:
     result_type = node_type(node)
     source = e.convert(e.value(node.args[0]), result_type.element_type)
     return make(e, UNARY[node.target], [source], result_type)
+
+
+@converts(*FLOAT_CLASS)
+def _float_class(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    source = e.value(node.args[0])
+    if not ew.is_float(tensor_type(source).element_type):
+        # PyTorch's answer on integer and bool tensors is a constant: no value is inf or NaN.
+        return e.emit(ew.FullOp(int(node.target == aten.isfinite.default), node_type(node))).results[0]
+    return make(e, FLOAT_CLASS[node.target], [source], node_type(node))
 
 
 @converts(aten.gelu.default)
@@ -286,6 +305,19 @@ def _pow(e: Emitter, node: torch.fx.Node) -> SSAValue:
     return make(e, ew.PowOp, [source], result_type, exponent=f64_attr(node.args[1]))
 
 
+@converts(aten.pow.Tensor_Tensor, aten.pow.Scalar)
+def _pow_tensor(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    """
+    `x ** y` with a tensor exponent, or `c ** y` with a scalar base: PyTorch rounds a scalar base
+    to the result's dtype (it has no compute-precision fast path for pow) and computes in fp32.
+    """
+    result_type = node_type(node)
+    if not ew.is_float(result_type.element_type):
+        raise UnsupportedNode("integer pow")
+    lhs, rhs = _binary_values(e, node, result_type.element_type)
+    return make(e, ew.PowfOp, [lhs, rhs], result_type)
+
+
 @converts(aten.where.self)
 def _where(e: Emitter, node: torch.fx.Node) -> SSAValue:
     result_type = node_type(node)
@@ -314,6 +346,30 @@ def _clamp(e: Emitter, node: torch.fx.Node) -> SSAValue:
     if not props:
         return make(e, st.CopyOp, [source], result_type)
     return make(e, ew.ClampOp, [source], result_type, **props)
+
+
+@converts(aten.clamp.Tensor, aten.clamp_min.Tensor, aten.clamp_max.Tensor)
+def _clamp_tensor(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    """`min(max(x, low), high)` with tensor bounds that broadcast, as PyTorch defines clamp."""
+    result_type = node_type(node)
+    element_type = result_type.element_type
+    source = e.convert(e.value(node.args[0]), element_type)
+    if node.target == aten.clamp_min.Tensor:
+        low, high = node.args[1], None
+    elif node.target == aten.clamp_max.Tensor:
+        low, high = None, node.args[1]
+    else:
+        low, high = arg(node, 1, "min"), arg(node, 2, "max")
+    value = source
+    for op_class, bound in ((ew.MaximumOp, low), (ew.MinimumOp, high)):
+        if bound is None:
+            continue
+        bound_value = e.operand(bound, value, element_type)
+        shape = broadcast_shapes(shape_of(value), shape_of(bound_value))
+        value = make(e, op_class, [value, bound_value], TensorType(element_type, list(shape)))
+    if shape_of(value) != tuple(result_type.get_shape()):
+        value = make(e, st.ExpandOp, [value], result_type)
+    return value if value is not source else make(e, st.CopyOp, [source], result_type)
 
 
 #### Constants ####

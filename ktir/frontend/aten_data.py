@@ -191,8 +191,6 @@ CPU_FALLBACK_OPS = frozenset(
     {
         "embedding",
         "arange",
-        "sin",
-        "cos",
         "cumsum",
         "tril",
         "triu",

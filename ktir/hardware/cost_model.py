@@ -42,6 +42,11 @@ _SFU_PASSES: dict[type[Operation], float] = {
     ew.DivOp: 2,
     ew.TanhOp: 2,
     ew.PowOp: 2,
+    ew.PowfOp: 2,
+    ew.Log1pOp: 2,
+    ew.CosOp: 2,
+    ew.SinOp: 2,
+    ew.SignOp: 2,  # two comparisons, their difference as one select-subtract
     ew.SigmoidOp: 4,  # neg, exp, add, reciprocal
     ew.SiluOp: 5,  # the calibration point
     ew.SoftplusOp: 5,  # scale, exp, log1p, select

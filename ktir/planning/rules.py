@@ -254,7 +254,7 @@ def _pad(op: st.PadOp) -> Rule:
     return _pointwise(op, shifts=shifted)
 
 
-POINTWISE = (ew.UnaryOp, ew.LogicalNotOp, ew.ConvertOp, ew.BinaryOp, ew.PowOp, ew.WhereOp, ew.ClampOp)
+POINTWISE = ew.POINTWISE
 VIEWS = (st.PermuteOp, st.ReshapeOp, st.ExpandOp, st.SliceOp)
 
 

@@ -138,6 +138,16 @@ def erf(x: np.ndarray) -> np.ndarray:
     return exact.astype(x.dtype if x.dtype.kind == "f" else np.float64)
 
 
+def in_float64(function: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
+    """
+    A transcendental function evaluated in float64 and returned in `x`'s float type, so the one
+    rounding to fp32 (and then to the stored type) does not depend on which SIMD kernel NumPy
+    picks for fp32 on this CPU. Example: `in_float64(np.cos, np.float32([0.5]))` is
+    `float32(cos(0.5))`, correctly rounded.
+    """
+    return function(x.astype(np.float64)).astype(x.dtype)
+
+
 #### Elementwise ####
 
 _UNARY: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
@@ -154,12 +164,27 @@ _UNARY: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
     ew.SiluOp: lambda x: x / (1 + np.exp(-x)),
     ew.FloorOp: lambda x: np.floor(x) if x.dtype.kind == "f" else x,
     ew.SquareOp: lambda x: x * x,
+    ew.CeilOp: lambda x: np.ceil(x) if x.dtype.kind == "f" else x,
+    ew.SignOp: lambda x: (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype),
+    ew.Log1pOp: lambda x: in_float64(np.log1p, x),
+    ew.CosOp: lambda x: in_float64(np.cos, x),
+    ew.SinOp: lambda x: in_float64(np.sin, x),
+}
+_FLOAT_CLASS: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
+    ew.IsInfOp: np.isinf,
+    ew.IsNanOp: np.isnan,
+    ew.IsFiniteOp: np.isfinite,
 }
 
 
 @implements(*_UNARY)
 def _unary(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
     return [store(_UNARY[type(op)](widen(args[0])), result_element(op))]
+
+
+@implements(*_FLOAT_CLASS)
+def _float_class(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
+    return [_FLOAT_CLASS[type(op)](args[0])]
 
 
 @implements(ew.GeluOp)
@@ -200,6 +225,7 @@ _BINARY: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.ndarray]] =
     ew.DivOp: np.divide,
     ew.MaximumOp: np.maximum,
     ew.MinimumOp: np.minimum,
+    ew.PowfOp: lambda a, b: in_float64(lambda x: np.power(x, b.astype(np.float64)), a),
 }
 _COMPARE: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     ew.EqOp: np.equal,

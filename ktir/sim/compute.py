@@ -28,7 +28,7 @@ from ktir.reference.executor import IMPLEMENTATIONS
 from ktir.reference.ops import numpy_dtype
 from ktir.sim.tiles import HostTiles
 
-ELEMENTWISE = (ew.UnaryOp, ew.BinaryOp, ew.LogicalNotOp, ew.ConvertOp, ew.PowOp, ew.WhereOp, ew.ClampOp)
+ELEMENTWISE = ew.POINTWISE
 """Graph ops that map each element position (after broadcasting) to the same output position."""
 
 _ROW_WISE = (*ELEMENTWISE, st.SoftmaxOp, st.NormOp)

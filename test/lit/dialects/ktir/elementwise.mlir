@@ -202,3 +202,39 @@ func.func @full() {
   %ints = ktir.full 7.0 {tag} : tensor<4xi64>
   func.return
 }
+
+// -----
+
+// ceil and sign also take integer tensors; log1p, cos and sin are float-only; the float class
+// tests give i1; powf broadcasts like the other binary ops (a size-1 scalar base below).
+// CHECK-LABEL: func.func @more_unary
+// CHECK-NEXT:    %ceil = ktir.ceil %x : tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %ceil_int = ktir.ceil %i : tensor<8xi32> -> tensor<8xi32>
+// CHECK-NEXT:    %sign = ktir.sign %i : tensor<8xi32> -> tensor<8xi32>
+// CHECK-NEXT:    %log1p = ktir.log1p %x : tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %cos = ktir.cos %f : tensor<4x64xf32> -> tensor<4x64xf32>
+// CHECK-NEXT:    %sin = ktir.sin %f : tensor<4x64xf32> -> tensor<4x64xf32>
+// CHECK-NEXT:    %inf = ktir.isinf %x : tensor<4x64xf16> -> tensor<4x64xi1>
+// CHECK-NEXT:    %nan = ktir.isnan %x : tensor<4x64xf16> -> tensor<4x64xi1>
+// CHECK-NEXT:    %finite = ktir.isfinite %x : tensor<4x64xf16> -> tensor<4x64xi1>
+// CHECK-NEXT:    %powf = ktir.powf %x, %x : tensor<4x64xf16>, tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %alibi = ktir.powf %base, %x : tensor<1xf16>, tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    func.return
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "more_unary"
+// CHECK-GENERIC:         %cos = "ktir.cos"(%f) : (tensor<4x64xf32>) -> tensor<4x64xf32>
+// CHECK-GENERIC:         %finite = "ktir.isfinite"(%x) : (tensor<4x64xf16>) -> tensor<4x64xi1>
+// CHECK-GENERIC:         %alibi = "ktir.powf"(%base, %x) : (tensor<1xf16>, tensor<4x64xf16>) -> tensor<4x64xf16>
+func.func @more_unary(%x: tensor<4x64xf16>, %f: tensor<4x64xf32>, %i: tensor<8xi32>, %base: tensor<1xf16>) {
+  %ceil = ktir.ceil %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  %ceil_int = ktir.ceil %i : tensor<8xi32> -> tensor<8xi32>
+  %sign = ktir.sign %i : tensor<8xi32> -> tensor<8xi32>
+  %log1p = ktir.log1p %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  %cos = ktir.cos %f : tensor<4x64xf32> -> tensor<4x64xf32>
+  %sin = ktir.sin %f : tensor<4x64xf32> -> tensor<4x64xf32>
+  %inf = ktir.isinf %x : tensor<4x64xf16> -> tensor<4x64xi1>
+  %nan = ktir.isnan %x : tensor<4x64xf16> -> tensor<4x64xi1>
+  %finite = ktir.isfinite %x : tensor<4x64xf16> -> tensor<4x64xi1>
+  %powf = ktir.powf %x, %x : tensor<4x64xf16>, tensor<4x64xf16> -> tensor<4x64xf16>
+  %alibi = ktir.powf %base, %x : tensor<1xf16>, tensor<4x64xf16> -> tensor<4x64xf16>
+  func.return
+}

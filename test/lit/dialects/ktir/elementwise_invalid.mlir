@@ -519,3 +519,57 @@ func.func @unsigned(%a: tensor<2xui8>) {
   %r = ktir.gt %a, %a : tensor<2xui8>, tensor<2xui8> -> tensor<2xi1>
   func.return
 }
+
+// -----
+
+// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.cos' op ktir.cos needs a floating-point input, not i32
+func.func @cos_int(%x: tensor<4xi32>) {
+  // expected-error @+1 {{ktir.cos needs a floating-point input, not i32}}
+  %0 = ktir.cos %x : tensor<4xi32> -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.sign' op ktir.sign is not defined on i1 tensors
+func.func @sign_i1(%x: tensor<4xi1>) {
+  // expected-error @+1 {{ktir.sign is not defined on i1 tensors}}
+  %0 = ktir.sign %x : tensor<4xi1> -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.isnan' op ktir.isnan needs a floating-point input, not i32
+func.func @isnan_int(%x: tensor<4xi32>) {
+  // expected-error @+1 {{ktir.isnan needs a floating-point input, not i32}}
+  %0 = ktir.isnan %x : tensor<4xi32> -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.isinf' op result element type f16 must be i1
+func.func @isinf_result_type(%x: tensor<4xf16>) {
+  // expected-error @+1 {{result element type f16 must be i1}}
+  %0 = ktir.isinf %x : tensor<4xf16> -> tensor<4xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.isfinite' op result shape [8] does not match the input shape [4]
+func.func @isfinite_shape(%x: tensor<4xf16>) {
+  // expected-error @+1 {{result shape [8] does not match the input shape [4]}}
+  %0 = ktir.isfinite %x : tensor<4xf16> -> tensor<8xi1>
+  func.return
+}
+
+// -----
+
+// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.powf' op ktir.powf needs floating-point operands, not i32
+func.func @powf_int(%x: tensor<4xi32>) {
+  // expected-error @+1 {{ktir.powf needs floating-point operands, not i32}}
+  %0 = ktir.powf %x, %x : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+  func.return
+}
