@@ -33,6 +33,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from ktir.dialects.ktir_core import CORE_ATTRIBUTES, CORE_OPS, I64_MAX, I64_MIN, KernelOp
+from ktir.dialects.ktir_data import DATA_OPS, GatherRowsOp
 from ktir.dialects.ktir_elementwise import ELEMENTWISE_OPS, require_fits_device
 from ktir.dialects.ktir_structured import (
     STRUCTURED_ATTRIBUTES,
@@ -245,9 +246,10 @@ STATE_ARGS = (PARAMETER_ARG, BUFFER_ARG, CONSTANT_ARG)
 is its name in the state dict). State is packed into device memory once, before the first call,
 so its layout is the compiler's choice: layout propagation gives it the stick its consumers read."""
 
-FUNCTION_LEVEL_OPS = (PermuteOp, ReshapeOp, ExpandOp, SliceOp, CpuFallbackOp)
+FUNCTION_LEVEL_OPS = (PermuteOp, ReshapeOp, ExpandOp, SliceOp, CpuFallbackOp, GatherRowsOp)
 """Graph-level ops that may stay next to kernels: views (which may reuse their input's device
-bytes) and CPU fallbacks, which run on the host."""
+bytes), row gathers (an indirect DMA the simulator times as a whole) and CPU fallbacks, which
+run on the host."""
 
 
 class OpVerifyException(VerifyException):
@@ -264,8 +266,8 @@ def verify_function(function: func.FuncOp) -> None:
     a `#ktir.tiled` layout that fits its argument; its tensor arguments and results have rank at
     most `MAX_HOST_RANK` (the layout passes give every argument a Spyre layout) and fit in device
     memory; and a function
-    holding `ktir.kernel`s (core-level IR) holds no other graph-level op than views and CPU
-    fallbacks, each with `#ktir.tiled` tensors.
+    holding `ktir.kernel`s (core-level IR) holds no other graph-level op than views, row gathers
+    and CPU fallbacks, each with `#ktir.tiled` tensors.
 
     Raises `VerifyException` (an `OpVerifyException` naming the op that breaks a rule inside).
     """
@@ -329,7 +331,7 @@ def _verify_next_to_kernels(op: Operation) -> None:
 
 Ktir = Dialect(
     "ktir",
-    [*ELEMENTWISE_OPS, *STRUCTURED_OPS, *CORE_OPS],
+    [*ELEMENTWISE_OPS, *STRUCTURED_OPS, *DATA_OPS, *CORE_OPS],
     [TiledLayoutAttr, DeviceDTypeAttr, *STRUCTURED_ATTRIBUTES, *CORE_ATTRIBUTES],
 )
 """The `ktir` dialect: the `#ktir.tiled` encoding, the graph-level ops and the core-level ops."""

@@ -38,6 +38,7 @@ from ktir.cores.iteration import IterationError, IterationSpace, iteration_space
 from ktir.cores.kernels import Kernel
 from ktir.cores.tiling import granules
 from ktir.cores.work_division import HintError, divide
+from ktir.dialects import ktir_data as data
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir_core import WORK_DIVISION_HINT_ATTR
 from ktir.hardware.target import Target, load_target
@@ -49,7 +50,12 @@ POLICIES = ("default", "cost", "dataflow")
 
 
 def divide_op(op: Operation, cores: int, policy: str, target: Target) -> dict[str, int] | None:
-    """The split of one op (None when it is not a kernel); located errors on bad input."""
+    """
+    The split of one op (None when it is not a kernel); located errors on bad input. A row
+    gather, timed at function level, splits its rows over the cores (`rows`: how many share them).
+    """
+    if isinstance(op, data.GatherRowsOp):
+        return {"rows": max(1, min(cores, data.rows_of(op)[0]))}
     try:
         space = iteration_space(op)
     except IterationError as error:

@@ -27,6 +27,7 @@ from xdsl.ir import Operation, SSAValue
 from ktir.cores import fusion
 from ktir.cores.space import IterationError, IterationSpace, layout_of, normalized_dims
 from ktir.cores.tiling import Access
+from ktir.dialects import ktir_data as data
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir_core import ComputeUnit
@@ -173,6 +174,7 @@ _BUILDERS: tuple[tuple[type | tuple[type, ...], Callable[[Any], IterationSpace |
     (st.ReductionOp, _reduction),
     (st.AttentionOp, _attention),
     ((st.SoftmaxOp, st.NormOp), lambda op: _normalizing(op, normalized_dims(op))),
+    (data.CumsumOp, lambda op: _normalizing(op, [op.dim.value.data])),
     (VIEWS, _view),
     (st.CatOp, lambda op: _map(op, frozenset({f"d{op.dim.value.data}"}))),
     (st.PadOp, _pad),
@@ -184,9 +186,10 @@ _BUILDERS: tuple[tuple[type | tuple[type, ...], Callable[[Any], IterationSpace |
 def iteration_space(op: Operation) -> IterationSpace | None:
     """
     The iteration space of a graph-level op, or None for an op that is not a kernel (a view
-    that moves no data, `ktir.cpu_fallback`, `func.return`).
+    that moves no data, `ktir.cpu_fallback`, `ktir.gather_rows`, whose DMA the simulator times at
+    function level, `func.return`).
     """
-    if isinstance(op, (func.ReturnOp, st.CpuFallbackOp)):
+    if isinstance(op, (func.ReturnOp, st.CpuFallbackOp, data.GatherRowsOp)):
         return None
     for kinds, build in _BUILDERS:
         if isinstance(op, kinds):

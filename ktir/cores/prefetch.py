@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from xdsl.ir import Operation, SSAValue
 
 from ktir.dialects import ktir_core as core
+from ktir.dialects import ktir_data as data
 from ktir.dialects import ktir_structured as st
 
 
@@ -30,9 +31,9 @@ class PreviousKernel:
     """[low, high) byte ranges of LX the kernel (and resident tensors live then) uses."""
 
     def after(self, op: Operation) -> PreviousKernel | None:
-        """Still the previous kernel after the function-level op `op`, or None after a host op."""
-        if isinstance(op, st.CpuFallbackOp):
-            return None
+        """Still the previous kernel after the function-level op `op`, or None after a timed one."""
+        if isinstance(op, (st.CpuFallbackOp, data.GatherRowsOp)):
+            return None  # a timed op runs between this kernel and the next
         if any(v in self.written for v in op.operands):
             self.written.update(op.results)  # a view of what the kernel wrote
         return self

@@ -104,7 +104,8 @@ def _expand(e: Emitter, node: torch.fx.Node) -> SSAValue:
     return make(e, st.ExpandOp, [source], result_type)
 
 
-def _slice(e: Emitter, source: SSAValue, dim: int, start: Any, end: Any, step: int) -> SSAValue:
+def slice_value(e: Emitter, source: SSAValue, dim: int, start: Any, end: Any, step: int) -> SSAValue:
+    """`source[..., start:end:step, ...]` along `dim` (PyTorch's clamping; the whole dim is `source`)."""
     shape = shape_of(source)
     dim = normalize_dim(dim, len(shape))
     start, end = clamp_slice_bounds(shape[dim], start, end)
@@ -125,7 +126,7 @@ def _slice_tensor(e: Emitter, node: torch.fx.Node) -> SSAValue:
     start = args[2] if args[2] is not None else node.kwargs.get("start")
     end = args[3] if args[3] is not None else node.kwargs.get("end")
     step = args[4] if args[4] is not None else node.kwargs.get("step", 1)
-    return _slice(e, e.value(node.args[0]), dim, start, end, step)
+    return slice_value(e, e.value(node.args[0]), dim, start, end, step)
 
 
 @converts(aten.select.int)
@@ -134,7 +135,7 @@ def _select(e: Emitter, node: torch.fx.Node) -> SSAValue:
     shape = shape_of(source)
     dim = normalize_dim(node.args[1], len(shape))
     index = node.args[2] + shape[dim] if node.args[2] < 0 else node.args[2]
-    picked = _slice(e, source, dim, index, index + 1, 1)
+    picked = slice_value(e, source, dim, index, index + 1, 1)
     return make(e, st.ReshapeOp, [picked], node_type(node))
 
 
@@ -150,7 +151,7 @@ def _split(e: Emitter, node: torch.fx.Node) -> list[SSAValue]:
         sizes = int_list(node.args[1])
     results, start = [], 0
     for size in sizes:
-        results.append(_slice(e, source, dim, start, start + size, 1))
+        results.append(slice_value(e, source, dim, start, start + size, 1))
         start += size
     return results
 
@@ -189,13 +190,9 @@ def _pad(e: Emitter, node: torch.fx.Node) -> SSAValue:
 
 CPU_FALLBACK_OPS = frozenset(
     {
-        "embedding",
         "arange",
-        "cumsum",
         "tril",
         "triu",
-        "index",
-        "index_select",
         "gather",
         "index_copy",
         "argmax",

@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ktir.dialects.ktir_elementwise import ConvertOp, FullOp
+from ktir.dialects.ktir_structured import PermuteOp, ReshapeOp, int_array
 from ktir.ir.diagnostics import Diagnostic, Location, Severity
 from ktir.layout.dtypes import FORMATS
 
@@ -128,6 +129,27 @@ class Emitter:
         shape = [1] * rank
         exact: float | int = int(value) if isinstance(element_type, IntegerType) else float(value)
         return self.emit(FullOp(exact, TensorType(element_type, shape)), "cst").results[0]
+
+    def permute(self, value: SSAValue, perm: Sequence[int]) -> SSAValue:
+        """`value` with its dims reordered (`result dim i` = `value dim perm[i]`); identity: itself."""
+        if list(perm) == list(range(len(perm))):
+            return value
+        source = tensor_type(value)
+        shape = [source.get_shape()[p] for p in perm]
+        op = PermuteOp.build(
+            operands=[value],
+            properties={"perm": int_array(perm)},
+            result_types=[TensorType(source.element_type, shape)],
+        )
+        return self.emit(op).results[0]
+
+    def reshape(self, value: SSAValue, shape: Sequence[int]) -> SSAValue:
+        """`value` with a new shape of as many elements; the same shape: itself."""
+        source = tensor_type(value)
+        if list(source.get_shape()) == list(shape):
+            return value
+        result_type = TensorType(source.element_type, list(shape))
+        return self.emit(ReshapeOp.build(operands=[value], result_types=[result_type])).results[0]
 
     def convert(self, value: SSAValue, element_type: Attribute) -> SSAValue:
         """`value` with `element_type`, through a `ktir.convert` when it differs."""

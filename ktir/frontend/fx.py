@@ -38,7 +38,9 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAtt
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.transforms.dead_code_elimination import region_dce
 
+import ktir.frontend.aten_conv
 import ktir.frontend.aten_data as aten_data
+import ktir.frontend.aten_indexing
 import ktir.frontend.attention  # noqa: F401  (registers the attention converter)
 from ktir.dialects.ktir import BUFFER_ARG, CONSTANT_ARG, PARAMETER_ARG
 from ktir.frontend.aten import CONVERTERS

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from xdsl.ir import Operation
 
+from ktir.dialects import ktir_data as data
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.hardware.target import SPYRE, Target
@@ -116,7 +117,13 @@ def pt_cycles(macs: float, rows: float, target: Target = SPYRE) -> float:
 
 
 def sfu_passes(op: Operation) -> float:
-    """SFU passes per element of a non-matmul graph op (see `_SFU_PASSES`); 1 by default."""
+    """
+    SFU passes per element of a non-matmul graph op (see `_SFU_PASSES`); 1 by default. A cumsum
+    is a parallel (Hillis-Steele) scan: ceil(log2(n)) add passes for running sums of n elements,
+    e.g. 5 passes along 24 positions.
+    """
+    if isinstance(op, data.CumsumOp):
+        return float(max(1, math.ceil(math.log2(max(op.scan_length, 1)))))
     return _SFU_PASSES.get(type(op), 1.0)
 
 
@@ -263,3 +270,36 @@ def ring_cycles(elements: Any, element_bytes: int, group: Any, target: Target = 
 def fill_cycles(core_bytes: int, target: Target = SPYRE) -> float:
     """Cycles one core takes to zero `core_bytes` of an accumulator: a write at LX copy speed."""
     return core_bytes / target.lx_copy_bytes_per_cycle
+
+
+def gather_rows_cycles(
+    rows: int, row_bytes: float, index_bytes: float, cores: int, target: Target = SPYRE
+) -> float:
+    """
+    Cycles of an indirect row gather (`ktir.gather_rows`) on `cores` cores: each core loads its
+    share of the indices (one DMA), then reads one row per index (one DMA each, `row_bytes`
+    rounded up to whole sticks) and stores its block of the result (one DMA). The busiest core's
+    DMA setups and the chip-wide traffic (the indices, and every row read and written once) are
+    added, not overlapped: with a few rows per core this overstates rather than understates.
+
+    Example: 512 rows of 8 KiB (a 4096-wide fp16 embedding) over 32 cores, 4 KiB of indices:
+    (1 + 16 + 1) x 500 + (4096 + 2 x 512 x 8192) / 136.5 = 9,000 + 61,470 = 70,470 cycles (47 µs).
+    """
+    stick_rows = math.ceil(row_bytes / target.stick_bytes) * target.stick_bytes
+    per_core = math.ceil(rows / max(cores, 1))
+    setups = (2 + per_core) * target.dma_setup_cycles
+    return setups + transfer_cycles(index_bytes + 2 * rows * stick_rows, target)
+
+
+def host_op_cycles(to_host_bytes: float, to_device_bytes: float, target: Target = SPYRE) -> float:
+    """
+    Cycles a CPU fallback costs the program: the fixed host round trip, its operands sent to
+    the host and its results sent back over the host link (one direction each), and the host
+    reading and writing them once. The card waits for all of it.
+
+    Example: an int64 cumsum over 512 ids (4 KiB each way) on Spyre: 10 µs + 2 x 4096 / 63e9 s
+    + 8192 / 10e9 s = 10.95 µs = 16,424 cycles.
+    """
+    link_us = (to_host_bytes + to_device_bytes) / target.host_link_bandwidth * 1e6
+    host_us = (to_host_bytes + to_device_bytes) / target.host_bytes_per_second * 1e6
+    return (target.host_op_latency_us + link_us + host_us) * target.clock_mhz

@@ -96,6 +96,14 @@ class Target:
     """Latency of one ring hop. Assumption: not published."""
     lx_copy_bytes_per_cycle: int = 128
     """LX -> LX copy rate, one stick per cycle. Assumption: LX bandwidth is not published."""
+    host_op_latency_us: float = 10.0
+    """Fixed cost of one op run on the host (a CPU fallback): the card's queue drains, the host
+    is signalled, dispatches the op and hands its results back. Assumption: not published; 10 µs
+    is the order of a PCIe round trip with an interrupt plus one framework dispatch."""
+    host_bytes_per_second: float = 10.0e9
+    """Host memory bytes per second a host op reads plus writes (one CPU thread streaming).
+    Assumption: the host is not specified (IBM z17 and Power11 both carry the card); 10 GB/s
+    is a single thread's order of streaming bandwidth."""
 
     @property
     def peak_macs_per_us_per_core(self) -> float:

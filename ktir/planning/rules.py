@@ -24,6 +24,8 @@ guide `docs/source/user_guide/tensors_and_layouts.md`):
 | cat, pad | any (a stick the op shifts costs a copy) | aligned |
 | copy | any, same density | any |
 | `ktir.full` | any (free) | - |
+| `ktir.cumsum` | any | on the result stick |
+| `ktir.gather_rows` | the row's last dim | the table on its last dim, the indices any |
 | `ktir.cpu_fallback` | any (the host writes it), for free | any |
 
 (*) An operand broadcast along the result stick (missing or size 1 there) must be sparse.
@@ -40,6 +42,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation
 
+from ktir.dialects import ktir_data as data
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.ir.values import shape_of
@@ -274,6 +277,13 @@ def _full(op: ew.FullOp) -> Rule:
     return Rule((sticks.candidate_sticks(shape_of(op.result.type)),), lambda _chosen: ())
 
 
+def _gather_rows(op: data.GatherRowsOp) -> Rule:
+    # Whole rows move: the table and the result keep their rows' last dim as the stick, so one
+    # row is whole sticks; the indices are read as numbers, in any layout.
+    rank = len(shape_of(op.result.type))
+    return _fixed(op, rank - 1, [len(shape_of(op.table.type)) - 1, None])
+
+
 def _cpu_fallback(op: st.CpuFallbackOp) -> Rule:
     # The host computes the results and the DMA back lays them out: any layout, for free.
     domains = tuple(sticks.candidate_sticks(shape_of(r.type)) for r in op.outputs)
@@ -296,6 +306,8 @@ _RULES: tuple[tuple[type | tuple[type, ...], Callable[[Any], Rule]], ...] = (
     (st.CatOp, _cat),
     (st.PadOp, _pad),
     (ew.FullOp, _full),
+    (data.GatherRowsOp, _gather_rows),
+    (data.CumsumOp, _pointwise),
     (st.CpuFallbackOp, _cpu_fallback),
     (func.ReturnOp, _return),
 )

@@ -29,10 +29,11 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.dialects import ktir_structured as st
+from ktir.reference.data import DATA
 from ktir.reference.ops import ELEMENTWISE, ExecutionError, numpy_dtype, to_numpy
 from ktir.reference.structured import STRUCTURED
 
-IMPLEMENTATIONS = {**ELEMENTWISE, **STRUCTURED}
+IMPLEMENTATIONS = {**ELEMENTWISE, **STRUCTURED, **DATA}
 """Every graph-level op the executor runs, by op class."""
 
 

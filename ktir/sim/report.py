@@ -102,6 +102,8 @@ class KernelReport(Yardstick):
     target: Target = field(repr=False, default=SPYRE)
     division: dict[str, int] = field(default_factory=dict)
     """The kernel's work division (`ktir.work_division`): slices per iteration dim; empty off-chip."""
+    host_bytes: float = 0.0
+    """Bytes a host op (CPU fallback) sent over the host link, both directions (part of `bytes`)."""
     early_bytes: float = 0.0
     """Bytes its prefetch loads moved before it started, in the previous kernel's time (part of
     `bytes`; its bound counts only the compulsory bytes left for its own time)."""
@@ -142,7 +144,7 @@ REPORT_VERSION = 1
 
 _KERNEL_FIELDS = (
     "index", "name", "op", "unit", "cores", "chunks", "start", "cycles", "bytes", "flops",
-    "compulsory_bytes", "matmul_flops", "early_bytes",
+    "compulsory_bytes", "matmul_flops", "early_bytes", "host_bytes",
 )  # fmt: skip
 """The scalar fields of a `KernelReport` the JSON form carries (plus `busy` and `finish`)."""
 
@@ -400,8 +402,9 @@ class Report(Yardstick):
 
 def _kernel_from_dict(data: dict[str, Any], target: Target) -> KernelReport:
     """One kernel of `Report.from_json` (its measured fields; the rest is computed)."""
-    fields = {name: data[name] for name in _KERNEL_FIELDS if name != "early_bytes"}
-    fields["early_bytes"] = data.get("early_bytes", 0.0)  # reports written before prefetches
+    optional = ("early_bytes", "host_bytes")  # reports written before prefetches / host costs
+    fields = {name: data[name] for name in _KERNEL_FIELDS if name not in optional}
+    fields.update({name: data.get(name, 0.0) for name in optional})
     busy = np.asarray(data["busy"], dtype=float).reshape(-1, len(UNITS))
     finish = np.asarray(data["finish"], dtype=float)
     if not isinstance(data["division"], dict):

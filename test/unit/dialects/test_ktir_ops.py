@@ -30,6 +30,7 @@ from xdsl.utils.test_value import create_ssa_value
 
 from ktir.dialects.ktir import Ktir
 from ktir.dialects.ktir_core import CORE_OPS
+from ktir.dialects.ktir_data import DATA_OPS
 from ktir.dialects.ktir_elementwise import (
     ELEMENTWISE_OPS,
     AbsOp,
@@ -55,7 +56,7 @@ from ktir.dialects.ktir_structured import (
     operand_refs,
 )
 
-ALL_OPS = [*ELEMENTWISE_OPS, *STRUCTURED_OPS, *CORE_OPS]
+ALL_OPS = [*ELEMENTWISE_OPS, *STRUCTURED_OPS, *DATA_OPS, *CORE_OPS]
 LIT_DIR = Path(__file__).parents[2] / "lit" / "dialects" / "ktir"
 
 
@@ -232,16 +233,17 @@ def test_parse_print_round_trip():
 
 def test_op_lists_are_complete_and_distinct():
     names = [cls.name for cls in ALL_OPS]
-    assert len(ELEMENTWISE_OPS) == 34
+    assert len(ELEMENTWISE_OPS) == 43
     assert len(STRUCTURED_OPS) == 20
+    assert len(DATA_OPS) == 2
     assert len(CORE_OPS) == 9
-    assert len(set(names)) == len(names) == 63
+    assert len(set(names)) == len(names) == 74
 
 
 @pytest.mark.parametrize("op_class", ALL_OPS, ids=lambda cls: cls.name)
 def test_every_op_is_named_and_documented(op_class):
     assert op_class.name.startswith("ktir.")
-    assert re.fullmatch(r"ktir\.[a-z_]+", op_class.name)
+    assert re.fullmatch(r"ktir\.[a-z][a-z0-9_]*", op_class.name)
     assert op_class.__doc__ is not None
     assert op_class.__doc__.strip()
 
@@ -266,8 +268,8 @@ def test_dialect_registers_every_op_and_attribute():
 @pytest.mark.parametrize(
     "lit_files",
     [
-        ("elementwise.mlir", "structured.mlir", "core.mlir"),
-        ("elementwise_invalid.mlir", "structured_invalid.mlir", "core_invalid.mlir"),
+        ("elementwise.mlir", "structured.mlir", "data.mlir", "core.mlir"),
+        ("elementwise_invalid.mlir", "structured_invalid.mlir", "data_invalid.mlir", "core_invalid.mlir"),
     ],
     ids=["roundtrip", "invalid"],
 )

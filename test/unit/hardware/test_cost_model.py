@@ -198,3 +198,32 @@ def test_attention_cycles_docstring_example() -> None:
     # Per core: arrays of pairs give arrays of cycles, in proportion.
     pt2, sfu2, _, _ = cost_model.attention_cycles((1, 1, 4, 64), np.array([64.0, 128.0]), 64, 64, 2)
     assert sfu2[1] == pytest.approx(2 * sfu2[0]) and pt2[1] == pytest.approx(2 * pt2[0])
+
+
+def test_gather_rows_cycles_docstring_example() -> None:
+    """512 rows of 8 KiB over 32 cores: 18 DMA setups on the busiest core plus 8 MiB of traffic."""
+    cycles = cost_model.gather_rows_cycles(512, 8192, 4096, 32)
+    assert cycles == pytest.approx(18 * 500 + (4096 + 2 * 512 * 8192) / (204.8e9 / 1.5e9), rel=1e-12)
+    assert cycles / 1500 == pytest.approx(47.0, abs=0.05)
+    # A row shorter than a stick still moves a whole stick; fewer cores pay more setups each.
+    assert cost_model.gather_rows_cycles(4, 2, 128, 4) == cost_model.gather_rows_cycles(4, 128, 128, 4)
+    assert cost_model.gather_rows_cycles(64, 128, 128, 1) > cost_model.gather_rows_cycles(64, 128, 128, 32)
+
+
+def test_host_op_cycles_docstring_example() -> None:
+    """4 KiB each way: 10 µs round trip + the PCIe transfers + the host's reads and writes."""
+    cycles = cost_model.host_op_cycles(4096, 4096)
+    assert cycles == pytest.approx((10 + 8192 / 63e9 * 1e6 + 8192 / 10e9 * 1e6) * 1500, rel=1e-12)
+    assert cost_model.host_op_cycles(0, 0) == pytest.approx(10 * 1500)
+
+
+def test_a_cumsum_costs_a_log_depth_scan() -> None:
+    """ceil(log2(n)) add passes per element: 5 along 24 positions, 1 along one or two."""
+
+    def passes(n: int) -> float:
+        value = f"tensor<3x{n}xi64>"
+        text = f"%x = ktir.full 1 : {value}\n%c = ktir.cumsum %x dim 1 : {value} -> {value}"
+        module = Parser(make_context(), text).parse_module()
+        return cost_model.sfu_passes(next(op for op in module.walk() if op.name == "ktir.cumsum"))
+
+    assert [passes(n) for n in (1, 2, 3, 24, 64)] == [1, 1, 2, 5, 6]

@@ -2,9 +2,9 @@
 import torch
 
 
-def model(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
-    positions = torch.cumsum(torch.ones_like(ids), dim=1)
-    return torch.nn.functional.embedding(ids, table) * torch.sin(positions.float()).unsqueeze(-1)
+def model(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    best = torch.argmax(torch.tril(x), dim=1)
+    return best ^ mask
 
 
-example_args = (torch.tensor([[3, 1, 2, 0]]), torch.randn(8, 64))
+example_args = (torch.randn(4, 64), torch.tensor([1, 0, 1, 1]))

@@ -573,3 +573,30 @@ func.func @powf_int(%x: tensor<4xi32>) {
   %0 = ktir.powf %x, %x : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
   func.return
 }
+
+// -----
+
+// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.ceil' op ktir.ceil is not defined on i1 tensors
+func.func @ceil_i1(%x: tensor<4xi1>) {
+  // expected-error @+1 {{ktir.ceil is not defined on i1 tensors}}
+  %0 = ktir.ceil %x : tensor<4xi1> -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.log1p' op ktir.log1p needs a floating-point input, not i64
+func.func @log1p_int(%x: tensor<4xi64>) {
+  // expected-error @+1 {{ktir.log1p needs a floating-point input, not i64}}
+  %0 = ktir.log1p %x : tensor<4xi64> -> tensor<4xi64>
+  func.return
+}
+
+// -----
+
+// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.sin' op result shape [8] does not match the input shape [4]
+func.func @sin_shape(%x: tensor<4xf32>) {
+  // expected-error @+1 {{result shape [8] does not match the input shape [4]}}
+  %0 = "ktir.sin"(%x) : (tensor<4xf32>) -> tensor<8xf32>
+  func.return
+}

@@ -1,0 +1,340 @@
+"""
+ATen -> graph-level ktir converters for convolutions, pooling and inference batch norm.
+
+A convolution becomes a matmul on the PE arrays over an im2col of its input, built from ops ktir
+already has, so layouts, work division, fusion and traffic treat it like any matmul:
+
+1. the input is padded (`ktir.pad`), and each kernel tap `t` reads a strided window of it
+   (`ktir.slice` per spatial dim: start `t * dilation`, step `stride`);
+2. the taps join along the channels (`ktir.cat`), move the channels last and flatten the
+   positions: x' of shape `(B * positions, taps * C)`;
+3. the weight `(O, C, *K)` moves its channels last the same way, `(O, taps * C)`, and
+   `x' @ w'^T` (+ the bias) is the output, reshaped and moved back to `(B, O, *spatial)`.
+
+Two common shapes need no slices: a patch embedding (stride = kernel, no padding or dilation:
+ViT, CLIP, Swin) is a reshape and a permute of the input, and a 1x1 convolution a permute. A
+depthwise convolution (groups = channels, one filter each) has no contraction over channels: it
+is a multiply-add per tap on the SFU, in fp32, rounded once. Other grouped convolutions run one
+such matmul per group. Max and average pooling take the same taps and combine them with
+`ktir.maximum` / `ktir.add`; inference batch norm is a per-channel scale and shift computed in
+fp32 (from parameters, so `ktir.compile` folds them into constants).
+
+Example: a 3x3 convolution, stride 1, padding 1, of x (1, 16, 8, 8) with w (32, 16, 3, 3) is nine
+slices of the padded (1, 16, 10, 10) input, a cat to (1, 144, 8, 8), a permute and reshape to
+(64, 144), and a (64, 144) @ (144, 32) matmul, reshaped to (1, 32, 8, 8).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import operator
+from collections.abc import Sequence
+
+import torch
+from xdsl.dialects.builtin import Float32Type, TensorType, UnitAttr
+from xdsl.ir import SSAValue
+
+from ktir.dialects import ktir_elementwise as ew
+from ktir.dialects import ktir_structured as st
+from ktir.frontend.aten import arg, f64_attr, i64_attr, make
+from ktir.frontend.aten import converts as _converts
+from ktir.frontend.aten_data import slice_value
+from ktir.frontend.emitter import Emitter, UnsupportedNode, int_list, node_type, tensor_type
+from ktir.ir.values import shape_of
+
+aten = torch.ops.aten
+
+
+def _ints(value: object, count: int) -> list[int]:
+    """An ATen int list argument (one value repeats over `count` spatial dims)."""
+    values = int_list(value) if isinstance(value, list | tuple) else [int(value)]  # type: ignore[arg-type]
+    return values * count if len(values) == 1 else values
+
+
+def _pad(e: Emitter, x: SSAValue, padding: Sequence[int], value: float) -> SSAValue:
+    """`x` padded by `padding[i]` on both sides of spatial dim i (dims 2, 3, ...)."""
+    if not any(padding):
+        return x
+    shape = shape_of(x)
+    low = [0, 0, *padding]
+    padded = [n + 2 * p for n, p in zip(shape, low, strict=True)]
+    props = {"low": st.int_array(low), "high": st.int_array(low), "value": f64_attr(value)}
+    return make(e, st.PadOp, [x], TensorType(tensor_type(x).element_type, padded), **props)
+
+
+def _taps(
+    e: Emitter,
+    x: SSAValue,
+    kernel: Sequence[int],
+    stride: Sequence[int],
+    dilation: Sequence[int],
+    out: Sequence[int],
+) -> list[SSAValue]:
+    """
+    Each kernel tap's strided window of the (padded) input, shape `(B, C, *out)`, taps in
+    row-major order; taps that share a row share its slice along the first spatial dim.
+    """
+    windows: dict[tuple[int, ...], SSAValue] = {(): x}
+    for tap in itertools.product(*(range(k) for k in kernel)):
+        for i in range(len(tap)):
+            if tap[: i + 1] in windows:
+                continue
+            start = tap[i] * dilation[i]
+            end = start + (out[i] - 1) * stride[i] + 1
+            windows[tap[: i + 1]] = slice_value(e, windows[tap[:i]], 2 + i, start, end, stride[i])
+    return [windows[tap] for tap in itertools.product(*(range(k) for k in kernel))]
+
+
+def _channels_last_rows(e: Emitter, x: SSAValue) -> SSAValue:
+    """`(B, C, *S)` -> `(B * prod(S), C)`: every position a row of its channels."""
+    shape = shape_of(x)
+    rank = len(shape)
+    moved = e.permute(x, [0, *range(2, rank), 1])
+    return e.reshape(moved, [math.prod(shape) // shape[1], shape[1]])
+
+
+def _matmul_conv(e: Emitter, columns: SSAValue, weight: SSAValue, out_shape: Sequence[int]) -> SSAValue:
+    """`columns (P, K) @ weight (O, K)^T` reshaped from `(B, *S, O)` to `out_shape` `(B, O, *S)`."""
+    element_type = tensor_type(columns).element_type
+    rows = shape_of(columns)[0]
+    channels = shape_of(weight)[0]
+    weight_t = e.permute(weight, [1, 0])
+    product = make(e, st.MatmulOp, [columns, weight_t], TensorType(element_type, [rows, channels]))
+    batch, spatial = out_shape[0], list(out_shape[2:])
+    grid = e.reshape(product, [batch, *spatial, channels])
+    return e.permute(grid, [0, len(spatial) + 1, *range(1, len(spatial) + 1)])
+
+
+def _is_patch_embedding(shape: Sequence[int], kernel, stride, padding, dilation) -> bool:
+    return (
+        any(k > 1 for k in kernel)
+        and list(stride) == list(kernel)
+        and not any(padding)
+        and all(d == 1 for d in dilation)
+        and all(n % k == 0 for n, k in zip(shape[2:], kernel, strict=True))
+    )
+
+
+def _patch_columns(e: Emitter, x: SSAValue, kernel: Sequence[int]) -> SSAValue:
+    """`(B, C, n0*k0, n1*k1)` -> `(B * n0 * n1, C * k0 * k1)`: each patch a row, channel-major."""
+    shape = shape_of(x)
+    batch, channels, spatial = shape[0], shape[1], shape[2:]
+    counts = [n // k for n, k in zip(spatial, kernel, strict=True)]
+    split = [batch, channels, *itertools.chain.from_iterable(zip(counts, kernel, strict=True))]
+    blocks = e.reshape(x, split)
+    dims = len(kernel)
+    perm = [0, *(2 + 2 * i for i in range(dims)), 1, *(3 + 2 * i for i in range(dims))]
+    moved = e.permute(blocks, perm)
+    return e.reshape(moved, [batch * math.prod(counts), channels * math.prod(kernel)])
+
+
+def _dense_conv(
+    e: Emitter, x: SSAValue, weight: SSAValue, geometry: _Geometry, out_shape: list[int]
+) -> SSAValue:
+    """One group: im2col (or a patch view) and a matmul."""
+    kernel, stride, padding, dilation = geometry
+    w_shape = shape_of(weight)
+    if _is_patch_embedding(shape_of(x), kernel, stride, padding, dilation):
+        columns = _patch_columns(e, x, kernel)
+        return _matmul_conv(e, columns, e.reshape(weight, [w_shape[0], math.prod(w_shape[1:])]), out_shape)
+    taps = _taps(e, _pad(e, x, padding, 0.0), kernel, stride, dilation, out_shape[2:])
+    stacked = taps[0] if len(taps) == 1 else _cat(e, taps, 1)
+    columns = _channels_last_rows(e, stacked)
+    # The weight's taps go first, its channels last, as the columns are ordered (tap, channel).
+    rank = len(w_shape)
+    tap_major = e.permute(weight, [0, *range(2, rank), 1])
+    return _matmul_conv(e, columns, e.reshape(tap_major, [w_shape[0], math.prod(w_shape[1:])]), out_shape)
+
+
+def _cat(e: Emitter, values: list[SSAValue], dim: int) -> SSAValue:
+    shape = list(shape_of(values[0]))
+    shape[dim] = sum(shape_of(v)[dim] for v in values)
+    result_type = TensorType(tensor_type(values[0]).element_type, shape)
+    op = st.CatOp.build(operands=[values], properties={"dim": i64_attr(dim)}, result_types=[result_type])
+    return e.emit(op).results[0]
+
+
+def _depthwise(
+    e: Emitter,
+    x: SSAValue,
+    weight: SSAValue,
+    bias: SSAValue | None,
+    geometry: _Geometry,
+    out_shape: list[int],
+) -> SSAValue:
+    """groups = channels, one filter each: `sum_t window_t * w[:, 0, t] (+ bias)` in fp32, rounded once."""
+    kernel, stride, padding, dilation = geometry
+    element_type = tensor_type(x).element_type
+    wide = Float32Type()
+    taps = _taps(e, _pad(e, x, padding, 0.0), kernel, stride, dilation, out_shape[2:])
+    channels = shape_of(weight)[0]
+    flat = e.convert(e.reshape(weight, [channels, math.prod(kernel)]), wide)
+    spatial_ones = [1] * len(kernel)
+    total: SSAValue | None = None
+    for index, window in enumerate(taps):
+        column = slice_value(e, flat, 1, index, index + 1, 1)
+        scale = e.reshape(column, [channels, *spatial_ones])
+        term = make(e, ew.MulOp, [e.convert(window, wide), scale], TensorType(wide, out_shape))
+        total = term if total is None else make(e, ew.AddOp, [total, term], TensorType(wide, out_shape))
+    assert total is not None
+    if bias is not None:
+        shaped = e.reshape(e.convert(bias, wide), [channels, *spatial_ones])
+        total = make(e, ew.AddOp, [total, shaped], TensorType(wide, out_shape))
+    return e.convert(total, element_type)
+
+
+_Geometry = tuple[list[int], list[int], list[int], list[int]]
+
+
+@_converts(aten.convolution.default)
+def _convolution(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    x, weight = e.value(node.args[0]), e.value(node.args[1])
+    result_type = node_type(node)
+    out_shape = list(result_type.get_shape())
+    dims = len(shape_of(x)) - 2
+    if node.args[6]:
+        raise UnsupportedNode("transposed convolution")
+    if dims < 1:
+        raise UnsupportedNode("convolution without spatial dims")
+    geometry: _Geometry = (
+        list(shape_of(weight)[2:]),
+        _ints(node.args[3], dims),
+        _ints(node.args[4], dims),
+        _ints(node.args[5], dims),
+    )
+    groups = int(node.args[8])
+    channels = shape_of(x)[1]
+    bias = node.args[2]
+    if groups == channels and shape_of(weight)[0] == channels and groups > 1:
+        return _depthwise(e, x, weight, None if bias is None else e.value(bias), geometry, out_shape)
+    if groups == 1:
+        out = _dense_conv(e, x, weight, geometry, out_shape)
+    else:
+        out = _grouped(e, x, weight, geometry, out_shape, groups)
+    if bias is None:
+        return out
+    shaped = e.reshape(e.value(bias), [out_shape[1], *([1] * dims)])
+    return make(e, ew.AddOp, [out, shaped], result_type)
+
+
+def _grouped(
+    e: Emitter, x: SSAValue, weight: SSAValue, geometry: _Geometry, out_shape: list[int], groups: int
+) -> SSAValue:
+    """One dense convolution per group of channels, the outputs joined along the channels."""
+    per_in = shape_of(x)[1] // groups
+    per_out = shape_of(weight)[0] // groups
+    outputs = []
+    for g in range(groups):
+        part = slice_value(e, x, 1, g * per_in, (g + 1) * per_in, 1)
+        filters = slice_value(e, weight, 0, g * per_out, (g + 1) * per_out, 1)
+        outputs.append(_dense_conv(e, part, filters, geometry, [out_shape[0], per_out, *out_shape[2:]]))
+    return _cat(e, outputs, 1)
+
+
+#### Pooling ####
+
+
+def _pool_geometry(node: torch.fx.Node, dims: int) -> _Geometry:
+    kernel = _ints(node.args[1], dims)
+    stride_arg = arg(node, 2, "stride", [])
+    stride = _ints(stride_arg, dims) if stride_arg else kernel
+    padding = _ints(arg(node, 3, "padding", 0), dims)
+    return kernel, stride, padding, [1] * dims
+
+
+@_converts(aten.max_pool2d_with_indices.default, aten.max_pool2d.default)
+def _max_pool(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
+    x = e.value(node.args[0])
+    dims = len(shape_of(x)) - 2
+    kernel, stride, padding, _ = _pool_geometry(node, dims)
+    dilation = _ints(arg(node, 4, "dilation", 1), dims)
+    if arg(node, 5, "ceil_mode", False):
+        raise UnsupportedNode("max pooling with ceil_mode=True")
+    if node.target == aten.max_pool2d_with_indices.default and _indices_used(node):
+        raise UnsupportedNode("max pooling whose indices are used")
+    fake = node.meta["val"]
+    out_shape = list((fake[0] if isinstance(fake, tuple | list) else fake).shape)
+    taps = _taps(e, _pad(e, x, padding, -math.inf), kernel, stride, dilation, out_shape[2:])
+    result = taps[0]
+    for window in taps[1:]:
+        result = make(e, ew.MaximumOp, [result, window], tensor_type(window))
+    if node.target == aten.max_pool2d_with_indices.default:
+        return [result, result]  # the indices are unused (checked above); never read
+    return result
+
+
+def _indices_used(node: torch.fx.Node) -> bool:
+    return any(user.args[1] == 1 for user in node.users if user.target is operator.getitem)
+
+
+@_converts(aten.avg_pool2d.default)
+def _avg_pool(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    x = e.value(node.args[0])
+    dims = len(shape_of(x)) - 2
+    kernel, stride, padding, dilation = _pool_geometry(node, dims)
+    if arg(node, 4, "ceil_mode", False) or not arg(node, 5, "count_include_pad", True):
+        raise UnsupportedNode("average pooling with ceil_mode=True or count_include_pad=False")
+    if arg(node, 6, "divisor_override") is not None:
+        raise UnsupportedNode("average pooling with divisor_override")
+    result_type = node_type(node)
+    out_shape = list(result_type.get_shape())
+    element_type = result_type.element_type
+    wide = Float32Type()
+    taps = _taps(e, _pad(e, x, padding, 0.0), kernel, stride, dilation, out_shape[2:])
+    total = e.convert(taps[0], wide)
+    for window in taps[1:]:
+        total = make(e, ew.AddOp, [total, e.convert(window, wide)], TensorType(wide, out_shape))
+    mean = make(e, ew.DivOp, [total, e.scalar(math.prod(kernel), wide)], TensorType(wide, out_shape))
+    return e.convert(mean, element_type)
+
+
+@_converts(aten._adaptive_avg_pool2d.default, aten.adaptive_avg_pool2d.default)
+def _adaptive_avg_pool(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    x = e.value(node.args[0])
+    if int_list(node.args[1]) != [1, 1]:
+        raise UnsupportedNode(f"adaptive average pooling to {int_list(node.args[1])} (only to 1x1)")
+    rank = len(shape_of(x))
+    result_type = node_type(node)
+    op = st.MeanOp.build(
+        operands=[x],
+        properties={"dims": st.int_array([rank - 2, rank - 1]), "keepdim": UnitAttr()},
+        result_types=[result_type],
+    )
+    return e.emit(op).results[0]
+
+
+#### Batch norm (inference) ####
+
+
+@_converts(aten._native_batch_norm_legit_no_training.default)
+def _batch_norm(e: Emitter, node: torch.fx.Node) -> list[SSAValue]:
+    """`(x - mean) / sqrt(var + eps) * weight + bias` per channel, in fp32: a scale and a shift."""
+    x = e.value(node.args[0])
+    weight, bias, mean, var = (
+        arg(node, i, name)
+        for i, name in ((1, "weight"), (2, "bias"), (3, "running_mean"), (4, "running_var"))
+    )
+    eps = float(node.args[6])
+    shape = list(shape_of(x))
+    channels = shape[1]
+    wide = Float32Type()
+    per_channel = [channels, *([1] * (len(shape) - 2))]
+
+    def channel(value: torch.fx.Node | None, default: float) -> SSAValue:
+        if value is None:
+            return e.scalar(default, wide)
+        return e.reshape(e.convert(e.value(value), wide), per_channel)
+
+    vector = TensorType(wide, per_channel)
+    spread = make(e, ew.AddOp, [channel(var, 1.0), e.scalar(eps, wide)], vector)
+    inverse = make(e, ew.RsqrtOp, [spread], vector)
+    scale = make(e, ew.MulOp, [inverse, channel(weight, 1.0)], vector)
+    shift = make(
+        e, ew.SubOp, [channel(bias, 0.0), make(e, ew.MulOp, [channel(mean, 0.0), scale], vector)], vector
+    )
+    wide_shape = TensorType(wide, shape)
+    scaled = make(e, ew.MulOp, [e.convert(x, wide), scale], wide_shape)
+    out = e.convert(make(e, ew.AddOp, [scaled, shift], wide_shape), tensor_type(x).element_type)
+    empty = e.emit(ew.FullOp(0.0, TensorType(wide, [0]))).results[0]
+    return [out, empty, empty]

@@ -1,0 +1,90 @@
+"""
+Function-level ops that take time (`ktir.sim.machine`): a row gather runs as an indirect DMA on
+the chip and a CPU fallback costs the host round trip and its transfers; a view takes none. The
+cycles are the cost model's formulas on the op's sizes, and a table read only through gathers
+counts only its distinct rows as compulsory bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import check_never_faster_than_physics, compiled
+
+import ktir.sim
+from ktir.hardware.cost_model import gather_rows_cycles, host_op_cycles
+from ktir.hardware.target import SPYRE
+from ktir.sim.report import Report
+
+GATHER = """
+func.func @f(%table: tensor<4096x64xf16>, %ids: tensor<6xi64>) -> tensor<6x64xf16> {
+  %rows = ktir.gather_rows %table[%ids] : tensor<4096x64xf16>, tensor<6xi64> -> tensor<6x64xf16>
+  return %rows : tensor<6x64xf16>
+}
+"""
+
+
+TABLE = np.random.default_rng(1).standard_normal((4096, 64)).astype(np.float16)
+
+
+@pytest.fixture(scope="module")
+def gather_run() -> ktir.sim.SimResult:
+    table = TABLE
+    ids = np.array([5, 4095, -1, 5, 0, 17])
+    return ktir.sim.simulate(compiled(GATHER, cores=4), [table, ids])
+
+
+def test_gather_reads_the_named_rows(gather_run: ktir.sim.SimResult) -> None:
+    np.testing.assert_array_equal(gather_run.outputs[0], TABLE[[5, 4095, 4095, 5, 0, 17]])
+
+
+def test_gather_costs_one_dma_per_row_and_its_traffic(gather_run: ktir.sim.SimResult) -> None:
+    (line,) = gather_run.report.kernels
+    # 6 rows of one 128-byte stick on 4 cores (2 on the busiest), 128 bytes of indices.
+    assert line.op == "ktir.gather_rows" and line.cores == 4 and line.unit == "dma"
+    assert line.cycles == pytest.approx(gather_rows_cycles(6, 128, 128, 4))
+    assert line.cycles == pytest.approx((2 + 2) * 500 + (128 + 2 * 6 * 128) / SPYRE.device_bytes_per_cycle)
+    assert line.bytes == 128 + 6 * 128 + 6 * 128
+
+
+def test_a_gathered_table_counts_its_distinct_rows_only(gather_run: ktir.sim.SimResult) -> None:
+    """4 distinct rows of 4096 (ids 5 twice, -1 is 4095): the bound cannot count the whole table."""
+    report = gather_run.report
+    assert report.compulsory_bytes == 128 + 4 * 128 + 6 * 128
+    assert report.kernels[0].compulsory_bytes == report.compulsory_bytes
+    check_never_faster_than_physics(report)
+
+
+FALLBACK = """
+func.func @f(%x: tensor<4x64xf32>, %m: tensor<4xi64>) -> tensor<4xi64> {
+  %y = ktir.add %x, %x : tensor<4x64xf32>, tensor<4x64xf32> -> tensor<4x64xf32>
+  %best = ktir.cpu_fallback "aten::argmax.default"(%y) {args = [#ktir.operand<0>, 1 : i64]} : (tensor<4x64xf32>) -> tensor<4xi64>
+  %r = ktir.cpu_fallback "aten::bitwise_xor.Tensor"(%best, %m) {args = [#ktir.operand<0>, #ktir.operand<1>]} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  return %r : tensor<4xi64>
+}
+"""  # noqa: E501
+
+
+def test_a_cpu_fallback_costs_its_round_trip_and_transfers() -> None:
+    x = np.random.default_rng(3).standard_normal((4, 64)).astype(np.float32)
+    m = np.array([1, 0, 3, 2])
+    result = ktir.sim.simulate(compiled(FALLBACK, cores=2), [x, m])
+    np.testing.assert_array_equal(result.outputs[0], np.argmax(x + x, axis=1) ^ m)
+    argmax, xor = (k for k in result.report.kernels if "(host)" in k.op)
+    assert argmax.op == "ktir.cpu_fallback aten::argmax.default (host)"
+    # argmax: the add's result (4 x 64 f32 in whole sticks: 1 KiB) to the host, 4 i64 back
+    # (one 128-byte stick); xor: the argmax's result goes back up, %m came from the host.
+    assert (argmax.host_bytes, xor.host_bytes) == (1024 + 128, 128 + 128)
+    assert argmax.cycles == pytest.approx(host_op_cycles(1024, 128))
+    assert xor.cycles == pytest.approx(host_op_cycles(128, 128))
+    assert xor.cycles > SPYRE.host_op_latency_us * SPYRE.clock_mhz
+    assert xor.start == pytest.approx(argmax.start + argmax.cycles)
+    assert result.report.total_cycles >= sum(k.cycles for k in result.report.kernels) - 1
+
+
+def test_host_bytes_survive_the_json_report() -> None:
+    x = np.ones((4, 64), np.float32)
+    report = ktir.sim.simulate(compiled(FALLBACK, cores=2), [x, np.zeros(4, np.int64)]).report
+    again = Report.from_json(report.to_json())
+    assert [k.host_bytes for k in again.kernels] == [k.host_bytes for k in report.kernels]
+    assert again.total_cycles == report.total_cycles
