@@ -35,6 +35,7 @@ from xdsl.utils.exceptions import VerifyException
 from ktir.dialects.ktir_core import CORE_ATTRIBUTES, CORE_OPS, I64_MAX, I64_MIN, KernelOp
 from ktir.dialects.ktir_data import DATA_OPS, GatherRowsOp
 from ktir.dialects.ktir_elementwise import ELEMENTWISE_OPS, require_fits_device
+from ktir.dialects.ktir_routing import ROUTING_OPS, GroupedMatmulOp, HistcOp, ScatterRowsOp, SortOp, TopkOp
 from ktir.dialects.ktir_structured import (
     STRUCTURED_ATTRIBUTES,
     STRUCTURED_OPS,
@@ -246,10 +247,27 @@ STATE_ARGS = (PARAMETER_ARG, BUFFER_ARG, CONSTANT_ARG)
 is its name in the state dict). State is packed into device memory once, before the first call,
 so its layout is the compiler's choice: layout propagation gives it the stick its consumers read."""
 
-FUNCTION_LEVEL_OPS = (PermuteOp, ReshapeOp, ExpandOp, SliceOp, CpuFallbackOp, GatherRowsOp)
+FUNCTION_LEVEL_OPS = (
+    PermuteOp,
+    ReshapeOp,
+    ExpandOp,
+    SliceOp,
+    CpuFallbackOp,
+    GatherRowsOp,
+    TopkOp,
+    SortOp,
+    HistcOp,
+    ScatterRowsOp,
+    GroupedMatmulOp,
+)
 """Graph-level ops that may stay next to kernels: views (which may reuse their input's device
-bytes), row gathers (an indirect DMA the simulator times as a whole) and CPU fallbacks, which
-run on the host."""
+bytes), the data-dependent ops the simulator times as a whole (row gathers and scatters,
+top-k, sort, histc, grouped matmuls) and CPU fallbacks, which run on the host."""
+
+
+TIMED_FUNCTION_LEVEL_OPS = (GatherRowsOp, TopkOp, SortOp, HistcOp, ScatterRowsOp, GroupedMatmulOp)
+"""Data-dependent ops that stay at function level (not `ktir.kernel`s): how long they take depends
+on values, so the simulator times each as a whole when it runs (`ktir.sim.machine`)."""
 
 
 class OpVerifyException(VerifyException):
@@ -331,7 +349,7 @@ def _verify_next_to_kernels(op: Operation) -> None:
 
 Ktir = Dialect(
     "ktir",
-    [*ELEMENTWISE_OPS, *STRUCTURED_OPS, *DATA_OPS, *CORE_OPS],
+    [*ELEMENTWISE_OPS, *STRUCTURED_OPS, *DATA_OPS, *ROUTING_OPS, *CORE_OPS],
     [TiledLayoutAttr, DeviceDTypeAttr, *STRUCTURED_ATTRIBUTES, *CORE_ATTRIBUTES],
 )
 """The `ktir` dialect: the `#ktir.tiled` encoding, the graph-level ops and the core-level ops."""

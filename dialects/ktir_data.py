@@ -70,6 +70,10 @@ class GatherRowsOp(IRDLOperation):
         require_shape(self.result, (*indices, *table[1:]), "the indices' shape followed by a row's")
         require_element_type(self.result, tensor_of(self.table, "table").element_type, "the table's")
 
+    def parallel_extent(self) -> tuple[str, int]:
+        """What the cores may share: the rows it reads, one per index."""
+        return "rows", math.prod(checked_shape(self.indices, "indices"))
+
 
 @irdl_op_definition
 class CumsumOp(IRDLOperation):

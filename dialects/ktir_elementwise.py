@@ -618,6 +618,24 @@ class LogicalAndOp(BinaryOp):
 
 
 @irdl_op_definition
+class FloorDivOp(BinaryOp):
+    """
+    `floor(lhs / rhs)` with broadcasting, on integer tensors (PyTorch's `//` and
+    `div(rounding_mode="floor")` of integers; float floor division is `ktir.div` then
+    `ktir.floor`). Example: `-7 // 2` is `-4`.
+    """
+
+    name = "ktir.floordiv"
+    NO_BOOL: ClassVar[bool] = True
+
+    def verify_(self) -> None:
+        super().verify_()
+        element_type = tensor_of(self.lhs, "lhs").element_type
+        if not isinstance(element_type, IntegerType):
+            raise VerifyException(f"ktir.floordiv needs integer operands, not {element_type}")
+
+
+@irdl_op_definition
 class PowfOp(BinaryOp):
     """
     `lhs ** rhs` with broadcasting, on floating-point tensors: PyTorch's `pow` with a tensor
@@ -838,6 +856,7 @@ ELEMENTWISE_OPS: list[type[IRDLOperation]] = [
     GtOp,
     GeOp,
     LogicalAndOp,
+    FloorDivOp,
     PowfOp,
     PowOp,
     WhereOp,

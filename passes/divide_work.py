@@ -38,8 +38,8 @@ from ktir.cores.iteration import IterationError, IterationSpace, iteration_space
 from ktir.cores.kernels import Kernel
 from ktir.cores.tiling import granules
 from ktir.cores.work_division import HintError, divide
-from ktir.dialects import ktir_data as data
 from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import TIMED_FUNCTION_LEVEL_OPS
 from ktir.dialects.ktir_core import WORK_DIVISION_HINT_ATTR
 from ktir.hardware.target import Target, load_target
 from ktir.ir.diagnostics import op_error
@@ -51,11 +51,13 @@ POLICIES = ("default", "cost", "dataflow")
 
 def divide_op(op: Operation, cores: int, policy: str, target: Target) -> dict[str, int] | None:
     """
-    The split of one op (None when it is not a kernel); located errors on bad input. A row
-    gather, timed at function level, splits its rows over the cores (`rows`: how many share them).
+    The split of one op (None when it is not a kernel); located errors on bad input. A
+    data-dependent op the simulator times at function level (`TIMED_FUNCTION_LEVEL_OPS`) records
+    how many cores share its `parallel_extent` (e.g. `{rows = 16}`).
     """
-    if isinstance(op, data.GatherRowsOp):
-        return {"rows": max(1, min(cores, data.rows_of(op)[0]))}
+    if isinstance(op, TIMED_FUNCTION_LEVEL_OPS):
+        dim, extent = op.parallel_extent()
+        return {dim: max(1, min(cores, extent))}
     try:
         space = iteration_space(op)
     except IterationError as error:

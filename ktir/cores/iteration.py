@@ -30,6 +30,7 @@ from ktir.cores.tiling import Access
 from ktir.dialects import ktir_data as data
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import TIMED_FUNCTION_LEVEL_OPS
 from ktir.dialects.ktir_core import ComputeUnit
 from ktir.ir.values import is_tensor, shape_of
 from ktir.planning.plan import copying_view
@@ -186,10 +187,10 @@ _BUILDERS: tuple[tuple[type | tuple[type, ...], Callable[[Any], IterationSpace |
 def iteration_space(op: Operation) -> IterationSpace | None:
     """
     The iteration space of a graph-level op, or None for an op that is not a kernel (a view
-    that moves no data, `ktir.cpu_fallback`, `ktir.gather_rows`, whose DMA the simulator times at
-    function level, `func.return`).
+    that moves no data, `ktir.cpu_fallback`, the data-dependent ops the simulator times at
+    function level (`TIMED_FUNCTION_LEVEL_OPS`), `func.return`).
     """
-    if isinstance(op, (func.ReturnOp, st.CpuFallbackOp, data.GatherRowsOp)):
+    if isinstance(op, (func.ReturnOp, st.CpuFallbackOp, *TIMED_FUNCTION_LEVEL_OPS)):
         return None
     for kinds, build in _BUILDERS:
         if isinstance(op, kinds):

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from xdsl.ir import Operation, SSAValue
 
 from ktir.dialects import ktir_core as core
-from ktir.dialects import ktir_data as data
 from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import TIMED_FUNCTION_LEVEL_OPS
 
 
 @dataclass
@@ -32,7 +32,7 @@ class PreviousKernel:
 
     def after(self, op: Operation) -> PreviousKernel | None:
         """Still the previous kernel after the function-level op `op`, or None after a timed one."""
-        if isinstance(op, (st.CpuFallbackOp, data.GatherRowsOp)):
+        if isinstance(op, (st.CpuFallbackOp, *TIMED_FUNCTION_LEVEL_OPS)):
             return None  # a timed op runs between this kernel and the next
         if any(v in self.written for v in op.operands):
             self.written.update(op.results)  # a view of what the kernel wrote

@@ -66,6 +66,27 @@ def converts(*targets: Any) -> Callable[[Converter], Converter]:
     return register
 
 
+NAMED_CONVERTERS: dict[str, Converter] = {}
+"""Converters of custom ops other libraries register (e.g. transformers' `grouped_mm_fallback`),
+keyed by the op's name, so ktir need not import those libraries to know them."""
+
+
+def converts_named(*names: str) -> Callable[[Converter], Converter]:
+    """Register a converter for custom ops named like `str(target)`: `namespace.op.overload`."""
+
+    def register(function: Converter) -> Converter:
+        for name in names:
+            NAMED_CONVERTERS[name] = function
+        return function
+
+    return register
+
+
+def converter_of(target: Any) -> Converter | None:
+    """The converter of an FX call target: by the overload itself, else by its name."""
+    return CONVERTERS.get(target) or NAMED_CONVERTERS.get(str(target))
+
+
 def make(
     e: Emitter,
     op_class: type[IRDLOperation],
@@ -276,7 +297,8 @@ def _div_mode(e: Emitter, node: torch.fx.Node) -> SSAValue:
         return _binary(e, node, "div")
     element_type = result_type.element_type
     if not ew.is_float(element_type):
-        raise UnsupportedNode("integer floor division")
+        lhs, rhs = _binary_values(e, node, element_type)
+        return make(e, ew.FloorDivOp, [lhs, rhs], result_type)
     # Divide and floor at compute precision, then round once (as PyTorch's kernel does).
     compute = Float32Type() if _is_narrow_float(element_type) else element_type
     lhs, rhs = _binary_values(e, node, compute)

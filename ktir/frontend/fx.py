@@ -41,9 +41,10 @@ from xdsl.transforms.dead_code_elimination import region_dce
 import ktir.frontend.aten_conv
 import ktir.frontend.aten_data as aten_data
 import ktir.frontend.aten_indexing
+import ktir.frontend.aten_routing
 import ktir.frontend.attention  # noqa: F401  (registers the attention converter)
 from ktir.dialects.ktir import BUFFER_ARG, CONSTANT_ARG, PARAMETER_ARG
-from ktir.frontend.aten import CONVERTERS
+from ktir.frontend.aten import converter_of
 from ktir.frontend.emitter import (
     Emitter,
     UnsupportedNode,
@@ -329,7 +330,7 @@ def _check_unsupported(program: ExportedProgram) -> list[Diagnostic]:
     for node in program.graph.nodes:
         if node.op != "call_function" or node.target in aten_data.IGNORED:
             continue
-        if node.target is operator.getitem or node.target in CONVERTERS:
+        if node.target is operator.getitem or converter_of(node.target) is not None:
             continue
         if aten_data.is_cpu_fallback(node.target):
             continue
@@ -479,7 +480,7 @@ def _convert(emitter: Emitter, node: torch.fx.Node) -> None:
             emitter.values[node] = source[node.args[1]]
             return
         raise UnsupportedNode("getitem of an output ktir does not produce")
-    converter = CONVERTERS.get(node.target)
+    converter = converter_of(node.target)
     if converter is None:
         converter = aten_data.cpu_fallback
     result = converter(emitter, node)

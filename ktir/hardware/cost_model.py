@@ -303,3 +303,53 @@ def host_op_cycles(to_host_bytes: float, to_device_bytes: float, target: Target 
     link_us = (to_host_bytes + to_device_bytes) / target.host_link_bandwidth * 1e6
     host_us = (to_host_bytes + to_device_bytes) / target.host_bytes_per_second * 1e6
     return (target.host_op_latency_us + link_us + host_us) * target.clock_mhz
+
+
+def sfu_op_cycles(
+    elements: float, passes: float, io_bytes: float, cores: int, target: Target = SPYRE
+) -> float:
+    """
+    Cycles of a small data-dependent SFU op (top-k, sort, histc) whose rows `cores` cores share:
+    one load and one store DMA setup, its inputs and outputs once at LPDDR5 bandwidth, and
+    `passes` SFU passes over each core's share of `elements`, added, not overlapped.
+
+    Example: a top-2 of 16 x 8 router probabilities (k = 2: 4 passes) on 16 cores: 2 x 500 +
+    640 / 136.5 + 8 x 4 / 8.8e3 µs = 1,000 + 4.7 + 5.5 = 1,010 cycles.
+    """
+    sfu_us = elements / max(cores, 1) * passes / target.sfu_pass_elems_per_us
+    return 2 * target.dma_setup_cycles + transfer_cycles(io_bytes, target) + sfu_us * target.clock_mhz
+
+
+def sort_passes(length: int) -> float:
+    """
+    SFU passes per element of a sort of `length` elements: a bitonic network over the next power
+    of two has log2(n) (log2(n) + 1) / 2 stages, each a compare-exchange of the values and of the
+    indices (2 passes). Example: 32 elements: 15 stages, 30 passes.
+    """
+    depth = max(1, math.ceil(math.log2(max(length, 2))))
+    return depth * (depth + 1) / 2 * 2
+
+
+def grouped_matmul_cycles(
+    rows: Any, k: int, n: int, element_bytes: int, cores: int, target: Target = SPYRE
+) -> float:
+    """
+    Cycles of per-expert matmuls (`ktir.grouped_matmul`) with `rows[e]` rows for expert e: the
+    experts run one after another, each split over `cores` cores along N, so each core reads its
+    slice of that expert's weights once and every core the expert's rows (shared by cohorts of
+    `broadcast_cohort` cores). An expert costs one DMA setup plus the larger of its PE-array time
+    and its LPDDR5 time (loads overlap compute); an expert with no rows reads nothing.
+
+    Example: 16 rows of 4096 x 14336 for one expert on 32 cores (fp16): PE 16 x 4096 x 448 MACs at
+    rows 16 (efficiency sqrt(2/8) = 0.5): 38.2 µs; LPDDR5: 117.4 MB + 4 x 131 KB + 459 KB at
+    204.8 GB/s: 578.2 µs. 500 + 578.24 x 1500 = 867,860 cycles: the weights bound it.
+    """
+    total = 0.0
+    cohorts = math.ceil(cores / target.broadcast_cohort)
+    for count in np.asarray(rows, dtype=float):
+        if count <= 0:
+            continue
+        pe = pt_cycles(count * k * n / cores, count, target)
+        moved = (k * n + count * k * cohorts + count * n) * element_bytes
+        total += target.dma_setup_cycles + max(pe, transfer_cycles(moved, target))
+    return total

@@ -44,6 +44,7 @@ from xdsl.ir import Attribute, Operation
 
 from ktir.dialects import ktir_data as data
 from ktir.dialects import ktir_elementwise as ew
+from ktir.dialects import ktir_routing as routing
 from ktir.dialects import ktir_structured as st
 from ktir.ir.values import shape_of
 from ktir.layout import sticks
@@ -284,9 +285,21 @@ def _gather_rows(op: data.GatherRowsOp) -> Rule:
     return _fixed(op, rank - 1, [len(shape_of(op.table.type)) - 1, None])
 
 
-def _cpu_fallback(op: st.CpuFallbackOp) -> Rule:
-    # The host computes the results and the DMA back lays them out: any layout, for free.
-    domains = tuple(sticks.candidate_sticks(shape_of(r.type)) for r in op.outputs)
+def _scatter_rows(op: routing.ScatterRowsOp) -> Rule:
+    # Whole rows move, as in a gather: values, dest and the result keep the last dim as the stick.
+    rank = len(shape_of(op.result.type))
+    return _fixed(op, rank - 1, [len(shape_of(op.values.type)) - 1, rank - 1, None])
+
+
+def _grouped_matmul(op: routing.GroupedMatmulOp) -> Rule:
+    # Like a matmul: x on K, each expert's weights on N, the result on N.
+    return _fixed(op, 1, [1, 2, None])
+
+
+def _cpu_fallback(op: Operation) -> Rule:
+    # The host (or, for the routing ops, the cores reading whole small tensors into LX) computes
+    # the results and the DMA back lays them out: any layout, for free.
+    domains = tuple(sticks.candidate_sticks(shape_of(r.type)) for r in op.results)
     return Rule(domains, lambda _chosen: tuple(ANY for _ in op.operands))
 
 
@@ -308,6 +321,9 @@ _RULES: tuple[tuple[type | tuple[type, ...], Callable[[Any], Rule]], ...] = (
     (ew.FullOp, _full),
     (data.GatherRowsOp, _gather_rows),
     (data.CumsumOp, _pointwise),
+    (routing.GroupedMatmulOp, _grouped_matmul),
+    (routing.ScatterRowsOp, _scatter_rows),
+    ((routing.TopkOp, routing.SortOp, routing.HistcOp), _cpu_fallback),
     (st.CpuFallbackOp, _cpu_fallback),
     (func.ReturnOp, _return),
 )

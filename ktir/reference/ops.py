@@ -226,6 +226,7 @@ _BINARY: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.ndarray]] =
     ew.MaximumOp: np.maximum,
     ew.MinimumOp: np.minimum,
     ew.PowfOp: lambda a, b: in_float64(lambda x: np.power(x, b.astype(np.float64)), a),
+    ew.FloorDivOp: np.floor_divide,
 }
 _COMPARE: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     ew.EqOp: np.equal,

@@ -23,20 +23,17 @@ from xdsl.ir import Operation, SSAValue
 from ktir.cores.executor import host_op, tensor_layout, to_device, to_host
 from ktir.cores.prefetch import PreviousKernel
 from ktir.dialects import ktir_core as core
-from ktir.dialects import ktir_data as data
-from ktir.dialects import ktir_structured as st
-from ktir.hardware.cost_model import gather_rows_cycles, host_op_cycles
 from ktir.hardware.target import SPYRE, Target
 from ktir.ir.diagnostics import location_of
-from ktir.ir.state import read_division, read_lx_placement
-from ktir.ir.values import is_tensor, shape_of
-from ktir.reference.data import checked_rows
+from ktir.ir.state import read_lx_placement
+from ktir.ir.values import is_tensor
 from ktir.reference.executor import entry_function, last_uses, ordered_inputs
 from ktir.reference.ops import ExecutionError
 from ktir.sim.engine import SimKernel
+from ktir.sim.function_level import Line, PartlyRead, function_level_line
 from ktir.sim.memory import Scratchpad, SimulationError
 from ktir.sim.report import KernelReport, Report
-from ktir.sim.timeline import UNITS, PrefetchWindow
+from ktir.sim.timeline import PrefetchWindow
 
 Progress = Callable[[int, int], None]
 """Called with (ops done, ops in total) after every op."""
@@ -79,8 +76,8 @@ def simulate(
         arg: resident[i] if i in resident else to_device(value, arg.type)
         for i, (arg, value) in enumerate(zip(block.args, ordered_inputs(function, inputs), strict=True))
     }
-    gathered = GatheredRows(function)
-    compulsory = _compulsory_bytes(function, skip=gathered.tables)
+    partly_read = PartlyRead(function)
+    compulsory = _compulsory_bytes(function, skip=partly_read.tables)
     ops = list(block.ops)
     free_after = last_uses(ops)
     scratchpad = Scratchpad(target.lx_usable_bytes)
@@ -94,7 +91,10 @@ def simulate(
                 return SimResult(
                     outputs,
                     Report(
-                        lines, target, compulsory_bytes=compulsory + gathered.bytes(), load_bytes=load_bytes
+                        lines,
+                        target,
+                        compulsory_bytes=compulsory + partly_read.bytes(),
+                        load_bytes=load_bytes,
                     ),
                 )
             args = [memory[v] for v in op.operands]
@@ -114,8 +114,8 @@ def simulate(
                 previous = _Previous(kernel, PreviousKernel(set(op.results), kernel.lx_ranges))
             else:
                 results = _run_host_op(op, args)
-                gathered.read(op, args)
-                lines.append(_function_level_line(op, args, index, name, clock, target, set(block.args)))
+                partly_read.read(op, args)
+                lines.append(function_level_line(op, args, Line(index, name, clock, target), set(block.args)))
                 clock += lines[-1].cycles
                 previous = previous.after(op) if previous is not None else None
             memory.update(zip(op.results, results, strict=True))
@@ -166,45 +166,13 @@ def pack_arguments(
 def _compulsory_bytes(function: func.FuncOp, skip: set[SSAValue]) -> float:
     """
     Device bytes of every argument (inputs and parameters) and every returned value, once;
-    the arguments in `skip` (tables read only through row gathers) count as `GatheredRows` says.
+    the arguments in `skip` (tables read only in parts) count as `PartlyRead` says.
     """
     values: dict[SSAValue, None] = dict.fromkeys(a for a in function.body.block.args if is_tensor(a))
     terminator = function.body.block.last_op
     if isinstance(terminator, func.ReturnOp):
         values.update(dict.fromkeys(v for v in terminator.operands if is_tensor(v)))
     return float(sum(tensor_layout(v.type)[0].device_bytes for v in values if v not in skip))
-
-
-class GatheredRows:
-    """
-    The compulsory bytes of tables a program reads only through `ktir.gather_rows`: the distinct
-    rows it reads, not the whole table. A 128,256-row embedding read for one token costs one row;
-    counting the whole table would put the bound above what the program must move.
-    """
-
-    def __init__(self, function: func.FuncOp) -> None:
-        arguments = [a for a in function.body.block.args if is_tensor(a)]
-        self.tables = {
-            a
-            for a in arguments
-            if a.uses and all(isinstance(u.operation, data.GatherRowsOp) and u.index == 0 for u in a.uses)
-        }
-        self.rows: dict[SSAValue, set[int]] = {}
-
-    def read(self, op: Operation, args: list[np.ndarray]) -> None:
-        """Note the rows a function-level op reads, if it gathers from one of the tables."""
-        if isinstance(op, data.GatherRowsOp) and op.table in self.tables:
-            table_rows = data.rows_of(op)[1]
-            rows = checked_rows(to_host(args[1], op.indices.type), table_rows)
-            self.rows.setdefault(op.table, set()).update(np.unique(rows).tolist())
-
-    def bytes(self) -> float:
-        """Device bytes of the distinct rows read, at each table's row size (whole sticks)."""
-        total = 0.0
-        for table, rows in self.rows.items():
-            shape = shape_of(table.type)
-            total += len(rows) * tensor_layout(table.type)[0].device_bytes / max(shape[0], 1)
-        return total
 
 
 def _run_host_op(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
@@ -240,78 +208,3 @@ def _resident_address(value: SSAValue) -> int | None:
         return None
     placement = read_lx_placement(owner)
     return None if placement is None else placement[0]
-
-
-def _function_level_line(
-    op: Operation,
-    args: list[np.ndarray],
-    index: int,
-    name: str,
-    clock: float,
-    target: Target,
-    from_host: set[SSAValue],
-) -> KernelReport:
-    """
-    A function-level op: a view moves no data and takes no time; a row gather runs as an
-    indirect DMA on the chip (`gather_rows_cycles`); a CPU fallback costs the host round trip
-    and its transfers (`host_op_cycles`), its operands sent to the host unless they came from it
-    (the function's arguments: inputs and state the host holds).
-    """
-    if isinstance(op, data.GatherRowsOp):
-        return _gather_line(op, args[1], index, name, clock, target)
-    if not isinstance(op, st.CpuFallbackOp):
-        return KernelReport(index, name, f"{op.name} (view)", "-", 0, 0, clock, 0.0, 0.0, 0.0, target=target)
-    to_host = sum(_device_bytes(v) for v in dict.fromkeys(op.operands) if v not in from_host)
-    to_device = sum(_device_bytes(v) for v in op.results)
-    return KernelReport(
-        index=index,
-        name=name,
-        op=f"{op.name} {op.aten.data} (host)",
-        unit="-",
-        cores=0,
-        chunks=0,
-        start=clock,
-        cycles=host_op_cycles(to_host, to_device, target),
-        bytes=to_host + to_device,
-        flops=0.0,
-        host_bytes=to_host + to_device,
-        target=target,
-    )
-
-
-def _gather_line(
-    op: data.GatherRowsOp, indices: np.ndarray, index: int, name: str, clock: float, target: Target
-) -> KernelReport:
-    """`ktir.gather_rows` on the chip: the indices, one DMA per row, the result (see the cost model)."""
-    rows, table_rows = data.rows_of(op)
-    row_bytes = _device_bytes(op.table) / max(table_rows, 1)
-    index_bytes, result_bytes = _device_bytes(op.indices), _device_bytes(op.result)
-    division = read_division(op) or {"rows": max(1, min(target.cores, rows))}
-    cores = min(division.get("rows", 1), target.cores)
-    distinct = len(np.unique(checked_rows(to_host(indices, op.indices.type), table_rows)))
-    stick_row = np.ceil(row_bytes / target.stick_bytes) * target.stick_bytes
-    cycles = gather_rows_cycles(rows, row_bytes, index_bytes, cores, target)
-    busy = np.zeros((cores, len(UNITS)))
-    busy[:, UNITS.index("dma")] = cycles
-    return KernelReport(
-        index=index,
-        name=name,
-        op=op.name,
-        unit="dma",
-        cores=cores,
-        chunks=1,
-        start=clock,
-        cycles=cycles,
-        bytes=index_bytes + rows * stick_row + result_bytes,
-        flops=0.0,
-        compulsory_bytes=index_bytes + distinct * stick_row + result_bytes,
-        busy=busy,
-        finish=np.full(cores, cycles),
-        division=division,
-        target=target,
-    )
-
-
-def _device_bytes(value: SSAValue) -> float:
-    """Bytes a tensor value takes in device memory, in its layout."""
-    return float(tensor_layout(value.type)[0].device_bytes)

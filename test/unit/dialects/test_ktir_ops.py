@@ -44,6 +44,7 @@ from ktir.dialects.ktir_elementwise import (
     UnaryOp,
     WhereOp,
 )
+from ktir.dialects.ktir_routing import ROUTING_OPS
 from ktir.dialects.ktir_structured import (
     STRUCTURED_ATTRIBUTES,
     STRUCTURED_OPS,
@@ -56,7 +57,7 @@ from ktir.dialects.ktir_structured import (
     operand_refs,
 )
 
-ALL_OPS = [*ELEMENTWISE_OPS, *STRUCTURED_OPS, *DATA_OPS, *CORE_OPS]
+ALL_OPS = [*ELEMENTWISE_OPS, *STRUCTURED_OPS, *DATA_OPS, *ROUTING_OPS, *CORE_OPS]
 LIT_DIR = Path(__file__).parents[2] / "lit" / "dialects" / "ktir"
 
 
@@ -233,11 +234,12 @@ def test_parse_print_round_trip():
 
 def test_op_lists_are_complete_and_distinct():
     names = [cls.name for cls in ALL_OPS]
-    assert len(ELEMENTWISE_OPS) == 43
+    assert len(ELEMENTWISE_OPS) == 44
     assert len(STRUCTURED_OPS) == 20
     assert len(DATA_OPS) == 2
+    assert len(ROUTING_OPS) == 5
     assert len(CORE_OPS) == 9
-    assert len(set(names)) == len(names) == 74
+    assert len(set(names)) == len(names) == 80
 
 
 @pytest.mark.parametrize("op_class", ALL_OPS, ids=lambda cls: cls.name)
@@ -268,8 +270,14 @@ def test_dialect_registers_every_op_and_attribute():
 @pytest.mark.parametrize(
     "lit_files",
     [
-        ("elementwise.mlir", "structured.mlir", "data.mlir", "core.mlir"),
-        ("elementwise_invalid.mlir", "structured_invalid.mlir", "data_invalid.mlir", "core_invalid.mlir"),
+        ("elementwise.mlir", "structured.mlir", "data.mlir", "routing.mlir", "core.mlir"),
+        (
+            "elementwise_invalid.mlir",
+            "structured_invalid.mlir",
+            "data_invalid.mlir",
+            "routing_invalid.mlir",
+            "core_invalid.mlir",
+        ),
     ],
     ids=["roundtrip", "invalid"],
 )

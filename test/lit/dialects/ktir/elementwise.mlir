@@ -238,3 +238,13 @@ func.func @more_unary(%x: tensor<4x64xf16>, %f: tensor<4x64xf32>, %i: tensor<8xi
   %alibi = ktir.powf %base, %x : tensor<1xf16>, tensor<4x64xf16> -> tensor<4x64xf16>
   func.return
 }
+
+// -----
+
+// floordiv is integer floor division with broadcasting.
+// CHECK-LABEL: func.func @floordiv
+// CHECK-NEXT:    %q = ktir.floordiv %i, %two : tensor<8xi64>, tensor<1xi64> -> tensor<8xi64>
+func.func @floordiv(%i: tensor<8xi64>, %two: tensor<1xi64>) {
+  %q = ktir.floordiv %i, %two : tensor<8xi64>, tensor<1xi64> -> tensor<8xi64>
+  func.return
+}

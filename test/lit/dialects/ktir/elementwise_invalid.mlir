@@ -600,3 +600,12 @@ func.func @sin_shape(%x: tensor<4xf32>) {
   %0 = "ktir.sin"(%x) : (tensor<4xf32>) -> tensor<8xf32>
   func.return
 }
+
+// -----
+
+// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.floordiv' op ktir.floordiv needs integer operands, not f16
+func.func @floordiv_float(%x: tensor<4xf16>) {
+  // expected-error @+1 {{ktir.floordiv needs integer operands, not f16}}
+  %0 = ktir.floordiv %x, %x : tensor<4xf16>, tensor<4xf16> -> tensor<4xf16>
+  func.return
+}

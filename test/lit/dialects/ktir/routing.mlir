@@ -1,0 +1,25 @@
+// RUN: KTIR_ROUNDTRIP
+// RUN: KTIR_GENERIC_ROUNDTRIP
+
+// Round trips of the mixture-of-experts routing ops (dialects/ktir_routing.py).
+// CHECK-LABEL: func.func @routing
+// CHECK-NEXT:    %w, %e = ktir.topk %probs k 2 : tensor<16x8xf16> -> tensor<16x2xf16>, tensor<16x2xi64>
+// CHECK-NEXT:    %v, %p = ktir.sort %ids : tensor<32xi64> -> tensor<32xi64>, tensor<32xi64>
+// CHECK-NEXT:    %n = ktir.histc %counts bins 8 min 0.000000e+00 max 7.000000e+00 : tensor<32xf32> -> tensor<8xf32>
+// CHECK-NEXT:    %r = ktir.scatter_rows %ids into %ids[%p] : tensor<32xi64>, tensor<32xi64>, tensor<32xi64> -> tensor<32xi64>
+// CHECK-NEXT:    %rows = ktir.scatter_rows %x into %x[%p] : tensor<32x64xf16>, tensor<32x64xf16>, tensor<32xi64> -> tensor<32x64xf16>
+// CHECK-NEXT:    %y = ktir.grouped_matmul %x, %experts, %offsets : tensor<32x64xf16>, tensor<8x64x256xf16>, tensor<8xi64> -> tensor<32x256xf16>
+// CHECK-NEXT:    func.return
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "routing"
+// CHECK-GENERIC:         %w, %e = "ktir.topk"(%probs) <{k = 2 : i64}> : (tensor<16x8xf16>) -> (tensor<16x2xf16>, tensor<16x2xi64>)
+// CHECK-GENERIC:         %n = "ktir.histc"(%counts) <{bins = 8 : i64, min = 0.000000e+00 : f64, max = 7.000000e+00 : f64}> : (tensor<32xf32>) -> tensor<8xf32>
+// CHECK-GENERIC:         %y = "ktir.grouped_matmul"(%x, %experts, %offsets) : (tensor<32x64xf16>, tensor<8x64x256xf16>, tensor<8xi64>) -> tensor<32x256xf16>
+func.func @routing(%probs: tensor<16x8xf16>, %ids: tensor<32xi64>, %counts: tensor<32xf32>, %x: tensor<32x64xf16>, %experts: tensor<8x64x256xf16>, %offsets: tensor<8xi64>) {
+  %w, %e = ktir.topk %probs k 2 : tensor<16x8xf16> -> tensor<16x2xf16>, tensor<16x2xi64>
+  %v, %p = ktir.sort %ids : tensor<32xi64> -> tensor<32xi64>, tensor<32xi64>
+  %n = ktir.histc %counts bins 8 min 0.0 max 7.0 : tensor<32xf32> -> tensor<8xf32>
+  %r = ktir.scatter_rows %ids into %ids[%p] : tensor<32xi64>, tensor<32xi64>, tensor<32xi64> -> tensor<32xi64>
+  %rows = ktir.scatter_rows %x into %x[%p] : tensor<32x64xf16>, tensor<32x64xf16>, tensor<32xi64> -> tensor<32x64xf16>
+  %y = ktir.grouped_matmul %x, %experts, %offsets : tensor<32x64xf16>, tensor<8x64x256xf16>, tensor<8xi64> -> tensor<32x256xf16>
+  func.return
+}

@@ -1,0 +1,111 @@
+// RUN: ktir-opt %s --split-input-file --verify-diagnostics
+// RUN: not ktir-opt %s --split-input-file 2>&1 | filecheck %s
+
+// Invalid routing ops: every verifier rule of dialects/ktir_routing.py, each message checked by
+// --verify-diagnostics and, with its location, by FileCheck.
+
+// CHECK: routing_invalid.mlir:[[# @LINE + 3]]:12: error: 'ktir.topk' op k 9 must be in 1..8 (the last dim)
+func.func @topk_k(%x: tensor<16x8xf16>) {
+  // expected-error @+1 {{k 9 must be in 1..8 (the last dim)}}
+  %v, %i = ktir.topk %x k 9 : tensor<16x8xf16> -> tensor<16x9xf16>, tensor<16x9xi64>
+  func.return
+}
+
+// -----
+
+// CHECK: routing_invalid.mlir:[[# @LINE + 3]]:12: error: 'ktir.topk' op result shape [16, 3] does not match the input's with k last [16, 2]
+func.func @topk_shape(%x: tensor<16x8xf16>) {
+  // expected-error @+1 {{result shape [16, 3] does not match the input's with k last [16, 2]}}
+  %v, %i = ktir.topk %x k 2 : tensor<16x8xf16> -> tensor<16x3xf16>, tensor<16x2xi64>
+  func.return
+}
+
+// -----
+
+// CHECK: routing_invalid.mlir:[[# @LINE + 3]]:12: error: 'ktir.topk' op indices must be integers, not f16
+func.func @topk_indices(%x: tensor<16x8xf16>) {
+  // expected-error @+1 {{indices must be integers, not f16}}
+  %v, %i = ktir.topk %x k 2 : tensor<16x8xf16> -> tensor<16x2xf16>, tensor<16x2xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: routing_invalid.mlir:[[# @LINE + 3]]:12: error: 'ktir.sort' op sort needs a tensor of rank 1 or more
+func.func @sort_scalar(%x: tensor<f16>) {
+  // expected-error @+1 {{sort needs a tensor of rank 1 or more}}
+  %v, %i = ktir.sort %x : tensor<f16> -> tensor<f16>, tensor<i64>
+  func.return
+}
+
+// -----
+
+// CHECK: routing_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.histc' op histc needs a floating-point input, not i64
+func.func @histc_int(%x: tensor<32xi64>) {
+  // expected-error @+1 {{histc needs a floating-point input, not i64}}
+  %0 = ktir.histc %x bins 8 min 0.0 max 7.0 : tensor<32xi64> -> tensor<8xi64>
+  func.return
+}
+
+// -----
+
+// CHECK: routing_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.histc' op min must be below max
+func.func @histc_range(%x: tensor<32xf32>) {
+  // expected-error @+1 {{min must be below max}}
+  %0 = ktir.histc %x bins 8 min 7.0 max 7.0 : tensor<32xf32> -> tensor<8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: routing_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.histc' op result shape [4] does not match one count per bin [8]
+func.func @histc_bins(%x: tensor<32xf32>) {
+  // expected-error @+1 {{result shape [4] does not match one count per bin [8]}}
+  %0 = ktir.histc %x bins 8 min 0.0 max 7.0 : tensor<32xf32> -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: routing_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.scatter_rows' op values shape [32] must be one row of dest per index [32, 64]
+func.func @scatter_values(%x: tensor<32x64xf16>, %v: tensor<32xf16>, %p: tensor<32xi64>) {
+  // expected-error @+1 {{values shape [32] must be one row of dest per index [32, 64]}}
+  %0 = ktir.scatter_rows %v into %x[%p] : tensor<32xf16>, tensor<32x64xf16>, tensor<32xi64> -> tensor<32x64xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: routing_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.scatter_rows' op indices must be one-dimensional, not rank 2
+func.func @scatter_rank(%x: tensor<32xi64>, %p: tensor<4x8xi64>) {
+  // expected-error @+1 {{indices must be one-dimensional, not rank 2}}
+  %0 = ktir.scatter_rows %x into %x[%p] : tensor<32xi64>, tensor<32xi64>, tensor<4x8xi64> -> tensor<32xi64>
+  func.return
+}
+
+// -----
+
+// CHECK: routing_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.grouped_matmul' op x has K = 32 but the experts' weights take 64
+func.func @grouped_k(%x: tensor<16x32xf16>, %w: tensor<4x64x128xf16>, %o: tensor<4xi64>) {
+  // expected-error @+1 {{x has K = 32 but the experts' weights take 64}}
+  %0 = ktir.grouped_matmul %x, %w, %o : tensor<16x32xf16>, tensor<4x64x128xf16>, tensor<4xi64> -> tensor<16x128xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: routing_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.grouped_matmul' op offsets must hold one count per expert (4), not shape [8]
+func.func @grouped_offsets(%x: tensor<16x64xf16>, %w: tensor<4x64x128xf16>, %o: tensor<8xi64>) {
+  // expected-error @+1 {{offsets must hold one count per expert (4), not shape [8]}}
+  %0 = ktir.grouped_matmul %x, %w, %o : tensor<16x64xf16>, tensor<4x64x128xf16>, tensor<8xi64> -> tensor<16x128xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: routing_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.grouped_matmul' op weights element type f32 must be f16 (x's)
+func.func @grouped_types(%x: tensor<16x64xf16>, %w: tensor<4x64x128xf32>, %o: tensor<4xi64>) {
+  // expected-error @+1 {{weights element type f32 must be f16 (x's)}}
+  %0 = ktir.grouped_matmul %x, %w, %o : tensor<16x64xf16>, tensor<4x64x128xf32>, tensor<4xi64> -> tensor<16x128xf16>
+  func.return
+}
