@@ -386,6 +386,22 @@ class SinOp(UnaryOp):
     FLOAT_ONLY: ClassVar[bool] = True
 
 
+@irdl_op_definition
+class ErfOp(UnaryOp):
+    """The error function elementwise."""
+
+    name = "ktir.erf"
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class Expm1Op(UnaryOp):
+    """`e^x - 1` elementwise, accurate for small `x`."""
+
+    name = "ktir.expm1"
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
 class FloatClassOp(IRDLOperation, ABC):
     """
     Base of the floating-point class tests: a float tensor in, an `i1` tensor of the same
@@ -838,6 +854,8 @@ ELEMENTWISE_OPS: list[type[IRDLOperation]] = [
     Log1pOp,
     CosOp,
     SinOp,
+    ErfOp,
+    Expm1Op,
     IsInfOp,
     IsNanOp,
     IsFiniteOp,

@@ -137,6 +137,8 @@ UNARY = {
     aten.log1p.default: ew.Log1pOp,
     aten.cos.default: ew.CosOp,
     aten.sin.default: ew.SinOp,
+    aten.erf.default: ew.ErfOp,
+    aten.expm1.default: ew.Expm1Op,
 }
 FLOAT_CLASS = {
     aten.isinf.default: ew.IsInfOp,
@@ -349,7 +351,7 @@ def _where(e: Emitter, node: torch.fx.Node) -> SSAValue:
     return make(e, ew.WhereOp, [condition, lhs, rhs], result_type)
 
 
-@converts(aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default)
+@converts(aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default, aten.hardtanh.default)
 def _clamp(e: Emitter, node: torch.fx.Node) -> SSAValue:
     result_type = node_type(node)
     source = e.convert(e.value(node.args[0]), result_type.element_type)
@@ -357,6 +359,8 @@ def _clamp(e: Emitter, node: torch.fx.Node) -> SSAValue:
         low, high = node.args[1], None
     elif node.target == aten.clamp_max.default:
         low, high = None, node.args[1]
+    elif node.target == aten.hardtanh.default:  # clamp to [min_val, max_val], default [-1, 1]
+        low, high = arg(node, 1, "min_val", -1.0), arg(node, 2, "max_val", 1.0)
     else:
         low, high = arg(node, 1, "min"), arg(node, 2, "max")
     props = {}

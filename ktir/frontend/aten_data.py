@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 
 from ktir.dialects import ktir_structured as st
-from ktir.frontend.aten import CONVERTERS, CPU_FALLBACK, converts, f64_attr, i64_attr, make
+from ktir.frontend.aten import CONVERTERS, CPU_FALLBACK, arg, converts, f64_attr, i64_attr, make
 from ktir.frontend.emitter import (
     Emitter,
     UnsupportedNode,
@@ -168,6 +168,26 @@ def _cat(e: Emitter, node: torch.fx.Node) -> SSAValue:
     if len(inputs) == 1:
         return inputs[0]
     op = st.CatOp.build(operands=[inputs], properties={"dim": i64_attr(dim)}, result_types=[result_type])
+    return e.emit(op).results[0]
+
+
+@converts(aten.slice_scatter.default)
+def _slice_scatter(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    """`input` with `input[start:end]` along `dim` replaced by `src`: the pieces around it, joined."""
+    source, result_type = e.value(node.args[0]), node_type(node)
+    shape = shape_of(source)
+    dim = normalize_dim(arg(node, 2, "dim", 0), len(shape))
+    start, end = clamp_slice_bounds(shape[dim], arg(node, 3, "start"), arg(node, 4, "end"))
+    if arg(node, 5, "step", 1) != 1:
+        raise UnsupportedNode("slice_scatter with a step other than 1")
+    src = e.convert(e.value(node.args[1]), result_type.element_type)
+    pieces = [slice_value(e, source, dim, 0, start, 1)] if start > 0 else []
+    pieces.append(src)
+    if end < shape[dim]:
+        pieces.append(slice_value(e, source, dim, end, shape[dim], 1))
+    if len(pieces) == 1:
+        return make(e, st.CopyOp, [src], result_type)
+    op = st.CatOp.build(operands=[pieces], properties={"dim": i64_attr(dim)}, result_types=[result_type])
     return e.emit(op).results[0]
 
 

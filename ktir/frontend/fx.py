@@ -41,6 +41,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 import ktir.frontend.aten_conv
 import ktir.frontend.aten_data as aten_data
 import ktir.frontend.aten_indexing
+import ktir.frontend.aten_norms
 import ktir.frontend.aten_routing
 import ktir.frontend.attention  # noqa: F401  (registers the attention converter)
 from ktir.dialects.ktir import BUFFER_ARG, CONSTANT_ARG, PARAMETER_ARG

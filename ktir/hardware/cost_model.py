@@ -47,6 +47,8 @@ _SFU_PASSES: dict[type[Operation], float] = {
     ew.Log1pOp: 2,
     ew.CosOp: 2,
     ew.SinOp: 2,
+    ew.ErfOp: 2,
+    ew.Expm1Op: 2,
     ew.SignOp: 2,  # two comparisons, their difference as one select-subtract
     ew.SigmoidOp: 4,  # neg, exp, add, reciprocal
     ew.SiluOp: 5,  # the calibration point

@@ -169,6 +169,8 @@ _UNARY: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
     ew.Log1pOp: lambda x: in_float64(np.log1p, x),
     ew.CosOp: lambda x: in_float64(np.cos, x),
     ew.SinOp: lambda x: in_float64(np.sin, x),
+    ew.ErfOp: lambda x: in_float64(scipy.special.erf, x),
+    ew.Expm1Op: lambda x: in_float64(np.expm1, x),
 }
 _FLOAT_CLASS: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
     ew.IsInfOp: np.isinf,

@@ -248,3 +248,14 @@ func.func @floordiv(%i: tensor<8xi64>, %two: tensor<1xi64>) {
   %q = ktir.floordiv %i, %two : tensor<8xi64>, tensor<1xi64> -> tensor<8xi64>
   func.return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @erf_expm1
+// CHECK-NEXT:    %erf = ktir.erf %x : tensor<4x64xf16> -> tensor<4x64xf16>
+// CHECK-NEXT:    %expm1 = ktir.expm1 %x : tensor<4x64xf16> -> tensor<4x64xf16>
+func.func @erf_expm1(%x: tensor<4x64xf16>) {
+  %erf = ktir.erf %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  %expm1 = ktir.expm1 %x : tensor<4x64xf16> -> tensor<4x64xf16>
+  func.return
+}

@@ -609,3 +609,21 @@ func.func @floordiv_float(%x: tensor<4xf16>) {
   %0 = ktir.floordiv %x, %x : tensor<4xf16>, tensor<4xf16> -> tensor<4xf16>
   func.return
 }
+
+// -----
+
+// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.erf' op ktir.erf needs a floating-point input, not i32
+func.func @erf_int(%x: tensor<4xi32>) {
+  // expected-error @+1 {{ktir.erf needs a floating-point input, not i32}}
+  %0 = ktir.erf %x : tensor<4xi32> -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+// CHECK: elementwise_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.expm1' op result shape [8] does not match the input shape [4]
+func.func @expm1_shape(%x: tensor<4xf32>) {
+  // expected-error @+1 {{result shape [8] does not match the input shape [4]}}
+  %0 = "ktir.expm1"(%x) : (tensor<4xf32>) -> tensor<8xf32>
+  func.return
+}
