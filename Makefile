@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test pytest lit fuzz fuzz-short lint bench clean
+.PHONY: demo test pytest lit fuzz fuzz-short lint bench zoo clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ fuzz: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+# Every architecture of the model zoo (docs/zoo.md): compiled, simulated, compared with eager.
+zoo: $(STAMP)
+	$(BIN)/python test/zoo/run.py --min-pass 40 --json zoo.json
 
 bench: $(STAMP)
 	$(BIN)/python bench/layout_bench.py

@@ -365,10 +365,11 @@ def _clamp(e: Emitter, node: torch.fx.Node) -> SSAValue:
         low, high = arg(node, 1, "min"), arg(node, 2, "max")
     props = {}
     for key, bound in (("min", low), ("max", high)):
-        if bound is not None:
-            if not math.isfinite(bound):
-                raise UnsupportedNode(f"clamp with a non-finite {key} bound")
-            props[key] = f64_attr(bound)
+        if bound is None or bound == (-math.inf if key == "min" else math.inf):
+            continue  # an infinite bound on its own side clamps nothing
+        if not math.isfinite(bound):
+            raise UnsupportedNode(f"clamp with a non-finite {key} bound")
+        props[key] = f64_attr(bound)
     if not props:
         return make(e, st.CopyOp, [source], result_type)
     return make(e, ew.ClampOp, [source], result_type, **props)

@@ -52,15 +52,38 @@ def _ints(value: object, count: int) -> list[int]:
     return values * count if len(values) == 1 else values
 
 
-def _pad(e: Emitter, x: SSAValue, padding: Sequence[int], value: float) -> SSAValue:
-    """`x` padded by `padding[i]` on both sides of spatial dim i (dims 2, 3, ...)."""
-    if not any(padding):
+def _pad(
+    e: Emitter, x: SSAValue, padding: Sequence[int], value: float, extra: Sequence[int] | None = None
+) -> SSAValue:
+    """
+    `x` padded by `padding[i]` on both sides of spatial dim i (dims 2, 3, ...), and by
+    `extra[i]` more after it (the windows `ceil_mode` adds past the end).
+    """
+    extra = list(extra or [0] * len(padding))
+    if not any(padding) and not any(extra):
         return x
     shape = shape_of(x)
     low = [0, 0, *padding]
-    padded = [n + 2 * p for n, p in zip(shape, low, strict=True)]
-    props = {"low": st.int_array(low), "high": st.int_array(low), "value": f64_attr(value)}
+    high = [0, 0, *(p + x for p, x in zip(padding, extra, strict=True))]
+    padded = [n + lo + hi for n, lo, hi in zip(shape, low, high, strict=True)]
+    props = {"low": st.int_array(low), "high": st.int_array(high), "value": f64_attr(value)}
     return make(e, st.PadOp, [x], TensorType(tensor_type(x).element_type, padded), **props)
+
+
+def _ceil_extra(
+    lengths: Sequence[int], inside: Sequence[tuple[int, int]], geometry: _Geometry, out: Sequence[int]
+) -> list[int]:
+    """
+    How far past `lengths` (the padded extent per spatial dim) the last of `out` windows
+    reaches (ceil_mode), counting only the taps that read some of `inside` (the pooled part).
+    """
+    kernel, stride, _, dilation = geometry
+    extra = []
+    for length, (first, end), k, s, d, o in zip(lengths, inside, kernel, stride, dilation, out, strict=True):
+        kept = [t for t in range(k) if _reads(t * d, s, o, first, end)]
+        reach = max((t * d + (o - 1) * s + 1 for t in kept), default=0)
+        extra.append(max(0, reach - length))
+    return extra
 
 
 def _taps(
@@ -70,20 +93,45 @@ def _taps(
     stride: Sequence[int],
     dilation: Sequence[int],
     out: Sequence[int],
+    inside: Sequence[tuple[int, int]] | None = None,
 ) -> list[SSAValue]:
     """
     Each kernel tap's strided window of the (padded) input, shape `(B, C, *out)`, taps in
     row-major order; taps that share a row share its slice along the first spatial dim.
+
+    With `inside` (per spatial dim, the [first, end) of the padded input that is not padding),
+    taps whose window lies wholly in the padding are left out: pooling ignores them (they add
+    0 to a sum, -inf to a max). EfficientNet pools a 1 x 1 map with a 320 x 320 kernel in
+    ceil mode: one tap instead of 102,400.
     """
+    ranges = []
+    for i, k in enumerate(kernel):
+        taps = range(k)
+        if inside is not None:
+            first, end = inside[i]
+            taps = [t for t in range(k) if _reads(t * dilation[i], stride[i], out[i], first, end)]  # type: ignore[assignment]
+        ranges.append(taps)
     windows: dict[tuple[int, ...], SSAValue] = {(): x}
-    for tap in itertools.product(*(range(k) for k in kernel)):
+    for tap in itertools.product(*ranges):
         for i in range(len(tap)):
             if tap[: i + 1] in windows:
                 continue
             start = tap[i] * dilation[i]
             end = start + (out[i] - 1) * stride[i] + 1
             windows[tap[: i + 1]] = slice_value(e, windows[tap[:i]], 2 + i, start, end, stride[i])
-    return [windows[tap] for tap in itertools.product(*(range(k) for k in kernel))]
+    return [windows[tap] for tap in itertools.product(*ranges)]
+
+
+def _reads(start: int, stride: int, count: int, first: int, end: int) -> bool:
+    """Whether positions `start + j * stride` (j < count) reach into [first, end)."""
+    if start >= end:
+        return False
+    last = start + (count - 1) * stride
+    if last < first:
+        return False
+    # the first position at or after `first`
+    j = max(0, -(-(first - start) // stride))
+    return start + j * stride < end and j < count
 
 
 def _channels_last_rows(e: Emitter, x: SSAValue) -> SSAValue:
@@ -249,13 +297,14 @@ def _max_pool(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
     dims = len(shape_of(x)) - 2
     kernel, stride, padding, _ = _pool_geometry(node, dims)
     dilation = _ints(arg(node, 4, "dilation", 1), dims)
-    if arg(node, 5, "ceil_mode", False):
-        raise UnsupportedNode("max pooling with ceil_mode=True")
     if node.target == aten.max_pool2d_with_indices.default and _indices_used(node):
         raise UnsupportedNode("max pooling whose indices are used")
     fake = node.meta["val"]
     out_shape = list((fake[0] if isinstance(fake, tuple | list) else fake).shape)
-    taps = _taps(e, _pad(e, x, padding, -math.inf), kernel, stride, dilation, out_shape[2:])
+    inside = [(p, p + n) for p, n in zip(padding, shape_of(x)[2:], strict=True)]
+    padded = [n + 2 * p for p, n in zip(padding, shape_of(x)[2:], strict=True)]
+    extra = _ceil_extra(padded, inside, (kernel, stride, padding, dilation), out_shape[2:])
+    taps = _taps(e, _pad(e, x, padding, -math.inf, extra), kernel, stride, dilation, out_shape[2:], inside)
     result = taps[0]
     for window in taps[1:]:
         result = make(e, ew.MaximumOp, [result, window], tensor_type(window))
@@ -273,19 +322,41 @@ def _avg_pool(e: Emitter, node: torch.fx.Node) -> SSAValue:
     x = e.value(node.args[0])
     dims = len(shape_of(x)) - 2
     kernel, stride, padding, dilation = _pool_geometry(node, dims)
-    if arg(node, 4, "ceil_mode", False) or not arg(node, 5, "count_include_pad", True):
-        raise UnsupportedNode("average pooling with ceil_mode=True or count_include_pad=False")
     if arg(node, 6, "divisor_override") is not None:
         raise UnsupportedNode("average pooling with divisor_override")
     result_type = node_type(node)
     out_shape = list(result_type.get_shape())
     element_type = result_type.element_type
     wide = Float32Type()
-    taps = _taps(e, _pad(e, x, padding, 0.0), kernel, stride, dilation, out_shape[2:])
+    inside = [(p, p + n) for p, n in zip(padding, shape_of(x)[2:], strict=True)]
+    padded = [n + 2 * p for p, n in zip(padding, shape_of(x)[2:], strict=True)]
+    extra = _ceil_extra(padded, inside, (kernel, stride, padding, dilation), out_shape[2:])
+    taps = _taps(e, _pad(e, x, padding, 0.0, extra), kernel, stride, dilation, out_shape[2:], inside)
     total = e.convert(taps[0], wide)
     for window in taps[1:]:
         total = make(e, ew.AddOp, [total, e.convert(window, wide)], TensorType(wide, out_shape))
-    mean = make(e, ew.DivOp, [total, e.scalar(math.prod(kernel), wide)], TensorType(wide, out_shape))
+    include_pad = arg(node, 5, "count_include_pad", True)
+    whole = all(  # every window lies in the padded input: each divides by the kernel's size
+        (o - 1) * s + (k - 1) * d + 1 <= n
+        for n, k, s, d, o in zip(padded, kernel, stride, dilation, out_shape[2:], strict=True)
+    )
+    if whole and (include_pad or not any(padding)):
+        divisor = e.scalar(math.prod(kernel), wide)
+    else:
+        # Each window divides by what it covers of the input (and of the padding, when counted,
+        # but never of the windows ceil_mode adds past it): the same windows over ones.
+        counted = [n + 2 * p for n, p in zip(shape_of(x)[2:], padding, strict=True)] if include_pad else None
+        shape = list(shape_of(x)[:2]) + (counted or list(shape_of(x)[2:]))
+        ones = e.emit(ew.FullOp(1.0, TensorType(wide, shape))).results[0]
+        counted_range = [(0, n) for n in shape[2:]] if include_pad else inside
+        mask_extra = _ceil_extra(padded, counted_range, (kernel, stride, padding, dilation), out_shape[2:])
+        low = [0] * dims if include_pad else padding
+        mask = _pad(e, ones, low, 0.0, mask_extra)
+        windows = _taps(e, mask, kernel, stride, dilation, out_shape[2:], counted_range)
+        divisor = windows[0]
+        for window in windows[1:]:
+            divisor = make(e, ew.AddOp, [divisor, window], TensorType(wide, out_shape))
+    mean = make(e, ew.DivOp, [total, divisor], TensorType(wide, out_shape))
     return e.convert(mean, element_type)
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pytest
 import torch
-from helpers import check_against_eager, check_never_faster_than_physics
+from helpers import check_against_eager, check_never_faster_than_physics, fp16_ulp_at_largest
 from model_zoo import pair
 from test_fx import op_names
 
@@ -75,3 +75,37 @@ def test_runs_on_the_chip_and_matches_eager(name: str) -> None:
     assert not [k for k in program.report.kernels if "(host)" in k.op]
     check_against_eager(ours.numpy(), model16, model64, (x,), {})
     check_never_faster_than_physics(program.report)
+
+
+def test_average_pooling_without_the_padding_in_the_count() -> None:
+    """count_include_pad=False (EfficientNet): edge windows divide by the elements they cover."""
+    pool = torch.nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False)
+    x = torch.randn(1, 8, 9, 9, generator=torch.Generator().manual_seed(8)).half()
+    program = ktir.compile(pool, (x,))
+    ours, want = program(x).numpy(), pool(x).numpy()
+    assert abs(ours.astype(float) - want.astype(float)).max() <= fp16_ulp_at_largest(want)
+    assert not [k for k in program.report.kernels if "(host)" in k.op]
+
+
+@pytest.mark.parametrize("include_pad", [True, False])
+def test_pooling_with_ceil_mode(include_pad: bool) -> None:
+    """ceil_mode adds windows past the end; they count neither padding nor what is beyond it."""
+    x = torch.randn(1, 8, 10, 10, generator=torch.Generator().manual_seed(9)).half()
+    for pool in (
+        torch.nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=include_pad),
+        torch.nn.MaxPool2d(3, stride=2, ceil_mode=True),
+    ):
+        program = ktir.compile(pool, (x,))
+        ours, want = program(x).numpy(), pool(x).numpy()
+        assert ours.shape == want.shape
+        assert abs(ours.astype(float) - want.astype(float)).max() <= fp16_ulp_at_largest(want)
+
+
+@pytest.mark.parametrize("include_pad", [True, False])
+def test_a_pool_larger_than_its_input_keeps_only_the_taps_that_read_it(include_pad: bool) -> None:
+    """EfficientNet's 320 x 320 ceil-mode pool of a 2 x 2 map: a few taps, not 102,400."""
+    pool = torch.nn.AvgPool2d(320, ceil_mode=True, count_include_pad=include_pad)
+    x = torch.randn(1, 8, 2, 2, generator=torch.Generator().manual_seed(10)).half()
+    assert op_names(import_fx(pool, (x,))).count("ktir.slice") <= 12  # input and divisor windows
+    ours, want = ktir.compile(pool, (x,))(x).numpy(), pool(x).numpy()
+    assert abs(ours.astype(float) - want.astype(float)).max() <= fp16_ulp_at_largest(want)

@@ -1,0 +1,1 @@
+"""The model zoo: tiny random-initialised Hugging Face architectures (`architectures.py`), run by `run.py`."""
