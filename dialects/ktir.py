@@ -33,7 +33,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from ktir.dialects.ktir_core import CORE_ATTRIBUTES, CORE_OPS, I64_MAX, I64_MIN, KernelOp
-from ktir.dialects.ktir_data import DATA_OPS, GatherRowsOp
+from ktir.dialects.ktir_data import DATA_OPS, GatherRowsOp, TakeAlongOp
 from ktir.dialects.ktir_elementwise import ELEMENTWISE_OPS, require_fits_device
 from ktir.dialects.ktir_routing import ROUTING_OPS, GroupedMatmulOp, HistcOp, ScatterRowsOp, SortOp, TopkOp
 from ktir.dialects.ktir_structured import (
@@ -254,6 +254,7 @@ FUNCTION_LEVEL_OPS = (
     SliceOp,
     CpuFallbackOp,
     GatherRowsOp,
+    TakeAlongOp,
     TopkOp,
     SortOp,
     HistcOp,
@@ -265,7 +266,15 @@ bytes), the data-dependent ops the simulator times as a whole (row gathers and s
 top-k, sort, histc, grouped matmuls) and CPU fallbacks, which run on the host."""
 
 
-TIMED_FUNCTION_LEVEL_OPS = (GatherRowsOp, TopkOp, SortOp, HistcOp, ScatterRowsOp, GroupedMatmulOp)
+TIMED_FUNCTION_LEVEL_OPS = (
+    GatherRowsOp,
+    TakeAlongOp,
+    TopkOp,
+    SortOp,
+    HistcOp,
+    ScatterRowsOp,
+    GroupedMatmulOp,
+)
 """Data-dependent ops that stay at function level (not `ktir.kernel`s): how long they take depends
 on values, so the simulator times each as a whole when it runs (`ktir.sim.machine`)."""
 

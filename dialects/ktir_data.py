@@ -106,7 +106,45 @@ class CumsumOp(IRDLOperation):
         return shape[self.dim.value.data] if shape else 1
 
 
-DATA_OPS: list[type[IRDLOperation]] = [GatherRowsOp, CumsumOp]
+@irdl_op_definition
+class TakeAlongOp(IRDLOperation):
+    """
+    Elements picked along the last dim: `result[..., j] = source[..., index[..., j]]` (PyTorch's
+    `gather` along the last dim, NumPy's `take_along_axis`). `index` has the result's shape; in
+    the other dims it may be shorter than `source` (the first rows are used), as PyTorch allows.
+    An index in `[-n, 0)` counts from the end; one outside `[-n, n)` is a located run-time error.
+    Example: source `[[5, 6, 7]]`, index `[[2, 0]]` give `[[7, 5]]`.
+    """
+
+    name = "ktir.take_along"
+    source = operand_def(TensorType)
+    index = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$source `[` $index `]` attr-dict `:` type($source) `,` type($index) `->` type($result)"
+
+    def verify_(self) -> None:
+        source, index = checked_shape(self.source, "source"), checked_shape(self.index, "index")
+        if not source or len(index) != len(source):
+            raise VerifyException(
+                f"index must have the source's rank {len(source)} (at least 1), not {len(index)}"
+            )
+        if any(i > s for i, s in zip(index[:-1], source[:-1], strict=True)):
+            raise VerifyException(
+                f"index shape {list(index)} exceeds the source {list(source)} outside the last dim"
+            )
+        index_type = tensor_of(self.index, "index").element_type
+        if not isinstance(index_type, IntegerType) or is_bool(index_type):
+            raise VerifyException(f"index must be integers, not {index_type}")
+        require_shape(self.result, index, "the index shape")
+        require_element_type(self.result, tensor_of(self.source, "source").element_type, "the source's")
+
+    def parallel_extent(self) -> tuple[str, int]:
+        """What the cores may share: the rows, each picking from its own source row."""
+        return "rows", math.prod(checked_shape(self.index, "index")[:-1])
+
+
+DATA_OPS: list[type[IRDLOperation]] = [GatherRowsOp, CumsumOp, TakeAlongOp]
 """Every op defined in this file, in documentation order."""
 
 
@@ -115,4 +153,4 @@ def rows_of(op: GatherRowsOp) -> tuple[int, int]:
     return math.prod(checked_shape(op.indices, "indices")), checked_shape(op.table, "table")[0]
 
 
-__all__ = ["DATA_OPS", "CumsumOp", "GatherRowsOp", "rows_of"]
+__all__ = ["DATA_OPS", "CumsumOp", "GatherRowsOp", "TakeAlongOp", "rows_of"]

@@ -191,6 +191,30 @@ def _slice_scatter(e: Emitter, node: torch.fx.Node) -> SSAValue:
     return e.emit(op).results[0]
 
 
+@converts(aten.repeat.default)
+def _repeat(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    """
+    `x.repeat(r0, r1, ...)`: per dim with r > 1, a new axis of r copies before it (an expand)
+    merged into it (a reshape). Example: (2, 3) repeated (2, 1) is (1, 2, 3) -> (2, 2, 3) -> (4, 3).
+    """
+    result_type = node_type(node)
+    repeats = int_list(node.args[1])
+    value = e.value(node.args[0])
+    value = e.reshape(value, [1] * (len(repeats) - len(shape_of(value))) + list(shape_of(value)))
+    element_type = result_type.element_type
+    for dim, count in enumerate(repeats):
+        if count == 1:
+            continue
+        shape = list(shape_of(value))
+        spread = e.reshape(value, [*shape[:dim], 1, *shape[dim:]])
+        wide = TensorType(element_type, [*shape[:dim], count, *shape[dim:]])
+        copies = make(e, st.ExpandOp, [spread], wide)
+        value = e.reshape(copies, [*shape[:dim], count * shape[dim], *shape[dim + 1 :]])
+    if tuple(shape_of(value)) != tuple(result_type.get_shape()):
+        raise UnsupportedNode(f"repeat {repeats} of {list(shape_of(e.value(node.args[0])))}")
+    return make(e, st.CopyOp, [value], result_type)
+
+
 @converts(aten.constant_pad_nd.default)
 def _pad(e: Emitter, node: torch.fx.Node) -> SSAValue:
     source = e.value(node.args[0])
@@ -213,7 +237,6 @@ CPU_FALLBACK_OPS = frozenset(
         "arange",
         "tril",
         "triu",
-        "gather",
         "index_copy",
         "argmax",
         "argmin",
@@ -222,7 +245,6 @@ CPU_FALLBACK_OPS = frozenset(
         "bitwise_xor",
         "bitwise_and",
         "bitwise_not",
-        "repeat",
         "normal",
         "random",
     }

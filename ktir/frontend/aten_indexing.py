@@ -110,6 +110,22 @@ def _row_numbers(e: Emitter, values: list[SSAValue], sizes: list[int], shape: li
     return total
 
 
+@converts(aten.gather.default)
+def _gather(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    """`torch.gather(source, dim, index)`: `ktir.take_along` with `dim` moved last and back."""
+    source, index = e.value(node.args[0]), e.value(node.args[2])
+    rank = len(shape_of(source))
+    if rank == 0:
+        return make(e, st.CopyOp, [source], node_type(node))
+    dim = normalize_dim(node.args[1], rank)
+    perm = [*(d for d in range(rank) if d != dim), dim]
+    moved_source, moved_index = e.permute(source, perm), e.permute(index, perm)
+    moved_type = TensorType(tensor_type(source).element_type, list(shape_of(moved_index)))
+    picked = make(e, data.TakeAlongOp, [moved_source, moved_index], moved_type)
+    inverse = [perm.index(d) for d in range(rank)]
+    return e.permute(picked, inverse)
+
+
 @converts(aten.cumsum.default)
 def _cumsum(e: Emitter, node: torch.fx.Node) -> SSAValue:
     result_type = node_type(node)

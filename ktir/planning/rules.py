@@ -323,7 +323,7 @@ _RULES: tuple[tuple[type | tuple[type, ...], Callable[[Any], Rule]], ...] = (
     (data.CumsumOp, _pointwise),
     (routing.GroupedMatmulOp, _grouped_matmul),
     (routing.ScatterRowsOp, _scatter_rows),
-    ((routing.TopkOp, routing.SortOp, routing.HistcOp), _cpu_fallback),
+    ((routing.TopkOp, routing.SortOp, routing.HistcOp, data.TakeAlongOp), _cpu_fallback),
     (st.CpuFallbackOp, _cpu_fallback),
     (func.ReturnOp, _return),
 )

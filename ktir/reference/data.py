@@ -38,6 +38,13 @@ def _gather_rows(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
     return [np.take(table, checked_rows(indices, table.shape[0]), axis=0)]
 
 
+@implements(data.TakeAlongOp)
+def _take_along(op: data.TakeAlongOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    source, index = args
+    rows = source[tuple(slice(0, n) for n in index.shape[:-1])]
+    return [np.take_along_axis(rows, checked_rows(index, source.shape[-1]), axis=-1)]
+
+
 @implements(data.CumsumOp)
 def _cumsum(op: data.CumsumOp, args: list[np.ndarray]) -> list[np.ndarray]:
     source = args[0]

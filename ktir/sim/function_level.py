@@ -4,8 +4,9 @@ Function-level ops that take time, and what they must move (`ktir.sim.machine` r
 - A view moves no data and takes no time.
 - `ktir.gather_rows` / `ktir.scatter_rows`: an indirect DMA (`gather_rows_cycles`); a scatter
   also copies its destination first.
-- `ktir.topk`, `ktir.sort`, `ktir.histc`: small SFU ops over rows the cores share
-  (`sfu_op_cycles` with the op's passes per element).
+- `ktir.topk`, `ktir.sort`, `ktir.histc`, `ktir.take_along`: small SFU ops over rows the cores
+  share (`sfu_op_cycles` with the op's passes per element; a take-along selects each element
+  with one compare-and-select pass per element of its source row).
 - `ktir.grouped_matmul`: the experts one after another, each split over the cores along N
   (`grouped_matmul_cycles`); only the experts that got rows read their weights.
 - `ktir.cpu_fallback`: the host round trip and its transfers (`host_op_cycles`); operands that
@@ -155,7 +156,7 @@ def function_level_line(
         return _scatter(op, line)
     if isinstance(op, routing.GroupedMatmulOp):
         return _grouped(op, args, line)
-    if isinstance(op, (routing.TopkOp, routing.SortOp, routing.HistcOp)):
+    if isinstance(op, (routing.TopkOp, routing.SortOp, routing.HistcOp, data.TakeAlongOp)):
         return _sfu(op, line)
     if isinstance(op, st.CpuFallbackOp):
         return _host(op, line, from_host)
@@ -193,9 +194,15 @@ def _scatter(op: routing.ScatterRowsOp, line: Line) -> KernelReport:
     return line.timed(op, cycles, moved, min(moved, compulsory), "dma")
 
 
-def _sfu(op: routing.TopkOp | routing.SortOp | routing.HistcOp, line: Line) -> KernelReport:
-    elements = float(np.prod(shape_of(op.input.type)))
-    if isinstance(op, routing.TopkOp):
+def _sfu(
+    op: routing.TopkOp | routing.SortOp | routing.HistcOp | data.TakeAlongOp, line: Line
+) -> KernelReport:
+    elements = float(np.prod(shape_of(op.operands[0].type)))
+    if isinstance(op, data.TakeAlongOp):
+        # each picked element: a compare-and-select pass over its source row (held in LX)
+        elements = float(np.prod(shape_of(op.index.type)))
+        passes = float(shape_of(op.source.type)[-1])
+    elif isinstance(op, routing.TopkOp):
         passes = 2.0 * op.k.value.data  # k rounds of a max and a mask
     elif isinstance(op, routing.SortOp):
         passes = cost_model.sort_passes(shape_of(op.input.type)[-1])

@@ -236,10 +236,10 @@ def test_op_lists_are_complete_and_distinct():
     names = [cls.name for cls in ALL_OPS]
     assert len(ELEMENTWISE_OPS) == 46
     assert len(STRUCTURED_OPS) == 20
-    assert len(DATA_OPS) == 2
+    assert len(DATA_OPS) == 3
     assert len(ROUTING_OPS) == 5
     assert len(CORE_OPS) == 9
-    assert len(set(names)) == len(names) == 82
+    assert len(set(names)) == len(names) == 83
 
 
 @pytest.mark.parametrize("op_class", ALL_OPS, ids=lambda cls: cls.name)

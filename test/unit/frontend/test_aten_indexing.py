@@ -38,6 +38,19 @@ CASES: dict[str, Case] = {
     "cumsum_bool": (lambda i: torch.cumsum(i > 50, dim=-1), (IDS,), "ktir.cumsum"),
     "cumsum_f16": (lambda x: torch.cumsum(x, dim=1), (X3,), "ktir.cumsum"),
     "cumsum_f16_stick_dim": (lambda x: torch.cumsum(x, dim=2), (X3,), "ktir.cumsum"),
+    # DeBERTa's relative positions: gather along the last dim of a score tensor.
+    "gather_last_dim": (
+        lambda s, i: torch.gather(s, -1, i),
+        (X3, IDS.reshape(1, 2, 12) % 64),
+        "ktir.take_along",
+    ),
+    # RoBERTa's token types: gather from a (1, n) buffer along dim 1.
+    "gather_dim1_fewer_rows": (
+        lambda x, i: torch.gather(x, 1, i),
+        (X3, (IDS[:1, :3] % 10).reshape(1, 3, 1).expand(1, 3, 64)),
+        "ktir.take_along",
+    ),
+    "repeat": (lambda x: x.repeat(1, 2, 3), (X3,), "ktir.expand"),
 }
 
 

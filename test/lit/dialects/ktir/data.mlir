@@ -23,3 +23,17 @@ func.func @data(%table: tensor<256x64xf16>, %ids: tensor<1x24xi64>, %vector: ten
   %running = ktir.cumsum %table dim 0 : tensor<256x64xf16> -> tensor<256x64xf16>
   func.return
 }
+
+// -----
+
+// take_along picks along the last dim; the index may be shorter than the source in other dims.
+// CHECK-LABEL: func.func @take_along
+// CHECK-NEXT:    %picked = ktir.take_along %scores[%index] : tensor<4x16x32xf16>, tensor<4x16x16xi64> -> tensor<4x16x16xf16>
+// CHECK-NEXT:    %fewer = ktir.take_along %scores[%first] : tensor<4x16x32xf16>, tensor<2x16x3xi64> -> tensor<2x16x3xf16>
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "take_along"
+// CHECK-GENERIC:         %picked = "ktir.take_along"(%scores, %index) : (tensor<4x16x32xf16>, tensor<4x16x16xi64>) -> tensor<4x16x16xf16>
+func.func @take_along(%scores: tensor<4x16x32xf16>, %index: tensor<4x16x16xi64>, %first: tensor<2x16x3xi64>) {
+  %picked = ktir.take_along %scores[%index] : tensor<4x16x32xf16>, tensor<4x16x16xi64> -> tensor<4x16x16xf16>
+  %fewer = ktir.take_along %scores[%first] : tensor<4x16x32xf16>, tensor<2x16x3xi64> -> tensor<2x16x3xf16>
+  func.return
+}

@@ -73,3 +73,30 @@ func.func @cumsum_type(%x: tensor<4xi64>) {
   %0 = ktir.cumsum %x dim 0 : tensor<4xi64> -> tensor<4xi32>
   func.return
 }
+
+// -----
+
+// CHECK: data_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.take_along' op index must have the source's rank 2 (at least 1), not 1
+func.func @take_along_rank(%s: tensor<4x32xf16>, %i: tensor<4xi64>) {
+  // expected-error @+1 {{index must have the source's rank 2 (at least 1), not 1}}
+  %0 = ktir.take_along %s[%i] : tensor<4x32xf16>, tensor<4xi64> -> tensor<4xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: data_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.take_along' op index shape [8, 2] exceeds the source [4, 32] outside the last dim
+func.func @take_along_rows(%s: tensor<4x32xf16>, %i: tensor<8x2xi64>) {
+  // expected-error @+1 {{index shape [8, 2] exceeds the source [4, 32] outside the last dim}}
+  %0 = ktir.take_along %s[%i] : tensor<4x32xf16>, tensor<8x2xi64> -> tensor<8x2xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: data_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.take_along' op index must be integers, not f16
+func.func @take_along_type(%s: tensor<4x32xf16>, %i: tensor<4x2xf16>) {
+  // expected-error @+1 {{index must be integers, not f16}}
+  %0 = ktir.take_along %s[%i] : tensor<4x32xf16>, tensor<4x2xf16> -> tensor<4x2xf16>
+  func.return
+}
