@@ -221,11 +221,17 @@ def _pad(e: Emitter, node: torch.fx.Node) -> SSAValue:
     rank = len(shape_of(source))
     pad = int_list(node.args[1])
     value = node.args[2] if len(node.args) > 2 else node.kwargs.get("value", 0.0)
-    if any(p < 0 for p in pad):
-        raise UnsupportedNode(f"constant_pad_nd with negative padding {pad} (a crop)")
     low, high = [0] * rank, [0] * rank
     for i in range(len(pad) // 2):  # PyTorch lists (low, high) pairs from the last dim backwards
         low[rank - 1 - i], high[rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
+    # A negative amount crops (RWKV's time shift pads 1 before and crops 1 after): a slice first.
+    for dim in range(rank):
+        if low[dim] < 0 or high[dim] < 0:
+            length = shape_of(source)[dim]
+            source = slice_value(e, source, dim, max(0, -low[dim]), length - max(0, -high[dim]), 1)
+            low[dim], high[dim] = max(0, low[dim]), max(0, high[dim])
+    if not any(low) and not any(high):
+        return make(e, st.CopyOp, [source], node_type(node))
     props = {"low": st.int_array(low), "high": st.int_array(high), "value": f64_attr(value)}
     return make(e, st.PadOp, [source], node_type(node), **props)
 

@@ -126,6 +126,39 @@ def _gather(e: Emitter, node: torch.fx.Node) -> SSAValue:
     return e.permute(picked, inverse)
 
 
+@converts(aten.scatter.value)
+def _scatter_value(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
+    """
+    `input.scatter(dim, index, value)`: `value` where some index of the row names the position,
+    the input elsewhere (MoE routers' one-hot masks). Built from elementwise ops: the positions
+    are a cumsum of ones, each index compared with them, an any over the indices, a where.
+    Example: a (2, 4) input, index [[1], [3]], value 1.0 sets [0][1] and [1][3].
+    """
+    source, index = e.value(node.args[0]), e.value(node.args[2])
+    rank = len(shape_of(source))
+    if rank == 0 or len(shape_of(index)) != rank:
+        return CONVERTERS[CPU_FALLBACK](e, node)
+    dim = normalize_dim(node.args[1], rank)
+    perm = [*(d for d in range(rank) if d != dim), dim]
+    moved, moved_index = e.permute(source, perm), e.permute(index, perm)
+    if shape_of(moved_index)[:-1] != shape_of(moved)[:-1]:
+        return CONVERTERS[CPU_FALLBACK](e, node)
+    count = shape_of(moved)[-1]
+    ones = e.emit(ew.FullOp(1, TensorType(i64, [count]))).results[0]
+    positions = make(e, data.CumsumOp, [ones], TensorType(i64, [count]), dim=i64_attr(0))
+    positions = make(e, ew.SubOp, [positions, e.scalar(1, i64)], TensorType(i64, [count]))
+    rows = [*shape_of(moved_index), 1]
+    named = e.reshape(e.convert(moved_index, i64), rows)
+    compared = TensorType(IntegerType(1), [*rows[:-1], count])
+    hits = make(e, ew.EqOp, [named, positions], compared)
+    props = {"dims": st.int_array([len(rows) - 2])}
+    hit = make(e, st.MaxOp, [hits], TensorType(IntegerType(1), [*rows[:-2], count]), **props)
+    element_type = tensor_type(source).element_type
+    value = e.operand(node.args[3], moved, element_type)
+    chosen = make(e, ew.WhereOp, [hit, value, moved], tensor_type(moved))
+    return e.permute(chosen, [perm.index(d) for d in range(rank)])
+
+
 @converts(aten.cumsum.default)
 def _cumsum(e: Emitter, node: torch.fx.Node) -> SSAValue:
     result_type = node_type(node)

@@ -51,6 +51,17 @@ CASES: dict[str, Case] = {
         "ktir.take_along",
     ),
     "repeat": (lambda x: x.repeat(1, 2, 3), (X3,), "ktir.expand"),
+    # MoE routers' one-hot masks: a scalar scattered at each row's chosen positions.
+    "scatter_value": (
+        lambda x, i: torch.zeros_like(x).scatter(2, i, 1.0),
+        (X3, torch.randint(0, 64, (4, 10, 4), generator=_G)),
+        "ktir.where",
+    ),
+    "scatter_value_dim1": (
+        lambda x, i: x.scatter(1, i, -2.0),
+        (X3, torch.randint(0, 10, (4, 2, 64), generator=_G)),
+        "ktir.where",
+    ),
 }
 
 

@@ -103,12 +103,18 @@ def test_dynamic_dimension_is_an_error_naming_the_input() -> None:
         import_program(TwoLinear(), (torch.randn(4, 64),), dynamic_shapes={"x": {0: batch}})
 
 
-def test_negative_padding_is_reported_not_imported() -> None:
-    def crop(x: torch.Tensor) -> torch.Tensor:
-        return torch.nn.functional.pad(x, (-1, 2))
+def test_negative_padding_crops_then_pads() -> None:
+    """A negative amount crops (RWKV's time shift): a slice, then the positive padding."""
 
-    with pytest.raises(FxImportError, match=r"constant_pad_nd with negative padding \[-1, 2\]"):
-        import_fx(crop, (torch.randn(4, 8),))
+    def crop(x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.pad(x, (-1, 2)), torch.nn.functional.pad(x, (0, 0, 1, -1))
+
+    x = torch.randn(4, 8)
+    names = op_names(import_fx(crop, (x,)))
+    assert names.count("ktir.slice") == 2 and names.count("ktir.pad") == 2
+    ours, eager = run_both(crop, x)
+    for got, want in zip(ours, eager, strict=True):
+        np.testing.assert_array_equal(got, want)
 
 
 def test_plain_function_exported_program_and_graph_module_inputs() -> None:
