@@ -247,25 +247,6 @@ STATE_ARGS = (PARAMETER_ARG, BUFFER_ARG, CONSTANT_ARG)
 is its name in the state dict). State is packed into device memory once, before the first call,
 so its layout is the compiler's choice: layout propagation gives it the stick its consumers read."""
 
-FUNCTION_LEVEL_OPS = (
-    PermuteOp,
-    ReshapeOp,
-    ExpandOp,
-    SliceOp,
-    CpuFallbackOp,
-    GatherRowsOp,
-    TakeAlongOp,
-    TopkOp,
-    SortOp,
-    HistcOp,
-    ScatterRowsOp,
-    GroupedMatmulOp,
-)
-"""Graph-level ops that may stay next to kernels: views (which may reuse their input's device
-bytes), the data-dependent ops the simulator times as a whole (row gathers and scatters,
-top-k, sort, histc, grouped matmuls) and CPU fallbacks, which run on the host."""
-
-
 TIMED_FUNCTION_LEVEL_OPS = (
     GatherRowsOp,
     TakeAlongOp,
@@ -277,6 +258,11 @@ TIMED_FUNCTION_LEVEL_OPS = (
 )
 """Data-dependent ops that stay at function level (not `ktir.kernel`s): how long they take depends
 on values, so the simulator times each as a whole when it runs (`ktir.sim.machine`)."""
+
+FUNCTION_LEVEL_OPS = (PermuteOp, ReshapeOp, ExpandOp, SliceOp, CpuFallbackOp, *TIMED_FUNCTION_LEVEL_OPS)
+"""Graph-level ops that may stay next to kernels: views (which may reuse their input's device
+bytes), the data-dependent ops the simulator times as a whole (`TIMED_FUNCTION_LEVEL_OPS`) and
+CPU fallbacks, which run on the host."""
 
 
 class OpVerifyException(VerifyException):
