@@ -1,8 +1,8 @@
 // Unsupported ops are listed together at their source lines; nothing is printed on stdout.
 // RUN: not ktir-import %inputs/models/unsupported.py 2>&1 | filecheck %s --check-prefix=UNSUP
 // UNSUP-NOT:  builtin.module
-// UNSUP:      unsupported.py:6:5: error: unsupported ATen op 'aten.erf.default' (node 'erf')
-// UNSUP-NEXT:     y = torch.erf(x) + 1
+// UNSUP:      unsupported.py:6:5: error: unsupported ATen op 'aten.lgamma.default' (node 'lgamma')
+// UNSUP-NEXT:     y = torch.lgamma(x) + 1
 // UNSUP-NEXT:     ^
 // UNSUP-NEXT: unsupported.py:7:5: error: unsupported ATen op 'aten.atan2.default' (node 'atan2')
 // UNSUP:      unsupported.py:8:5: error: unsupported ATen op 'aten.i0.default' (node 'i0')

@@ -3,7 +3,7 @@ import torch
 
 
 def model(x: torch.Tensor) -> torch.Tensor:
-    y = torch.erf(x) + 1
+    y = torch.lgamma(x) + 1
     z = torch.atan2(x, y)
     return torch.special.i0(z)
 
