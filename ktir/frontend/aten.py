@@ -34,6 +34,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation
 
 from ktir.dialects import ktir_elementwise as ew
+from ktir.dialects import ktir_routing as routing
 from ktir.dialects import ktir_structured as st
 from ktir.frontend.emitter import (
     ELEMENT_TYPE_TO_TORCH,
@@ -316,6 +317,14 @@ def _bitwise_and(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
     return CONVERTERS[CPU_FALLBACK](e, node)
 
 
+@converts(aten.bitwise_not.default)
+def _bitwise_not(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
+    """`~mask` of a bool tensor is `ktir.logical_not`; of integers it runs on the host."""
+    if node_type(node).element_type == i1:
+        return make(e, ew.LogicalNotOp, [e.value(node.args[0])], node_type(node))
+    return CONVERTERS[CPU_FALLBACK](e, node)
+
+
 @converts(aten.pow.Tensor_Scalar)
 def _pow(e: Emitter, node: torch.fx.Node) -> SSAValue:
     result_type = node_type(node)
@@ -543,8 +552,14 @@ def _reduction(e: Emitter, node: torch.fx.Node) -> SSAValue:
 
 @converts(aten.max.dim, aten.min.dim)
 def _max_dim(e: Emitter, node: torch.fx.Node) -> list[SSAValue] | SSAValue:
-    """`max.dim` gives (values, indices); only values map to `ktir.max`, indices run on the CPU."""
+    """
+    `max.dim` gives (values, indices): values alone are `ktir.max`; with the indices, a top-1
+    (`ktir.topk` along the dim, moved last), whose equal values keep the first index. `min.dim`
+    with its indices runs on the host.
+    """
     users = {u.args[1] for u in node.users if u.target is operator.getitem}
+    if users != {0} and node.target == aten.max.dim and shape_of(e.value(node.args[0])):
+        return _top1(e, node)
     if users != {0}:
         return CONVERTERS[CPU_FALLBACK](e, node)
     values_type = type_of_values(node, 0)
@@ -557,6 +572,28 @@ def _max_dim(e: Emitter, node: torch.fx.Node) -> list[SSAValue] | SSAValue:
         props["keepdim"] = UnitAttr()
     op_class = st.MaxOp if node.target == aten.max.dim else st.MinOp
     return [make(e, op_class, [source], values_type, **props)]
+
+
+def _top1(e: Emitter, node: torch.fx.Node) -> list[SSAValue]:
+    source = e.value(node.args[0])
+    rank = len(shape_of(source))
+    dim = normalize_dim(node.args[1], rank)
+    perm = [*(d for d in range(rank) if d != dim), dim]
+    moved = e.permute(source, perm)
+    picked_shape = [*shape_of(moved)[:-1], 1]
+    element_type = tensor_type(source).element_type
+    op = routing.TopkOp.build(
+        operands=[moved],
+        properties={"k": i64_attr(1)},
+        result_types=[TensorType(element_type, picked_shape), TensorType(i64, picked_shape)],
+    )
+    values, indices = e.emit(op).results
+    inverse = [perm.index(d) for d in range(rank)]
+    results = []
+    for value, index in ((values, 0), (indices, 1)):
+        kept = e.permute(value, inverse)  # the picked dim is back in place, of size 1
+        results.append(e.reshape(kept, list(type_of_values(node, index).get_shape())))
+    return results
 
 
 def type_of_values(node: torch.fx.Node, index: int) -> TensorType[Attribute]:

@@ -32,6 +32,9 @@ OFFSETS = torch.tensor([5, 5, 20, 32])
 Case = tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...], str]
 CASES: dict[str, Case] = {
     "topk": (lambda p: torch.topk(p, 2), (PROBS,), "ktir.topk"),
+    # PhiMoE's router: max over experts with the indices (a top-1), and a bool mask negated.
+    "max_with_indices": (lambda p: torch.max(p, 0), (PROBS,), "ktir.topk"),
+    "bitwise_not_of_a_mask": (lambda p: ~(p > 0.1), (PROBS,), "ktir.logical_not"),
     "sort": (lambda e: torch.sort(e), (EXPERTS,), "ktir.sort"),
     "histc": (lambda e: torch.histc(e.float(), bins=8, min=0, max=7), (EXPERTS,), "ktir.histc"),
     "index_put": (
