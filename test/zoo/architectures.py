@@ -43,7 +43,7 @@ UNIT_TESTS = Path(__file__).resolve().parents[1] / "unit"
 if str(UNIT_TESTS) not in sys.path:
     sys.path.insert(0, str(UNIT_TESTS))
 
-from model_zoo import pair  # noqa: E402
+from model_zoo import TINY, pair  # noqa: E402
 
 Family = Literal["decoder", "encoder", "encoder-decoder", "moe", "vision", "cnn", "speech", "ssm"]
 FAMILIES: tuple[Family, ...] = (
@@ -205,14 +205,8 @@ LLAMA = {
     **SPECIAL_TOKENS,
 }
 HEAD16 = {"head_dim": 16}
-BERT = {
-    "vocab_size": 256,
-    "hidden_size": 64,
-    "intermediate_size": 128,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "max_position_embeddings": 64,
-}
+BERT = TINY
+"""Encoders take the shape of every model of the unit tests' zoo (`model_zoo.TINY`)."""
 T5 = {
     "vocab_size": 256,
     "d_model": 64,
