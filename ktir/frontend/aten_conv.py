@@ -1,5 +1,5 @@
 """
-ATen -> graph-level ktir converters for convolutions, pooling and inference batch norm.
+ATen -> graph-level ktir converters for convolutions and pooling.
 
 A convolution becomes a matmul on the PE arrays over an im2col of its input, built from ops ktir
 already has, so layouts, work division, fusion and traffic treat it like any matmul:
@@ -16,8 +16,7 @@ ViT, CLIP, Swin) is a reshape and a permute of the input, and a 1x1 convolution 
 depthwise convolution (groups = channels, one filter each) has no contraction over channels: it
 is a multiply-add per tap on the SFU, in fp32, rounded once. Other grouped convolutions run one
 such matmul per group. Max and average pooling take the same taps and combine them with
-`ktir.maximum` / `ktir.add`; inference batch norm is a per-channel scale and shift computed in
-fp32 (from parameters, so `ktir.compile` folds them into constants).
+`ktir.maximum` / `ktir.add`. Batch norm is in `ktir.frontend.aten_norms`.
 
 Example: a 3x3 convolution, stride 1, padding 1, of x (1, 16, 8, 8) with w (32, 16, 3, 3) is nine
 slices of the padded (1, 16, 10, 10) input, a cat to (1, 144, 8, 8), a permute and reshape to
@@ -37,9 +36,8 @@ from xdsl.ir import SSAValue
 
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
-from ktir.frontend.aten import arg, f64_attr, i64_attr, make
-from ktir.frontend.aten import converts as _converts
-from ktir.frontend.aten_data import slice_value
+from ktir.frontend.aten import arg, converts, f64_attr, make
+from ktir.frontend.aten_data import cat_values, slice_value
 from ktir.frontend.emitter import Emitter, UnsupportedNode, int_list, node_type, tensor_type
 from ktir.ir.values import shape_of
 
@@ -187,20 +185,12 @@ def _dense_conv(
         columns = _patch_columns(e, x, kernel)
         return _matmul_conv(e, columns, e.reshape(weight, [w_shape[0], math.prod(w_shape[1:])]), out_shape)
     taps = _taps(e, _pad(e, x, padding, 0.0), kernel, stride, dilation, out_shape[2:])
-    stacked = taps[0] if len(taps) == 1 else _cat(e, taps, 1)
+    stacked = taps[0] if len(taps) == 1 else cat_values(e, taps, 1)
     columns = _channels_last_rows(e, stacked)
     # The weight's taps go first, its channels last, as the columns are ordered (tap, channel).
     rank = len(w_shape)
     tap_major = e.permute(weight, [0, *range(2, rank), 1])
     return _matmul_conv(e, columns, e.reshape(tap_major, [w_shape[0], math.prod(w_shape[1:])]), out_shape)
-
-
-def _cat(e: Emitter, values: list[SSAValue], dim: int) -> SSAValue:
-    shape = list(shape_of(values[0]))
-    shape[dim] = sum(shape_of(v)[dim] for v in values)
-    result_type = TensorType(tensor_type(values[0]).element_type, shape)
-    op = st.CatOp.build(operands=[values], properties={"dim": i64_attr(dim)}, result_types=[result_type])
-    return e.emit(op).results[0]
 
 
 def _depthwise(
@@ -235,7 +225,7 @@ def _depthwise(
 _Geometry = tuple[list[int], list[int], list[int], list[int]]
 
 
-@_converts(aten.convolution.default)
+@converts(aten.convolution.default)
 def _convolution(e: Emitter, node: torch.fx.Node) -> SSAValue:
     x, weight = e.value(node.args[0]), e.value(node.args[1])
     result_type = node_type(node)
@@ -277,7 +267,7 @@ def _grouped(
         part = slice_value(e, x, 1, g * per_in, (g + 1) * per_in, 1)
         filters = slice_value(e, weight, 0, g * per_out, (g + 1) * per_out, 1)
         outputs.append(_dense_conv(e, part, filters, geometry, [out_shape[0], per_out, *out_shape[2:]]))
-    return _cat(e, outputs, 1)
+    return cat_values(e, outputs, 1)
 
 
 #### Pooling ####
@@ -291,7 +281,7 @@ def _pool_geometry(node: torch.fx.Node, dims: int) -> _Geometry:
     return kernel, stride, padding, [1] * dims
 
 
-@_converts(aten.max_pool2d_with_indices.default, aten.max_pool2d.default)
+@converts(aten.max_pool2d_with_indices.default, aten.max_pool2d.default)
 def _max_pool(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
     x = e.value(node.args[0])
     dims = len(shape_of(x)) - 2
@@ -317,7 +307,7 @@ def _indices_used(node: torch.fx.Node) -> bool:
     return any(user.args[1] == 1 for user in node.users if user.target is operator.getitem)
 
 
-@_converts(aten.avg_pool2d.default)
+@converts(aten.avg_pool2d.default)
 def _avg_pool(e: Emitter, node: torch.fx.Node) -> SSAValue:
     x = e.value(node.args[0])
     dims = len(shape_of(x)) - 2
@@ -360,7 +350,7 @@ def _avg_pool(e: Emitter, node: torch.fx.Node) -> SSAValue:
     return e.convert(mean, element_type)
 
 
-@_converts(aten._adaptive_avg_pool2d.default, aten.adaptive_avg_pool2d.default)
+@converts(aten._adaptive_avg_pool2d.default, aten.adaptive_avg_pool2d.default)
 def _adaptive_avg_pool(e: Emitter, node: torch.fx.Node) -> SSAValue:
     x = e.value(node.args[0])
     if int_list(node.args[1]) != [1, 1]:
@@ -373,39 +363,3 @@ def _adaptive_avg_pool(e: Emitter, node: torch.fx.Node) -> SSAValue:
         result_types=[result_type],
     )
     return e.emit(op).results[0]
-
-
-#### Batch norm (inference) ####
-
-
-@_converts(aten._native_batch_norm_legit_no_training.default)
-def _batch_norm(e: Emitter, node: torch.fx.Node) -> list[SSAValue]:
-    """`(x - mean) / sqrt(var + eps) * weight + bias` per channel, in fp32: a scale and a shift."""
-    x = e.value(node.args[0])
-    weight, bias, mean, var = (
-        arg(node, i, name)
-        for i, name in ((1, "weight"), (2, "bias"), (3, "running_mean"), (4, "running_var"))
-    )
-    eps = float(node.args[6])
-    shape = list(shape_of(x))
-    channels = shape[1]
-    wide = Float32Type()
-    per_channel = [channels, *([1] * (len(shape) - 2))]
-
-    def channel(value: torch.fx.Node | None, default: float) -> SSAValue:
-        if value is None:
-            return e.scalar(default, wide)
-        return e.reshape(e.convert(e.value(value), wide), per_channel)
-
-    vector = TensorType(wide, per_channel)
-    spread = make(e, ew.AddOp, [channel(var, 1.0), e.scalar(eps, wide)], vector)
-    inverse = make(e, ew.RsqrtOp, [spread], vector)
-    scale = make(e, ew.MulOp, [inverse, channel(weight, 1.0)], vector)
-    shift = make(
-        e, ew.SubOp, [channel(bias, 0.0), make(e, ew.MulOp, [channel(mean, 0.0), scale], vector)], vector
-    )
-    wide_shape = TensorType(wide, shape)
-    scaled = make(e, ew.MulOp, [e.convert(x, wide), scale], wide_shape)
-    out = e.convert(make(e, ew.AddOp, [scaled, shift], wide_shape), tensor_type(x).element_type)
-    empty = e.emit(ew.FullOp(0.0, TensorType(wide, [0]))).results[0]
-    return [out, empty, empty]

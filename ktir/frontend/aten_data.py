@@ -167,7 +167,15 @@ def _cat(e: Emitter, node: torch.fx.Node) -> SSAValue:
     )
     if len(inputs) == 1:
         return inputs[0]
-    op = st.CatOp.build(operands=[inputs], properties={"dim": i64_attr(dim)}, result_types=[result_type])
+    return cat_values(e, inputs, dim)
+
+
+def cat_values(e: Emitter, values: list[SSAValue], dim: int) -> SSAValue:
+    """`ktir.cat` of `values` (one element type) along `dim`; the result's size there is their sum."""
+    shape = list(shape_of(values[0]))
+    shape[dim] = sum(shape_of(v)[dim] for v in values)
+    result_type = TensorType(st.tensor_of(values[0], "input").element_type, shape)
+    op = st.CatOp.build(operands=[values], properties={"dim": i64_attr(dim)}, result_types=[result_type])
     return e.emit(op).results[0]
 
 
@@ -187,8 +195,7 @@ def _slice_scatter(e: Emitter, node: torch.fx.Node) -> SSAValue:
         pieces.append(slice_value(e, source, dim, end, shape[dim], 1))
     if len(pieces) == 1:
         return make(e, st.CopyOp, [src], result_type)
-    op = st.CatOp.build(operands=[pieces], properties={"dim": i64_attr(dim)}, result_types=[result_type])
-    return e.emit(op).results[0]
+    return cat_values(e, pieces, dim)
 
 
 @converts(aten.repeat.default)

@@ -2,8 +2,10 @@
 ATen -> graph-level ktir converters for the normalizations that are compositions of ktir ops:
 group norm (a layer norm over each group's channels and positions, then the per-channel
 affine), the 2-norm of a vector (`linalg_vector_norm` with `ord = 2`: weight normalization in
-wav2vec2-style convolutions, ConvNeXt-V2's global response norm) and batch norm over the
-batch's own statistics (`_native_batch_norm_legit.no_stats`, BiT's weight standardization).
+wav2vec2-style convolutions, ConvNeXt-V2's global response norm), batch norm over the batch's
+own statistics (`_native_batch_norm_legit.no_stats`, BiT's weight standardization) and
+inference batch norm (a per-channel scale and shift from the running statistics, which
+`ktir.compile` folds into constants).
 Each computes in fp32 for f16/bf16 inputs and rounds once, as PyTorch's CPU kernels do.
 
 Example: group norm of (1, 32, 10) with 4 groups is a layer norm of the (1, 4, 80) reshape over
@@ -113,3 +115,35 @@ def _batch_norm_batch_statistics(e: Emitter, node: torch.fx.Node) -> list[SSAVal
     stats = [type_of_fake(f, "statistics") for f in node.meta["val"][1:]]
     empties = [e.emit(ew.FullOp(0.0, t)).results[0] for t in stats]
     return [out, *empties]
+
+
+#### Batch norm (inference) ####
+
+
+@converts(aten._native_batch_norm_legit_no_training.default)
+def _batch_norm(e: Emitter, node: torch.fx.Node) -> list[SSAValue]:
+    """`(x - mean) / sqrt(var + eps) * weight + bias` per channel, in fp32: a scale and a shift."""
+    x = e.value(node.args[0])
+    weight, bias, mean, var = (
+        arg(node, i, name)
+        for i, name in ((1, "weight"), (2, "bias"), (3, "running_mean"), (4, "running_var"))
+    )
+    eps = float(node.args[6])
+    shape = list(shape_of(x))
+    wide = Float32Type()
+    vector = TensorType(wide, [shape[1], *([1] * (len(shape) - 2))])
+
+    def channel(value: torch.fx.Node | None, default: float) -> SSAValue:
+        return _per_channel(e, value, len(shape), default)
+
+    spread = make(e, ew.AddOp, [channel(var, 1.0), e.scalar(eps, wide)], vector)
+    inverse = make(e, ew.RsqrtOp, [spread], vector)
+    scale = make(e, ew.MulOp, [inverse, channel(weight, 1.0)], vector)
+    shift = make(
+        e, ew.SubOp, [channel(bias, 0.0), make(e, ew.MulOp, [channel(mean, 0.0), scale], vector)], vector
+    )
+    wide_shape = TensorType(wide, shape)
+    scaled = make(e, ew.MulOp, [e.convert(x, wide), scale], wide_shape)
+    out = e.convert(make(e, ew.AddOp, [scaled, shift], wide_shape), tensor_type(x).element_type)
+    empty = e.emit(ew.FullOp(0.0, TensorType(wide, [0]))).results[0]
+    return [out, empty, empty]

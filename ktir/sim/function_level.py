@@ -123,7 +123,7 @@ class Line:
     ) -> KernelReport:
         """A line of an op the chip runs on the cores its division names, busy the whole time."""
         division = read_division(op) or {"rows": 1}
-        cores = max(1, min(next(iter(division.values())), self.target.cores))
+        cores = _cores(op, self.target)
         busy = np.zeros((cores, len(UNITS)))
         busy[:, UNITS.index(unit)] = cycles
         return KernelReport(

@@ -206,8 +206,6 @@ def status_of(stage: str, error: BaseException) -> Status:
         return "export-error"
     if stage == "import" and _UNSUPPORTED.search(str(error)):
         return "unsupported"
-    if isinstance(error, NotImplementedError):
-        return "unsupported"
     return "error"
 
 
