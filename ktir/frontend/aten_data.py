@@ -91,9 +91,11 @@ def _clone(e: Emitter, node: torch.fx.Node) -> SSAValue:
     source = e.convert(
         e.value(node.args[-1] if node.target == aten.copy.default else node.args[0]), result_type.element_type
     )
-    if shape_of(source) != tuple(result_type.get_shape()):
-        source = make(e, st.ExpandOp, [source], result_type)
-    return make(e, st.CopyOp, [source], result_type)
+    if shape_of(source) == tuple(result_type.get_shape()):
+        # Values are immutable and layouts are the compiler's choice: a clone (a `contiguous()`
+        # that copied on the tracing device) is the value itself, whatever strides it had.
+        return source
+    return make(e, st.CopyOp, [make(e, st.ExpandOp, [source], result_type)], result_type)
 
 
 @converts(aten.expand.default, aten.expand_as.default)
@@ -160,7 +162,8 @@ def _split(e: Emitter, node: torch.fx.Node) -> list[SSAValue]:
 def _cat(e: Emitter, node: torch.fx.Node) -> SSAValue:
     result_type = node_type(node)
     # Empty inputs add nothing (and torch.cat skips legacy empty (0,) tensors of any rank).
-    present = [t for t in node.args[0] if t not in e.empty]
+    # A lifted empty constant (a model on the meta device) is a placeholder, not a node e.empty holds.
+    present = [t for t in node.args[0] if t not in e.empty and not _empty_placeholder(t)]
     inputs = [e.convert(e.value(t), result_type.element_type) for t in present]
     dim = normalize_dim(
         node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0), len(result_type.shape)
@@ -168,6 +171,13 @@ def _cat(e: Emitter, node: torch.fx.Node) -> SSAValue:
     if len(inputs) == 1:
         return inputs[0]
     return cat_values(e, inputs, dim)
+
+
+def _empty_placeholder(node: torch.fx.Node) -> bool:
+    fake = node.meta.get("val")
+    return (
+        node.op == "placeholder" and isinstance(fake, torch.Tensor) and fake.numel() == 0 and fake.dim() > 0
+    )
 
 
 def cat_values(e: Emitter, values: list[SSAValue], dim: int) -> SSAValue:
