@@ -247,6 +247,11 @@ STATE_ARGS = (PARAMETER_ARG, BUFFER_ARG, CONSTANT_ARG)
 is its name in the state dict). State is packed into device memory once, before the first call,
 so its layout is the compiler's choice: layout propagation gives it the stick its consumers read."""
 
+UPDATED_BY_ARG = "ktir.updated_by"
+"""Argument attribute of a model's state that a call updates in place (a static KV cache): the
+value is the index of the function result holding its new value, which the program writes back
+to the argument's device memory after each call. The result must have the argument's type."""
+
 TIMED_FUNCTION_LEVEL_OPS = (
     GatherRowsOp,
     TakeAlongOp,

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import I64, Float64Type, FloatAttr, IntegerAttr, IntegerType, TensorType
+from xdsl.dialects.builtin import I64, Float64Type, FloatAttr, IntegerAttr, IntegerType, TensorType, UnitAttr
 from xdsl.ir import Attribute
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -160,41 +161,75 @@ class ScatterRowsOp(IRDLOperation):
     index tensor and `accumulate=False`): the inverse of `ktir.gather_rows`. Indices wrap from
     the end like gather's; when two name the same row, the later one wins.
     Example: dest `[0, 0, 0]`, indices `[2, 0]`, values `[5, 7]` give `[7, 0, 5]`.
+
+    With `dim d` the rows are slices along dim d (PyTorch's `index_copy(dest, d, indices,
+    values)`): `result[..., indices[i], ...] = values[..., i, ...]`, values shaped like dest
+    with `len(indices)` at dim d. Example: a static KV cache `[1, 8, 2048, 128]` takes one new
+    token's keys `[1, 8, 1, 128]` at `indices = [p]` along dim 2.
+
+    `in_place`: the result takes dest's device memory and only the named rows are written (a
+    KV cache updated where it lives); dest must have no other use and the same type, layout
+    included, as the result.
     """
 
     name = "ktir.scatter_rows"
     values = operand_def(TensorType)
     dest = operand_def(TensorType)
     indices = operand_def(TensorType)
+    dim = opt_prop_def(IntegerAttr[I64])
+    in_place = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure())
     assembly_format = (
-        "$values `into` $dest `[` $indices `]` attr-dict `:` type($values) `,` type($dest) `,` "
-        "type($indices) `->` type($result)"
+        "$values `into` $dest `[` $indices `]` (`dim` $dim^)? (`in_place` $in_place^)? attr-dict `:` "
+        "type($values) `,` type($dest) `,` type($indices) `->` type($result)"
     )
+
+    def scatter_dim(self) -> int:
+        """The dim whose slices are the rows (0 unless `dim` says otherwise)."""
+        return 0 if self.dim is None else self.dim.value.data
 
     def verify_(self) -> None:
         dest = checked_shape(self.dest, "dest")
         indices = checked_shape(self.indices, "indices")
         if not dest:
             raise VerifyException("dest must have at least one dim (its rows)")
+        dim = self.scatter_dim()
+        if not 0 <= dim < len(dest):
+            raise VerifyException(f"dim {dim} is out of range for dest of rank {len(dest)}")
         _require_integer(tensor_of(self.indices, "indices").element_type, "indices")
         if len(indices) != 1:
             raise VerifyException(f"indices must be one-dimensional, not rank {len(indices)}")
         element_type = tensor_of(self.dest, "dest").element_type
         values = checked_shape(self.values, "values")
-        if values != (*indices, *dest[1:]):
+        wanted = (*dest[:dim], *indices, *dest[dim + 1 :])
+        if values != wanted:
             raise VerifyException(
-                f"values shape {list(values)} must be one row of dest per index {[*indices, *dest[1:]]}"
+                f"values shape {list(values)} must be one row of dest per index {list(wanted)}"
             )
         if (value_type := tensor_of(self.values, "values").element_type) != element_type:
             raise VerifyException(f"values element type {value_type} must be {element_type} (dest's)")
         require_shape(self.result, dest, "dest's shape")
         require_element_type(self.result, element_type, "dest's")
+        if self.in_place is not None:
+            self._verify_in_place()
+
+    def _verify_in_place(self) -> None:
+        if not self.dest.has_one_use():
+            raise VerifyException("an in_place scatter's dest must have no other use (its memory is reused)")
+        if self.dest.type != self.result.type:
+            raise VerifyException(
+                f"an in_place scatter keeps dest's type and layout: {self.dest.type} vs {self.result.type}"
+            )
+
+    def rows_written(self) -> int:
+        """Slices written: one per index for each position of the dims before `dim`."""
+        dim = self.scatter_dim()
+        return math.prod(checked_shape(self.dest, "dest")[:dim]) * checked_shape(self.indices, "indices")[0]
 
     def parallel_extent(self) -> tuple[str, int]:
-        """What the cores may share: the rows it writes, one per index."""
-        return "rows", checked_shape(self.indices, "indices")[0]
+        """What the cores may share: the rows it writes."""
+        return "rows", self.rows_written()
 
 
 @irdl_op_definition

@@ -1,9 +1,12 @@
 """
 ktir: Kernel Tile IR for the IBM Spyre accelerator, built on xDSL.
 
-The layout algebra is in `ktir.layout`, the hardware description in `ktir.hardware.target`, the
-dialect in `ktir.dialects.ktir`, passes in `ktir.passes`, `ktir-opt` in `ktir.tools`, the
-PyTorch importer in `ktir.frontend.fx` and the NumPy reference executor in `ktir.reference`.
+`ktir.compile` and `ktir.estimate` compile a PyTorch model (the second times one call without
+values); `ktir.generate` and `ktir.estimate_llm` run and estimate language models with a KV
+cache (`ktir.llm`). The layout algebra is in `ktir.layout`, the hardware description in
+`ktir.hardware.target`, the dialect in `ktir.dialects.ktir`, passes in `ktir.passes`,
+`ktir-opt` in `ktir.tools`, the PyTorch importer in `ktir.frontend.fx` and the NumPy reference
+executor in `ktir.reference`.
 """
 
 from typing import Any
@@ -11,7 +14,18 @@ from typing import Any
 from ktir.layout.spyre import SpyreTensorLayout
 from ktir.layout.transfer import to_device, to_host
 
-__all__ = ["SpyreTensorLayout", "compile", "import_fx", "load", "run_pipeline", "to_device", "to_host"]
+__all__ = [
+    "SpyreTensorLayout",
+    "compile",
+    "estimate",
+    "estimate_llm",
+    "generate",
+    "import_fx",
+    "load",
+    "run_pipeline",
+    "to_device",
+    "to_host",
+]
 __version__ = "0.1.0"
 
 
@@ -24,6 +38,27 @@ def import_fx(model_or_fn: Any, example_args: Any, example_kwargs: Any = None) -
     from ktir.frontend.fx import import_fx as _import_fx
 
     return _import_fx(model_or_fn, example_args, example_kwargs)
+
+
+def estimate(model_or_fn: Any, example_args: Any, example_kwargs: Any = None, **options: Any) -> Any:
+    """The cycle report of one call without computing values; see `ktir.compile.estimate`."""
+    from ktir.compile import estimate as _estimate
+
+    return _estimate(model_or_fn, example_args, example_kwargs, **options)
+
+
+def estimate_llm(model_or_config: Any, **options: Any) -> Any:
+    """Time to first token and per-token decode time of a causal LM; see `ktir.llm.estimate`."""
+    from ktir.llm.estimate import estimate_llm as _estimate_llm
+
+    return _estimate_llm(model_or_config, **options)
+
+
+def generate(model: Any, input_ids: Any, max_new_tokens: int, **options: Any) -> Any:
+    """Greedy generation with a static KV cache on the simulator; see `ktir.llm.generate`."""
+    from ktir.llm.generate import generate as _generate
+
+    return _generate(model, input_ids, max_new_tokens, **options)
 
 
 def load(directory: Any) -> Any:

@@ -28,13 +28,18 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.transforms import get_all_passes as get_xdsl_passes
 from xdsl.utils.exceptions import ArgSpecParseError
 
+from ktir.cores.executor import tensor_layout, to_device, to_host
 from ktir.hardware.target import SPYRE, Target, load_target
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, verify_module
+from ktir.ir.state import updated_arguments
+from ktir.ir.values import is_tensor
 from ktir.passes import get_all_passes
 from ktir.passes.compile import expand_stages
 from ktir.progress import StageProgress
-from ktir.sim import Report, pack_arguments, simulate
+from ktir.reference.executor import entry_function
+from ktir.sim import Report, SimResult, pack_arguments, simulate
+from ktir.sim import estimate as estimate_module
 
 XDSL_PASSES = ("canonicalize", "cse", "dce", "arith-add-fastmath", "convert-linalg-to-loops")
 """General-purpose xDSL passes available in ktir pipelines."""
@@ -205,6 +210,20 @@ class Program:
         assert self._resident is not None
         save(self.module, self.imported, self.target, self._resident, directory)
 
+    def estimate(self) -> Report:
+        """
+        The report a call would give, without values (`ktir.sim.estimate`): the same cycles,
+        and, like the first call, the one-time load of the state (unless it is resident). The
+        state may be on PyTorch's `meta` device. Does not change `report`.
+        """
+        load_bytes = self.state_device_bytes() if self._resident is None else 0.0
+        return estimate_module(self.module, target=self.target, load_bytes=load_bytes)
+
+    def state_device_bytes(self) -> float:
+        """Bytes of the model's state (parameters, buffers, constants) in their device layouts."""
+        args = entry_function(self.module, None).body.block.args[self.imported.user_input_count :]
+        return float(sum(tensor_layout(a.type)[0].device_bytes for a in args if is_tensor(a)))
+
     def __call__(self, *args: Any) -> Any:
         self.load()
         result = simulate(
@@ -216,7 +235,41 @@ class Program:
         )
         self._pending_load_bytes = 0.0
         self._report = result.report
+        self._write_back(result)
         return self.imported.restore(result.outputs)
+
+    def hand_state_to(self, other: Program) -> None:
+        """
+        Give `other` (compiled from the same model) this program's device copy of the state
+        both update in place, a KV cache: one device memory, two programs. Loads both first.
+        Raises `ValueError` if `other` lays that state out differently.
+        """
+        self.load()
+        other.load()
+        assert self._resident is not None and other._resident is not None
+        ours, theirs = entry_function(self.module, None), entry_function(other.module, None)
+        positions = {name: i for i, name in enumerate(other.imported.input_names)}
+        for index in updated_arguments(ours):
+            name = self.imported.input_names[index]
+            if (position := positions.get(name)) is None:
+                continue
+            mine, its = ours.body.block.args[index].type, theirs.body.block.args[position].type
+            if mine != its:
+                raise ValueError(f"state '{name}' has another layout in the other program: {mine} vs {its}")
+            other._resident[position] = self._resident[index]
+
+    def _write_back(self, result: SimResult) -> None:
+        """State updated in place (a KV cache) keeps its new value in device memory."""
+        assert self._resident is not None
+        function = entry_function(self.module, None)
+        returned = function.body.block.last_op
+        assert returned is not None
+        for arg_index, result_index in updated_arguments(function).items():
+            argument, value = function.body.block.args[arg_index], returned.operands[result_index]
+            device = result.device_outputs[result_index]
+            if argument.type != value.type:  # another layout: only the scalars a cache counts with
+                device = to_device(to_host(device, value.type), argument.type)
+            self._resident[arg_index] = device
 
 
 def compile(
@@ -265,6 +318,33 @@ def compile(
             fold_constants(imported)
         run_pipeline(imported.module, spec, target=target, progress=progress)
     return Program(imported.module, imported, load_target(str(target or "")))
+
+
+def estimate(
+    model_or_fn: Any,
+    example_args: Any,
+    example_kwargs: Any = None,
+    *,
+    cores: int | None = None,
+    policy: str = "dataflow",
+    target: str | Path | None = None,
+    fuse: bool = True,
+    quiet: bool = True,
+) -> Report:
+    """
+    Compile like `compile` and return the report of one call without computing values
+    (`Program.estimate`): the same cycles as running it. The model and the example arguments
+    may live on PyTorch's `meta` device, so no weights need to be allocated; what is computed
+    from meta state at compile time stays state (never a constant splat).
+
+    ```python
+    with torch.device("meta"):
+        model = transformers.LlamaForCausalLM(config)
+    report = ktir.estimate(model, (torch.zeros(1, 512, dtype=torch.long, device="meta"),))
+    ```
+    """
+    options = {"cores": cores, "policy": policy, "target": target, "fuse": fuse, "quiet": quiet}
+    return compile(model_or_fn, example_args, example_kwargs, **options).estimate()
 
 
 def torch_backend(graph_module: Any, example_inputs: list[Any]) -> Callable[..., Any]:

@@ -5,6 +5,7 @@
 ktir-run model.mlir --random                     # graph-level IR goes through ktir-compile first
 ktir-run kernels.mlir --inputs x.npz -o out.npz  # core-level IR runs as is
 ktir-run model.mlir --random --trace t.json --png t.png --cores 16
+ktir-run model.mlir --timing-only --json report.json   # the same cycles, no values computed
 ```
 
 Inputs come from an `.npz` (keys are argument names, as `ktir.name` or SSA names give them,
@@ -13,7 +14,9 @@ Errors (bad IR, a pipeline or simulation error, bad inputs) are one located mess
 stderr and exit code 1; a bad command line exits with 2; nothing is written on failure (every
 output path is checked first, and `-o`, `--trace` and `--png` are written all or none). Inputs
 whose arrays and device copies exceed the memory available are refused before allocation;
-random inputs are drawn in each argument's own dtype.
+random inputs are drawn in each argument's own dtype. `--timing-only` takes no inputs and
+computes no values: it prints the report `ktir.sim.estimate` gives (the same cycles as a run on
+values; what it assumed where time depends on values is listed under the report).
 """
 
 from __future__ import annotations
@@ -55,7 +58,16 @@ from ktir.passes.compile import expand_stages
 from ktir.progress import StageProgress
 from ktir.reference.executor import argument_names, entry_function
 from ktir.reference.ops import ExecutionError, numpy_dtype
-from ktir.sim import SimResult, SimulationError, simulate, write_png, write_roofline_png, write_trace
+from ktir.sim import (
+    Report,
+    SimResult,
+    SimulationError,
+    estimate,
+    simulate,
+    write_png,
+    write_roofline_png,
+    write_trace,
+)
 from ktir.tools.output_files import OutputError, Writer, check_writable, repeated_output, write_all
 
 GIB = 1024**3
@@ -83,6 +95,11 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         help="arrays for the arguments they name (ktir-import --weights); the rest from --inputs or --random",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of --random (default 0)")
+    parser.add_argument(
+        "--timing-only",
+        action="store_true",
+        help="the cycle report without values: no inputs, no outputs, the same cycles (ktir.sim.estimate)",
+    )
     parser.add_argument("--func-name", help="the function to run (default: the only one)")
     parser.add_argument(
         "--cores", type=int, default=None, help="cores for graph-level IR (default: all of the target's)"
@@ -129,6 +146,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         raise UsageError(f"argument --top: must be 0 (all) or positive, not {args.top}")
     if args.seed < 0:
         raise UsageError(f"argument --seed: must be non-negative, not {args.seed}")
+    if args.timing_only and (given := _value_options(args)):
+        raise UsageError(f"argument --timing-only: computes no values, so it takes no {' or '.join(given)}")
     if (twice := repeated_output(_output_paths(args))) is not None:
         raise UsageError(f"'{twice}' is named by two output options; give each output its own file")
     return args
@@ -327,6 +346,13 @@ def _outputs_table(module: ModuleOp, result: SimResult, func_name: str | None) -
     return table
 
 
+def _value_options(args: argparse.Namespace) -> list[str]:
+    """The options given that need values (inputs or outputs)."""
+    given = {"--inputs": args.inputs, "--weights": args.weights, "--random": args.random}
+    given["-o"] = args.output_file
+    return [name for name, value in given.items() if value]
+
+
 def _output_paths(args: argparse.Namespace) -> list[str]:
     return [p for p in (_npz_path(args.output_file), args.trace, args.png, args.roofline_png, args.json) if p]
 
@@ -338,27 +364,27 @@ def _npz_path(path: str | None) -> str | None:
     return f"{path}.npz"
 
 
-def _write_outputs(args: argparse.Namespace, result: SimResult) -> None:
+def _write_outputs(args: argparse.Namespace, report: Report, outputs: list[np.ndarray]) -> None:
     """Every requested file, all or none (`write_all`)."""
-    arrays = {f"out{i}": o for i, o in enumerate(result.outputs)}
+    arrays = {f"out{i}": o for i, o in enumerate(outputs)}
 
     def npz(path: str) -> None:
         with open(path, "wb") as f:
             np.savez(f, **arrays)
 
-    outputs: list[tuple[str, Writer]] = []
+    files: list[tuple[str, Writer]] = []
     if (path := _npz_path(args.output_file)) is not None:
-        outputs.append((path, npz))
+        files.append((path, npz))
     if args.trace:
-        outputs.append((args.trace, lambda path: write_trace(result.report, path)))
+        files.append((args.trace, lambda path: write_trace(report, path)))
     if args.png:
-        outputs.append((args.png, lambda path: write_png(result.report, path)))
+        files.append((args.png, lambda path: write_png(report, path)))
     if args.roofline_png:
-        outputs.append((args.roofline_png, lambda path: write_roofline_png(result.report, path)))
+        files.append((args.roofline_png, lambda path: write_roofline_png(report, path)))
     if args.json:
-        text = result.report.to_json()
-        outputs.append((args.json, lambda path: Path(path).write_text(text + "\n", encoding="utf-8")))
-    write_all(outputs)
+        text = report.to_json()
+        files.append((args.json, lambda path: Path(path).write_text(text + "\n", encoding="utf-8")))
+    write_all(files)
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -368,14 +394,19 @@ def run(argv: Sequence[str] | None = None) -> int:
         check_writable(path)
     filename, text = _read(args.input_file)
     module = _load_module(filename, text, args)
-    inputs = _inputs(module, args)
-    result = _simulate(module, inputs, args.func_name, args.chip, args.quiet)
     # The terminal's width, or 80 columns when piped (rich's default; `COLUMNS` overrides it):
     # the report's tables keep the columns that fit (`ktir.sim.tables`).
     console = Console()
+    if args.timing_only:
+        report = estimate(module, target=args.chip, func_name=args.func_name)
+        report.print(console, limit=args.top or None, order=args.order)
+        _write_outputs(args, report, [])
+        return 0
+    inputs = _inputs(module, args)
+    result = _simulate(module, inputs, args.func_name, args.chip, args.quiet)
     console.print(_outputs_table(module, result, args.func_name))
     result.report.print(console, limit=args.top or None, order=args.order)
-    _write_outputs(args, result)
+    _write_outputs(args, result.report, result.outputs)
     return 0
 
 

@@ -86,6 +86,20 @@ def _index_put(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
     return e.emit(op).results[0]
 
 
+@converts(aten.index_copy.default)
+def _index_copy(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    # index_copy(dest, dim, index, source): slices of dest along dim replaced (a static KV cache's
+    # update); index is one-dimensional.
+    dest = e.value(node.args[0])
+    dim = normalize_dim(node.args[1], len(shape_of(dest)))
+    values = e.convert(e.value(node.args[3]), tensor_type(dest).element_type)
+    props = {"dim": i64_attr(dim)} if dim else {}
+    op = routing.ScatterRowsOp.build(
+        operands=[values, dest, e.value(node.args[2])], properties=props, result_types=[node_type(node)]
+    )
+    return e.emit(op).results[0]
+
+
 @converts_named("transformers.grouped_mm_fallback.default", "transformers.grouped_mm.default")
 def _grouped_mm(e: Emitter, node: torch.fx.Node) -> SSAValue:
     x, weights, offsets = (e.value(a) for a in node.args[:3])

@@ -14,6 +14,10 @@ Layout propagation then gives the constant the layout its consumers read, and th
 it once with the parameters. Matmuls that read one input through weights from state are merged
 first (`ktir.frontend.shared_input`): their concatenated weight is one such constant.
 
+State on PyTorch's `meta` device (a model built for `ktir.estimate` without its weights) has no
+values: what is computed from it is folded all the same, by result type alone, into state on the
+`meta` device; it is never a `ktir.full` or an absorbed causal mask, which need values.
+
 Views of state that compute nothing (a weight's transpose for `linear`) are left in place: the
 parameter itself takes the layout that makes them free, and folding them would only copy it.
 
@@ -29,6 +33,7 @@ from collections.abc import Callable
 from typing import cast
 
 import numpy as np
+import torch
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr, TensorType, i64
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -39,9 +44,9 @@ from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import CONSTANT_ARG
 from ktir.frontend.fx import FxImport
 from ktir.frontend.shared_input import merge_shared_input_matmuls
-from ktir.ir.values import functions_of, is_tensor, position_in_block
+from ktir.ir.values import functions_of, is_tensor, position_in_block, shape_of
 from ktir.reference.executor import execute_op
-from ktir.reference.ops import ExecutionError
+from ktir.reference.ops import ExecutionError, numpy_dtype
 
 _VIEWS = (st.PermuteOp, st.ReshapeOp, st.ExpandOp, st.SliceOp)
 """Ops that only re-index their input: folded only as part of a chain that computes."""
@@ -54,9 +59,10 @@ class _Values:
         self.thunks: dict[SSAValue, Callable[[], np.ndarray]] = {}
         self.arrays: dict[SSAValue, np.ndarray] = {}
         self.computed: set[SSAValue] = set()
+        self.unknown: set[SSAValue] = set()  # from state on the meta device: shapes, no values
 
     def __contains__(self, value: SSAValue) -> bool:
-        return value in self.arrays or value in self.thunks
+        return value in self.arrays or value in self.thunks or value in self.unknown
 
     def get(self, value: SSAValue) -> np.ndarray:
         if value not in self.arrays:
@@ -68,6 +74,11 @@ class _Values:
         if not all(v in self for v in op.operands) or isinstance(op, func.ReturnOp) or op.regions:
             return False
         computes = not isinstance(op, _VIEWS) or any(v in self.computed for v in op.operands)
+        if any(v in self.unknown for v in op.operands):  # folded by its result types
+            self.unknown.update(op.results)
+            if computes:
+                self.computed.update(op.results)
+            return True
         if not computes:  # a view of state: evaluated only if a folded op reads it
             self.thunks[op.results[0]] = lambda: execute_op(op, [self.get(v) for v in op.operands])[0]
             return True
@@ -86,8 +97,11 @@ def fold_constants(imported: FxImport) -> int:
     function = functions_of(imported.module)[0]
     block = function.body.block
     values = _Values()
-    state = imported.state_arrays()
+    state = imported.state_arrays(skip_meta=True)
     values.arrays.update((block.args[index], array) for index, array in state.items())
+    values.unknown.update(
+        a for i, a in enumerate(block.args) if i >= imported.user_input_count and i not in state
+    )
     folded = [op for op in list(block.ops) if op.results and values.evaluate(op)]
     folded_set = set(folded)
     frontier = [
@@ -97,6 +111,9 @@ def fold_constants(imported: FxImport) -> int:
         if v in values.computed and is_tensor(v) and any(u.operation not in folded_set for u in v.uses)
     ]
     for value in frontier:
+        if value in values.unknown:
+            _to_argument(imported, function, value, meta_tensor(value))
+            continue
         array = values.get(value)
         if _absorb_causal_mask(value, array):
             continue
@@ -140,6 +157,14 @@ def causal_offset(mask: np.ndarray) -> int | None:
         offset = keys - 1 if counts[0] == keys else -rows
     expected = np.arange(keys)[None, :] <= np.arange(rows)[:, None] + offset
     return offset if bool(np.all(planes == expected)) else None
+
+
+def meta_tensor(value: SSAValue) -> torch.Tensor:
+    """A `meta` tensor of `value`'s shape and element type."""
+    dtype = torch.from_numpy(
+        np.empty(0, numpy_dtype(cast(TensorType[Attribute], value.type).element_type))
+    ).dtype
+    return torch.empty(shape_of(value.type), dtype=dtype, device="meta")
 
 
 def _absorb_causal_mask(value: SSAValue, array: np.ndarray) -> bool:
@@ -195,7 +220,9 @@ def _to_full(value: SSAValue, splat: float | int) -> None:
     value.replace_all_uses_with(full.results[0])
 
 
-def _to_argument(imported: FxImport, function: func.FuncOp, value: SSAValue, array: np.ndarray) -> None:
+def _to_argument(
+    imported: FxImport, function: func.FuncOp, value: SSAValue, array: np.ndarray | torch.Tensor
+) -> None:
     """Replace `value` by a new `ktir.constant` argument holding `array`."""
     block = function.body.block
     hint = value.name_hint or "constant"

@@ -54,6 +54,7 @@ from ktir.frontend.emitter import (
     type_of_fake,
 )
 from ktir.frontend.outputs import OutputSlot, OutputTree, exported_tree, flatten_output, unflatten_output
+from ktir.frontend.updates import mark_updates, split_outputs
 from ktir.ir.diagnostics import Diagnostic, DiagnosticError, Location, Severity, verify_module
 from ktir.reference.ops import to_numpy
 
@@ -65,9 +66,11 @@ KEPT_WHOLE = (
     torch.ops.aten.silu.default,
     torch.ops.aten.softmax.int,
     torch.ops.aten.scaled_dot_product_attention.default,
+    torch.ops.aten.index_copy.default,
 )
 """Ops the core-ATen decomposition keeps whole: they map to named ktir ops (or, for linear, to
-the reference's transpose + matmul + add) so lowering sees the real computation."""
+the reference's transpose + matmul + add) so lowering sees the real computation; index_copy (a
+static KV cache's update) stays one `ktir.scatter_rows` that can write in place."""
 
 _KIND_ATTRIBUTE = {
     InputKind.PARAMETER: PARAMETER_ARG,
@@ -108,11 +111,18 @@ class FxImport:
         values = [*user_args, *(self.state[name] for name in names)]
         return [_to_numpy(v) for v in values]
 
-    def state_arrays(self) -> dict[int, np.ndarray]:
-        """The stored state (parameters, buffers, constants) as arrays, by argument index."""
+    def state_arrays(self, skip_meta: bool = False) -> dict[int, np.ndarray]:
+        """
+        The stored state (parameters, buffers, constants) as arrays, by argument index; with
+        `skip_meta`, tensors on PyTorch's `meta` device (no values) are left out.
+        """
         first = self.user_input_count
         names = self.input_names[first:]
-        return {first + i: _to_numpy(self.state[name]) for i, name in enumerate(names)}
+        return {
+            first + i: _to_numpy(self.state[name])
+            for i, name in enumerate(names)
+            if not (skip_meta and is_meta(self.state[name]))
+        }
 
     def restore(self, results: Sequence[np.ndarray]) -> Any:
         """
@@ -126,8 +136,13 @@ class FxImport:
         return unflatten_output(self.output_tree, tensors)
 
 
+def is_meta(value: Any) -> bool:
+    """Whether `value` is a tensor on PyTorch's `meta` device: a shape and dtype, no values."""
+    return isinstance(value, torch.Tensor) and value.device.type == "meta"
+
+
 def _to_numpy(value: Any) -> np.ndarray:
-    if isinstance(value, torch.Tensor) and value.device.type == "meta":
+    if is_meta(value):
         raise ValueError("a meta tensor has no values: import a model with real weights to run it")
     return to_numpy(value)
 
@@ -359,12 +374,15 @@ _SYMBOLIC_SHAPE_OPS = frozenset(
 
 
 def _check_mutations(program: ExportedProgram) -> list[Diagnostic]:
-    """In-place updates of buffers or inputs: graph-level ktir is functional, so they are errors."""
+    """
+    In-place updates of inputs are errors (graph-level ktir is functional); a buffer's update is
+    a result the program writes back (`ktir.frontend.updates`).
+    """
     nodes = {n.name: n for n in program.graph.nodes}
     output = next(n for n in program.graph.nodes if n.op == "output")
     found = []
     for spec in program.graph_signature.output_specs:
-        if spec.kind == OutputKind.USER_OUTPUT:
+        if spec.kind in (OutputKind.USER_OUTPUT, OutputKind.BUFFER_MUTATION):
             continue
         name = getattr(spec.arg, "name", "")
         what = {OutputKind.BUFFER_MUTATION: "buffer", OutputKind.USER_INPUT_MUTATION: "input"}.get(
@@ -409,11 +427,13 @@ def import_exported(
         emitter.values[argument.node] = block_arg
     walked = _walk(emitter, program)
 
-    block.add_op(func.ReturnOp(*walked.outputs))
+    results = [*walked.outputs, *(value for value, _ in walked.updates)]
+    block.add_op(func.ReturnOp(*results))
     function = func.FuncOp(
-        func_name, ([a.type for a in block.args], [v.type for v in walked.outputs]), Region(block)
+        func_name, ([a.type for a in block.args], [v.type for v in results]), Region(block)
     )
     function.arg_attrs = _arg_attrs(arguments)
+    mark_updates(function, [a.name for a in arguments], walked.updates, len(walked.outputs))
     # A converter may read past ops it made redundant (the copies of `repeat_kv` that
     # `ktir.attention` reads around); those are now unused and pure.
     region_dce(function.body)
@@ -447,6 +467,8 @@ class _Walked:
     outputs: list[SSAValue] = field(default_factory=list)
     slots: list[OutputSlot] = field(default_factory=list)
     node_count: int = 0
+    updates: list[tuple[SSAValue, str]] = field(default_factory=list)
+    """Each updated buffer's new value and the buffer's argument name (`ktir.frontend.updates`)."""
 
 
 def _walk(emitter: Emitter, program: ExportedProgram) -> _Walked:
@@ -456,7 +478,9 @@ def _walk(emitter: Emitter, program: ExportedProgram) -> _Walked:
     for node in program.graph.nodes:
         if node.op == "output":
             if not errors:  # a failed node already explains a missing output value
-                walked.outputs, walked.slots = _outputs(emitter, node, errors)
+                user, updates = split_outputs(program, node)
+                walked.outputs, walked.slots = _outputs(emitter, user, node, errors)
+                walked.updates = [(emitter.value(item), name) for item, name in updates]
             continue
         if node.op != "call_function" or node.target in aten_data.IGNORED:
             continue
@@ -490,12 +514,15 @@ def _convert(emitter: Emitter, node: torch.fx.Node) -> None:
 
 
 def _outputs(
-    emitter: Emitter, node: torch.fx.Node, errors: list[Diagnostic]
+    emitter: Emitter, items: list[Any], node: torch.fx.Node, errors: list[Diagnostic]
 ) -> tuple[list[SSAValue], list[OutputSlot]]:
-    """The function's results and one slot per tensor the graph returns (constants are skipped)."""
+    """
+    The function's results and one slot per tensor the graph returns (`items`, the user
+    outputs of the output `node`; constants are skipped).
+    """
     values: list[SSAValue] = []
     slots: list[OutputSlot] = []
-    for item in torch.utils._pytree.tree_leaves(node.args[0]):
+    for item in torch.utils._pytree.tree_leaves(items):
         if not isinstance(item, torch.fx.Node):
             continue  # None and numbers are constants of the output tree, not results
         fake = item.meta.get("val")

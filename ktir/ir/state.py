@@ -13,9 +13,11 @@ read_lx_placement(op)  # (4096, 8192)
 
 from __future__ import annotations
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, i64
 from xdsl.ir import Operation
 
+from ktir.dialects.ktir import UPDATED_BY_ARG
 from ktir.dialects.ktir_core import (
     LX_ADDRESS_ATTR,
     LX_BYTES_ATTR,
@@ -82,3 +84,16 @@ __all__ = [
     "set_division",
     "set_lx_placement",
 ]
+
+
+def updated_arguments(function: func.FuncOp) -> dict[int, int]:
+    """
+    Argument index -> index of the result holding its new value, for the model state a call
+    updates in place (`ktir.updated_by`, `ktir.dialects.ktir.UPDATED_BY_ARG`).
+    """
+    found = {}
+    attributes = function.arg_attrs.data if function.arg_attrs is not None else ()
+    for index, entry in enumerate(attributes):
+        if isinstance(result := entry.data.get(UPDATED_BY_ARG), IntegerAttr):
+            found[index] = result.value.data
+    return found

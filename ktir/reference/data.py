@@ -88,8 +88,10 @@ def _histc(op: routing.HistcOp, args: list[np.ndarray]) -> list[np.ndarray]:
 @implements(routing.ScatterRowsOp)
 def _scatter_rows(op: routing.ScatterRowsOp, args: list[np.ndarray]) -> list[np.ndarray]:
     values, dest, indices = args
+    dim = op.scatter_dim()
     result = dest.copy()
-    result[checked_rows(indices, dest.shape[0])] = values  # NumPy keeps the last of repeated rows
+    rows = (slice(None),) * dim + (checked_rows(indices, dest.shape[dim]),)
+    result[rows] = values  # NumPy keeps the last of repeated rows
     return [result]
 
 

@@ -53,6 +53,26 @@ def _element_type(value: SSAValue) -> Attribute:
     return cast(MemRefType[Attribute] | TensorType[Attribute], value.type).element_type
 
 
+def shaped_matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """A matmul's result shape (zeros): what a timing-only run needs of a fused matmul."""
+    batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    return np.zeros((*batch, x.shape[-2], y.shape[-1]), np.float32)
+
+
+class DeviceShape:
+    """A device tensor without its data (timing-only runs): its device shape and dtype."""
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype) -> None:
+        self.shape = shape
+        self.dtype = dtype
+
+    @staticmethod
+    def of(value_type: Attribute) -> DeviceShape:
+        """The device tensor of a tensor type, in its layout."""
+        layout, _, dtype = tensor_layout(value_type)
+        return DeviceShape(tuple(layout.device_size), np.dtype(dtype))
+
+
 CONVERTED_BYTES = 16 * 1024 * 1024
 """Budget of fp32 matmul operand tiles a kernel keeps for the chunks that read them again."""
 
@@ -69,8 +89,11 @@ class SimKernel(KernelInterpreter):
         start: float,
         target: Target,
         window: PrefetchWindow | None = None,
+        values: bool = True,
     ) -> None:
         super().__init__(op, {})
+        # False: timing only (`ktir.sim.estimate`): every check and charge, no NumPy data.
+        self.values = values
         self.index = index
         self.name = name
         self.scratchpad = scratchpad
@@ -92,15 +115,25 @@ class SimKernel(KernelInterpreter):
         self.flops = 0.0
         self.matmul_flops = 0.0
         self.fused_trace: Trace = []
+        self.fused_shapes: dict[tuple[Operation, tuple[tuple[int, ...], ...]], Trace] = {}
 
     # -- the run ------------------------------------------------------------------------------
 
-    def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        """Run the region; returns the output device buffers."""
+    def run(self, inputs: list[Any]) -> list[Any]:
+        """
+        Run the region; returns the output device buffers (without values: `DeviceShape`s,
+        and `inputs` may be `DeviceShape`s too).
+        """
         for result, arg in zip(self.op.outputs, self.args[len(inputs) :], strict=True):
             self.owners[arg] = WriteOwners(tuple(tensor_layout(result.type)[0].device_size))
         try:
-            return super().run(inputs)
+            if self.values:
+                return super().run(inputs)
+            outputs = [DeviceShape.of(t) for t in self.op.outputs.types]
+            for arg, buffer in zip(self.args, [*inputs, *outputs], strict=True):
+                self.env[arg] = buffer
+            self._block(self.op.body.block)
+            return outputs
         finally:
             self.scratchpad.end_kernel()
 
@@ -203,11 +236,12 @@ class SimKernel(KernelInterpreter):
         slot = int(self.env[op.slot])
         buffer = self.buffers[op.buffer]
         buffer.pending.pop(slot, None)
-        buffer.data[:, slot] = 0
+        if self.values:
+            buffer.data[:, slot] = 0
         buffer.written[:, slot] = True
         self._restart_online(op.buffer, slot)
-        elements = math.prod(buffer.data.shape[2:])
-        cycles = np.full(self.cores, cost_model.fill_cycles(elements * buffer.data.itemsize, self.target))
+        elements = math.prod(buffer.shape[2:])
+        cycles = np.full(self.cores, cost_model.fill_cycles(elements * buffer.dtype.itemsize, self.target))
         self.timeline.issue("sfu", [], [(op.buffer, slot)], cycles, "fill")
 
     def _dma(self, op: core.DmaLoadOp | core.DmaStoreOp) -> None:
@@ -232,11 +266,40 @@ class SimKernel(KernelInterpreter):
         if not load:
             check_written(staging, slot, active, where)
         element = _element_type(memory_value)
-        if load and not resident:
+        if not self.values:  # the write check still runs: two cores storing the same bytes
+            for c in () if load or resident else active:
+                box = tuple(slice(int(s), int(s) + e) for s, e in zip(first[c], extent, strict=True))
+                self.owners[memory_value].stamp(int(c), box, where)
+        elif load and not resident:
             staging.defer(slot, memory, first, extent)
-        elif not load:
+        else:
+            self._move(op, memory, staging, slot, first, extent, active, where)
+        if load:
+            staging.written[active, slot] = True
+        elif resident:
+            self.buffers[memory_value].written[active, 0] = True
+        itemsize = device_dtype_of_element(element).element_bytes
+        self._charge_dma(op, first, extent, itemsize, active, resident, (lx_value, slot), load)
+
+    def _move(
+        self,
+        op: core.DmaLoadOp | core.DmaStoreOp,
+        memory: np.ndarray,
+        staging: LxBuffer,
+        slot: int,
+        first: np.ndarray,
+        extent: tuple[int, ...],
+        active: np.ndarray,
+        where: str,
+    ) -> None:
+        """The bytes of a store, or of a load from a resident buffer, copied for every core."""
+        load = isinstance(op, core.DmaLoadOp)
+        memory_value = op.source if load else op.target
+        resident = isinstance(memory_value.type, MemRefType)
+        element = _element_type(memory_value)
+        if not load:
             staging.slot(slot)
-        for c in active if resident or not load else ():
+        for c in active:
             box = tuple(slice(int(s), int(s) + e) for s, e in zip(first[c], extent, strict=True))
             if load:
                 staging.data[c, slot] = memory[c, 0][box]
@@ -245,12 +308,6 @@ class SimKernel(KernelInterpreter):
             else:
                 self.owners[memory_value].stamp(int(c), box, where)
                 memory[box] = store(staging.data[c, slot], element)
-        if load:
-            staging.written[active, slot] = True
-        elif resident:
-            self.buffers[memory_value].written[active, 0] = True
-        itemsize = device_dtype_of_element(element).element_bytes
-        self._charge_dma(op, first, extent, itemsize, active, resident, (lx_value, slot), load)
 
     def _charge_dma(
         self,
@@ -344,7 +401,10 @@ class SimKernel(KernelInterpreter):
             check_written(self.buffers[op.outs[0]], out_slot, self.all_cores, where)
         maps = [self._tiles_of(t, chunk) for t in tiles]
         self.buffers[op.outs[0]].pending.pop(out_slot, None)  # the compute overwrites the slot
-        if not self._compute_fast(payload, op, tiles, maps, chunk, slot, out_slot, accumulate):
+        if not self.values:
+            if isinstance(payload, st.FusedOp):
+                self.fused_trace = self._fused_shapes(payload, op, tiles, maps, chunk)
+        elif not self._compute_fast(payload, op, tiles, maps, chunk, slot, out_slot, accumulate):
             for value in op.ins:  # the executor's per-core path reads the LX arrays
                 self.buffers[value].slot(self._slot_of(value, slot))
             for value in [*op.ins, *op.outs]:
@@ -408,6 +468,38 @@ class SimKernel(KernelInterpreter):
             stacked = np.stack([np.asarray(r) for r in results])
         host_maps[-1].to_device(stacked, out)
         return True
+
+    def _fused_shapes(
+        self,
+        payload: st.FusedOp,
+        op: core.ComputeOp,
+        tiles: list[int],
+        maps: list[HostTiles | None],
+        chunk: int,
+    ) -> Trace:
+        """
+        The tile shapes the first core's fused ops see, as running them would record: the
+        same host boxes as the fast path (the tiles' maps) or the per-core path (placements),
+        zeros for values, and the matmuls only shaped. Cached by the tiles' shapes.
+        """
+        fast = all(m is not None for m in maps) and not any(
+            self._window(v, t, chunk) is not None for v, t in zip(op.ins, tiles, strict=False)
+        )
+        extents = [
+            tuple(cast(HostTiles, m).extent) if fast else tuple(self._placement(t, 0, chunk)[3])
+            for m, t in zip(maps, tiles, strict=True)
+        ]
+        key = (payload, tuple(extents))
+        if (trace := self.fused_shapes.get(key)) is not None:
+            return list(trace)
+        hosts = [
+            np.zeros(extent, numpy_dtype(_element_type(arg)))
+            for extent, arg in zip(extents, payload.body.block.args, strict=False)
+        ]
+        trace = []
+        run_fused(payload, hosts, shaped_matmul, trace)
+        self.fused_shapes[key] = trace
+        return list(trace)
 
     def _distinct(
         self, tiles: HostTiles, value: SSAValue, slot: int, tile_index: int, chunk: int
@@ -610,12 +702,13 @@ class SimKernel(KernelInterpreter):
         buffer = self.buffers[op.buffer]
         check_written(buffer, slot, self.all_cores, self._located(op))
         combine = {"add": np.add, "max": np.maximum, "min": np.minimum}[op.combine.data]
-        parts = buffer.data[:, slot].reshape(self.cores // group, group, *buffer.data.shape[2:])
-        root = parts[:, 0]
-        for partner in range(1, group):  # in ring order, as the hops deliver them
-            combine(root, parts[:, partner], out=root)
-        elements = math.prod(buffer.data.shape[2:])
+        if self.values:
+            parts = buffer.data[:, slot].reshape(self.cores // group, group, *buffer.data.shape[2:])
+            root = parts[:, 0]
+            for partner in range(1, group):  # in ring order, as the hops deliver them
+                combine(root, parts[:, partner], out=root)
+        elements = math.prod(buffer.shape[2:])
         cycles = np.full(
-            self.cores, cost_model.ring_cycles(elements, buffer.data.itemsize, group, self.target)
+            self.cores, cost_model.ring_cycles(elements, buffer.dtype.itemsize, group, self.target)
         )
         self.timeline.issue_group("ring", [(op.buffer, slot)], cycles, group, f"ring reduce x{group}")

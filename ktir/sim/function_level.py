@@ -3,7 +3,7 @@ Function-level ops that take time, and what they must move (`ktir.sim.machine` r
 
 - A view moves no data and takes no time.
 - `ktir.gather_rows` / `ktir.scatter_rows`: an indirect DMA (`gather_rows_cycles`); a scatter
-  also copies its destination first.
+  also copies its destination first, unless it is `in_place` (a KV cache written where it lives).
 - `ktir.topk`, `ktir.sort`, `ktir.histc`, `ktir.take_along`: small SFU ops over rows the cores
   share (`sfu_op_cycles` with the op's passes per element; a take-along selects each element
   with one compare-and-select pass per element of its source row).
@@ -12,6 +12,10 @@ Function-level ops that take time, and what they must move (`ktir.sim.machine` r
 - `ktir.cpu_fallback`: the host round trip and its transfers (`host_op_cycles`); operands that
   are function arguments (inputs and model state) are on the host already.
 
+A timing-only run (`ktir.sim.estimate`) has no values: where time or compulsory bytes depend on
+them it assumes what `ASSUMPTIONS` states (every gathered row distinct, uniform MoE routing) and
+the report lists the assumptions it used.
+
 `PartlyRead` keeps the compulsory bytes of tables a program reads only through gathers or
 grouped matmuls to the rows and experts it reads: one token of a 128,256-row vocabulary or of a
 top-2-of-8 MoE layer must move one row and two experts, not the whole tables.
@@ -19,6 +23,7 @@ top-2-of-8 MoE layer must move one row and two experts, not the whole tables.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +45,15 @@ from ktir.sim.timeline import UNITS
 
 _READ_THROUGH = {data.GatherRowsOp: 0, routing.GroupedMatmulOp: 1}
 """Ops that read only part of one operand (by operand index): rows of a table, experts' weights."""
+
+
+ASSUMPTIONS = {
+    data.GatherRowsOp: "gathers (embeddings, index_select) read distinct rows, as many as they have "
+    "indices (at most the table's rows)",
+    routing.GroupedMatmulOp: "MoE routing is uniform: the grouped matmul's rows are spread evenly "
+    "over the experts (the first experts take one more when they do not divide)",
+}
+"""What a timing-only run assumes about the values of each value-dependent op."""
 
 
 def device_bytes(value: SSAValue) -> float:
@@ -69,7 +83,7 @@ class PartlyRead:
                 self.roots.update(views)
         self.parts: dict[SSAValue, set[int]] = {}
 
-    def read(self, op: Operation, args: list[np.ndarray]) -> None:
+    def read(self, op: Operation, args: list[np.ndarray] | None) -> None:
         """Note the parts a function-level op reads of one of the tables."""
         index = _READ_THROUGH.get(type(op))
         if index is None or (root := self.roots.get(op.operands[index])) is None:
@@ -96,15 +110,23 @@ def _read_in_parts(value: SSAValue, root: SSAValue, views: dict[SSAValue, SSAVal
     return True
 
 
-def _parts_read(op: Operation, args: list[np.ndarray]) -> list[int]:
+def _parts_read(op: Operation, args: list[np.ndarray] | None) -> list[int]:
+    """The rows (gather) or experts (grouped matmul) `op` reads; without values, `ASSUMPTIONS`."""
     if isinstance(op, data.GatherRowsOp):
-        rows = checked_rows(to_host(args[1], op.indices.type), data.rows_of(op)[1])
+        rows, table_rows = data.rows_of(op)
+        if args is None:
+            return list(range(min(rows, table_rows)))
+        rows = checked_rows(to_host(args[1], op.indices.type), table_rows)
         return np.unique(rows).tolist()
     assert isinstance(op, routing.GroupedMatmulOp)
     return [e for e, count in enumerate(_expert_rows(op, args)) if count > 0]
 
 
-def _expert_rows(op: routing.GroupedMatmulOp, args: list[np.ndarray]) -> list[int]:
+def _expert_rows(op: routing.GroupedMatmulOp, args: list[np.ndarray] | None) -> list[int]:
+    """Rows each expert multiplies; without values, spread evenly (`ASSUMPTIONS`)."""
+    if args is None:
+        experts, total = shape_of(op.weights.type)[0], shape_of(op.x.type)[0]
+        return [total // experts + (e < total % experts) for e in range(experts)]
     offsets = to_host(args[2], op.offsets.type)
     return [end - start for start, end in expert_bounds(offsets, shape_of(op.x.type)[0])]
 
@@ -147,9 +169,12 @@ class Line:
 
 
 def function_level_line(
-    op: Operation, args: list[np.ndarray], line: Line, from_host: set[SSAValue]
+    op: Operation, args: list[np.ndarray] | None, line: Line, from_host: set[SSAValue]
 ) -> KernelReport:
-    """The report line (and so the time) of a function-level op run on `args`."""
+    """
+    The report line (and so the time) of a function-level op run on `args` (None: a
+    timing-only run, which assumes what `ASSUMPTIONS` says).
+    """
     if isinstance(op, data.GatherRowsOp):
         return _gather(op, args, line)
     if isinstance(op, routing.ScatterRowsOp):
@@ -168,7 +193,7 @@ def _cores(op: Operation, target: Target) -> int:
     return max(1, min(next(iter(division.values())), target.cores))
 
 
-def _gather(op: data.GatherRowsOp, args: list[np.ndarray], line: Line) -> KernelReport:
+def _gather(op: data.GatherRowsOp, args: list[np.ndarray] | None, line: Line) -> KernelReport:
     rows, _ = data.rows_of(op)
     target = line.target
     row = _slice_bytes(op.table)
@@ -181,17 +206,24 @@ def _gather(op: data.GatherRowsOp, args: list[np.ndarray], line: Line) -> Kernel
 
 
 def _scatter(op: routing.ScatterRowsOp, line: Line) -> KernelReport:
-    """The destination copied (read and written once), then one DMA per written row."""
+    """
+    One DMA per written row (a slice along the op's dim); unless the op is `in_place`, the
+    destination is copied first (read and written once). In place, what it must move is the
+    indices and the rows: the destination's other rows stay where they are.
+    """
     target = line.target
-    rows = shape_of(op.indices.type)[0]
-    row = _slice_bytes(op.dest)
-    dest, index_bytes = device_bytes(op.dest), device_bytes(op.indices)
-    copy = cost_model.transfer_cycles(2 * dest, target)
-    cycles = copy + cost_model.gather_rows_cycles(rows, row, index_bytes, _cores(op, target), target)
+    rows = op.rows_written()
+    dest, index_bytes, values = device_bytes(op.dest), device_bytes(op.indices), device_bytes(op.values)
+    row = dest / max(math.prod(shape_of(op.dest.type)[: op.scatter_dim() + 1]), 1)  # one slice
     stick_row = np.ceil(row / target.stick_bytes) * target.stick_bytes
+    written = cost_model.gather_rows_cycles(rows, row, index_bytes, _cores(op, target), target)
+    if op.in_place is not None:
+        moved = index_bytes + 2 * rows * stick_row
+        return line.timed(op, written, moved, min(moved, index_bytes + values + rows * stick_row), "dma")
+    copy = cost_model.transfer_cycles(2 * dest, target)
     moved = 2 * dest + index_bytes + 2 * rows * stick_row
-    compulsory = dest + index_bytes + device_bytes(op.values) + device_bytes(op.result)
-    return line.timed(op, cycles, moved, min(moved, compulsory), "dma")
+    compulsory = dest + index_bytes + values + device_bytes(op.result)
+    return line.timed(op, copy + written, moved, min(moved, compulsory), "dma")
 
 
 def _sfu(
@@ -213,7 +245,7 @@ def _sfu(
     return line.timed(op, cycles, io, io, "sfu", flops=elements * passes)
 
 
-def _grouped(op: routing.GroupedMatmulOp, args: list[np.ndarray], line: Line) -> KernelReport:
+def _grouped(op: routing.GroupedMatmulOp, args: list[np.ndarray] | None, line: Line) -> KernelReport:
     rows = _expert_rows(op, args)
     _, k, n = shape_of(op.weights.type)
     element = ELEMENT_TYPE_TO_DEVICE_DTYPE[str(op.x.type.element_type)].element_bytes  # type: ignore[attr-defined]

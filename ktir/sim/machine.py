@@ -6,13 +6,14 @@ freed at last use, LX shared across kernels, one report line per op.
 result = ktir.sim.simulate(module, [x, w])       # module after ktir-lower-to-cores
 result.outputs                                    # host NumPy arrays
 result.report.total_cycles
+report = ktir.sim.estimate(module)                # the same cycles, no values computed
 ```
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,12 +26,12 @@ from ktir.cores.prefetch import PreviousKernel
 from ktir.dialects import ktir_core as core
 from ktir.hardware.target import SPYRE, Target
 from ktir.ir.diagnostics import location_of
-from ktir.ir.state import read_lx_placement
+from ktir.ir.state import read_lx_placement, updated_arguments
 from ktir.ir.values import is_tensor
 from ktir.reference.executor import entry_function, last_uses, ordered_inputs
 from ktir.reference.ops import ExecutionError
-from ktir.sim.engine import SimKernel
-from ktir.sim.function_level import Line, PartlyRead, function_level_line
+from ktir.sim.engine import DeviceShape, SimKernel
+from ktir.sim.function_level import ASSUMPTIONS, Line, PartlyRead, function_level_line
 from ktir.sim.memory import Scratchpad, SimulationError
 from ktir.sim.report import KernelReport, Report
 from ktir.sim.timeline import PrefetchWindow
@@ -45,6 +46,8 @@ class SimResult:
 
     outputs: list[np.ndarray]
     report: Report
+    device_outputs: list[np.ndarray] = field(default_factory=list)
+    """The returned values as they are in device memory, in their layouts (for state updates)."""
 
 
 def simulate(
@@ -72,63 +75,123 @@ def simulate(
     function = entry_function(module, func_name)
     block = function.body.block
     resident = resident or {}
-    memory: dict[SSAValue, np.ndarray] = {
+    memory: dict[SSAValue, Any] = {
         arg: resident[i] if i in resident else to_device(value, arg.type)
         for i, (arg, value) in enumerate(zip(block.args, ordered_inputs(function, inputs), strict=True))
     }
-    partly_read = PartlyRead(function)
-    compulsory = _compulsory_bytes(function, skip=partly_read.tables)
-    ops = list(block.ops)
-    free_after = last_uses(ops)
-    scratchpad = Scratchpad(target.lx_usable_bytes)
-    lines: list[KernelReport] = []
-    clock = 0.0
-    previous: _Previous | None = None  # the last kernel, while only views follow it
-    with np.errstate(all="ignore"):
-        for index, op in enumerate(ops):
-            if isinstance(op, func.ReturnOp):
-                outputs = [to_host(memory[v], v.type) for v in op.operands]
-                return SimResult(
-                    outputs,
-                    Report(
-                        lines,
-                        target,
-                        compulsory_bytes=compulsory + partly_read.bytes(),
-                        load_bytes=load_bytes,
-                    ),
+    run = _Run(function, target, values=True)
+    outputs, report = run.run(memory, progress, load_bytes)
+    return SimResult(outputs, report, run.device_outputs)
+
+
+def estimate(
+    module: ModuleOp,
+    *,
+    target: Target = SPYRE,
+    func_name: str | None = None,
+    progress: Progress | None = None,
+    load_bytes: float = 0.0,
+) -> Report:
+    """
+    The report of `simulate` without computing values or holding tensor data: the same
+    program, engine, checks and cycle counts, from the argument types alone.
+
+    Where time or compulsory bytes depend on values (MoE routing, which rows a gather reads) it
+    assumes what `ktir.sim.function_level.ASSUMPTIONS` states, and `Report.assumptions` lists
+    the assumptions the program needed. Raises `SimulationError` like `simulate`.
+    """
+    function = entry_function(module, func_name)
+    memory: dict[SSAValue, Any] = {
+        arg: DeviceShape.of(arg.type) if is_tensor(arg) else None for arg in function.body.block.args
+    }
+    return _Run(function, target, values=False).run(memory, progress, load_bytes)[1]
+
+
+class _Run:
+    """One run of a core-level function: its ops in order on the chip (with values or without)."""
+
+    def __init__(self, function: func.FuncOp, target: Target, values: bool) -> None:
+        self.function = function
+        self.target = target
+        self.values = values
+        self.partly_read = PartlyRead(function)
+        self.scratchpad = Scratchpad(target.lx_usable_bytes)
+        self.lines: list[KernelReport] = []
+        self.assumptions: dict[str, None] = {}
+        self.clock = 0.0
+        self.previous: _Previous | None = None  # the last kernel, while only views follow it
+        self.device_outputs: list[Any] = []
+
+    def run(
+        self, memory: dict[SSAValue, Any], progress: Progress | None, load_bytes: float
+    ) -> tuple[list[np.ndarray], Report]:
+        """Run every op; returns the outputs (host arrays; none without values) and the report."""
+        block = self.function.body.block
+        ops = list(block.ops)
+        free_after = last_uses(ops)
+        with np.errstate(all="ignore"):
+            for index, op in enumerate(ops):
+                if isinstance(op, func.ReturnOp):
+                    return self._finish(op, memory, load_bytes)
+                results = self._op(index, op, [memory[v] for v in op.operands])
+                memory.update(zip(op.results, results, strict=True))
+                for value in op.results:
+                    if (address := _resident_address(value)) is not None:
+                        self.scratchpad.hold(address, value)
+                for value in [*free_after.get(index, ()), *(r for r in op.results if not r.uses)]:
+                    memory.pop(value, None)
+                    if (address := _resident_address(value)) is not None:
+                        self.scratchpad.release(address, value)
+                if progress is not None:
+                    progress(index + 1, len(ops))
+        raise ExecutionError(f"@{self.function.sym_name.data} has no func.return")
+
+    def _finish(
+        self, op: func.ReturnOp, memory: dict[SSAValue, Any], load_bytes: float
+    ) -> tuple[list[np.ndarray], Report]:
+        self.device_outputs = [memory[v] for v in op.operands]
+        outputs = [to_host(memory[v], v.type) for v in op.operands] if self.values else []
+        compulsory = _compulsory_bytes(self.function, skip=self.partly_read.tables)
+        report = Report(
+            self.lines,
+            self.target,
+            compulsory_bytes=compulsory + self.partly_read.bytes(),
+            load_bytes=load_bytes,
+            assumptions=list(self.assumptions),
+        )
+        return outputs, report
+
+    def _op(self, index: int, op: Operation, args: list[Any]) -> list[Any]:
+        """Run one function-level op (a kernel, a view, a timed op); returns its results."""
+        name = _name(op)
+        target = self.target
+        if isinstance(op, core.KernelOp):
+            if (cores := op.cores.value.data) > target.cores:  # planned for a larger chip
+                raise SimulationError(
+                    f"kernel {index} ({name}) runs on {cores} cores; the target '{target.name}' "
+                    f"has {target.cores}: compile it for this target",
+                    location_of(op),
                 )
-            args = [memory[v] for v in op.operands]
-            name = _name(op)
-            if isinstance(op, core.KernelOp):
-                if (cores := op.cores.value.data) > target.cores:  # planned for a larger chip
-                    raise SimulationError(
-                        f"kernel {index} ({name}) runs on {cores} cores; the target '{target.name}' "
-                        f"has {target.cores}: compile it for this target",
-                        location_of(op),
-                    )
-                window = previous.window(cores) if previous is not None else None
-                kernel = SimKernel(op, index, name, scratchpad, clock, target, window)
-                results = kernel.run(args)
-                lines.append(kernel.report())
-                clock += lines[-1].cycles
-                previous = _Previous(kernel, PreviousKernel(set(op.results), kernel.lx_ranges))
-            else:
-                results = _run_host_op(op, args)
-                partly_read.read(op, args)
-                lines.append(function_level_line(op, args, Line(index, name, clock, target), set(block.args)))
-                clock += lines[-1].cycles
-                previous = previous.after(op) if previous is not None else None
-            memory.update(zip(op.results, results, strict=True))
-            for value in op.results:
-                if (address := _resident_address(value)) is not None:
-                    scratchpad.hold(address, value)
-            for value in [*free_after.get(index, ()), *(r for r in op.results if not r.uses)]:
-                memory.pop(value, None)
-                if (address := _resident_address(value)) is not None:
-                    scratchpad.release(address, value)
-            if progress is not None:
-                progress(index + 1, len(ops))
-    raise ExecutionError(f"@{function.sym_name.data} has no func.return")
+            window = self.previous.window(cores) if self.previous is not None else None
+            kernel = SimKernel(op, index, name, self.scratchpad, self.clock, target, window, self.values)
+            results = kernel.run(args)
+            self.lines.append(kernel.report())
+            self.clock += self.lines[-1].cycles
+            self.previous = _Previous(kernel, PreviousKernel(set(op.results), kernel.lx_ranges))
+            return results
+        if self.values:
+            results = _run_host_op(op, args)
+        else:
+            results = [DeviceShape.of(r.type) if is_tensor(r) else None for r in op.results]
+            if (assumption := ASSUMPTIONS.get(type(op))) is not None:
+                self.assumptions[assumption] = None
+        known = args if self.values else None
+        self.partly_read.read(op, known)
+        line = Line(index, name, self.clock, target)
+        self.lines.append(function_level_line(op, known, line, set(self.function.body.block.args)))
+        self.clock += self.lines[-1].cycles
+        self.previous = self.previous.after(op) if self.previous is not None else None
+        return results
 
 
 @dataclass
@@ -166,12 +229,16 @@ def pack_arguments(
 def _compulsory_bytes(function: func.FuncOp, skip: set[SSAValue]) -> float:
     """
     Device bytes of every argument (inputs and parameters) and every returned value, once;
-    the arguments in `skip` (tables read only in parts) count as `PartlyRead` says.
+    the arguments in `skip` (tables read only in parts) count as `PartlyRead` says, and a
+    state's new value (`ktir.updated_by`) is its argument's memory, counted with it.
     """
     values: dict[SSAValue, None] = dict.fromkeys(a for a in function.body.block.args if is_tensor(a))
     terminator = function.body.block.last_op
+    updates = set(updated_arguments(function).values())
     if isinstance(terminator, func.ReturnOp):
-        values.update(dict.fromkeys(v for v in terminator.operands if is_tensor(v)))
+        values.update(
+            dict.fromkeys(v for i, v in enumerate(terminator.operands) if is_tensor(v) and i not in updates)
+        )
     return float(sum(tensor_layout(v.type)[0].device_bytes for v in values if v not in skip))
 
 

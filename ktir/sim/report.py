@@ -180,6 +180,11 @@ class Report(Yardstick):
     """Every parameter, input and output of the program once, at its device-layout size."""
     load_bytes: float = 0.0
     """Parameter bytes transferred host -> device before this call (0 once they are resident)."""
+    assumptions: list[str] = field(default_factory=list)
+    """
+    What a timing-only run assumed where time depends on values (`ktir.sim.estimate`): e.g.
+    uniform MoE routing. Empty for a run on values.
+    """
 
     @property
     def total_cycles(self) -> int:
@@ -360,6 +365,7 @@ class Report(Yardstick):
             "kernels": kernels,
             "ops": [dataclasses.asdict(s) for s in self.ops],
             "core_busy": self.core_busy.tolist(),
+            "assumptions": list(self.assumptions),
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -385,7 +391,10 @@ class Report(Yardstick):
             target = target_from_fields(data["target"], "the report's target")
             kernels = [_kernel_from_dict(k, target) for k in data["kernels"]]
             totals = data["totals"]
-            return cls(kernels, target, float(totals["compulsory_bytes"]), float(totals["load_bytes"]))
+            assumptions = [str(a) for a in data.get("assumptions", [])]  # absent before timing-only runs
+            return cls(
+                kernels, target, float(totals["compulsory_bytes"]), float(totals["load_bytes"]), assumptions
+            )
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise ReportFormatError(f"malformed ktir report: {type(error).__name__}: {error}") from None
 
@@ -398,6 +407,8 @@ class Report(Yardstick):
         console.print(self.kernel_table(limit, order, console.width))
         console.print(self.op_table(console.width))
         console.print(self.core_table(console.width))
+        for assumption in self.assumptions:
+            console.print(f"assumed (timing only): {assumption}")
 
 
 def _kernel_from_dict(data: dict[str, Any], target: Target) -> KernelReport:

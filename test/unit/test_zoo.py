@@ -40,6 +40,8 @@ def test_zoo_architecture_matches_eager(name: str) -> None:
     report = program.report
     assert report.total_cycles > 0 and report.device_kernels > 0
     check_never_faster_than_physics(report)
+    estimated = program.estimate()  # without values: the same cycles, kernel by kernel
+    assert [k.cycles for k in estimated.kernels] == [k.cycles for k in report.kernels]
 
 
 def test_registry_covers_every_family() -> None:

@@ -15,11 +15,15 @@ Each architecture runs in a forked process (a crash or a hang stops only that on
 kernels and host ops (`ktir.cpu_fallback`) of the compiled program, the largest difference from
 eager in fp16 ulps (of the fp64 truth's largest magnitude), the simulated and the wall time.
 
-Statuses: `pass`; `mismatch` (ran, outside the bounds); `unsupported` (the importer rejects ATen
-ops: they are listed as the row's blockers); `export-error` (`torch.export` cannot trace the
-model); `error` (anything else: the build, a compiler stage, the simulator, a timeout). A failed
-row keeps the first line of its error. The end prints the table, the blockers with the
-architectures each one stops, and "N/M architectures pass".
+Every architecture that runs is also run timing-only (`Program.estimate`): its kernels must take
+the cycles of the run on values (a grouped matmul's, which depend on the routing, left out).
+
+Statuses: `pass`; `mismatch` (ran, outside the bounds, or its timing-only cycles differ);
+`unsupported` (the importer rejects ATen ops: they are listed as the row's blockers);
+`export-error` (`torch.export` cannot trace the model); `error` (anything else: the build, a
+compiler stage, the simulator, a timeout). A failed row keeps the first line of its error. The
+end prints the table, the blockers with the architectures each one stops, and "N/M
+architectures pass".
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ class Row:
     family: str
     status: Status = "error"
     stage: str = ""
-    """The last stage started: build, export, import, compile, run or compare."""
+    """The last stage started: build, export, import, compile, run, timing or compare."""
     ops: int | None = None
     """Graph-level ktir ops of the imported module."""
     kernels: int | None = None
@@ -128,8 +132,22 @@ def _evaluate(architecture: Architecture, row: Row, enter: StageHook) -> None:
     report = program.report
     row.kernels, row.time_us = report.device_kernels, report.time_us
     row.host_ops = host_ops(program)
+    enter("timing")
+    check_timing_only(program)
     enter("compare")
     compare(output, model16, model64, args, kwargs, row)
+
+
+def check_timing_only(program: Any) -> None:
+    """
+    The timing-only run (`Program.estimate`) gives every kernel the cycles the run on values
+    gave; a grouped matmul's line is left out, as its time depends on the routing it assumes.
+    """
+    run, estimated = program.report, program.estimate()
+    keep = [i for i, k in enumerate(run.kernels) if k.op != "ktir.grouped_matmul"]
+    ours = [estimated.kernels[i].cycles for i in keep]
+    if ours != [run.kernels[i].cycles for i in keep] or len(run.kernels) != len(estimated.kernels):
+        raise Mismatch("the timing-only run's cycles differ from the run on values")
 
 
 def compare(output: Any, model16: Any, model64: Any, args: tuple, kwargs: dict, row: Row) -> None:

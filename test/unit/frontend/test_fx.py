@@ -9,7 +9,7 @@ import pytest
 import torch
 from helpers import fp16_ulp, run_both
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.dialects.builtin import FileLineColLoc, IntegerAttr
 
 import ktir
 from ktir.frontend.fx import FxImportError, export_program, import_exported, import_fx, import_program
@@ -316,22 +316,42 @@ def test_reducing_a_scalar_and_rank_zero_outputs() -> None:
     exact(lambda a: (a[0].max(0).values, a.amax()), torch.randn(6))
 
 
-def test_integer_matmul_and_in_place_updates_are_reported() -> None:
+def test_integer_matmul_and_in_place_updates_of_inputs_are_reported() -> None:
     ones = torch.ones(3, 3, dtype=torch.int64)
     with pytest.raises(FxImportError, match=r"matmul on i64 \(Spyre's PT unit multiplies floats\)"):
         import_fx(lambda a, b: a @ b, (ones, ones))
 
-    class Accumulate(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.register_buffer("total", torch.zeros(4))
+    def bump(x: torch.Tensor) -> torch.Tensor:
+        x.add_(1)
+        return x * 2
 
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            self.total.add_(x)
-            return x * 2
+    with pytest.raises(FxImportError, match=r"in-place update of input 'x' is not supported"):
+        import_fx(bump, (torch.ones(4),))
 
-    with pytest.raises(FxImportError, match=r"in-place update of buffer 'total' is not supported"):
-        import_fx(Accumulate(), (torch.ones(4),))
+
+class Accumulate(torch.nn.Module):
+    """A buffer updated in place at every call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("total", torch.zeros(4, 64, dtype=torch.float16))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.total.add_(x)
+        return self.total * 2
+
+
+def test_a_buffer_update_is_a_result_written_back() -> None:
+    """The new value is returned after the outputs, the buffer names it; the next call sees it."""
+    module = import_fx(Accumulate(), (torch.ones(4, 64, dtype=torch.float16),))
+    function = module.body.block.first_op
+    assert isinstance(function, func.FuncOp)
+    assert len(function.function_type.outputs) == 2  # the output, then the new total
+    assert function.arg_attrs.data[1].data["ktir.updated_by"] == IntegerAttr(1, 64)
+    program = ktir.compile(Accumulate(), (torch.ones(4, 64, dtype=torch.float16),), quiet=True)
+    x = torch.full((4, 64), 1.5, dtype=torch.float16)
+    assert torch.equal(program(x), torch.full((4, 64), 3.0, dtype=torch.float16))
+    assert torch.equal(program(x), torch.full((4, 64), 6.0, dtype=torch.float16))  # 1.5 + 1.5, doubled
 
 
 def test_data_dependent_shapes_are_named_as_such() -> None:

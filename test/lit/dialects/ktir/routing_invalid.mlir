@@ -85,6 +85,33 @@ func.func @scatter_rank(%x: tensor<32xi64>, %p: tensor<4x8xi64>) {
 
 // -----
 
+// CHECK: routing_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.scatter_rows' op dim 4 is out of range for dest of rank 4
+func.func @scatter_dim_range(%c: tensor<1x8x64x128xf16>, %v: tensor<1x8x1x128xf16>, %p: tensor<1xi64>) {
+  // expected-error @+1 {{dim 4 is out of range for dest of rank 4}}
+  %0 = ktir.scatter_rows %v into %c[%p] dim 4 : tensor<1x8x1x128xf16>, tensor<1x8x64x128xf16>, tensor<1xi64> -> tensor<1x8x64x128xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: routing_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.scatter_rows' op values shape [1, 8, 64, 1] must be one row of dest per index [1, 8, 1, 128]
+func.func @scatter_dim_values(%c: tensor<1x8x64x128xf16>, %v: tensor<1x8x64x1xf16>, %p: tensor<1xi64>) {
+  // expected-error @+1 {{values shape [1, 8, 64, 1] must be one row of dest per index [1, 8, 1, 128]}}
+  %0 = ktir.scatter_rows %v into %c[%p] dim 2 : tensor<1x8x64x1xf16>, tensor<1x8x64x128xf16>, tensor<1xi64> -> tensor<1x8x64x128xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: routing_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.scatter_rows' op an in_place scatter's dest must have no other use (its memory is reused)
+func.func @scatter_in_place_reused(%c: tensor<1x8x64x128xf16>, %v: tensor<1x8x1x128xf16>, %p: tensor<1xi64>) -> tensor<1x8x64x128xf16> {
+  // expected-error @+1 {{an in_place scatter's dest must have no other use (its memory is reused)}}
+  %0 = ktir.scatter_rows %v into %c[%p] dim 2 in_place : tensor<1x8x1x128xf16>, tensor<1x8x64x128xf16>, tensor<1xi64> -> tensor<1x8x64x128xf16>
+  func.return %c : tensor<1x8x64x128xf16>
+}
+
+// -----
+
 // CHECK: routing_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.grouped_matmul' op x has K = 32 but the experts' weights take 64
 func.func @grouped_k(%x: tensor<16x32xf16>, %w: tensor<4x64x128xf16>, %o: tensor<4xi64>) {
   // expected-error @+1 {{x has K = 32 but the experts' weights take 64}}

@@ -1,0 +1,1 @@
+"""Whole-model LLM workflows: a static KV cache, greedy generation and whole-model estimates."""

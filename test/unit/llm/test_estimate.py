@@ -1,0 +1,85 @@
+"""
+Whole-model estimates (`ktir.llm.estimate`): built on the meta device from a config, two
+programs (prefill, decode step) timed without values, identical layers compiled once. The
+extrapolated figures are those of the whole model compiled and timed as it is.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import transformers
+
+import ktir
+from ktir.compile import compile as compile_program
+from ktir.llm.cache import static_cache_model
+from ktir.llm.estimate import EstimateError, _ids, _meta_model, estimate_llm
+
+SHAPE = {"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2}
+CONFIGS = {
+    "llama": lambda layers: transformers.LlamaConfig(**SHAPE, num_hidden_layers=layers, vocab_size=256),
+    "qwen2": lambda layers: transformers.Qwen2Config(**SHAPE, num_hidden_layers=layers, vocab_size=256),
+    "gemma": lambda layers: transformers.GemmaConfig(
+        **SHAPE, num_hidden_layers=layers, vocab_size=256, head_dim=16
+    ),
+}
+
+
+def _whole(config: object, layers: int, prompt: int, context: int) -> tuple[ktir.sim.Report, ktir.sim.Report]:
+    """The model with all its layers, compiled and timed as it is (prefill, decode step)."""
+    model = _meta_model(config, layers)
+    prefill = compile_program(static_cache_model(model, context, 1, prompt), (_ids(1, prompt),), quiet=True)
+    step = static_cache_model(model, context, 1)
+    decode = compile_program(step, (_ids(1, 1), torch.tensor([context - 1])), quiet=True)
+    return prefill.estimate(), decode.estimate()
+
+
+@pytest.mark.parametrize(("name", "layers"), [("llama", 3), ("qwen2", 4), ("gemma", 3)])
+def test_reused_layers_give_the_whole_models_figures(name: str, layers: int) -> None:
+    config = CONFIGS[name](layers)
+    estimate = estimate_llm(config, prompt=16, context=48)
+    for phase, report in zip(
+        (estimate.prefill, estimate.decode), _whole(config, layers, 16, 48), strict=True
+    ):
+        assert phase.cycles == pytest.approx(sum(k.cycles for k in report.kernels), rel=1e-12)
+        assert phase.bytes == pytest.approx(report.bytes, rel=1e-12)
+        assert phase.compulsory_bytes == pytest.approx(report.compulsory_bytes, rel=1e-12)
+        assert phase.matmul_flops == pytest.approx(report.matmul_flops, rel=1e-12)
+        assert phase.vs_bound == pytest.approx(report.vs_bound, rel=1e-9)
+        assert phase.layer_cycles * layers + phase.other_cycles == pytest.approx(phase.cycles)
+        assert sum(phase.ops.values()) == pytest.approx(phase.cycles)
+
+
+def test_the_answer_reads_as_a_user_asks() -> None:
+    estimate = estimate_llm(CONFIGS["llama"](2), prompt=16, context=48, batch=2)
+    assert estimate.layers == 2 and estimate.batch == 2 and estimate.model_type == "llama"
+    assert estimate.time_to_first_token_us == pytest.approx(estimate.prefill.time_us)
+    assert estimate.tokens_per_second == pytest.approx(2 * 1e6 / estimate.decode.time_us)
+    assert estimate.prefill.vs_bound >= 1 and estimate.decode.vs_bound >= 1
+    assert estimate.assumptions  # the embedding's gather
+    data = estimate.to_dict()
+    assert data["format"] == "ktir-llm-estimate" and data["decode"]["time_us"] == estimate.decode_us
+
+
+def test_a_longer_context_costs_the_decode_step_its_cache() -> None:
+    short, long = (estimate_llm(CONFIGS["llama"](2), prompt=16, context=c) for c in (48, 96))
+    assert long.decode.compulsory_bytes > short.decode.compulsory_bytes
+    assert long.decode.cycles > short.decode.cycles
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"prompt": 0}, "prompt must be a positive integer"),
+        ({"prompt": 49, "context": 48}, "cannot hold the prompt"),
+        ({"batch": -1}, "batch must be a positive integer"),
+    ],
+)
+def test_bad_sizes_are_refused(kwargs: dict[str, int], message: str) -> None:
+    with pytest.raises(EstimateError, match=message):
+        estimate_llm(CONFIGS["llama"](2), **{"prompt": 16, "context": 48, **kwargs})
+
+
+def test_a_config_that_is_not_a_language_model_is_refused() -> None:
+    with pytest.raises(EstimateError, match="num_hidden_layers"):
+        estimate_llm(transformers.ResNetConfig())

@@ -1,0 +1,244 @@
+"""
+`ktir-estimate`: how fast a Hugging Face language model would run on the chip, from its
+`config.json` alone (no weights): time to first token, decode time per token, tokens per second,
+each against its roofline bound, for Spyre and any what-if targets side by side.
+
+```
+ktir-estimate config.json --prompt 512 --context 2048
+ktir-estimate config.json --target big.toml --target wide.toml --json est.json --png est.png
+```
+
+One column per target: Spyre first, then each `--target` TOML file in order. `--png` draws the
+time to first token and the decode step per target, each split by op kind (needs matplotlib).
+A missing or malformed config, an architecture transformers does not know as a causal LM or a
+bad target file is one line on stderr and exit code 1; a bad option exits with 2; no output file
+is written on failure. See docs/estimating.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ktir import __version__
+from ktir.hardware.target import load_target
+from ktir.tools.output_files import OutputError, Writer, check_writable, repeated_output, write_all
+
+
+class EstimateUsageError(Exception):
+    """A bad option value; exit code 2."""
+
+
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="ktir-estimate", description="Estimate a language model's latency on the simulated Spyre chip."
+    )
+    parser.add_argument("config", help="a Hugging Face config.json (no weights needed)")
+    parser.add_argument("--prompt", type=int, default=512, help="prompt tokens of the prefill (default 512)")
+    parser.add_argument(
+        "--context",
+        type=int,
+        default=2048,
+        help="positions of the KV cache the decode step reads (default 2048)",
+    )
+    parser.add_argument("--batch", type=int, default=1, help="sequences decoded together (default 1)")
+    parser.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="FILE.toml",
+        help="a what-if chip, next to Spyre (repeatable)",
+    )
+    parser.add_argument(
+        "--cores", type=int, default=None, help="cores to use (default: all of each target's)"
+    )
+    parser.add_argument("--json", metavar="FILE.json", help="write every estimate as JSON")
+    parser.add_argument("--png", metavar="FILE.png", help="plot latency per target and op kind (matplotlib)")
+    parser.add_argument("--version", action="version", version=f"ktir-estimate {__version__}")
+    args = parser.parse_args(argv)
+    for name in ("prompt", "context", "batch"):
+        if getattr(args, name) < 1:
+            raise EstimateUsageError(f"argument --{name}: must be positive, not {getattr(args, name)}")
+    if args.context < args.prompt:
+        raise EstimateUsageError(
+            f"argument --context: must hold --prompt ({args.prompt}), not {args.context}"
+        )
+    if args.cores is not None and args.cores < 1:
+        raise EstimateUsageError(f"argument --cores: must be positive, not {args.cores}")
+    if (twice := repeated_output([p for p in (args.json, args.png) if p])) is not None:
+        raise EstimateUsageError(f"'{twice}' is named by two output options; give each output its own file")
+    for path in args.target:
+        try:
+            load_target(path)
+        except ValueError as error:
+            raise EstimateUsageError(f"argument --target: {error}") from None
+    return args
+
+
+def read_config(path: str) -> Any:
+    """A transformers config from a `config.json`; `ValueError` naming the file and the problem."""
+    import transformers
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ValueError(f"cannot read config '{path}': {error.strerror or error}") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"config '{path}' is not JSON: {error}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("model_type"), str):
+        raise ValueError(f"config '{path}' has no \"model_type\": is it a Hugging Face config.json?")
+    try:
+        return transformers.AutoConfig.for_model(**data)
+    except (ValueError, TypeError, KeyError) as error:
+        raise ValueError(f"config '{path}': {error}") from None
+
+
+def _ms(us: float) -> str:
+    return f"{us / 1e3:,.2f}"
+
+
+def table(estimates: Sequence[Any]) -> Table:
+    """One column per target: latency, bound, ratio and throughput of both phases."""
+    first = estimates[0]
+    title = (
+        f"{first.model_type}, {first.layers} layers: prompt {first.prompt}, "
+        f"context {first.context}, batch {first.batch}"
+    )
+    out = Table(title=title)
+    out.add_column("", justify="left")
+    for estimate in estimates:
+        out.add_column(estimate.target.name, justify="right")
+    rows: list[tuple[str, Any]] = [
+        ("time to first token (ms)", lambda e: _ms(e.time_to_first_token_us)),
+        ("  bound (ms)", lambda e: _ms(e.prefill.bound_us)),
+        ("  x bound", lambda e: f"{e.prefill.vs_bound:.2f}"),
+        ("  traffic (moved / compulsory)", lambda e: f"{e.prefill.traffic_ratio:.2f}"),
+        ("  one layer (ms)", lambda e: _ms(e.prefill.layer_cycles / e.target.clock_mhz)),
+        ("decode step (ms / token)", lambda e: _ms(e.decode_us)),
+        ("  bound (ms)", lambda e: _ms(e.decode.bound_us)),
+        ("  x bound", lambda e: f"{e.decode.vs_bound:.2f}"),
+        ("  traffic (moved / compulsory)", lambda e: f"{e.decode.traffic_ratio:.2f}"),
+        ("  one layer (ms)", lambda e: _ms(e.decode.layer_cycles / e.target.clock_mhz)),
+        ("tokens / s", lambda e: f"{e.tokens_per_second:,.1f}"),
+        ("estimate wall time (s)", lambda e: f"{e.wall_seconds:.1f}"),
+    ]
+    for label, cell in rows:
+        out.add_row(label, *(cell(e) for e in estimates))
+    return out
+
+
+def op_table(estimates: Sequence[Any], top: int = 6) -> Table:
+    """The op kinds that take the most time, per phase and target (ms)."""
+    out = Table(title="where the time goes (ms, whole model)")
+    out.add_column("phase", justify="left")
+    out.add_column("op", justify="left")
+    for estimate in estimates:
+        out.add_column(estimate.target.name, justify="right")
+    for phase in ("prefill", "decode"):
+        ops = list(getattr(estimates[0], phase).ops)[:top]
+        for op in ops:
+            cells = [_ms(getattr(e, phase).ops.get(op, 0.0) / e.target.clock_mhz) for e in estimates]
+            out.add_row(phase, escape(op.removeprefix("ktir.")), *cells)  # `[...]` is not markup
+    return out
+
+
+def write_png(estimates: Sequence[Any], path: str, top: int = 6) -> None:
+    """Stacked bars: each target's prefill and decode step, split by op kind."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, 2, figsize=(12, 5))
+    for axis, phase, unit in (
+        (axes[0], "prefill", "time to first token (ms)"),
+        (axes[1], "decode", "ms / token"),
+    ):
+        kinds = list(getattr(estimates[0], phase).ops)[:top]
+        names = [e.target.name for e in estimates]
+        bottom = [0.0] * len(estimates)
+        for kind in [*kinds, "other"]:
+            heights = []
+            for e in estimates:
+                ops = getattr(e, phase).ops
+                cycles = (
+                    sum(v for k, v in ops.items() if k not in kinds)
+                    if kind == "other"
+                    else ops.get(kind, 0.0)
+                )
+                heights.append(cycles / e.target.clock_mhz / 1e3)
+            axis.bar(names, heights, bottom=bottom, label=kind.removeprefix("ktir."))
+            bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+        axis.set_title(f"{phase}: {unit}")
+        axis.set_ylabel("ms")
+    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Estimate the model named in `argv` on every target; print the tables and write the files."""
+    from ktir.llm.estimate import estimate_llm
+
+    args = _arguments(argv)
+    for path in (args.json, args.png):
+        if path:
+            check_writable(path)
+    config = read_config(args.config)
+    shape = {"prompt": args.prompt, "context": args.context, "batch": args.batch, "cores": args.cores}
+    estimates = [estimate_llm(config, target=target, **shape) for target in [None, *args.target]]
+    console = Console()
+    console.print(table(estimates))
+    console.print(op_table(estimates))
+    for assumption in estimates[0].assumptions:
+        console.print(f"assumed (timing only): {assumption}")
+    files: list[tuple[str, Writer]] = []
+    if args.json:
+        text = json.dumps([e.to_dict() for e in estimates], indent=2)
+        files.append((args.json, lambda path: Path(path).write_text(text + "\n", encoding="utf-8")))
+    if args.png:
+        files.append((args.png, lambda path: write_png(estimates, path)))
+    write_all(files)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point: one-line errors, exit 1 for bad input and 2 for bad usage."""
+    from ktir.llm.estimate import EstimateError
+
+    try:
+        return run(argv)
+    except SystemExit as exit_:  # argparse's usage errors exit with 2
+        return int(exit_.code or 0)
+    except EstimateUsageError as error:
+        print(f"ktir-estimate: error: {error}", file=sys.stderr)
+        return 2
+    except (ValueError, EstimateError, OutputError, ImportError) as error:
+        print(f"ktir-estimate: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("ktir-estimate: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:
+        if os.environ.get("KTIR_DEBUG"):
+            raise
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        print(
+            f"ktir-estimate: internal error: {type(error).__name__}: {first} (set KTIR_DEBUG=1)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
