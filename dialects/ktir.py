@@ -22,6 +22,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     IntAttr,
+    IntegerAttr,
     NoneAttr,
     TensorType,
 )
@@ -278,6 +279,25 @@ class OpVerifyException(VerifyException):
         self.op = op
 
 
+def _verify_updates(function: func.FuncOp) -> None:
+    """Each `ktir.updated_by` names a result of the argument's type, layout included."""
+    inputs, outputs = function.function_type.inputs.data, function.function_type.outputs.data
+    attributes = function.arg_attrs.data if function.arg_attrs is not None else ()
+    for index, entry in enumerate(attributes):
+        result = entry.data.get(UPDATED_BY_ARG)
+        if result is None:
+            continue
+        if not isinstance(result, IntegerAttr) or not 0 <= result.value.data < len(outputs):
+            raise VerifyException(
+                f"argument {index}: {UPDATED_BY_ARG} must name one of the {len(outputs)} results"
+            )
+        if outputs[result.value.data] != inputs[index]:
+            raise VerifyException(
+                f"argument {index} is updated in place by result {result.value.data}, whose type "
+                f"{outputs[result.value.data]} is not the argument's {inputs[index]}"
+            )
+
+
 def verify_function(function: func.FuncOp) -> None:
     """
     ktir's rules on a `func.func`: it has at most one block; each `ktir.layout` argument pin is
@@ -294,6 +314,7 @@ def verify_function(function: func.FuncOp) -> None:
             f"has {len(function.body.blocks)} blocks; a ktir function has one (no control flow)"
         )
     _verify_pins(function)
+    _verify_updates(function)
     for i, value_type in enumerate([*function.function_type.inputs, *function.function_type.outputs]):
         if not isinstance(value_type, TensorType):
             continue

@@ -28,7 +28,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.transforms import get_all_passes as get_xdsl_passes
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from ktir.cores.executor import tensor_layout, to_device, to_host
+from ktir.cores.executor import tensor_layout
 from ktir.hardware.target import SPYRE, Target, load_target
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, verify_module
@@ -262,14 +262,9 @@ class Program:
         """State updated in place (a KV cache) keeps its new value in device memory."""
         assert self._resident is not None
         function = entry_function(self.module, None)
-        returned = function.body.block.last_op
-        assert returned is not None
         for arg_index, result_index in updated_arguments(function).items():
-            argument, value = function.body.block.args[arg_index], returned.operands[result_index]
-            device = result.device_outputs[result_index]
-            if argument.type != value.type:  # another layout: only the scalars a cache counts with
-                device = to_device(to_host(device, value.type), argument.type)
-            self._resident[arg_index] = device
+            # The verifier holds the result to the argument's type, layout included.
+            self._resident[arg_index] = result.device_outputs[result_index]
 
 
 def compile(

@@ -43,6 +43,7 @@ from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import CONSTANT_ARG
 from ktir.frontend.fx import FxImport
+from ktir.frontend.gathered_tables import split_gathered_tables
 from ktir.frontend.shared_input import merge_shared_input_matmuls
 from ktir.ir.values import functions_of, is_tensor, position_in_block, shape_of
 from ktir.reference.executor import execute_op
@@ -94,6 +95,7 @@ class _Values:
 def fold_constants(imported: FxImport) -> int:
     """Fold what depends on no user input into `ktir.constant` state (module docstring); ops folded."""
     merge_shared_input_matmuls(imported)  # their concatenated weight is one of the constants
+    split_gathered_tables(imported)  # a tied embedding: a copy laid out for the LM head
     function = functions_of(imported.module)[0]
     block = function.body.block
     values = _Values()

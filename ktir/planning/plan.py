@@ -34,6 +34,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from ktir.dialects import ktir_routing as routing
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import LAYOUT_PIN, STATE_ARGS, TiledLayoutAttr
 from ktir.ir.values import device_dtype, encoding_of, is_tensor, numel, shape_of
@@ -344,7 +345,10 @@ def _result_layout(
         return sticks.stick_layout(shape, dtype, stick)
     if not rule.copies:
         eps = SpyreTensorLayout(shape, dtype).elems_per_stick
-        for operand, read in zip(op.operands, reads, strict=True):
+        pairs = list(zip(op.operands, reads, strict=True))
+        if isinstance(op, routing.ScatterRowsOp):  # the destination's memory: keep its layout
+            pairs = [pairs[1], *pairs[:1], *pairs[2:]]
+        for operand, read in pairs:
             if read is None or shape_of(operand.type) != shape or read[1] != stick:
                 continue
             if read[0].elems_per_stick == eps:

@@ -112,6 +112,22 @@ func.func @scatter_in_place_reused(%c: tensor<1x8x64x128xf16>, %v: tensor<1x8x1x
 
 // -----
 
+// CHECK: routing_invalid.mlir:[[# @LINE + 2]]:1: error: 'func.func' op argument 0 is updated in place by result 0, whose type tensor<1x8x64x64xf16> is not the argument's tensor<1x8x64x128xf16>
+// expected-error @below {{argument 0 is updated in place by result 0, whose type tensor<1x8x64x64xf16> is not the argument's tensor<1x8x64x128xf16>}}
+func.func @updated_by_type(%c: tensor<1x8x64x128xf16> {ktir.updated_by = 0 : i64}, %d: tensor<1x8x64x64xf16>) -> tensor<1x8x64x64xf16> {
+  func.return %d : tensor<1x8x64x64xf16>
+}
+
+// -----
+
+// CHECK: routing_invalid.mlir:[[# @LINE + 2]]:1: error: 'func.func' op argument 0: ktir.updated_by must name one of the 1 results
+// expected-error @below {{argument 0: ktir.updated_by must name one of the 1 results}}
+func.func @updated_by_range(%c: tensor<4xf16> {ktir.updated_by = 3 : i64}) -> tensor<4xf16> {
+  func.return %c : tensor<4xf16>
+}
+
+// -----
+
 // CHECK: routing_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.grouped_matmul' op x has K = 32 but the experts' weights take 64
 func.func @grouped_k(%x: tensor<16x32xf16>, %w: tensor<4x64x128xf16>, %o: tensor<4xi64>) {
   // expected-error @+1 {{x has K = 32 but the experts' weights take 64}}
