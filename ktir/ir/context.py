@@ -1,6 +1,6 @@
 """
-The MLIR context ktir tools and the Python API parse into: the `ktir` dialect plus the xDSL
-dialects graph- and core-level programs use.
+The MLIR context ktir tools and the Python API parse into: the `ktir` and `ktdp` dialects plus
+the xDSL dialects graph- and core-level programs use.
 
 ```python
 from ktir.ir.context import make_context
@@ -30,7 +30,8 @@ XDSL_DIALECTS = (
 
 
 def register_dialects(ctx: Context) -> None:
-    """Register (lazily) `XDSL_DIALECTS` and `ktir` in `ctx`."""
+    """Register (lazily) `XDSL_DIALECTS`, `ktir` and `ktdp` (RFC 0682 KTIR) in `ctx`."""
+    from ktir.dialects.ktdp import Ktdp
     from ktir.dialects.ktir import Ktir
 
     factories = get_all_dialects()
@@ -39,6 +40,8 @@ def register_dialects(ctx: Context) -> None:
             ctx.register_dialect(name, factories[name])
     if "ktir" not in ctx.registered_dialect_names:
         ctx.register_dialect("ktir", lambda: Ktir)
+    if "ktdp" not in ctx.registered_dialect_names:
+        ctx.register_dialect("ktdp", lambda: Ktdp)
 
 
 def make_context(allow_unregistered: bool = False) -> Context:

@@ -1,0 +1,633 @@
+"""
+The `ktdp` dialect of RFC 0682 (KTIR as torch-spyre's frontends emit it): compute-tile ids,
+memory views, access tiles, loads and stores, with the reference implementation's syntax and
+verifier messages.
+
+```mlir
+func.func @add(%a: index, %c: index) attributes {grid = [32]} {
+  %id = ktdp.get_compute_tile_id : index
+  %va = ktdp.construct_memory_view %a, sizes: [96, 64], strides: [64, 1]
+      {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 95 >= 0, d1 >= 0, -d1 + 63 >= 0)>,
+       memory_space = #ktdp.memory_space<global>} : memref<96x64xf16>
+  %t = ktdp.construct_access_tile %va[%id, 0]
+      {access_tile_order = affine_map<(d0, d1) -> (d0, d1)>,
+       access_tile_set = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>}
+      : memref<96x64xf16> -> !ktdp.access_tile<1x64xindex>
+  %x = ktdp.load %t : <1x64xindex> -> tensor<1x64xf16>
+  ktdp.store %x, %t : tensor<1x64xf16>, <1x64xindex>
+  return
+}
+```
+
+- A memory view is a strided tensor at an element `offset` of a memory space (`global`: device
+  memory; `ct_local, ct_id = N`: core N's scratchpad); `coordinate_set` is the part of the
+  global index space it covers. It moves no data.
+- An access tile is a set of coordinates relative to `base_map(indices)`: the points of
+  `access_tile_set`, enumerated in `access_tile_order` (the rightmost output innermost).
+- `ktdp.load` gathers the tile's elements into a tensor of the tile's shape; `ktdp.store`
+  scatters one back.
+
+The verifiers are as lax as the reference's (RFC 0682 notes, "keep the verifier as lax as
+upstream"): extents are not checked against the sets. Not here yet: indirect access tiles,
+distributed-view lowering, inter-tile produce/reduce and `runtime_arg`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AffineMapAttr,
+    AffineSetAttr,
+    ArrayAttr,
+    DenseArrayBase,
+    IndexType,
+    IntAttr,
+    MemRefType,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+)
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+DYNAMIC = DYNAMIC_INDEX
+"""MLIR's `ShapedType::kDynamic` in `static_sizes` / `static_strides`: an SSA operand's place."""
+
+
+@irdl_attr_definition
+class MemorySpaceAttr(ParametrizedAttribute):
+    """
+    Where a memory view lives: `#ktdp.memory_space<global>` (device memory) or
+    `#ktdp.memory_space<ct_local, ct_id = 3>` (compute tile 3's scratchpad); `ct_id` is only for
+    `ct_local`, non-negative, and -1 (not printed) leaves it unset.
+    """
+
+    name = "ktdp.memory_space"
+    kind: StringAttr
+    ct_id: IntAttr
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            kind = parser.parse_identifier()
+            ct_id = -1
+            if parser.parse_optional_punctuation(",") is not None:
+                parser.parse_keyword("ct_id")
+                parser.parse_punctuation("=")
+                ct_id = parser.parse_integer()
+        return StringAttr(kind), IntAttr(ct_id)
+
+    def print_parameters(self, printer: Printer) -> None:
+        suffix = f", ct_id = {self.ct_id.data}" if self.ct_id.data != -1 else ""
+        printer.print_string(f"<{self.kind.data}{suffix}>")
+
+    def verify(self) -> None:
+        if self.kind.data not in ("global", "ct_local"):
+            raise VerifyException(f"memory space must be 'global' or 'ct_local', not '{self.kind.data}'")
+        if self.ct_id.data == -1:
+            return
+        if self.kind.data != "ct_local":
+            raise VerifyException(
+                f"ct_id is only valid for the ct_local memory space, not '{self.kind.data}'"
+            )
+        if self.ct_id.data < 0:
+            raise VerifyException(f"ct_id must be non-negative, but got: {self.ct_id.data}")
+
+
+@irdl_attr_definition
+class AccessTileType(ParametrizedAttribute, TypeAttribute):
+    """
+    `!ktdp.access_tile<16x64xindex>`: the shape of a set of coordinates (`?` for a size known
+    at run time); the element type is always `index`.
+    """
+
+    name = "ktdp.access_tile"
+    shape: ArrayAttr[IntAttr]
+    element_type: Attribute
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            shape, element = parser.parse_ranked_shape()
+            if not isinstance(element, IndexType):
+                parser.raise_error(f"tile element type must be 'index', but got: {element}", pos, parser.pos)
+        return ArrayAttr(IntAttr(-1 if n == DYNAMIC_INDEX else n) for n in shape), element
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{_shape_text(self.get_shape())}index>")
+
+    def get_shape(self) -> tuple[int, ...]:
+        """The tile's extents, -1 for a dynamic one."""
+        return tuple(n.data for n in self.shape.data)
+
+    def verify(self) -> None:
+        if not isinstance(self.element_type, IndexType):
+            raise VerifyException(f"tile element type must be 'index', but got: {self.element_type}")
+        if any(n < -1 for n in self.get_shape()):
+            raise VerifyException("tile dimension size must be dynamic or >= 0")
+
+
+def _shape_text(shape: Sequence[int]) -> str:
+    return "".join(("?" if n == -1 else str(n)) + "x" for n in shape)
+
+
+def _parse_access_tile_type(parser: Parser) -> AccessTileType:
+    """An access-tile type in full (`!ktdp.access_tile<...>`) or stripped (`<...>`)."""
+    pos = parser.pos
+    parsed = parser.parse_optional_type()
+    if parsed is None:  # the stripped form
+        return AccessTileType(*AccessTileType.parse_parameters(parser))
+    if not isinstance(parsed, AccessTileType):
+        parser.raise_error(f"expected an access tile type, not {parsed}", pos, parser.pos)
+    return parsed
+
+
+@irdl_op_definition
+class GetComputeTileIdOp(IRDLOperation):
+    """The id of the compute tile running the program, one `index` per grid dim (1 to 3)."""
+
+    name = "ktdp.get_compute_tile_id"
+    ids = var_result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "attr-dict `:` type($ids)"
+
+    def verify_(self) -> None:
+        if not self.ids:
+            raise VerifyException("must return at least one index (num tile-grid dims >= 1)")
+
+
+def _parse_dynamic_index_list(parser: Parser) -> tuple[list[int], list[SSAValue]]:
+    """MLIR's DynamicIndexList: `[64, %n, 1]` -> static values (DYNAMIC for SSA) and operands."""
+    static: list[int] = []
+    dynamic: list[SSAValue] = []
+
+    def entry() -> None:
+        if (operand := parser.parse_optional_unresolved_operand()) is not None:
+            dynamic.append(parser.resolve_operand(operand, IndexType()))
+            static.append(DYNAMIC)
+        else:
+            static.append(parser.parse_integer())
+
+    parser.parse_comma_separated_list(parser.Delimiter.SQUARE, entry)
+    return static, dynamic
+
+
+def _print_dynamic_index_list(printer: Printer, static: Sequence[int], dynamic: Sequence[SSAValue]) -> None:
+    values = iter(dynamic)
+    with printer.in_square_brackets():
+        printer.print_list(
+            static, lambda n: printer.print_operand(next(values)) if n == DYNAMIC else printer.print_int(n)
+        )
+
+
+@irdl_op_definition
+class ConstructMemoryViewOp(IRDLOperation):
+    """
+    A strided view of memory at element `offset`: `sizes` and `strides` per dim (integers or
+    SSA values), the `memory_space` it lives in and the `coordinate_set` of the global index
+    space it covers. It allocates nothing and moves nothing.
+    """
+
+    name = "ktdp.construct_memory_view"
+    offset = operand_def(IndexType)
+    sizes = var_operand_def(IndexType)
+    strides = var_operand_def(IndexType)
+    static_sizes = prop_def(DenseArrayBase)
+    static_strides = prop_def(DenseArrayBase)
+    memory_space = prop_def(MemorySpaceAttr)
+    coordinate_set = prop_def(AffineSetAttr)
+    result = result_def(MemRefType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(Pure())
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstructMemoryViewOp:
+        offset = parser.resolve_operand(parser.parse_unresolved_operand(), IndexType())
+        parser.parse_punctuation(",")
+        parser.parse_keyword("sizes")
+        parser.parse_punctuation(":")
+        static_sizes, sizes = _parse_dynamic_index_list(parser)
+        parser.parse_punctuation(",")
+        parser.parse_keyword("strides")
+        parser.parse_punctuation(":")
+        static_strides, strides = _parse_dynamic_index_list(parser)
+        pos = parser.pos
+        attributes = dict(parser.parse_optional_attr_dict())
+        properties: dict[str, Attribute] = {
+            "static_sizes": DenseArrayBase.from_list(i64, static_sizes),
+            "static_strides": DenseArrayBase.from_list(i64, static_strides),
+        }
+        for name in ("coordinate_set", "memory_space"):
+            if name not in attributes:
+                parser.raise_error(f"requires attribute '{name}'", pos, parser.pos)
+            properties[name] = attributes.pop(name)
+        parser.parse_punctuation(":")
+        result = parser.parse_type()
+        op = cls.build(
+            operands=[offset, sizes, strides],
+            properties=properties,
+            attributes=attributes,
+            result_types=[result],
+        )
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.offset)
+        printer.print_string(", sizes: ")
+        _print_dynamic_index_list(printer, self.static_sizes.get_values(), self.sizes)
+        printer.print_string(", strides: ")
+        _print_dynamic_index_list(printer, self.static_strides.get_values(), self.strides)
+        attributes = {
+            **self.attributes,
+            "coordinate_set": self.coordinate_set,
+            "memory_space": self.memory_space,
+        }
+        printer.print_string(" ")
+        printer.print_attr_dict(dict(sorted(attributes.items())))
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    def verify_(self) -> None:
+        static_sizes, static_strides = self.static_sizes.get_values(), self.static_strides.get_values()
+        if len(static_sizes) != len(static_strides):
+            raise VerifyException("static_sizes and static_strides must have equal length")
+        if len(self.sizes) != sum(1 for n in static_sizes if n == DYNAMIC):
+            raise VerifyException(
+                "number of dynamic size operands does not match kDynamic entries in static_sizes"
+            )
+        if len(self.strides) != sum(1 for n in static_strides if n == DYNAMIC):
+            raise VerifyException(
+                "number of dynamic stride operands does not match kDynamic entries in static_strides"
+            )
+        if self.result.type.get_num_dims() != len(static_sizes):  # type: ignore[attr-defined]
+            raise VerifyException("result memref rank does not match sizes/strides length")
+
+
+@irdl_op_definition
+class ConstructDistributedMemoryViewOp(IRDLOperation):
+    """One logical memref over the union of its inputs' coordinate sets; moves nothing."""
+
+    name = "ktdp.construct_distributed_memory_view"
+    memrefs = var_operand_def(MemRefType)
+    result = result_def(MemRefType)
+    traits = traits_def(Pure())
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstructDistributedMemoryViewOp:
+        parser.parse_punctuation("(")
+        unresolved: list[UnresolvedOperand] = []
+        types: list[Attribute] = []
+        if parser.parse_optional_punctuation(")") is None:
+            unresolved = parser.parse_comma_separated_list(
+                parser.Delimiter.NONE, parser.parse_unresolved_operand
+            )
+            parser.parse_punctuation(":")
+            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+            parser.parse_punctuation(")")
+        operands = parser.resolve_operands(unresolved, types, parser.pos)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        return cls.build(operands=[operands], attributes=attributes, result_types=[parser.parse_type()])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string("(")
+        if self.memrefs:
+            printer.print_list(self.memrefs, printer.print_operand)
+            printer.print_string(" : ")
+            printer.print_list([v.type for v in self.memrefs], printer.print_attribute)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    def verify_(self) -> None:
+        result = self.result.type
+        for value in self.memrefs:
+            memref = value.type
+            if memref.element_type != result.element_type:  # type: ignore[attr-defined]
+                raise VerifyException("all input memrefs must have the same element type as the result")
+            if memref.get_num_dims() != result.get_num_dims():  # type: ignore[attr-defined]
+                raise VerifyException("all input memrefs must have the same rank as the result")
+
+
+@irdl_op_definition
+class ConstructAccessTileOp(IRDLOperation):
+    """
+    A set of coordinates into `base` (a memref or tensor), relative to `base_map(indices)`:
+    the points of `access_tile_set`, enumerated in `access_tile_order`; `symbols(...)` bind the
+    set's symbols (a tile sized at run time). Moves nothing.
+    """
+
+    name = "ktdp.construct_access_tile"
+    base = operand_def(MemRefType | TensorType)
+    indices = var_operand_def(IndexType)
+    symbol_operands = var_operand_def(IndexType)
+    base_map = prop_def(AffineMapAttr)
+    access_tile_set = prop_def(AffineSetAttr)
+    access_tile_order = prop_def(AffineMapAttr)
+    result = result_def(AccessTileType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(Pure())
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstructAccessTileOp:
+        base = parser.parse_unresolved_operand()
+        base_map, indices = _parse_subscripts(parser)
+        symbols: list[SSAValue] = []
+        if parser.parse_optional_keyword("symbols") is not None:
+            pos = parser.pos
+            unresolved = parser.parse_comma_separated_list(
+                parser.Delimiter.PAREN, parser.parse_unresolved_operand
+            )
+            symbols = [parser.resolve_operand(u, IndexType()) for u in unresolved] if unresolved else []
+            if pos == parser.pos:
+                parser.raise_error("Failed to parse symbol operands")
+        pos = parser.pos
+        attributes = dict(parser.parse_optional_attr_dict())
+        tile_set = attributes.pop("access_tile_set", None)
+        if not isinstance(tile_set, AffineSetAttr):
+            parser.raise_error("Access tile set is missing in the operation", pos, parser.pos)
+        if tile_set.data.num_dims != len(base_map.results):
+            parser.raise_error("Access tile set and Base input dimensions should match", pos, parser.pos)
+        if tile_set.data.num_symbols != len(symbols):
+            parser.raise_error(
+                f"access_tile_set has {tile_set.data.num_symbols} symbols but got {len(symbols)} "
+                "symbol operands",
+                pos,
+                parser.pos,
+            )
+        order = attributes.pop("access_tile_order", None)
+        if not isinstance(order, AffineMapAttr):
+            parser.raise_error("Access tile order is missing in the operation", pos, parser.pos)
+        if order.data.num_dims != len(order.data.results):
+            parser.raise_error(
+                "Number of input dimensions and output dimensions in the access tile order should match", pos
+            )
+        if len(order.data.results) != tile_set.data.num_dims:
+            parser.raise_error(
+                "Number of dimensions in the access tile order and access tile set must match!", pos
+            )
+        parser.parse_punctuation(":")
+        base_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        result = parser.parse_type()
+        properties = {
+            "base_map": AffineMapAttr(base_map),
+            "access_tile_set": tile_set,
+            "access_tile_order": order,
+        }
+        return cls.build(
+            operands=[parser.resolve_operand(base, base_type), indices, symbols],
+            properties=properties,
+            attributes=attributes,
+            result_types=[result],
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.base)
+        printer.print_string("[")
+        operands = [_operand_text(printer, v) for v in self.indices]
+        printer.print_string(", ".join(affine_text(e, operands) for e in self.base_map.data.results))
+        printer.print_string("]")
+        if self.symbol_operands:
+            printer.print_string(" symbols(")
+            printer.print_list(self.symbol_operands, printer.print_operand)
+            printer.print_string(")")
+        attributes = {
+            **self.attributes,
+            "access_tile_order": self.access_tile_order,
+            "access_tile_set": self.access_tile_set,
+        }
+        printer.print_string(" ")
+        printer.print_attr_dict(dict(sorted(attributes.items())))
+        printer.print_string(" : ")
+        printer.print_attribute(self.base.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    def verify_(self) -> None:
+        tile_set, base_map, order = self.access_tile_set.data, self.base_map.data, self.access_tile_order.data
+        if tile_set.num_dims != len(base_map.results):
+            raise VerifyException(
+                f"access_tile_set dimensions ({tile_set.num_dims}) must match base_map dims "
+                f"({len(base_map.results)})"
+            )
+        if base_map.num_dims != len(self.indices):
+            raise VerifyException(
+                f"base_map expects {base_map.num_dims} operands but got {len(self.indices)}"
+            )
+        if tile_set.num_symbols != len(self.symbol_operands):
+            raise VerifyException(
+                f"access_tile_set has {tile_set.num_symbols} symbols but got "
+                f"{len(self.symbol_operands)} symbol operands"
+            )
+        if order.num_dims != len(order.results):
+            raise VerifyException(
+                f"access_tile_order must have equal number of inputs ({order.num_dims}) and outputs "
+                f"({len(order.results)})"
+            )
+        if len(order.results) != tile_set.num_dims:
+            raise VerifyException(
+                f"access_tile_order dimensions ({len(order.results)}) must match access_tile_set "
+                f"dimensions ({tile_set.num_dims})"
+            )
+        rank = len(self.result.type.get_shape())  # type: ignore[attr-defined]
+        if rank != tile_set.num_dims:
+            raise VerifyException(
+                f"result type rank ({rank}) must match access_tile_set dimensions ({tile_set.num_dims})"
+            )
+
+
+def _parse_subscripts(parser: Parser) -> tuple[AffineMap, Sequence[SSAValue]]:
+    """
+    `[%row + %i, 0]`: an affine map with one dim per distinct SSA name, in order of first
+    appearance (MLIR's affine map of SSA ids; xDSL's parser makes them symbols), and the names.
+    """
+    symbols_map, operands = parser.parse_affine_map_of_ssa_ids()
+    count = symbols_map.num_symbols
+    dims = [AffineExpr.dimension(i) for i in range(count)]
+    return symbols_map.replace_dims_and_symbols([], dims, count, 0), operands
+
+
+def _operand_text(printer: Printer, value: SSAValue) -> str:
+    """The name `printer` gives `value` (`%row`, `%0`)."""
+    from io import StringIO
+
+    stream = printer.stream
+    printer.stream = StringIO()
+    try:
+        printer.print_operand(value)
+        return printer.stream.getvalue()  # type: ignore[attr-defined]
+    finally:
+        printer.stream = stream
+
+
+_PRECEDENCE = {
+    AffineBinaryOpKind.Add: 1,
+    AffineBinaryOpKind.Mul: 2,
+    AffineBinaryOpKind.FloorDiv: 2,
+    AffineBinaryOpKind.CeilDiv: 2,
+    AffineBinaryOpKind.Mod: 2,
+}
+_KEYWORD = {
+    AffineBinaryOpKind.Mul: "*",
+    AffineBinaryOpKind.FloorDiv: "floordiv",
+    AffineBinaryOpKind.CeilDiv: "ceildiv",
+    AffineBinaryOpKind.Mod: "mod",
+}
+
+
+def affine_text(expr: AffineExpr, dims: Sequence[str], parent: int = 0) -> str:
+    """
+    An affine expression in MLIR's pretty form over named dims (`%row + %i`, `%t floordiv 64`,
+    `%a - 3`): what the access-tile ops print as subscripts.
+    """
+    if isinstance(expr, AffineDimExpr):
+        return dims[expr.position]
+    if isinstance(expr, AffineConstantExpr):
+        return str(expr.value)
+    if not isinstance(expr, AffineBinaryOpExpr):
+        return str(expr)
+    level = _PRECEDENCE[expr.kind]
+    lhs = affine_text(expr.lhs, dims, level)
+    if expr.kind == AffineBinaryOpKind.Add:
+        rhs = expr.rhs
+        if isinstance(rhs, AffineConstantExpr) and rhs.value < 0:
+            text = f"{lhs} - {-rhs.value}"
+        elif (
+            isinstance(rhs, AffineBinaryOpExpr)
+            and rhs.kind == AffineBinaryOpKind.Mul
+            and isinstance(rhs.rhs, AffineConstantExpr)
+            and rhs.rhs.value == -1
+        ):
+            text = f"{lhs} - {affine_text(rhs.lhs, dims, 2)}"
+        else:
+            text = f"{lhs} + {affine_text(rhs, dims, level)}"
+    else:
+        text = f"{lhs} {_KEYWORD[expr.kind]} {affine_text(expr.rhs, dims, level + 1)}"
+    return f"({text})" if level < parent else text
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """The elements at an access tile's coordinates, as a tensor of the tile's shape."""
+
+    name = "ktdp.load"
+    access_tile = operand_def(AccessTileType)
+    result = result_def(TensorType)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoadOp:
+        tile = parser.parse_unresolved_operand()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        tile_type = _parse_access_tile_type(parser)
+        parser.parse_punctuation("->")
+        result = parser.parse_type()
+        return cls.build(
+            operands=[parser.resolve_operand(tile, tile_type)], attributes=attributes, result_types=[result]
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.access_tile)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        self.access_tile.type.print_parameters(printer)  # type: ignore[attr-defined]
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    def verify_(self) -> None:
+        if tuple(self.result.type.get_shape()) != self.access_tile.type.get_shape():  # type: ignore[attr-defined]
+            raise VerifyException("access tile shape must match result tensor shape")
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """Writes a tensor of the tile's shape to the access tile's coordinates."""
+
+    name = "ktdp.store"
+    data_tile = operand_def(TensorType)
+    access_tile = operand_def(AccessTileType)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StoreOp:
+        data = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        tile = parser.parse_unresolved_operand()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        data_type = parser.parse_type()
+        parser.parse_punctuation(",")
+        tile_type = _parse_access_tile_type(parser)
+        operands = [parser.resolve_operand(data, data_type), parser.resolve_operand(tile, tile_type)]
+        return cls.build(operands=operands, attributes=attributes)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.data_tile)
+        printer.print_string(", ")
+        printer.print_operand(self.access_tile)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.data_tile.type)
+        printer.print_string(", ")
+        self.access_tile.type.print_parameters(printer)  # type: ignore[attr-defined]
+
+    def verify_(self) -> None:
+        if tuple(self.data_tile.type.get_shape()) != self.access_tile.type.get_shape():  # type: ignore[attr-defined]
+            raise VerifyException("data tile shape must match access tile shape")
+
+
+KTDP_OPS = (
+    GetComputeTileIdOp,
+    ConstructMemoryViewOp,
+    ConstructDistributedMemoryViewOp,
+    ConstructAccessTileOp,
+    LoadOp,
+    StoreOp,
+)
+Ktdp = Dialect("ktdp", list(KTDP_OPS), [MemorySpaceAttr, AccessTileType])
+"""The `ktdp` dialect (load it into a context with `ktir.ir.context.make_context`)."""
+
+__all__ = [
+    "KTDP_OPS",
+    "AccessTileType",
+    "ConstructAccessTileOp",
+    "ConstructDistributedMemoryViewOp",
+    "ConstructMemoryViewOp",
+    "GetComputeTileIdOp",
+    "Ktdp",
+    "LoadOp",
+    "MemorySpaceAttr",
+    "StoreOp",
+    "affine_text",
+]

@@ -1,0 +1,147 @@
+// RUN: ktir-opt %s --split-input-file --verify-diagnostics
+// RUN: not ktir-opt %s --split-input-file 2>&1 | filecheck %s
+
+// Invalid `ktdp` ops: the reference verifier's messages (RFC 0682 notes, section 3), each
+// checked by --verify-diagnostics and, with its location, by FileCheck.
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktdp.load' op access tile shape must match result tensor shape
+func.func @load_shape(%t: !ktdp.access_tile<1x64xindex>) {
+  // expected-error @+1 {{access tile shape must match result tensor shape}}
+  %x = ktdp.load %t : <1x64xindex> -> tensor<2x64xf16>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:3: error: 'ktdp.store' op data tile shape must match access tile shape
+func.func @store_shape(%t: !ktdp.access_tile<1x64xindex>, %x: tensor<1x32xf16>) {
+  // expected-error @+1 {{data tile shape must match access tile shape}}
+  ktdp.store %x, %t : tensor<1x32xf16>, <1x64xindex>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktdp.construct_distributed_memory_view' op all input memrefs must have the same element type as the result
+func.func @distributed_element(%a: memref<16x64xf32>) {
+  // expected-error @+1 {{all input memrefs must have the same element type as the result}}
+  %v = ktdp.construct_distributed_memory_view(%a : memref<16x64xf32>) : memref<32x64xf16>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktdp.construct_distributed_memory_view' op all input memrefs must have the same rank as the result
+func.func @distributed_rank(%a: memref<1024xf16>) {
+  // expected-error @+1 {{all input memrefs must have the same rank as the result}}
+  %v = ktdp.construct_distributed_memory_view(%a : memref<1024xf16>) : memref<32x64xf16>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktdp.construct_memory_view' op result memref rank does not match sizes/strides length
+func.func @view_rank(%a: index) {
+  // expected-error @+1 {{result memref rank does not match sizes/strides length}}
+  %v = ktdp.construct_memory_view %a, sizes: [96, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.memory_space<global>} : memref<6144xf16>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktdp.construct_memory_view' op static_sizes and static_strides must have equal length
+func.func @view_lengths(%a: index) {
+  // expected-error @+1 {{static_sizes and static_strides must have equal length}}
+  %v = ktdp.construct_memory_view %a, sizes: [96, 64], strides: [1] {coordinate_set = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.memory_space<global>} : memref<96x64xf16>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: ct_id is only valid for the ct_local memory space, not 'global'
+func.func @ct_id_on_global(%a: index) {
+  // expected-error @+1 {{ct_id is only valid for the ct_local memory space, not 'global'}}
+  %v = ktdp.construct_memory_view %a, sizes: [96, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.memory_space<global, ct_id = 2>} : memref<96x64xf16>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: ct_id must be non-negative, but got: -3
+func.func @ct_id_negative(%a: index) {
+  // expected-error @+1 {{ct_id must be non-negative, but got: -3}}
+  %v = ktdp.construct_memory_view %a, sizes: [96, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.memory_space<ct_local, ct_id = -3>} : memref<96x64xf16>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: memory space must be 'global' or 'ct_local', not 'HBM'
+func.func @memory_space_kind(%a: index) {
+  // expected-error @+1 {{memory space must be 'global' or 'ct_local', not 'HBM'}}
+  %v = ktdp.construct_memory_view %a, sizes: [96, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.memory_space<HBM>} : memref<96x64xf16>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: requires attribute 'coordinate_set'
+func.func @view_without_set(%a: index) {
+  // expected-error @+1 {{requires attribute 'coordinate_set'}}
+  %v = ktdp.construct_memory_view %a, sizes: [96, 64], strides: [64, 1] {memory_space = #ktdp.memory_space<global>} : memref<96x64xf16>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: tile element type must be 'index', but got: f16
+func.func @tile_element(%t: index) {
+  // expected-error @+1 {{tile element type must be 'index', but got: f16}}
+  %x = ktdp.load %t : <1x64xf16> -> tensor<1x64xf16>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: Access tile set is missing in the operation
+func.func @tile_without_set(%v: memref<96x64xf16>) {
+  // expected-error @+1 {{Access tile set is missing in the operation}}
+  %t = ktdp.construct_access_tile %v[0, 0] {access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<96x64xf16> -> !ktdp.access_tile<1x64xindex>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: Access tile order is missing in the operation
+func.func @tile_without_order(%v: memref<96x64xf16>) {
+  // expected-error @+1 {{Access tile order is missing in the operation}}
+  %t = ktdp.construct_access_tile %v[0, 0] {access_tile_set = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>} : memref<96x64xf16> -> !ktdp.access_tile<1x64xindex>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: Access tile set and Base input dimensions should match
+func.func @tile_set_dims(%v: memref<96x64xf16>) {
+  // expected-error @+1 {{Access tile set and Base input dimensions should match}}
+  %t = ktdp.construct_access_tile %v[0] {access_tile_set = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<96x64xf16> -> !ktdp.access_tile<1x64xindex>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: access_tile_set has 0 symbols but got 1 symbol operands
+func.func @tile_symbols(%v: memref<96x64xf16>, %n: index) {
+  // expected-error @+1 {{access_tile_set has 0 symbols but got 1 symbol operands}}
+  %t = ktdp.construct_access_tile %v[0, 0] symbols(%n) {access_tile_set = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<96x64xf16> -> !ktdp.access_tile<1x64xindex>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktdp.construct_access_tile' op result type rank (1) must match access_tile_set dimensions (2)
+func.func @tile_rank(%v: memref<96x64xf16>) {
+  // expected-error @+1 {{result type rank (1) must match access_tile_set dimensions (2)}}
+  %t = ktdp.construct_access_tile %v[0, 0] {access_tile_set = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<96x64xf16> -> !ktdp.access_tile<64xindex>
+  return
+}
