@@ -54,6 +54,7 @@ from ktir.ir.diagnostics import (
     render,
     verify_module,
 )
+from ktir.ktdp.memory import KtdpError
 from ktir.passes.compile import expand_stages
 from ktir.progress import StageProgress
 from ktir.reference.executor import argument_names, entry_function
@@ -68,6 +69,7 @@ from ktir.sim import (
     write_roofline_png,
     write_trace,
 )
+from ktir.tools.ktdp_run import PlaceError
 from ktir.tools.output_files import OutputError, Writer, check_writable, repeated_output, write_all
 
 GIB = 1024**3
@@ -101,6 +103,17 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the cycle report without values: no inputs, no outputs, the same cycles (ktir.sim.estimate)",
     )
     parser.add_argument("--func-name", help="the function to run (default: the only one)")
+    parser.add_argument(
+        "--function", metavar="NAME", help="run this function of a ktdp (RFC 0682) kernel on --inputs"
+    )
+    parser.add_argument("--grid", metavar="X[,Y[,Z]]", help="with --function: override the grid attribute")
+    parser.add_argument(
+        "--place",
+        action="append",
+        default=[],
+        metavar="NAME=OFFSET[@lxC]",
+        help="with --function: put an input array at an element offset of device memory (or core C's LX)",
+    )
     parser.add_argument(
         "--cores", type=int, default=None, help="cores for graph-level IR (default: all of the target's)"
     )
@@ -392,6 +405,10 @@ def run(argv: Sequence[str] | None = None) -> int:
     args = _arguments(argv)
     for path in _output_paths(args):
         check_writable(path)
+    if args.function:
+        from ktir.tools.ktdp_run import run_ktdp
+
+        return run_ktdp(args)
     filename, text = _read(args.input_file)
     module = _load_module(filename, text, args)
     # The terminal's width, or 80 columns when piped (rich's default; `COLUMNS` overrides it):
@@ -431,9 +448,12 @@ def _handle(error: Exception, filename: str) -> int:
     if isinstance(error, DiagnosticError):
         _report(error.diagnostics, filename)
         return 1
-    if isinstance(error, SimulationError):
+    if isinstance(error, (SimulationError, KtdpError)):
         _report([Diagnostic(Severity.ERROR, str(error), error.location)], filename)
         return 1
+    if isinstance(error, PlaceError):
+        print(f"ktir-run: error: {error}", file=sys.stderr)
+        return 2
     if isinstance(error, (UsageError, PipelineError)):  # PipelineError: an option past the checks
         print(f"ktir-run: error: {error}", file=sys.stderr)
         return 2

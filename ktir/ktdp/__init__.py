@@ -1,0 +1,147 @@
+"""
+`ktir.ktdp`: run RFC 0682 `ktdp` programs (what torch-spyre's emitter writes) on ktir's chip model.
+
+```python
+outputs, report = ktir.ktdp.run(text, "add", {"a": a, "b": b, "c": np.zeros_like(a)})
+outputs["c"]          # read back from simulated device memory after the run
+report.total_cycles   # the same report as ktir's own programs (one line for the function)
+```
+
+Each function argument binds by name (its SSA name) to the entry of `arrays` of that name. An
+array entry is placed in simulated device memory (contiguous, row-major, its own dtype) and the
+argument receives its element offset; a 0-d entry is passed as the argument's value. `place`
+maps names to `(offset, core)`: `core` None for LPDDR5, else that core's LX (arrays a kernel
+addresses at constant offsets). Every array entry is read back into `outputs` after the run.
+`grid` overrides the function's `{grid = [...]}` attribute (absent: one tile); each tile runs
+on one simulated core. The engine, its numerics and its time model: `ktir.ktdp.engine`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp
+
+from ktir.hardware.target import SPYRE, Target
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import DiagnosticError, location_of, parse_module, verify_module
+from ktir.ktdp.engine import UNITS, TileProgram
+from ktir.ktdp.memory import DeviceMemory, KtdpError
+from ktir.sim.report import KernelReport, Report
+
+
+def load_module(text_or_path: str | Path) -> ModuleOp:
+    """Parse and verify ktdp text, or the file it names; `DiagnosticError` with locations."""
+    path = (
+        Path(text_or_path)
+        if not str(text_or_path).lstrip().startswith(("func.func", "#", "module", "builtin"))
+        else None
+    )
+    if path is not None and path.exists():
+        text, name = path.read_text(encoding="utf-8"), str(path)
+    else:
+        text, name = str(text_or_path), "<ktdp>"
+    module = parse_module(make_context(), text, name)
+    if errors := verify_module(module):
+        raise DiagnosticError(errors)
+    return module
+
+
+def grid_of(function: func.FuncOp, grid: Sequence[int] | None) -> list[int]:
+    """The function's grid (`{grid = [x, y, z]}`, absent: one tile), or `grid` if given."""
+    if grid is not None:
+        return [int(n) for n in grid]
+    attribute = function.attributes.get("grid")
+    if isinstance(attribute, ArrayAttr):
+        return [a.value.data for a in attribute.data if isinstance(a, IntegerAttr)]
+    return [1]
+
+
+def run(
+    text_or_path: str | Path,
+    function: str,
+    arrays: Mapping[str, np.ndarray],
+    *,
+    grid: Sequence[int] | None = None,
+    place: Mapping[str, tuple[int, int | None]] | None = None,
+    target: Target = SPYRE,
+) -> tuple[dict[str, np.ndarray], Report]:
+    """Run `function` of a ktdp module on `arrays` (module docstring); (outputs, report)."""
+    module = load_module(text_or_path)
+    entry = next(
+        (op for op in module.walk() if isinstance(op, func.FuncOp) and op.sym_name.data == function), None
+    )
+    if entry is None:
+        names = [op.sym_name.data for op in module.walk() if isinstance(op, func.FuncOp)]
+        raise KtdpError(f"no function '{function}' in the module (it has: {', '.join(names)})")
+    dims = grid_of(entry, grid)
+    tiles = math.prod(dims)
+    if not 1 <= tiles <= target.cores:
+        raise KtdpError(f"a grid of {tiles} tiles does not fit the {target.cores} cores of '{target.name}'")
+    memory = DeviceMemory(target, target.cores)
+    _place_arrays(memory, arrays, place or {})
+    arguments = _bind(entry, arrays, memory)
+    program = TileProgram(entry, tiles, memory, target)
+    program.grid_dims = dims  # type: ignore[attr-defined]
+    program.run(arguments)
+    outputs = {name: memory.array(name) for name in memory.placements}
+    return outputs, _report(program, function, arrays, target)
+
+
+def _place_arrays(
+    memory: DeviceMemory, arrays: Mapping[str, np.ndarray], place: Mapping[str, tuple[int, int | None]]
+) -> None:
+    for name in place:
+        if name not in arrays:
+            raise KtdpError(f"--place names '{name}', which is not an input array")
+    for name, (offset, core) in place.items():
+        memory.place(name, np.asarray(arrays[name]), offset, core)
+    for name, array in arrays.items():
+        if np.ndim(array) and name not in place:
+            memory.allocate(name, np.asarray(array))
+
+
+def _bind(entry: func.FuncOp, arrays: Mapping[str, np.ndarray], memory: DeviceMemory) -> list[np.ndarray]:
+    values = []
+    for arg in entry.body.block.args:
+        name = arg.name_hint or ""
+        if name not in arrays:
+            raise KtdpError(
+                f"no input array '{name}' for argument %{name} (inputs: {', '.join(arrays)})",
+                location_of(entry),
+            )
+        array = np.asarray(arrays[name])
+        value = memory.placements[name].offset if array.ndim else array.item()
+        values.append(np.asarray(value))
+    return values
+
+
+def _report(program: TileProgram, function: str, arrays: Mapping[str, np.ndarray], target: Target) -> Report:
+    charges = program.charges
+    busy = np.zeros((program.tiles, len(UNITS)))
+    busy[:] = charges.busy
+    line = KernelReport(
+        index=0,
+        name=f"@{function}",
+        op="ktdp.program",
+        unit=UNITS[int(np.argmax(busy.sum(axis=0)))],
+        cores=program.tiles,
+        chunks=1,
+        start=0.0,
+        cycles=charges.cycles,
+        bytes=charges.bytes,
+        flops=charges.flops,
+        compulsory_bytes=float(sum(np.asarray(a).nbytes for a in arrays.values() if np.ndim(a))),
+        matmul_flops=charges.matmul_flops,
+        busy=busy,
+        finish=np.full(program.tiles, charges.cycles),
+        target=target,
+    )
+    return Report([line], target, compulsory_bytes=line.compulsory_bytes)
+
+
+__all__ = ["KtdpError", "grid_of", "load_module", "run"]

@@ -1,0 +1,451 @@
+"""
+Running a `ktdp` function on the simulated chip: every compute tile of the grid at once.
+
+`TileProgram(function, grid, memory, target).run(arguments)` interprets the function body once,
+with every SSA value batched over the grid's tiles (leading dim = tiles): an index is a vector
+of per-tile values, a tensor an array (tiles, *shape). Each op runs as one NumPy call for all
+tiles, so the cost is per op, not per element or per tile; an `scf.for` runs its body once per
+iteration (the bounds must be the same on every tile).
+
+Numerics: values are stored in their element type and every op computes in float32 (float64 for
+f32 and wider) and rounds once to its result type, as ktir's own simulator does. A reduction or
+matmul into an uninitialised `tensor.empty` starts from its combiner's identity (the emitter's
+convention); `linalg.fill` sets a start value.
+
+Time, on the same chip model as ktir's own programs (`ktir.hardware.cost_model`), op after op
+in program order (no overlap between DMA and compute, unlike ktir's pipelined kernels):
+- `ktdp.load` / `ktdp.store` of device memory: a DMA setup plus the chip-wide traffic, each
+  tile moving every 128-byte stick its elements touch (`dma_cycles`); of a scratchpad view, an
+  LX copy (`lx_copy_cycles`);
+- `linalg.matmul` on the PE arrays (`pt_cycles`);
+- elementwise ops, in whole sticks, at the SFU's pass rate (two passes for exp, log, sqrt,
+  rsqrt, tanh and division), and reductions at its reduction rate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import numpy as np
+from xdsl.dialects import arith, func, scf, tensor
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, TensorType
+from xdsl.dialects.linalg.ops import YieldOp as LinalgYieldOp
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from ktir.dialects import ktdp
+from ktir.hardware import cost_model
+from ktir.hardware.target import Target
+from ktir.ir.diagnostics import location_of
+from ktir.ktdp.memory import DeviceMemory, KtdpError
+from ktir.ktdp.tiles import TileError, box_of, element_indices, sticks_touched
+from ktir.reference.ops import numpy_dtype, store
+
+UNITS = ("dma", "pt", "sfu", "ring")
+_TWO_PASS = {"exp", "log", "sqrt", "rsqrt", "tanh", "divf", "div"}
+_BINARY = {
+    "addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide,
+    "maximumf": np.maximum, "minimumf": np.minimum, "maxnumf": np.fmax, "minnumf": np.fmin,
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum,
+    "min": np.minimum,
+}  # fmt: skip
+_UNARY = {
+    "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x),
+    "tanh": np.tanh, "negf": np.negative, "absf": np.abs,
+}  # fmt: skip
+_INDEX = {
+    "addi": np.add, "subi": np.subtract, "muli": np.multiply, "divui": np.floor_divide,
+    "divsi": lambda a, b: np.trunc(a / b).astype(np.int64), "remui": np.remainder,
+    "remsi": np.fmod, "floordivsi": np.floor_divide, "ceildivsi": lambda a, b: -((-a) // b),
+    "maxsi": np.maximum, "minsi": np.minimum,
+}  # fmt: skip
+_IDENTITY = {"addf": 0.0, "add": 0.0, "mulf": 1.0, "maximumf": -np.inf, "maxnumf": -np.inf,
+             "minimumf": np.inf, "minnumf": np.inf}  # fmt: skip
+_REDUCE = {"addf": np.sum, "mulf": np.prod, "maximumf": np.max, "maxnumf": np.max,
+           "minimumf": np.min, "minnumf": np.min}  # fmt: skip
+
+
+@dataclass
+class View:
+    """A memory view: its memory (`global`, or core `core`'s LX), offset, sizes and strides."""
+
+    space: str
+    core: int
+    offset: np.ndarray
+    sizes: list[np.ndarray]
+    strides: list[np.ndarray]
+    dtype: np.dtype
+
+
+@dataclass
+class Tile:
+    """An access tile: its view and the element index of each point (tiles x shape)."""
+
+    view: View
+    indices: np.ndarray
+
+
+@dataclass
+class Charges:
+    """Cycles and work charged per tile and unit, in program order."""
+
+    tiles: int
+    busy: np.ndarray = field(init=False)
+    cycles: float = 0.0
+    bytes: float = 0.0
+    flops: float = 0.0
+    matmul_flops: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.busy = np.zeros((self.tiles, len(UNITS)))
+
+    def charge(self, unit: str, cycles: float, flops: float = 0.0) -> None:
+        """An op all tiles run in lockstep for `cycles`."""
+        self.busy[:, UNITS.index(unit)] += cycles
+        self.cycles += cycles
+        self.flops += flops
+
+
+def _float(array: np.ndarray) -> np.ndarray:
+    """The compute precision of a stored array: float32, or float64 for wider types."""
+    return array.astype(np.float64 if array.dtype.itemsize > 4 else np.float32)
+
+
+def _sticks(shape: Sequence[int], itemsize: int, stick_bytes: int) -> int:
+    """Elements of a tile shape counted in whole sticks along its last dim."""
+    if not shape:
+        return 1
+    per = stick_bytes // itemsize
+    return math.prod(shape[:-1]) * math.ceil(shape[-1] / per) * per
+
+
+class TileProgram:
+    """One ktdp function on every tile of a grid (module docstring)."""
+
+    def __init__(self, function: func.FuncOp, tiles: int, memory: DeviceMemory, target: Target) -> None:
+        self.function = function
+        self.tiles = tiles
+        self.memory = memory
+        self.target = target
+        self.env: dict[SSAValue, Any] = {}
+        self.empty: set[SSAValue] = set()
+        self.charges = Charges(tiles)
+
+    def run(self, arguments: Sequence[np.ndarray]) -> None:
+        """Bind each argument (a per-tile vector) and run the body."""
+        for arg, value in zip(self.function.body.block.args, arguments, strict=True):
+            self.env[arg] = value
+        self._block(self.function.body.block.ops)
+
+    def _block(self, ops: Any) -> list[Any]:
+        for op in ops:
+            if isinstance(op, (scf.YieldOp, LinalgYieldOp)):
+                return [self.env[v] for v in op.operands]
+            if isinstance(op, func.ReturnOp):
+                return []
+            try:
+                self._op(op)
+            except (TileError, ValueError, FloatingPointError) as error:
+                if isinstance(error, KtdpError) and error.location is not None:
+                    raise
+                raise KtdpError(f"'{op.name}': {error}", location_of(op)) from None
+        return []
+
+    def _op(self, op: Operation) -> None:
+        handler = _HANDLERS.get(op.name) or _HANDLERS.get(op.name.split(".")[0] + ".*")
+        if handler is None:
+            raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
+        results = handler(self, op)
+        if results is not None:
+            self.env.update(zip(op.results, results, strict=True))
+
+    def per_tile(self, value: Any) -> np.ndarray:
+        """An index value as a vector over tiles."""
+        return np.broadcast_to(np.asarray(value, dtype=np.int64), (self.tiles,))
+
+    def uniform(self, value: SSAValue, what: str) -> int:
+        """An index that must be the same on every tile (a loop bound)."""
+        values = self.per_tile(self.env[value])
+        if (values != values[0]).any():
+            raise KtdpError(f"{what} differs between compute tiles: not supported", location_of(value.owner))  # type: ignore[arg-type]
+        return int(values[0])
+
+
+# -- ktdp ---------------------------------------------------------------------------------------
+
+
+def _tile_id(run: TileProgram, op: ktdp.GetComputeTileIdOp) -> list[np.ndarray]:
+    grid = run.grid_dims  # type: ignore[attr-defined]
+    t = np.arange(run.tiles)
+    ids, step = [], 1
+    for extent in grid[: len(op.ids)]:
+        ids.append((t // step) % extent)
+        step *= extent
+    return ids
+
+
+def _memory_view(run: TileProgram, op: ktdp.ConstructMemoryViewOp) -> list[View]:
+    def values(static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[np.ndarray]:
+        rest = iter(dynamic)
+        return [run.per_tile(run.env[next(rest)] if n == ktdp.DYNAMIC else n) for n in static]
+
+    space = op.memory_space
+    element = cast(MemRefType[Attribute], op.result.type).element_type
+    return [
+        View(
+            space.kind.data,
+            max(space.ct_id.data, 0),
+            run.per_tile(run.env[op.offset]),
+            values(op.static_sizes.get_values(), op.sizes),
+            values(op.static_strides.get_values(), op.strides),
+            numpy_dtype(element),
+        )
+    ]
+
+
+def _access_tile(run: TileProgram, op: ktdp.ConstructAccessTileOp) -> list[Tile]:
+    view = run.env[op.base]
+    if not isinstance(view, View):
+        raise KtdpError("access tiles of tensors are not supported yet: give a memory view", location_of(op))
+    indices = [run.per_tile(run.env[v]) for v in op.indices]
+    base = np.stack(
+        [np.broadcast_to(r, (run.tiles,)) for r in _eval_map(op.base_map.data, indices, run.tiles)], 1
+    )
+    symbols = [run.per_tile(run.env[v]) for v in op.symbol_operands]
+    lower, upper = box_of(op.access_tile_set.data, symbols, run.tiles)
+    points = element_indices(
+        base, lower, upper, op.access_tile_order.data, view.offset, view.strides, view.sizes
+    )
+    return [Tile(view, points)]
+
+
+def _eval_map(map_: Any, dims: Sequence[np.ndarray], tiles: int) -> list[np.ndarray]:
+    """An affine map's results on per-tile dims, one tile at a time only if the map is not linear."""
+    columns = (
+        [map_.eval([int(d[t]) for d in dims], []) for t in range(tiles)]
+        if dims
+        else [map_.eval([], [])] * tiles
+    )
+    return [np.array([c[i] for c in columns], dtype=np.int64) for i in range(len(map_.results))]
+
+
+def _load(run: TileProgram, op: ktdp.LoadOp) -> list[np.ndarray]:
+    tile = cast(Tile, run.env[op.access_tile])
+    data = run.memory.read(tile.view, tile.indices)
+    _charge_transfer(run, tile)
+    return [store(data, cast(TensorType[Attribute], op.result.type).element_type)]
+
+
+def _store(run: TileProgram, op: ktdp.StoreOp) -> None:
+    tile = cast(Tile, run.env[op.access_tile])
+    data = np.asarray(run.env[op.data_tile])
+    run.memory.write(tile.view, tile.indices, np.broadcast_to(data, tile.indices.shape))
+    _charge_transfer(run, tile)
+
+
+def _charge_transfer(run: TileProgram, tile: Tile) -> None:
+    target = run.target
+    itemsize = tile.view.dtype.itemsize
+    if tile.view.space == "ct_local":
+        core_bytes = tile.indices[0].size * itemsize
+        run.charges.charge("dma", cost_model.lx_copy_cycles(core_bytes, target))
+        return
+    moved = float(sticks_touched(tile.indices, itemsize, target.stick_bytes)) * target.stick_bytes
+    run.charges.bytes += moved
+    run.charges.charge("dma", cost_model.dma_cycles(moved, target))
+
+
+# -- compute ------------------------------------------------------------------------------------
+
+
+def _element(value: SSAValue) -> Attribute:
+    value_type = value.type
+    return value_type.element_type if isinstance(value_type, TensorType) else value_type
+
+
+def _charge_sfu(run: TileProgram, name: str, result: SSAValue, reduce_from: np.ndarray | None = None) -> None:
+    target = run.target
+    if reduce_from is not None:
+        elements = _sticks(reduce_from.shape[1:], reduce_from.dtype.itemsize, target.stick_bytes)
+        run.charges.charge(
+            "sfu", elements / target.reduce_elems_per_us * target.clock_mhz, elements * run.tiles
+        )
+        return
+    shape = tuple(result.type.get_shape()) if isinstance(result.type, TensorType) else ()
+    itemsize = numpy_dtype(_element(result)).itemsize
+    elements = _sticks(shape, itemsize, target.stick_bytes)
+    passes = 2.0 if name in _TWO_PASS else 1.0
+    cycles = elements * passes / target.sfu_pass_elems_per_us * target.clock_mhz
+    run.charges.charge("sfu", cycles, elements * passes * run.tiles)
+
+
+def _arith(run: TileProgram, op: Operation) -> list[Any]:
+    short = op.name.split(".")[1]
+    if isinstance(op, arith.ConstantOp):
+        return [_constant(run, op)]
+    if isinstance(op.results[0].type, IndexType) or short in _INDEX:
+        a, b = (run.per_tile(run.env[v]) for v in op.operands)
+        return [_INDEX[short](a, b).astype(np.int64)]
+    if short == "index_cast":
+        return [run.per_tile(run.env[op.operands[0]])]
+    args = [_float(np.asarray(run.env[v])) for v in op.operands]
+    if short in _BINARY:
+        value = _BINARY[short](*args)
+    elif short in ("extf", "truncf", "sitofp", "uitofp"):
+        value = args[0]
+    else:
+        raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
+    if isinstance(op.results[0].type, TensorType):
+        _charge_sfu(run, short, op.results[0])
+    return [store(value, _element(op.results[0]))]
+
+
+def _constant(run: TileProgram, op: arith.ConstantOp) -> Any:
+    value = op.value
+    if isinstance(value, IntegerAttr):
+        return run.per_tile(value.value.data)
+    data = getattr(value, "value", None)
+    if data is not None and hasattr(data, "data"):  # a float scalar
+        return np.float64(data.data)
+    splat = value.get_values()  # type: ignore[attr-defined]
+    shape = tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
+    return np.broadcast_to(np.asarray(splat[0] if len(splat) == 1 else splat), shape).copy()
+
+
+def _math(run: TileProgram, op: Operation) -> list[np.ndarray]:
+    short = op.name.split(".")[1]
+    if short not in _UNARY:
+        raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
+    value = _UNARY[short](_float(np.asarray(run.env[op.operands[0]])))
+    if isinstance(op.results[0].type, TensorType):
+        _charge_sfu(run, short, op.results[0])
+    return [store(value, _element(op.results[0]))]
+
+
+def _empty(run: TileProgram, op: tensor.EmptyOp) -> list[np.ndarray]:
+    run.empty.add(op.tensor)
+    shape = tuple(op.tensor.type.get_shape())  # type: ignore[attr-defined]
+    return [np.zeros((run.tiles, *shape), numpy_dtype(_element(op.tensor)))]
+
+
+def _linalg(run: TileProgram, op: Operation) -> list[np.ndarray]:
+    short = op.name.split(".")[1]
+    handler = _LINALG.get(short)
+    if handler is None:
+        raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
+    return handler(run, op)
+
+
+def _named_elementwise(run: TileProgram, op: Operation) -> list[np.ndarray]:
+    short = op.name.split(".")[1]
+    ins = [_float(np.asarray(run.env[v])) for v in op.inputs]  # type: ignore[attr-defined]
+    value = _BINARY[short](*ins) if short in _BINARY else _UNARY[short](*ins)
+    result = op.results[0]
+    _charge_sfu(run, short, result)
+    return [store(value, _element(result))]
+
+
+def _fill(run: TileProgram, op: Operation) -> list[np.ndarray]:
+    out = np.asarray(run.env[op.outputs[0]])  # type: ignore[attr-defined]
+    value = np.asarray(run.env[op.inputs[0]])  # type: ignore[attr-defined]
+    value = value.reshape(value.shape + (1,) * (out.ndim - value.ndim)) if value.ndim else value
+    _charge_sfu(run, "fill", op.results[0])
+    return [store(np.broadcast_to(value, out.shape), _element(op.results[0]))]
+
+
+def _broadcast(run: TileProgram, op: Any) -> list[np.ndarray]:
+    source = np.asarray(run.env[op.input])
+    out_shape = tuple(op.init.type.get_shape())
+    added = [d + 1 for d in op.dimensions.get_values()]  # +1: the tiles dim leads
+    expanded = source
+    for d in sorted(added):
+        expanded = np.expand_dims(expanded, d)
+    _charge_sfu(run, "broadcast", op.results[0])
+    return [np.broadcast_to(expanded, (run.tiles, *out_shape)).copy()]
+
+
+def _transpose(run: TileProgram, op: Any) -> list[np.ndarray]:
+    perm = [0, *(p + 1 for p in op.permutation.get_values())]
+    _charge_sfu(run, "transpose", op.results[0])
+    return [np.ascontiguousarray(np.asarray(run.env[op.inputs[0]]).transpose(perm))]
+
+
+def _reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
+    body = list(op.region.block.ops)
+    combiner = body[0].name.split(".")[1] if body else ""
+    if combiner not in _REDUCE:
+        raise KtdpError(f"a linalg.reduce combining with '{combiner}' is not supported", location_of(op))
+    source = np.asarray(run.env[op.input])
+    dims = tuple(d + 1 for d in op.dimensions.get_values())
+    value = _REDUCE[combiner](_float(source), axis=dims)
+    init = op.init
+    if init not in run.empty:  # an initialised accumulator joins the reduction
+        value = _BINARY[combiner](value, _float(np.asarray(run.env[init])))
+    _charge_sfu(run, combiner, op.results[0], reduce_from=source)
+    return [store(value, _element(op.results[0]))]
+
+
+def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
+    a, b = (_float(np.asarray(run.env[v])).astype(np.float32) for v in op.inputs)
+    out = op.outputs[0]
+    product = np.matmul(a, b)
+    if out not in run.empty:
+        product = product + _float(np.asarray(run.env[out]))
+    rows, k = a.shape[-2], a.shape[-1]
+    macs = float(rows * k * b.shape[-1])
+    run.charges.matmul_flops += 2 * macs * run.tiles
+    run.charges.charge("pt", cost_model.pt_cycles(macs, rows, run.target), 2 * macs * run.tiles)
+    return [store(product, _element(op.results[0]))]
+
+
+def _for(run: TileProgram, op: scf.ForOp) -> list[Any]:
+    lower, upper, step = (run.uniform(v, "an scf.for bound") for v in (op.lb, op.ub, op.step))
+    carried = [run.env[v] for v in op.iter_args]
+    block = op.body.block
+    for i in range(lower, upper, step):
+        run.env[block.args[0]] = run.per_tile(i)
+        for arg, value in zip(block.args[1:], carried, strict=True):
+            run.env[arg] = value
+        carried = run._block(block.ops)
+    return carried
+
+
+def _reshape(run: TileProgram, op: Operation) -> list[np.ndarray]:
+    shape = tuple(op.results[0].type.get_shape())  # type: ignore[attr-defined]
+    return [np.asarray(run.env[op.operands[0]]).reshape(run.tiles, *shape)]
+
+
+def _view_only(run: TileProgram, op: Operation) -> None:
+    if op.name == "ktdp.construct_distributed_memory_view":
+        raise KtdpError("distributed memory views are not supported by the ktdp engine yet", location_of(op))
+
+
+_LINALG: dict[str, Callable[[TileProgram, Any], list[np.ndarray]]] = {
+    **{name: _named_elementwise for name in ("add", "sub", "mul", "max", "min", "exp", "log", "sqrt")},
+    "fill": _fill,
+    "broadcast": _broadcast,
+    "transpose": _transpose,
+    "reduce": _reduce,
+    "matmul": _matmul,
+}
+
+_HANDLERS: dict[str, Callable[[TileProgram, Any], Any]] = {
+    "ktdp.get_compute_tile_id": _tile_id,
+    "ktdp.construct_memory_view": _memory_view,
+    "ktdp.construct_access_tile": _access_tile,
+    "ktdp.construct_distributed_memory_view": _view_only,
+    "ktdp.load": _load,
+    "ktdp.store": _store,
+    "arith.*": _arith,
+    "math.*": _math,
+    "tensor.empty": _empty,
+    "tensor.expand_shape": _reshape,
+    "tensor.collapse_shape": _reshape,
+    "linalg.*": _linalg,
+    "scf.for": _for,
+}
+
+
+__all__ = ["UNITS", "Charges", "Tile", "TileProgram", "View"]

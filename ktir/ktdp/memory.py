@@ -1,0 +1,131 @@
+"""
+The device memory a ktdp program addresses: LPDDR5 (`global`) and each core's LX scratchpad
+(`ct_local, ct_id = N`), as flat byte arrays.
+
+A program names memory by element offsets: a view of f16 at offset 1024 starts at byte 2048.
+`DeviceMemory.place` puts an array at an element offset of its own dtype (`place("x", x, 0)`),
+`allocate` puts it after everything placed so far, on a 128-byte stick boundary; placements
+that overlap are an error. `read` and `write` gather and scatter elements by index, checked
+against the memory's size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ktir.hardware.target import Target
+from ktir.ir.diagnostics import Location
+
+if TYPE_CHECKING:
+    from ktir.ktdp.engine import View
+
+
+class KtdpError(ValueError):
+    """A ktdp program or its inputs the engine cannot run; `location` is the op, if known."""
+
+    def __init__(self, message: str, location: Location | None = None) -> None:
+        super().__init__(message)
+        self.location = location
+
+
+@dataclass
+class Placement:
+    """Where an array lives: a memory (`global` or `lx`), its core, byte range and dtype."""
+
+    space: str
+    core: int
+    start: int
+    end: int
+    dtype: np.dtype
+    shape: tuple[int, ...]
+
+    @property
+    def offset(self) -> int:
+        """The element offset of its first element, in its own dtype."""
+        return self.start // self.dtype.itemsize
+
+
+class DeviceMemory:
+    """LPDDR5 and every core's LX, with the arrays placed in them (module docstring)."""
+
+    def __init__(self, target: Target, cores: int) -> None:
+        self.target = target
+        self.placements: dict[str, Placement] = {}
+        self.global_bytes = np.zeros(0, np.uint8)
+        self.lx = np.zeros((cores, target.lx_bytes), np.uint8)
+
+    def place(self, name: str, array: np.ndarray, offset: int, core: int | None = None) -> Placement:
+        """Put `array` at element `offset` (of its dtype) of LPDDR5, or of core `core`'s LX."""
+        dtype = array.dtype
+        start = offset * dtype.itemsize
+        end = start + array.nbytes
+        space = "global" if core is None else "lx"
+        if offset < 0:
+            raise KtdpError(f"'{name}': a placement offset must be non-negative, not {offset}")
+        if space == "lx" and not 0 <= (core or 0) < len(self.lx):
+            raise KtdpError(f"'{name}': core {core} is not one of the {len(self.lx)} cores")
+        if space == "lx" and end > self.target.lx_bytes:
+            raise KtdpError(f"'{name}': {end:,} bytes of LX needed, core {core} has {self.target.lx_bytes:,}")
+        for other_name, other in self.placements.items():
+            if other.space == space and other.core == (core or 0) and start < other.end and other.start < end:
+                raise KtdpError(f"'{name}' at {offset} overlaps '{other_name}' in {space} memory")
+        placement = Placement(space, core or 0, start, end, dtype, array.shape)
+        self.placements[name] = placement
+        self._write_bytes(placement, np.ascontiguousarray(array).view(np.uint8).reshape(-1))
+        return placement
+
+    def allocate(self, name: str, array: np.ndarray) -> Placement:
+        """Put `array` in LPDDR5 after every placed array, at a stick boundary."""
+        used = max((p.end for p in self.placements.values() if p.space == "global"), default=0)
+        stick = self.target.stick_bytes
+        start = -(-used // stick) * stick
+        start = -(-start // array.dtype.itemsize) * array.dtype.itemsize
+        return self.place(name, array, start // array.dtype.itemsize)
+
+    def array(self, name: str) -> np.ndarray:
+        """The current contents of a placed array, in its shape and dtype."""
+        p = self.placements[name]
+        raw = self.global_bytes if p.space == "global" else self.lx[p.core]
+        return raw[p.start : p.end].copy().view(p.dtype).reshape(p.shape)
+
+    def _write_bytes(self, placement: Placement, data: np.ndarray) -> None:
+        if placement.space == "global":
+            if placement.end > len(self.global_bytes):
+                grown = np.zeros(-(-placement.end // 8) * 8, np.uint8)
+                grown[: len(self.global_bytes)] = self.global_bytes
+                self.global_bytes = grown
+            self.global_bytes[placement.start : placement.end] = data
+        else:
+            self.lx[placement.core, placement.start : placement.end] = data
+
+    def _elements(self, view: View) -> np.ndarray:
+        raw = self.global_bytes if view.space == "global" else self.lx[view.core]
+        usable = len(raw) // view.dtype.itemsize * view.dtype.itemsize
+        return raw[:usable].view(view.dtype)
+
+    def read(self, view: View, indices: np.ndarray) -> np.ndarray:
+        """The elements at `indices` of the view's memory (tiles x shape)."""
+        elements = self._elements(view)
+        self._check(indices, len(elements), view)
+        return elements[indices]
+
+    def write(self, view: View, indices: np.ndarray, values: np.ndarray) -> None:
+        """Store `values` at `indices` of the view's memory."""
+        elements = self._elements(view)
+        self._check(indices, len(elements), view)
+        elements[indices] = values.astype(view.dtype, copy=False)
+
+    @staticmethod
+    def _check(indices: np.ndarray, size: int, view: View) -> None:
+        if indices.size and (indices.min() < 0 or indices.max() >= size):
+            where = "LPDDR5" if view.space == "global" else f"core {view.core}'s LX"
+            raise KtdpError(
+                f"an access reaches element {int(indices.max())} of {where}, which holds {size} "
+                f"{view.dtype} elements"
+            )
+
+
+__all__ = ["DeviceMemory", "KtdpError", "Placement"]

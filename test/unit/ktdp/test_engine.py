@@ -1,0 +1,86 @@
+"""
+ktdp kernels on the simulated chip (`ktir.ktdp`): each checked against NumPy, with the arrays
+read back from where they live, and the time charged on ktir's chip model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ktir.ktdp as ktdp
+from ktir.hardware.target import SPYRE
+from ktir.ktdp import KtdpError
+
+KERNELS = Path(__file__).resolve().parents[2] / "lit" / "Inputs" / "ktdp"
+RNG = np.random.default_rng(0)
+
+
+def test_the_rfc_add_matches_numpy() -> None:
+    a, b = (RNG.standard_normal((96, 64)).astype(np.float16) for _ in range(2))
+    outputs, report = ktdp.run(KERNELS / "add.mlir", "add", {"a": a, "b": b, "c": np.zeros_like(a)})
+    np.testing.assert_array_equal(outputs["c"], (a.astype(np.float32) + b).astype(np.float16))
+    np.testing.assert_array_equal(outputs["a"], a)  # inputs read back unchanged
+    (line,) = report.kernels
+    # 3 iterations x 3 transfers of one 128-byte stick per tile, 32 tiles: 9 DMAs of 4 KiB.
+    assert line.bytes == 9 * 32 * 128 and line.cores == 32
+    assert report.total_cycles >= 9 * SPYRE.dma_setup_cycles
+
+
+def test_a_row_softmax_matches_numpy() -> None:
+    x = RNG.standard_normal((4096, 1024)).astype(np.float16)
+    outputs, report = ktdp.run(KERNELS / "softmax.mlir", "softmax", {"x": x, "y": np.zeros_like(x)})
+    wide = x.astype(np.float32)
+    expected = np.exp(wide - wide.max(1, keepdims=True))
+    expected /= expected.sum(1, keepdims=True)
+    np.testing.assert_allclose(outputs["y"].astype(np.float32), expected, atol=2e-4, rtol=2e-2)
+    assert report.kernels[0].bytes == 2 * x.nbytes  # read once, written once, whole sticks
+    assert report.vs_bound >= 1
+
+
+def test_a_matmul_with_a_k_loop_matches_numpy() -> None:
+    a = RNG.standard_normal((64, 2048)).astype(np.float16)
+    b = (RNG.standard_normal((2048, 8192)) / 40).astype(np.float16)
+    c = np.zeros((64, 8192), np.float16)
+    outputs, report = ktdp.run(KERNELS / "matmul.mlir", "matmul", {"a": a, "b": b, "c": c})
+    expected = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    np.testing.assert_allclose(
+        outputs["c"].astype(np.float32), expected.astype(np.float32), atol=4e-3, rtol=4e-3
+    )
+    assert report.matmul_flops == 2 * 64 * 2048 * 8192
+    assert report.kernels[0].busy[:, 1].min() > 0  # the PE arrays of every tile
+
+
+def test_an_array_placed_in_a_cores_scratchpad() -> None:
+    x = RNG.standard_normal((4, 64)).astype(np.float16)
+    scale = np.full((1, 64), 0.5, np.float16)
+    arrays = {"x": x, "y": np.zeros_like(x), "scale": scale}
+    outputs, _ = ktdp.run(KERNELS / "lx_scale.mlir", "scale", arrays, place={"scale": (0, 0)})
+    np.testing.assert_array_equal(outputs["y"], (x.astype(np.float32) * 0.5).astype(np.float16))
+    np.testing.assert_array_equal(outputs["scale"], scale)
+
+
+def test_placements_that_overlap_are_refused() -> None:
+    arrays = {"x": np.zeros((4, 64), np.float16), "y": np.zeros((4, 64), np.float16)}
+    with pytest.raises(KtdpError, match="'y' at 128 overlaps 'x'"):
+        ktdp.run(KERNELS / "add.mlir", "add", arrays, place={"x": (0, None), "y": (128, None)})
+
+
+def test_a_grid_larger_than_the_chip_is_refused() -> None:
+    a = np.zeros((96, 64), np.float16)
+    with pytest.raises(KtdpError, match="a grid of 64 tiles does not fit the 32 cores"):
+        ktdp.run(KERNELS / "add.mlir", "add", {"a": a, "b": a, "c": a}, grid=[64])
+
+
+def test_an_access_outside_memory_is_located() -> None:
+    small = np.zeros((32, 64), np.float16)  # the kernel reads 96 rows
+    with pytest.raises(KtdpError, match="reaches element") as caught:
+        ktdp.run(KERNELS / "add.mlir", "add", {"a": small, "b": small, "c": small})
+    assert caught.value.location is not None
+
+
+def test_a_missing_input_is_named() -> None:
+    with pytest.raises(KtdpError, match="no input array 'c' for argument %c"):
+        ktdp.run(KERNELS / "add.mlir", "add", {"a": np.zeros((96, 64)), "b": np.zeros((96, 64))})
