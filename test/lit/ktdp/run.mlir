@@ -1,0 +1,22 @@
+// `ktir-run KERNEL --function NAME` runs a ktdp function: inputs by argument name from an .npz,
+// every array read back into -o under its name, the report printed (one line for the function:
+// 9 DMAs of one stick per tile here), --json as for ktir's own programs; bad --place or --grid
+// values are usage errors (exit 2), a kernel reading past its memory a located error (exit 1).
+
+// RUN: %python -c "import numpy as np, sys; a = np.arange(96 * 64, dtype=np.float16).reshape(96, 64) / 1024; np.savez(sys.argv[1], a=a, b=a, c=np.zeros_like(a))" %t.in.npz
+// RUN: ktir-run %inputs/ktdp/add.mlir --function add --inputs %t.in.npz -o %t.out.npz --json %t.json | filecheck %s
+// RUN: %python -c "import numpy as np, sys; o = np.load(sys.argv[1]); print(sorted(o.files), bool((o['c'] == 2 * o['a']).all()))" %t.out.npz | filecheck %s --check-prefix=VALUES
+// RUN: %python -c "import json, sys; r = json.load(open(sys.argv[1])); print(r['kernels'][0]['op'], r['kernels'][0]['cores'], r['kernels'][0]['bytes'])" %t.json | filecheck %s --check-prefix=JSON
+// RUN: not ktir-run %inputs/ktdp/add.mlir --function add --inputs %t.in.npz --place a=x 2>&1 | filecheck %s --check-prefix=PLACE
+// RUN: not ktir-run %inputs/ktdp/add.mlir --function add --inputs %t.in.npz --grid 0 2>&1 | filecheck %s --check-prefix=GRID
+// RUN: %python -c "import numpy as np, sys; a = np.zeros((8, 64), np.float16); np.savez(sys.argv[1], a=a, b=a, c=a)" %t.small.npz
+// RUN: not ktir-run %inputs/ktdp/add.mlir --function add --inputs %t.small.npz -o %t.bad.npz 2>&1 | filecheck %s --check-prefix=BOUNDS
+// RUN: not test -e %t.bad.npz
+
+// CHECK: ktir.sim: 1 ops
+// CHECK: @add
+// VALUES: ['a', 'b', 'c'] True
+// JSON: ktdp.program 32 36864.0
+// PLACE: ktir-run: error: argument --place: expected NAME=OFFSET or NAME=OFFSET@lxC, not 'a=x'
+// GRID: ktir-run: error: argument --grid: 1 to 3 positive extents, not '0'
+// BOUNDS: add.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'ktdp.load': an access reaches element
