@@ -400,6 +400,64 @@ def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
     return [store(product, _element(op.results[0]))]
 
 
+def _generic(run: TileProgram, op: Any) -> list[np.ndarray]:
+    """
+    A parallel `linalg.generic`: every operand viewed over the iteration space through its
+    indexing map (a projected permutation), the body run once on whole arrays.
+    """
+    kinds = [str(k.data) for k in op.iterator_types.data]
+    if any("parallel" not in k for k in kinds):
+        raise KtdpError("linalg.generic with reduction iterators is not supported yet", location_of(op))
+    maps = [m.data for m in op.indexing_maps.data]
+    operands = [*op.inputs, *op.outputs]
+    space = [0] * len(kinds)
+    for value, map_ in zip(operands, maps, strict=True):
+        for axis, expr in enumerate(map_.results):
+            space[expr.position] = value.type.get_shape()[axis]
+    block = op.body.block
+    for arg, value, map_ in zip(block.args, operands, maps, strict=True):
+        run.env[arg] = _over_space(run, np.asarray(run.env[value]), map_, len(space))
+    run.env["__space__"] = space  # type: ignore[index]  (linalg.index reads it)
+    results = run._block(block.ops)
+    out_map = maps[len(op.inputs)]
+    perm = [0, *(e.position + 1 for e in out_map.results)]
+    elements = math.prod(space) * run.tiles
+    run.charges.charge("sfu", _generic_cycles(run, block, space), elements * len(list(block.ops)))
+    outputs = []
+    for value, result in zip(results, op.results, strict=True):
+        full = np.broadcast_to(value, (run.tiles, *space))
+        outputs.append(store(np.ascontiguousarray(full.transpose(perm)), _element(result)))
+    return outputs
+
+
+def _over_space(run: TileProgram, array: np.ndarray, map_: Any, dims: int) -> np.ndarray:
+    """An operand (tiles, *shape) viewed over the iteration space through its map."""
+    positions = [e.position for e in map_.results]
+    order = sorted(range(len(positions)), key=lambda a: positions[a])
+    moved = array.transpose(0, *(a + 1 for a in order))
+    shape = [run.tiles] + [1] * dims
+    for a in order:
+        shape[positions[a] + 1] = array.shape[a + 1]
+    return _float(moved.reshape(shape))
+
+
+def _generic_cycles(run: TileProgram, block: Any, space: Sequence[int]) -> float:
+    """The body's ops as SFU passes over the iteration space, in whole sticks."""
+    itemsize = max(numpy_dtype(a.type).itemsize for a in block.args)
+    elements = _sticks(space, itemsize, run.target.stick_bytes)
+    body = [op for op in block.ops if op.name != "linalg.yield"]
+    passes = sum(2.0 if op.name.split(".")[-1] in _TWO_PASS else 1.0 for op in body)
+    return elements * max(passes, 1.0) / run.target.sfu_pass_elems_per_us * run.target.clock_mhz
+
+
+def _index(run: TileProgram, op: Any) -> list[np.ndarray]:
+    space = run.env["__space__"]  # type: ignore[index]
+    dim = op.dim.value.data
+    shape = [1] * (len(space) + 1)
+    shape[dim + 1] = space[dim]
+    return [np.arange(space[dim]).reshape(shape)]
+
+
 def _for(run: TileProgram, op: scf.ForOp) -> list[Any]:
     lower, upper, step = (run.uniform(v, "an scf.for bound") for v in (op.lb, op.ub, op.step))
     carried = [run.env[v] for v in op.iter_args]
@@ -429,6 +487,8 @@ _LINALG: dict[str, Callable[[TileProgram, Any], list[np.ndarray]]] = {
     "transpose": _transpose,
     "reduce": _reduce,
     "matmul": _matmul,
+    "generic": _generic,
+    "index": _index,
 }
 
 _HANDLERS: dict[str, Callable[[TileProgram, Any], Any]] = {

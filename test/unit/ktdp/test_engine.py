@@ -53,6 +53,15 @@ def test_a_matmul_with_a_k_loop_matches_numpy() -> None:
     assert report.kernels[0].busy[:, 1].min() > 0  # the PE arrays of every tile
 
 
+def test_rmsnorm_with_a_broadcasting_generic_matches_numpy() -> None:
+    x = RNG.standard_normal((512, 4096)).astype(np.float16)
+    w = (1 + RNG.standard_normal((1, 4096)) / 10).astype(np.float16)
+    outputs, _ = ktdp.run(KERNELS / "rmsnorm.mlir", "rmsnorm", {"x": x, "w": w, "y": np.zeros_like(x)})
+    wide = x.astype(np.float32)
+    expected = wide / np.sqrt((wide**2).mean(1, keepdims=True) + 1e-5) * w.astype(np.float32)
+    np.testing.assert_allclose(outputs["y"].astype(np.float32), expected, atol=8e-3, rtol=4e-3)
+
+
 def test_an_array_placed_in_a_cores_scratchpad() -> None:
     x = RNG.standard_normal((4, 64)).astype(np.float16)
     scale = np.full((1, 64), 0.5, np.float16)
