@@ -28,8 +28,8 @@ func.func @add(%a: index, %c: index) attributes {grid = [32]} {
   scatters one back.
 
 The verifiers are as lax as the reference's (RFC 0682 notes, "keep the verifier as lax as
-upstream"): extents are not checked against the sets. Not here yet: indirect access tiles,
-distributed-view lowering, inter-tile produce/reduce and `runtime_arg`.
+upstream"): extents are not checked against the sets. Indirect access tiles are in
+`dialects/ktdp_indirect.py`. Not here yet: inter-tile produce/reduce and `runtime_arg`.
 """
 
 from __future__ import annotations
@@ -607,11 +607,14 @@ class StoreOp(IRDLOperation):
             raise VerifyException("data tile shape must match access tile shape")
 
 
+from ktir.dialects.ktdp_indirect import ConstructIndirectAccessTileOp  # noqa: E402  (it uses the types above)
+
 KTDP_OPS = (
     GetComputeTileIdOp,
     ConstructMemoryViewOp,
     ConstructDistributedMemoryViewOp,
     ConstructAccessTileOp,
+    ConstructIndirectAccessTileOp,
     LoadOp,
     StoreOp,
 )
@@ -623,6 +626,7 @@ __all__ = [
     "AccessTileType",
     "ConstructAccessTileOp",
     "ConstructDistributedMemoryViewOp",
+    "ConstructIndirectAccessTileOp",
     "ConstructMemoryViewOp",
     "GetComputeTileIdOp",
     "Ktdp",

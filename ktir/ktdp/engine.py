@@ -34,6 +34,7 @@ from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, TensorType
 from xdsl.dialects.linalg.ops import YieldOp as LinalgYieldOp
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir.affine import AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
 
 from ktir.dialects import ktdp
 from ktir.hardware import cost_model
@@ -219,6 +220,76 @@ def _access_tile(run: TileProgram, op: ktdp.ConstructAccessTileOp) -> list[Tile]
         base, lower, upper, op.access_tile_order.data, view.offset, view.strides, view.sizes
     )
     return [Tile(view, points)]
+
+
+def _indirect_tile(run: TileProgram, op: Any) -> list[Tile]:
+    """
+    An indirect access tile: the intermediate variables over their box, each base coordinate a
+    direct subscript or a value read from an index view (a gather or scatter's addresses).
+    """
+    view = run.env[op.base]
+    if not isinstance(view, View):
+        raise KtdpError("indirect access tiles of tensors are not supported yet", location_of(op))
+    symbols = [run.per_tile(run.env[v]) for v in op.symbol_operands]
+    lower, upper = box_of(op.variables_space_set.data, symbols, run.tiles)
+    extents = [int(e) for e in upper[0] - lower[0] + 1]
+    if (upper - lower + 1 != extents).any():
+        raise TileError("the access tile's extents differ between compute tiles")
+    shape = (run.tiles, *extents)
+    variables = [
+        np.broadcast_to((lower[:, k].reshape(-1, *([1] * len(extents))) + np.arange(e).reshape(
+            [1] + [e if a == k else 1 for a in range(len(extents))])), shape)
+        for k, e in enumerate(extents)
+    ]  # fmt: skip
+    dims = [
+        np.broadcast_to(run.per_tile(run.env[v]).reshape(-1, *([1] * len(extents))), shape)
+        for v in op.captured_variables
+    ]
+    dims += variables
+    views = iter(run.env[v] for v in op.indirect_memrefs)
+    coords = []
+    for kind, map_attr in zip(op.per_dim_subscript_kinds.data, op.per_dim_subscript_maps.data, strict=True):
+        values = [_eval_expr(e, dims) for e in map_attr.data.results]
+        if not kind.value.data:
+            coords.append(values[0])
+            continue
+        index_view = next(views)
+        where = _flat_index(index_view, values, run.tiles)
+        coords.append(run.memory.read(index_view, where).astype(np.int64))
+        _charge_transfer(run, Tile(index_view, where))
+    indices = _flat_index(view, coords, run.tiles)
+    perm = [r.position for r in op.variables_space_order.data.results]
+    return [Tile(view, indices.transpose(0, *(p + 1 for p in perm)))]
+
+
+def _eval_expr(expr: Any, dims: Sequence[np.ndarray]) -> np.ndarray:
+    """An affine expression on arrays of dim values (floordiv and mod as floor operations)."""
+    if isinstance(expr, AffineDimExpr):
+        return dims[expr.position]
+    if isinstance(expr, AffineConstantExpr):
+        return np.int64(expr.value)  # type: ignore[return-value]
+    lhs, rhs = _eval_expr(expr.lhs, dims), _eval_expr(expr.rhs, dims)
+    kind = expr.kind
+    if kind == AffineBinaryOpKind.Add:
+        return lhs + rhs
+    if kind == AffineBinaryOpKind.Mul:
+        return lhs * rhs
+    if kind == AffineBinaryOpKind.FloorDiv:
+        return lhs // rhs
+    if kind == AffineBinaryOpKind.CeilDiv:
+        return -((-lhs) // rhs)
+    return lhs % rhs
+
+
+def _flat_index(view: View, coords: Sequence[np.ndarray], tiles: int) -> np.ndarray:
+    """Element indices of per-point coordinates in a view, checked against its sizes."""
+    per_tile = (tiles, *([1] * (max(np.ndim(c) for c in coords) - 1)))
+    flat = view.offset.reshape(per_tile).astype(np.int64)
+    for coord, size, stride in zip(coords, view.sizes, view.strides, strict=True):
+        if ((coord < 0) | (coord >= size.reshape(per_tile))).any():
+            raise TileError("an indirect access tile reaches outside its memory view's sizes")
+        flat = flat + coord * stride.reshape(per_tile)
+    return np.broadcast_to(flat, np.broadcast_shapes(*(np.shape(c) for c in coords), flat.shape)).copy()
 
 
 def _eval_map(map_: Any, dims: Sequence[np.ndarray], tiles: int) -> list[np.ndarray]:
@@ -495,6 +566,7 @@ _HANDLERS: dict[str, Callable[[TileProgram, Any], Any]] = {
     "ktdp.get_compute_tile_id": _tile_id,
     "ktdp.construct_memory_view": _memory_view,
     "ktdp.construct_access_tile": _access_tile,
+    "ktdp.construct_indirect_access_tile": _indirect_tile,
     "ktdp.construct_distributed_memory_view": _view_only,
     "ktdp.load": _load,
     "ktdp.store": _store,

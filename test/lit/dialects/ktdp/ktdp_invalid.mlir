@@ -145,3 +145,40 @@ func.func @tile_rank(%v: memref<96x64xf16>) {
   %t = ktdp.construct_access_tile %v[0, 0] {access_tile_set = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<96x64xf16> -> !ktdp.access_tile<64xindex>
   return
 }
+
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktdp.construct_indirect_access_tile' op number of subscripts (1) must match base rank (2)
+func.func @indirect_rank(%X: memref<512x64xf16>, %IDX: memref<16xi32>) {
+  // expected-error @+1 {{number of subscripts (1) must match base rank (2)}}
+  %t = ktdp.construct_indirect_access_tile intermediate_variables(%p) %X[ind(%IDX[%p])] {variables_space_order = affine_map<(d0) -> (d0)>, variables_space_set = affine_set<(d0) : (d0 >= 0, -d0 + 15 >= 0)>} : memref<512x64xf16>, memref<16xi32> -> !ktdp.access_tile<16xindex>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktdp.construct_indirect_access_tile' op indirect subscript map for dimension 0 produces 1 results, but indirect memref has rank 2
+func.func @indirect_view_rank(%X: memref<512x64xf16>, %IDX: memref<16x64xi32>) {
+  // expected-error @+1 {{indirect subscript map for dimension 0 produces 1 results, but indirect memref has rank 2}}
+  %t = ktdp.construct_indirect_access_tile intermediate_variables(%p, %q) %X[ind(%IDX[%p]), (%q)] {variables_space_order = affine_map<(d0, d1) -> (d0, d1)>, variables_space_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 15 >= 0, d1 >= 0, -d1 + 63 >= 0)>} : memref<512x64xf16>, memref<16x64xi32> -> !ktdp.access_tile<16x64xindex>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktdp.construct_indirect_access_tile' op number of intermediate variables (1) must match variables_space_set dimensions (2)
+func.func @indirect_variables(%X: memref<512x64xf16>, %IDX: memref<16xi32>) {
+  // expected-error @+1 {{number of intermediate variables (1) must match variables_space_set dimensions (2)}}
+  %t = ktdp.construct_indirect_access_tile intermediate_variables(%p) %X[ind(%IDX[%p]), (%p)] {variables_space_order = affine_map<(d0, d1) -> (d0, d1)>, variables_space_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 15 >= 0, d1 >= 0, -d1 + 63 >= 0)>} : memref<512x64xf16>, memref<16xi32> -> !ktdp.access_tile<16x64xindex>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: expected 2 types (base + 1 indirect memrefs), but got 1
+func.func @indirect_types(%X: memref<512x64xf16>, %IDX: memref<16xi32>) {
+  // expected-error @+1 {{expected 2 types (base + 1 indirect memrefs), but got 1}}
+  %t = ktdp.construct_indirect_access_tile intermediate_variables(%p) %X[ind(%IDX[%p]), (0)] {variables_space_order = affine_map<(d0) -> (d0)>, variables_space_set = affine_set<(d0) : (d0 >= 0, -d0 + 15 >= 0)>} : memref<512x64xf16> -> !ktdp.access_tile<16xindex>
+  return
+}

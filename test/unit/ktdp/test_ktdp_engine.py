@@ -62,6 +62,32 @@ def test_rmsnorm_with_a_broadcasting_generic_matches_numpy() -> None:
     np.testing.assert_allclose(outputs["y"].astype(np.float32), expected, atol=8e-3, rtol=4e-3)
 
 
+def test_an_indirect_gather_and_scatter_match_numpy() -> None:
+    table = RNG.standard_normal((512, 64)).astype(np.float16)
+    ids = RNG.integers(0, 512, (4, 8)).astype(np.int32)
+    dest = RNG.permutation(32).reshape(4, 8).astype(np.int32)
+    arrays = {"table": table, "ids": ids, "dest": dest, "out": np.zeros((32, 64), np.float16)}
+    outputs, report = ktdp.run(KERNELS / "gather.mlir", "gather", arrays)
+    expected = np.zeros((32, 64), np.float16)
+    expected[dest.reshape(-1)] = 2 * table[ids.reshape(-1)]
+    np.testing.assert_array_equal(outputs["out"], expected)
+    # Per tile: its distinct rows read and 8 written (one stick each), a stick of each index view.
+    distinct = sum(len(np.unique(row)) for row in ids)
+    assert report.kernels[0].bytes == (distinct + 4 * (8 + 1 + 1)) * 128
+
+
+def test_an_index_outside_its_table_is_located() -> None:
+    arrays = {
+        "table": np.zeros((512, 64), np.float16),
+        "ids": np.full((4, 8), 512, np.int32),  # one past the last row
+        "dest": np.zeros((4, 8), np.int32),
+        "out": np.zeros((32, 64), np.float16),
+    }
+    with pytest.raises(KtdpError, match="reaches outside its memory view") as caught:
+        ktdp.run(KERNELS / "gather.mlir", "gather", arrays)
+    assert caught.value.location is not None
+
+
 def test_an_array_placed_in_a_cores_scratchpad() -> None:
     x = RNG.standard_normal((4, 64)).astype(np.float16)
     scale = np.full((1, 64), 0.5, np.float16)
