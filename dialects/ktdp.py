@@ -607,6 +607,7 @@ class StoreOp(IRDLOperation):
             raise VerifyException("data tile shape must match access tile shape")
 
 
+from ktir.dialects.ktdp_comm import COMM_OPS, TileFutureType  # noqa: E402
 from ktir.dialects.ktdp_indirect import ConstructIndirectAccessTileOp  # noqa: E402  (it uses the types above)
 
 KTDP_OPS = (
@@ -617,8 +618,9 @@ KTDP_OPS = (
     ConstructIndirectAccessTileOp,
     LoadOp,
     StoreOp,
+    *COMM_OPS,
 )
-Ktdp = Dialect("ktdp", list(KTDP_OPS), [MemorySpaceAttr, AccessTileType])
+Ktdp = Dialect("ktdp", list(KTDP_OPS), [MemorySpaceAttr, AccessTileType, TileFutureType])
 """The `ktdp` dialect (load it into a context with `ktir.ir.context.make_context`)."""
 
 __all__ = [

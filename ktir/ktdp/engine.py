@@ -36,7 +36,7 @@ from xdsl.dialects.linalg.ops import YieldOp as LinalgYieldOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
 
-from ktir.dialects import ktdp
+from ktir.dialects import ktdp, ktdp_comm
 from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
@@ -142,7 +142,9 @@ class TileProgram:
 
     def _block(self, ops: Any) -> list[Any]:
         for op in ops:
-            if isinstance(op, (scf.YieldOp, LinalgYieldOp)):
+            if isinstance(
+                op, (scf.YieldOp, LinalgYieldOp, ktdp_comm.YieldPartialOp, ktdp_comm.YieldReducedOp)
+            ):
                 return [self.env[v] for v in op.operands]
             if isinstance(op, func.ReturnOp):
                 return []
@@ -529,6 +531,67 @@ def _index(run: TileProgram, op: Any) -> list[np.ndarray]:
     return [np.arange(space[dim]).reshape(shape)]
 
 
+@dataclass
+class Future:
+    """`inter_tile_produce`'s partials (tiles x ...) and which tiles produce for which group."""
+
+    partials: list[np.ndarray]
+    groups: list[int]
+    producers: np.ndarray  # groups x tiles, bool
+
+
+def _members(tile_set: Any, groups: Sequence[int], tiles: int) -> np.ndarray:
+    """groups x tiles: whether tile i is in the set for group g (`(i)[g]` constraints)."""
+    member = np.ones((len(groups), tiles), dtype=bool)
+    for constraint in tile_set.constraints:
+        expr = constraint.lhs - constraint.rhs
+        values = np.array([[expr.eval([i], [g]) for i in range(tiles)] for g in groups])
+        member &= values == 0 if constraint.kind.value == "==" else values >= 0
+    return member
+
+
+def _group_ids(groups_set: Any) -> list[int]:
+    lower, upper = box_of(groups_set, [], 1)
+    return list(range(int(lower[0, 0]), int(upper[0, 0]) + 1))
+
+
+def _produce(run: TileProgram, op: Any) -> list[Future]:
+    groups = _group_ids(op.future.type.groups.data)
+    producers = _members(op.producer_tiles_per_group.data, groups, run.tiles)
+    if (producers.sum(axis=0) > 1).any():
+        raise KtdpError("a tile produces for more than one group: not supported", location_of(op))
+    gid = np.array(groups)[producers.argmax(axis=0)]
+    run.env[op.body.block.args[0]] = gid
+    partials = run._block(op.body.block.ops)
+    return [Future([np.asarray(p) for p in partials], groups, producers)]
+
+
+def _inter_tile_reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
+    """Each consumer gets its group's partials folded from the identity, in tile (ring) order."""
+    future = cast(Future, run.env[op.future])
+    consumers = _members(op.consumer_tiles_per_group.data, future.groups, run.tiles)
+    identity = np.broadcast_to(np.asarray(run.env[op.identity[0]]), future.partials[0].shape)
+    group_of = np.where(consumers.any(axis=0), consumers.argmax(axis=0), -1)
+    members = [np.flatnonzero(row) for row in future.producers]
+    longest = max((len(m) for m in members), default=0)
+    block = op.combiner.block
+    accumulated = identity.copy()
+    for k in range(longest):
+        picks = np.array([members[g][k] if g >= 0 and k < len(members[g]) else -1 for g in group_of])
+        rhs = np.where(
+            (picks >= 0).reshape(-1, *[1] * (identity.ndim - 1)), future.partials[0][picks], identity
+        )
+        run.env[block.args[0]], run.env[block.args[1]] = accumulated, rhs
+        accumulated = np.asarray(run._block(block.ops)[0])
+    partial = future.partials[0][0]
+    group = max(longest, 1)
+    reduce = float(cost_model.ring_cycles(partial.size, partial.dtype.itemsize, group, run.target))
+    # Then the sum travels back to the group's consumers: group - 1 more hops of the transfer.
+    hop = run.target.ring_hop_cycles + partial.nbytes / run.target.ring_bytes_per_cycle
+    run.charges.charge("ring", reduce + (group - 1) * hop)
+    return [accumulated]
+
+
 def _for(run: TileProgram, op: scf.ForOp) -> list[Any]:
     lower, upper, step = (run.uniform(v, "an scf.for bound") for v in (op.lb, op.ub, op.step))
     carried = [run.env[v] for v in op.iter_args]
@@ -577,6 +640,8 @@ _HANDLERS: dict[str, Callable[[TileProgram, Any], Any]] = {
     "tensor.collapse_shape": _reshape,
     "linalg.*": _linalg,
     "scf.for": _for,
+    "ktdp.inter_tile_produce": _produce,
+    "ktdp.inter_tile_reduce": _inter_tile_reduce,
 }
 
 

@@ -88,6 +88,22 @@ def test_an_index_outside_its_table_is_located() -> None:
     assert caught.value.location is not None
 
 
+def test_an_rmsnorm_with_an_inter_tile_all_reduce_matches_numpy() -> None:
+    x = RNG.standard_normal((16, 4096)).astype(np.float16)
+    outputs, report = ktdp.run(
+        KERNELS / "rmsnorm_distributed.mlir", "rmsnorm", {"x": x, "y": np.zeros_like(x)}
+    )
+    wide = x.astype(np.float32)
+    expected = wide / np.sqrt((wide**2).mean(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(outputs["y"].astype(np.float32), expected, atol=4e-3, rtol=4e-3)
+    ring = report.kernels[0].busy[:, 3]
+    # 4 tiles: 3 steps to add the partials (16 fp32 each) and 3 hops back to every tile.
+    step = SPYRE.ring_hop_cycles + max(64 / SPYRE.ring_bytes_per_cycle, 16 * SPYRE.psum_us_per_element * 1500)
+    assert ring == pytest.approx(
+        np.full(4, 3 * step + 3 * (SPYRE.ring_hop_cycles + 64 / SPYRE.ring_bytes_per_cycle))
+    )
+
+
 def test_an_array_placed_in_a_cores_scratchpad() -> None:
     x = RNG.standard_normal((4, 64)).astype(np.float16)
     scale = np.full((1, 64), 0.5, np.float16)

@@ -182,3 +182,24 @@ func.func @indirect_types(%X: memref<512x64xf16>, %IDX: memref<16xi32>) {
   %t = ktdp.construct_indirect_access_tile intermediate_variables(%p) %X[ind(%IDX[%p]), (0)] {variables_space_order = affine_map<(d0) -> (d0)>, variables_space_set = affine_set<(d0) : (d0 >= 0, -d0 + 15 >= 0)>} : memref<512x64xf16> -> !ktdp.access_tile<16xindex>
   return
 }
+
+// -----
+
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktdp.inter_tile_produce' op future result must have exactly one use
+func.func @used_twice(%p: tensor<64xf32>, %id: tensor<64xf32>) {
+  // expected-error @+1 {{future result must have exactly one use}}
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)> -> <(tensor<64xf32>), groups = affine_set<(g) : (g == 0)>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<64xf32>
+  }
+  %a = ktdp.inter_tile_reduce(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>, identity(%id : tensor<64xf32>) : <(tensor<64xf32>), groups = affine_set<(g) : (g == 0)>> -> tensor<64xf32> {
+  ^bb0(%lhs: tensor<64xf32>, %rhs: tensor<64xf32>):
+    ktdp.yield_reduced %lhs : tensor<64xf32>
+  }
+  %b = ktdp.inter_tile_reduce(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>, identity(%id : tensor<64xf32>) : <(tensor<64xf32>), groups = affine_set<(g) : (g == 0)>> -> tensor<64xf32> {
+  ^bb0(%lhs: tensor<64xf32>, %rhs: tensor<64xf32>):
+    ktdp.yield_reduced %lhs : tensor<64xf32>
+  }
+  return
+}

@@ -1,0 +1,32 @@
+// RUN: KTIR_ROUNDTRIP
+// RUN: KTIR_GENERIC_ROUNDTRIP
+
+// Inter-tile communication (dialects/ktdp_comm.py): a future produced by every tile of one group
+// and all-reduced back to them (ktdp_invalid.mlir: a future used twice).
+
+// CHECK-LABEL: func.func @all_reduce
+// CHECK-NEXT:    %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(d0)[s0] : ({{.*}})> -> <(tensor<64xf32>), groups = affine_set<(d0) : (d0 == 0)>> {
+// CHECK-NEXT:    ^bb0(%gid: index):
+// CHECK-NEXT:      ktdp.yield_partial %p : tensor<64xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %r = ktdp.inter_tile_reduce(%f) consumer_tiles_per_group = affine_set<(d0)[s0] : ({{.*}})>, identity(%id : tensor<64xf32>) : <(tensor<64xf32>), groups = affine_set<(d0) : (d0 == 0)>> -> tensor<64xf32> {
+// CHECK-NEXT:    ^bb0(%lhs: tensor<64xf32>, %rhs: tensor<64xf32>):
+// CHECK-NEXT:      %s = arith.addf %lhs, %rhs : tensor<64xf32>
+// CHECK-NEXT:      ktdp.yield_reduced %s : tensor<64xf32>
+// CHECK-GENERIC: "ktdp.inter_tile_produce"() <{producer_tiles_per_group = affine_set<(d0)[s0] : ({{.*}})>}> ({
+// CHECK-GENERIC: "ktdp.inter_tile_reduce"(%f, %id) <{consumer_tiles_per_group = affine_set<(d0)[s0] : ({{.*}})>}> ({
+
+#all = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>
+#one = affine_set<(g) : (g == 0)>
+func.func @all_reduce(%p: tensor<64xf32>, %id: tensor<64xf32>) -> tensor<64xf32> attributes {grid = [4]} {
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = #all -> <(tensor<64xf32>), groups = #one> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<64xf32>
+  }
+  %r = ktdp.inter_tile_reduce(%f) consumer_tiles_per_group = #all, identity(%id : tensor<64xf32>) : <(tensor<64xf32>), groups = #one> -> tensor<64xf32> {
+  ^bb0(%lhs: tensor<64xf32>, %rhs: tensor<64xf32>):
+    %s = arith.addf %lhs, %rhs : tensor<64xf32>
+    ktdp.yield_reduced %s : tensor<64xf32>
+  }
+  return %r : tensor<64xf32>
+}
