@@ -9,7 +9,8 @@ are the same tiles), with the syntax torch-spyre's emitters write.
     -> <(tensor<64xf32>), groups = affine_set<(g) : (g == 0)>>
   { ^bb0(%gid: index): ktdp.yield_partial %partial : tensor<64xf32> }
 %r = ktdp.inter_tile_reduce(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 31 >= 0)>,
-    identity(%zero : tensor<64xf32>) : <(tensor<64xf32>), groups = affine_set<(g) : (g == 0)>> -> tensor<64xf32>
+    identity(%zero : tensor<64xf32>)
+    : <(tensor<64xf32>), groups = affine_set<(g) : (g == 0)>> -> tensor<64xf32>
   { ^bb0(%lhs: tensor<64xf32>, %rhs: tensor<64xf32>):
       %s = arith.addf %lhs, %rhs : tensor<64xf32>
       ktdp.yield_reduced %s : tensor<64xf32> }
