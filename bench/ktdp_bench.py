@@ -35,6 +35,13 @@ def cases() -> list[Case]:
     a = rng.standard_normal((64, 2048)).astype(np.float16)
     b = (rng.standard_normal((2048, 8192)) / 40).astype(np.float16)
     p, q = (rng.standard_normal((96, 64)).astype(np.float16) for _ in range(2))
+    cache = rng.standard_normal((64, 16, 128)).astype(np.float16)
+    table = rng.permutation(64)[:16].astype(np.int32)
+    r = rng.standard_normal((16, 4096)).astype(np.float16)
+
+    def rms(arrays: dict[str, np.ndarray]) -> np.ndarray:
+        wide = arrays["x"].astype(np.float32)
+        return wide / np.sqrt((wide**2).mean(1, keepdims=True) + 1e-5)
 
     def softmax(arrays: dict[str, np.ndarray]) -> np.ndarray:
         wide = arrays["x"].astype(np.float32)
@@ -51,6 +58,11 @@ def cases() -> list[Case]:
         ),
         ("RFC add 96x64", "add.mlir", "add", {"a": p, "b": q, "c": np.zeros_like(p)},
          lambda v: v["a"].astype(np.float32) + v["b"], "c", None),
+        ("paged gather 256x128 (16-row pages)", "paged_gather.mlir", "paged",
+         {"cache": cache, "table": table, "out": np.zeros((256, 128), np.float16)},
+         lambda v: v["cache"][v["table"][np.arange(256) // 16], np.arange(256) % 16], "out", None),
+        ("RMSNorm 16x4096, all-reduce over 4 tiles", "rmsnorm_distributed.mlir", "rmsnorm",
+         {"x": r, "y": np.zeros_like(r)}, rms, "y", None),
     ]  # fmt: skip
 
 

@@ -135,7 +135,7 @@ def _report(program: TileProgram, function: str, arrays: Mapping[str, np.ndarray
         cycles=charges.cycles,
         bytes=charges.bytes,
         flops=charges.flops,
-        compulsory_bytes=float(sum(np.asarray(a).nbytes for a in arrays.values() if np.ndim(a))),
+        compulsory_bytes=float(charges.touched.sum()) * target.stick_bytes,
         matmul_flops=charges.matmul_flops,
         busy=busy,
         finish=np.full(program.tiles, charges.cycles),

@@ -101,6 +101,30 @@ class Charges:
 
     def __post_init__(self) -> None:
         self.busy = np.zeros((self.tiles, len(UNITS)))
+        self.touched = np.zeros(0, dtype=bool)
+
+    def touch(self, indices: np.ndarray, itemsize: int, stick_bytes: int) -> None:
+        """
+        Note the device-memory sticks an access reads or writes (the compulsory traffic): rows
+        of consecutive elements as stick ranges (a difference array), anything else by element.
+        """
+        if indices.size == 0:
+            return
+        per = stick_bytes // itemsize
+        rows = indices.reshape(-1, indices.shape[-1]) if indices.ndim > 1 else indices.reshape(1, -1)
+        first, last = rows[:, 0] // per, rows[:, -1] // per
+        top = int(max(first.max(), last.max())) + 2
+        if top > len(self.touched):
+            grown = np.zeros(top, dtype=bool)
+            grown[: len(self.touched)] = self.touched
+            self.touched = grown
+        if rows.shape[1] > 1 and not (rows[:, -1] - rows[:, 0] == rows.shape[1] - 1).all():
+            self.touched[(rows // per).reshape(-1)] = True
+            return
+        edges = np.zeros(len(self.touched) + 1, dtype=np.int64)
+        np.add.at(edges, first, 1)
+        np.add.at(edges, last + 1, -1)
+        self.touched |= np.cumsum(edges)[:-1] > 0
 
     def charge(self, unit: str, cycles: float, flops: float = 0.0) -> None:
         """An op all tiles run in lockstep for `cycles`."""
@@ -327,6 +351,7 @@ def _charge_transfer(run: TileProgram, tile: Tile) -> None:
         return
     moved = float(sticks_touched(tile.indices, itemsize, target.stick_bytes)) * target.stick_bytes
     run.charges.bytes += moved
+    run.charges.touch(tile.indices, itemsize, target.stick_bytes)
     run.charges.charge("dma", cost_model.dma_cycles(moved, target))
 
 

@@ -76,6 +76,17 @@ def test_an_indirect_gather_and_scatter_match_numpy() -> None:
     assert report.kernels[0].bytes == (distinct + 4 * (8 + 1 + 1)) * 128
 
 
+def test_a_paged_gather_through_a_block_table_matches_numpy() -> None:
+    cache = RNG.standard_normal((64, 16, 128)).astype(np.float16)
+    table = RNG.permutation(64)[:16].astype(np.int32)
+    arrays = {"cache": cache, "table": table, "out": np.zeros((256, 128), np.float16)}
+    outputs, report = ktdp.run(KERNELS / "paged_gather.mlir", "paged", arrays)
+    positions = np.arange(256)
+    np.testing.assert_array_equal(outputs["out"], cache[table[positions // 16], positions % 16])
+    # 256 rows of 2 sticks read and written, and each tile's two table entries (one stick).
+    assert report.kernels[0].bytes == (2 * 256 * 2 + 8) * 128
+
+
 def test_an_index_outside_its_table_is_located() -> None:
     arrays = {
         "table": np.zeros((512, 64), np.float16),
