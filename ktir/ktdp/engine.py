@@ -135,7 +135,7 @@ class Charges:
 
 def _float(array: np.ndarray) -> np.ndarray:
     """The compute precision of a stored array: float32, or float64 for wider types."""
-    return array.astype(np.float64 if array.dtype.itemsize > 4 else np.float32)
+    return array.astype(np.float64 if array.dtype.itemsize > 4 else np.float32, copy=False)
 
 
 def _sticks(shape: Sequence[int], itemsize: int, stick_bytes: int) -> int:
@@ -486,7 +486,7 @@ def _reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
 
 
 def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
-    a, b = (_float(np.asarray(run.env[v])).astype(np.float32) for v in op.inputs)
+    a, b = (np.asarray(run.env[v]).astype(np.float32, copy=False) for v in op.inputs)
     out = op.outputs[0]
     product = np.matmul(a, b)
     if out not in run.empty:
