@@ -75,6 +75,8 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from ktir.dialects.ktdp_types import RuntimeArgExtractOp, RuntimeArgType, SpyreMemorySpaceAttr
+
 DYNAMIC = DYNAMIC_INDEX
 """MLIR's `ShapedType::kDynamic` in `static_sizes` / `static_strides`: an SSA operand's place."""
 
@@ -220,7 +222,7 @@ class ConstructMemoryViewOp(IRDLOperation):
     strides = var_operand_def(IndexType)
     static_sizes = prop_def(DenseArrayBase)
     static_strides = prop_def(DenseArrayBase)
-    memory_space = prop_def(MemorySpaceAttr)
+    memory_space = prop_def(MemorySpaceAttr | SpyreMemorySpaceAttr)
     coordinate_set = prop_def(AffineSetAttr)
     result = result_def(MemRefType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
@@ -618,9 +620,14 @@ KTDP_OPS = (
     ConstructIndirectAccessTileOp,
     LoadOp,
     StoreOp,
+    RuntimeArgExtractOp,
     *COMM_OPS,
 )
-Ktdp = Dialect("ktdp", list(KTDP_OPS), [MemorySpaceAttr, AccessTileType, TileFutureType])
+Ktdp = Dialect(
+    "ktdp",
+    list(KTDP_OPS),
+    [MemorySpaceAttr, SpyreMemorySpaceAttr, AccessTileType, TileFutureType, RuntimeArgType],
+)
 """The `ktdp` dialect (load it into a context with `ktir.ir.context.make_context`)."""
 
 __all__ = [

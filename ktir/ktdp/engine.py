@@ -219,11 +219,14 @@ def _memory_view(run: TileProgram, op: ktdp.ConstructMemoryViewOp) -> list[View]
         return [run.per_tile(run.env[next(rest)] if n == ktdp.DYNAMIC else n) for n in static]
 
     space = op.memory_space
+    kind, core = (
+        space.placement() if hasattr(space, "placement") else (space.kind.data, max(space.ct_id.data, 0))
+    )
     element = cast(MemRefType[Attribute], op.result.type).element_type
     return [
         View(
-            space.kind.data,
-            max(space.ct_id.data, 0),
+            kind,
+            core,
             run.per_tile(run.env[op.offset]),
             values(op.static_sizes.get_values(), op.sizes),
             values(op.static_strides.get_values(), op.strides),
@@ -617,6 +620,13 @@ def _inter_tile_reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
     return [accumulated]
 
 
+def _runtime_arg(run: TileProgram, op: Any) -> list[Any]:
+    kind = op.kind.data
+    if kind == "value":
+        return [run.env[op.input]]
+    return [run.per_tile(getattr(op.input.type, kind).data)]
+
+
 def _for(run: TileProgram, op: scf.ForOp) -> list[Any]:
     lower, upper, step = (run.uniform(v, "an scf.for bound") for v in (op.lb, op.ub, op.step))
     carried = [run.env[v] for v in op.iter_args]
@@ -666,6 +676,7 @@ _HANDLERS: dict[str, Callable[[TileProgram, Any], Any]] = {
     "linalg.*": _linalg,
     "scf.for": _for,
     "ktdp.inter_tile_produce": _produce,
+    "ktdp.runtime_arg_extract": _runtime_arg,
     "ktdp.inter_tile_reduce": _inter_tile_reduce,
 }
 

@@ -203,3 +203,46 @@ func.func @used_twice(%p: tensor<64xf32>, %id: tensor<64xf32>) {
   }
   return
 }
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: core affinity is only valid for LX or L0 memory spaces, but got memory space 'HBM' with core = 2
+func.func @core_on_hbm(%a: index) {
+  // expected-error @+1 {{core affinity is only valid for LX or L0 memory spaces, but got memory space 'HBM' with core = 2}}
+  %v = ktdp.construct_memory_view %a, sizes: [96, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM, core = 2>} : memref<96x64xf16>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: core affinity must be non-negative, but got: -4
+func.func @core_negative(%a: index) {
+  // expected-error @+1 {{core affinity must be non-negative, but got: -4}}
+  %v = ktdp.construct_memory_view %a, sizes: [96, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<LX, core = -4>} : memref<96x64xf16>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: 'ktdp.runtime_arg_extract' op result type (i32) must match runtime_arg underlying type (index) when extracting value
+func.func @extract_type(%r: !ktdp.runtime_arg<index, granularity=8>) {
+  // expected-error @+1 {{result type (i32) must match runtime_arg underlying type (index) when extracting value}}
+  %m = ktdp.runtime_arg_extract value from %r : <index, granularity=8> -> i32
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: 'ktdp.runtime_arg_extract' op cannot extract upperbound from runtime_arg that doesn't have one
+func.func @extract_missing(%r: !ktdp.runtime_arg<index, granularity=8>) {
+  // expected-error @+1 {{cannot extract upperbound from runtime_arg that doesn't have one}}
+  %m = ktdp.runtime_arg_extract upperbound from %r : <index, granularity=8> -> index
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: runtime_arg granularity must be positive, but got: 0
+func.func @granularity(%r: !ktdp.runtime_arg<index, granularity=0>) { // expected-error {{runtime_arg granularity must be positive, but got: 0}}
+  return
+}
