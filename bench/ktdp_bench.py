@@ -3,7 +3,8 @@ Benchmark: wall time of ktdp (RFC 0682) kernels on ktir's engine (docs/ktdp.md).
 
 Kernels (`test/lit/Inputs/ktdp/`), at the sizes the public interpreter ktir-cpu is measured at
 where ktir runs them: a 4096 x 1024 fp16 row softmax on 32 tiles (ktir-cpu: about 6.5 s of CPU),
-a 64 x 2048 x 8192 fp16 matmul with a K loop (about 5.7 s), and the RFC's 96 x 64 add. For each:
+a 64 x 2048 x 8192 fp16 matmul with a K loop (about 5.7 s), RoPE over 163840 x 128 (about 2 s),
+and smaller kernels: the RFC's 96 x 64 add, a paged gather, an RMSNorm with an all-reduce. For each:
 the wall time of `ktir.ktdp.run` (parse, verify, run, read back), the largest error against
 NumPy, and the simulated time with its ratio to the roofline bound. Measured in one run; nothing
 is asserted. Run: `.venv/bin/python bench/ktdp_bench.py` (`--repeat N`: best of N).
@@ -38,6 +39,14 @@ def cases() -> list[Case]:
     cache = rng.standard_normal((64, 16, 128)).astype(np.float16)
     table = rng.permutation(64)[:16].astype(np.int32)
     r = rng.standard_normal((16, 4096)).astype(np.float16)
+    rx = rng.standard_normal((163840, 128)).astype(np.float16)
+    angles = rng.uniform(0, 6.28, (163840, 128))
+    rc, rs = np.cos(angles).astype(np.float16), np.sin(angles).astype(np.float16)
+
+    def rope(arrays: dict[str, np.ndarray]) -> np.ndarray:
+        x = arrays["x"]
+        rotated = np.concatenate([-x[:, 64:], x[:, :64]], 1).astype(np.float32)
+        return x.astype(np.float32) * arrays["cos"] + rotated * arrays["sin"]
 
     def rms(arrays: dict[str, np.ndarray]) -> np.ndarray:
         wide = arrays["x"].astype(np.float32)
@@ -56,6 +65,8 @@ def cases() -> list[Case]:
             {"a": a, "b": b, "c": np.zeros((64, 8192), np.float16)},
             lambda v: v["a"].astype(np.float32) @ v["b"].astype(np.float32), "c", 5.7,
         ),
+        ("RoPE 163840x128 (slices)", "rope.mlir", "rope",
+         {"x": rx, "cos": rc, "sin": rs, "out": np.zeros_like(rx)}, rope, "out", 2.0),
         ("RFC add 96x64", "add.mlir", "add", {"a": p, "b": q, "c": np.zeros_like(p)},
          lambda v: v["a"].astype(np.float32) + v["b"], "c", None),
         ("paged gather 256x128 (16-row pages)", "paged_gather.mlir", "paged",

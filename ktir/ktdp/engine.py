@@ -386,6 +386,11 @@ def _arith(run: TileProgram, op: Operation) -> list[Any]:
     short = op.name.split(".")[1]
     if isinstance(op, arith.ConstantOp):
         return [_constant(run, op)]
+    if short in ("cmpi", "cmpf"):
+        return [_compare(run, op)]
+    if short == "select":
+        cond, a, b = (np.asarray(run.env[v]) for v in op.operands)
+        return [np.where(cond.reshape(cond.shape + (1,) * (np.ndim(a) - cond.ndim)), a, b)]
     if isinstance(op.results[0].type, IndexType) or short in _INDEX:
         a, b = (run.per_tile(run.env[v]) for v in op.operands)
         return [_INDEX[short](a, b).astype(np.int64)]
@@ -394,6 +399,8 @@ def _arith(run: TileProgram, op: Operation) -> list[Any]:
     args = [_float(np.asarray(run.env[v])) for v in op.operands]
     if short in _BINARY:
         value = _BINARY[short](*args)
+    elif short in _UNARY:
+        value = _UNARY[short](*args)
     elif short in ("extf", "truncf", "sitofp", "uitofp"):
         value = args[0]
     else:
@@ -401,6 +408,42 @@ def _arith(run: TileProgram, op: Operation) -> list[Any]:
     if isinstance(op.results[0].type, TensorType):
         _charge_sfu(run, short, op.results[0])
     return [store(value, _element(op.results[0]))]
+
+
+_PREDICATES = {
+    "cmpi": ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"),
+    "cmpf": (
+        "false",
+        "oeq",
+        "ogt",
+        "oge",
+        "olt",
+        "ole",
+        "one",
+        "ord",
+        "ueq",
+        "ugt",
+        "uge",
+        "ult",
+        "ule",
+        "une",
+    ),
+}
+_COMPARE = {
+    "eq": np.equal, "oeq": np.equal, "ueq": np.equal, "ne": np.not_equal, "one": np.not_equal,
+    "une": np.not_equal, "slt": np.less, "ult": np.less, "olt": np.less, "sle": np.less_equal,
+    "ule": np.less_equal, "ole": np.less_equal, "sgt": np.greater, "ugt": np.greater,
+    "ogt": np.greater, "sge": np.greater_equal, "uge": np.greater_equal, "oge": np.greater_equal,
+}  # fmt: skip
+
+
+def _compare(run: TileProgram, op: Any) -> np.ndarray:
+    """arith.cmpi / cmpf by predicate (index operands per tile, tensors elementwise)."""
+    name = _PREDICATES[op.name.split(".")[1]][op.predicate.value.data]
+    if name not in _COMPARE:
+        raise KtdpError(f"comparison predicate '{name}' is not supported", location_of(op))
+    a, b = (np.asarray(run.env[v]) for v in op.operands)
+    return _COMPARE[name](a, b)
 
 
 def _constant(run: TileProgram, op: arith.ConstantOp) -> Any:
@@ -620,6 +663,55 @@ def _inter_tile_reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
     return [accumulated]
 
 
+def _slice_box(run: TileProgram, op: Any, shape: Sequence[int]) -> tuple[slice, ...]:
+    """The (tiles-leading) box of an extract or insert slice; dynamic entries uniform over tiles."""
+
+    def values(static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[int]:
+        rest = iter(dynamic)
+        return [run.uniform(next(rest), "a slice bound") if n == ktdp.DYNAMIC else n for n in static]
+
+    offsets = values(op.static_offsets.get_values(), op.offsets)
+    sizes = values(op.static_sizes.get_values(), op.sizes)
+    strides = values(op.static_strides.get_values(), op.strides)
+    if len(offsets) != len(shape):
+        raise KtdpError("rank-reducing slices are not supported", location_of(op))
+    return (slice(None), *(slice(o, o + n * s, s) for o, n, s in zip(offsets, sizes, strides, strict=True)))
+
+
+def _extract_slice(run: TileProgram, op: Any) -> list[np.ndarray]:
+    source = np.asarray(run.env[op.source])
+    box = _slice_box(run, op, source.shape[1:])
+    return [np.ascontiguousarray(source[box]).reshape(run.tiles, *op.result.type.get_shape())]
+
+
+def _insert_slice(run: TileProgram, op: Any) -> list[np.ndarray]:
+    dest = np.array(run.env[op.dest], copy=True)
+    box = _slice_box(run, op, dest.shape[1:])
+    dest[box] = np.asarray(run.env[op.source]).reshape(dest[box].shape)
+    return [dest]
+
+
+def _splat(run: TileProgram, op: Any) -> list[np.ndarray]:
+    shape = tuple(op.result.type.get_shape())
+    value = np.asarray(run.env[op.input])
+    value = value.reshape(-1, *[1] * len(shape)) if value.ndim else value
+    return [store(np.broadcast_to(value, (run.tiles, *shape)), _element(op.result))]
+
+
+def _extract(run: TileProgram, op: Any) -> list[np.ndarray]:
+    source = np.asarray(run.env[op.tensor])
+    indices = [run.per_tile(run.env[v]) for v in op.indices]
+    return [source[(np.arange(run.tiles), *indices)]]
+
+
+def _if(run: TileProgram, op: Any) -> list[Any]:
+    condition = np.broadcast_to(np.asarray(run.env[op.cond]), (run.tiles,))
+    if (condition != condition[0]).any():
+        raise KtdpError("an scf.if condition differs between compute tiles: not supported", location_of(op))
+    region = op.true_region if condition[0] else op.false_region
+    return run._block(region.block.ops) if region.blocks else []
+
+
 def _runtime_arg(run: TileProgram, op: Any) -> list[Any]:
     kind = op.kind.data
     if kind == "value":
@@ -673,6 +765,11 @@ _HANDLERS: dict[str, Callable[[TileProgram, Any], Any]] = {
     "tensor.empty": _empty,
     "tensor.expand_shape": _reshape,
     "tensor.collapse_shape": _reshape,
+    "tensor.extract_slice": _extract_slice,
+    "tensor.insert_slice": _insert_slice,
+    "tensor.splat": _splat,
+    "tensor.extract": _extract,
+    "scf.if": _if,
     "linalg.*": _linalg,
     "scf.for": _for,
     "ktdp.inter_tile_produce": _produce,

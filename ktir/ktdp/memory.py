@@ -93,8 +93,9 @@ class DeviceMemory:
 
     def _write_bytes(self, placement: Placement, data: np.ndarray) -> None:
         if placement.space == "global":
-            if placement.end > len(self.global_bytes):
-                grown = np.zeros(-(-placement.end // 8) * 8, np.uint8)
+            if placement.end > len(self.global_bytes):  # grow by doubling: placing N arrays copies O(total)
+                size = max(-(-placement.end // 8) * 8, 2 * len(self.global_bytes))
+                grown = np.zeros(size, np.uint8)
                 grown[: len(self.global_bytes)] = self.global_bytes
                 self.global_bytes = grown
             self.global_bytes[placement.start : placement.end] = data

@@ -115,6 +115,20 @@ def test_an_rmsnorm_with_an_inter_tile_all_reduce_matches_numpy() -> None:
     )
 
 
+def test_rope_with_slices_matches_numpy() -> None:
+    """rotate_half from tensor.extract_slice / insert_slice, each op rounded to fp16."""
+    x = RNG.standard_normal((2048, 128)).astype(np.float16)
+    angles = RNG.uniform(0, 6.28, (2048, 128))
+    cos, sin = np.cos(angles).astype(np.float16), np.sin(angles).astype(np.float16)
+    arrays = {"x": x, "cos": cos, "sin": sin, "out": np.zeros_like(x)}
+    outputs, _ = ktdp.run(KERNELS / "rope_small.mlir", "rope", arrays)
+    rotated = np.concatenate([-x[:, 64:], x[:, :64]], 1)
+    expected = (x.astype(np.float32) * cos).astype(np.float16).astype(np.float32) + (
+        rotated.astype(np.float32) * sin
+    ).astype(np.float16).astype(np.float32)
+    np.testing.assert_array_equal(outputs["out"], expected.astype(np.float16))
+
+
 def test_an_array_placed_in_a_cores_scratchpad() -> None:
     x = RNG.standard_normal((4, 64)).astype(np.float16)
     scale = np.full((1, 64), 0.5, np.float16)
