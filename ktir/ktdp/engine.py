@@ -41,7 +41,16 @@ from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp.memory import DeviceMemory, KtdpError
-from ktir.ktdp.tiles import TileError, box_of, element_indices, sticks_touched
+from ktir.ktdp.tiles import (
+    Box,
+    TileError,
+    box_of,
+    box_points,
+    element_indices,
+    row_sticks,
+    sticks_of_rows,
+    sticks_touched,
+)
 from ktir.reference.ops import numpy_dtype, store
 
 UNITS = ("dma", "pt", "sfu", "ring")
@@ -82,10 +91,29 @@ class View:
 
 @dataclass
 class Tile:
-    """An access tile: its view and the element index of each point (tiles x shape)."""
+    """
+    An access tile: its view and the element index of each point (tiles x shape), or the
+    strided `Box` they form (a direct tile on a view with the same strides on every tile).
+    """
 
     view: View
-    indices: np.ndarray
+    points: np.ndarray | None = None
+    box: Box | None = None
+
+    @property
+    def indices(self) -> np.ndarray:
+        """Every point's element index (tiles x shape)."""
+        if self.points is None:
+            self.points = cast(Box, self.box).indices()
+        return self.points
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """(tiles, *tile shape)."""
+        if self.points is not None:
+            return self.points.shape
+        box = cast(Box, self.box)
+        return (len(box.start), *(box.extents[p] for p in box.perm))
 
 
 @dataclass
@@ -121,9 +149,18 @@ class Charges:
         if rows.shape[1] > 1 and not (rows[:, -1] - rows[:, 0] == rows.shape[1] - 1).all():
             self.touched[(rows // per).reshape(-1)] = True
             return
+        self.touch_rows(first, last)
+
+    def touch_rows(self, first: np.ndarray, last: np.ndarray) -> None:
+        """Mark the stick ranges [first, last] of every row (a difference array)."""
+        top = int(last.max()) + 2
+        if top > len(self.touched):
+            grown = np.zeros(top, dtype=bool)
+            grown[: len(self.touched)] = self.touched
+            self.touched = grown
         edges = np.zeros(len(self.touched) + 1, dtype=np.int64)
-        np.add.at(edges, first, 1)
-        np.add.at(edges, last + 1, -1)
+        np.add.at(edges, first.reshape(-1), 1)
+        np.add.at(edges, last.reshape(-1) + 1, -1)
         self.touched |= np.cumsum(edges)[:-1] > 0
 
     def charge(self, unit: str, cycles: float, flops: float = 0.0) -> None:
@@ -245,10 +282,11 @@ def _access_tile(run: TileProgram, op: ktdp.ConstructAccessTileOp) -> list[Tile]
     )
     symbols = [run.per_tile(run.env[v]) for v in op.symbol_operands]
     lower, upper = box_of(op.access_tile_set.data, symbols, run.tiles)
-    points = element_indices(
-        base, lower, upper, op.access_tile_order.data, view.offset, view.strides, view.sizes
-    )
-    return [Tile(view, points)]
+    order = op.access_tile_order.data
+    box = box_points(base, lower, upper, order, view.offset, view.strides, view.sizes)
+    if box is not None:
+        return [Tile(view, box=box)]
+    return [Tile(view, element_indices(base, lower, upper, order, view.offset, view.strides, view.sizes))]
 
 
 def _indirect_tile(run: TileProgram, op: Any) -> list[Tile]:
@@ -333,7 +371,7 @@ def _eval_map(map_: Any, dims: Sequence[np.ndarray], tiles: int) -> list[np.ndar
 
 def _load(run: TileProgram, op: ktdp.LoadOp) -> list[np.ndarray]:
     tile = cast(Tile, run.env[op.access_tile])
-    data = run.memory.read(tile.view, tile.indices)
+    data = run.memory.read(tile.view, tile.indices if tile.box is None else tile.box)
     _charge_transfer(run, tile)
     return [store(data, cast(TensorType[Attribute], op.result.type).element_type)]
 
@@ -341,7 +379,8 @@ def _load(run: TileProgram, op: ktdp.LoadOp) -> list[np.ndarray]:
 def _store(run: TileProgram, op: ktdp.StoreOp) -> None:
     tile = cast(Tile, run.env[op.access_tile])
     data = np.asarray(run.env[op.data_tile])
-    run.memory.write(tile.view, tile.indices, np.broadcast_to(data, tile.indices.shape))
+    where = tile.indices if tile.box is None else tile.box
+    run.memory.write(tile.view, where, np.broadcast_to(data, tile.shape))
     _charge_transfer(run, tile)
 
 
@@ -349,12 +388,20 @@ def _charge_transfer(run: TileProgram, tile: Tile) -> None:
     target = run.target
     itemsize = tile.view.dtype.itemsize
     if tile.view.space == "ct_local":
-        core_bytes = tile.indices[0].size * itemsize
+        core_bytes = math.prod(tile.shape[1:]) * itemsize
         run.charges.charge("dma", cost_model.lx_copy_cycles(core_bytes, target))
         return
-    moved = float(sticks_touched(tile.indices, itemsize, target.stick_bytes)) * target.stick_bytes
+    per = target.stick_bytes // itemsize
+    rows = tile.box.rows() if tile.box is not None else None
+    sticks = sticks_of_rows(rows[0], rows[1], per) if rows is not None else None
+    if sticks is None:
+        sticks = sticks_touched(tile.indices, itemsize, target.stick_bytes)
+    moved = float(sticks) * target.stick_bytes
     run.charges.bytes += moved
-    run.charges.touch(tile.indices, itemsize, target.stick_bytes)
+    if rows is not None:
+        run.charges.touch_rows(*row_sticks(rows[0], rows[1], per))
+    else:
+        run.charges.touch(tile.indices, itemsize, target.stick_bytes)
     run.charges.charge("dma", cost_model.dma_cycles(moved, target))
 
 

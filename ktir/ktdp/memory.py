@@ -12,12 +12,13 @@ against the memory's size.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import Location
+from ktir.ktdp.tiles import Box
 
 if TYPE_CHECKING:
     from ktir.ktdp.engine import View
@@ -107,17 +108,35 @@ class DeviceMemory:
         usable = len(raw) // view.dtype.itemsize * view.dtype.itemsize
         return raw[:usable].view(view.dtype)
 
-    def read(self, view: View, indices: np.ndarray) -> np.ndarray:
-        """The elements at `indices` of the view's memory (tiles x shape)."""
+    def read(self, view: View, where: np.ndarray | Box) -> np.ndarray:
+        """The elements at `where` (element indices, or a strided box) of the view's memory."""
         elements = self._elements(view)
+        strided = self._strided(elements, view, where)
+        if strided is not None:
+            return strided.copy()
+        indices = cast(np.ndarray, where) if not isinstance(where, Box) else where.indices()
         self._check(indices, len(elements), view)
         return elements[indices]
 
-    def write(self, view: View, indices: np.ndarray, values: np.ndarray) -> None:
-        """Store `values` at `indices` of the view's memory."""
+    def write(self, view: View, where: np.ndarray | Box, values: np.ndarray) -> None:
+        """Store `values` at `where` of the view's memory."""
         elements = self._elements(view)
+        strided = self._strided(elements, view, where)
+        if strided is not None:
+            strided[...] = values.astype(view.dtype, copy=False)
+            return
+        indices = cast(np.ndarray, where) if not isinstance(where, Box) else where.indices()
         self._check(indices, len(elements), view)
         elements[indices] = values.astype(view.dtype, copy=False)
+
+    def _strided(self, elements: np.ndarray, view: View, where: np.ndarray | Box) -> np.ndarray | None:
+        """A box's strided view of memory, its bounds checked; None for index arrays."""
+        if not isinstance(where, Box):
+            return None
+        low, high = where.bounds()
+        if low < 0 or high >= len(elements):
+            self._check(np.array([low, high]), len(elements), view)
+        return where.view_of(elements)
 
     @staticmethod
     def _check(indices: np.ndarray, size: int, view: View) -> None:

@@ -16,6 +16,7 @@ element 262,144 of the view's memory.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.ir.affine import AffineConstraintKind, AffineExpr, AffineMap, AffineSet
@@ -96,6 +97,108 @@ def element_indices(
     return flat.transpose(0, *(p + 1 for p in perm))
 
 
+@dataclass
+class Box:
+    """
+    A direct access tile as a strided box: the element at tile position `i` of compute tile
+    `t` is `start[t] + sum_d i_d * strides[d]`, the data laid out in `perm` order. Loads and
+    stores then read and write strided views of memory instead of index arrays.
+
+    Example: a 128 x 1024 tile at row 256 of a row-major 4096 x 1024 f16 view is start
+    262,144, strides (1024, 1), extents (128, 1024).
+    """
+
+    start: np.ndarray
+    strides: tuple[int, ...]
+    extents: tuple[int, ...]
+    perm: tuple[int, ...]
+
+    def indices(self) -> np.ndarray:
+        """Every point's element index (tiles x shape, in `perm` order)."""
+        tiles, dims = len(self.start), len(self.extents)
+        flat = self.start.reshape(tiles, *([1] * dims))
+        for d, (extent, stride) in enumerate(zip(self.extents, self.strides, strict=True)):
+            flat = flat + (np.arange(extent) * stride).reshape(1, *([1] * d), extent, *([1] * (dims - d - 1)))
+        return flat.transpose(0, *(p + 1 for p in self.perm))
+
+    def bounds(self) -> tuple[int, int]:
+        """The smallest and largest element index the box reaches."""
+        low = sum(min(0, (e - 1) * s) for e, s in zip(self.extents, self.strides, strict=True))
+        high = sum(max(0, (e - 1) * s) for e, s in zip(self.extents, self.strides, strict=True))
+        return int(self.start.min()) + low, int(self.start.max()) + high
+
+    def view_of(self, elements: np.ndarray) -> np.ndarray | None:
+        """A strided view of `elements` holding the box (None unless the starts step evenly)."""
+        steps = np.diff(self.start)
+        if len(steps) and (steps != steps[0]).any():
+            return None
+        step = int(steps[0]) if len(steps) else 0
+        item = elements.itemsize
+        base = elements[int(self.start[0]) :]
+        view = np.lib.stride_tricks.as_strided(
+            base,
+            (len(self.start), *self.extents),
+            (step * item, *(s * item for s in self.strides)),
+            writeable=True,
+        )
+        return view.transpose(0, *(p + 1 for p in self.perm))
+
+    def rows(self) -> tuple[np.ndarray, int] | None:
+        """Each row's first element (tiles x rows) and its length, if the last dim is contiguous."""
+        if self.strides[-1] != 1:
+            return None
+        outer = Box(self.start, self.strides[:-1], self.extents[:-1], tuple(range(len(self.extents) - 1)))
+        return outer.indices().reshape(len(self.start), -1), self.extents[-1]
+
+
+def box_points(
+    base: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    order: AffineMap,
+    offset: np.ndarray,
+    strides: Sequence[np.ndarray],
+    sizes: Sequence[np.ndarray],
+) -> Box | None:
+    """The box of a direct access tile when its view's strides are the same on every tile."""
+    tiles = base.shape[0]
+    uniform = [np.broadcast_to(s, (tiles,)) for s in strides]
+    if any((s != s[0]).any() for s in uniform):
+        return None
+    extents = upper[0] - lower[0] + 1
+    if (upper - lower + 1 != extents).any():
+        raise TileError("the access tile's extents differ between compute tiles")
+    corner = base + lower
+    size = np.stack([np.broadcast_to(n, (tiles,)) for n in sizes], axis=1)
+    if (corner < 0).any() or (corner + extents > size).any():
+        raise TileError("the access tile reaches outside its memory view's sizes")
+    steps = tuple(int(s[0]) for s in uniform)
+    start = np.broadcast_to(offset, (tiles,)).astype(np.int64) + (corner * np.array(steps)).sum(axis=1)
+    perm = tuple(r.position for r in order.results)  # type: ignore[attr-defined]
+    return Box(start, steps, tuple(int(e) for e in extents), perm)
+
+
+def row_sticks(first: np.ndarray, length: int, per: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's first and last stick (tiles x rows) for rows of `length` consecutive elements."""
+    return first // per, (first + length - 1) // per
+
+
+def sticks_of_rows(first: np.ndarray, length: int, per: int) -> int | None:
+    """
+    Distinct sticks of rows of consecutive elements, summed over tiles, when each tile's rows
+    do not share sticks (they start a whole stick apart, no closer than a row's span); None
+    otherwise.
+    """
+    begin, end = row_sticks(first, length, per)
+    spans = end - begin + 1
+    starts = np.sort(begin, axis=1)
+    if not bool((np.diff(starts, axis=1) >= spans.max(initial=1)).all()):
+        return None
+    if not bool((first % per == first[:, :1] % per).all()):
+        return None
+    return int(spans.sum())
+
+
 def sticks_touched(indices: np.ndarray, itemsize: int, stick_bytes: int) -> int:
     """
     Distinct sticks the tiles' elements fall in, summed over tiles. Rows whose elements are
@@ -119,4 +222,4 @@ def sticks_touched(indices: np.ndarray, itemsize: int, stick_bytes: int) -> int:
     return int(sum(len(np.unique(t // per)) for t in indices.reshape(tiles, -1)))
 
 
-__all__ = ["TileError", "box_of", "element_indices", "sticks_touched"]
+__all__ = ["Box", "TileError", "box_of", "box_points", "element_indices", "sticks_of_rows", "sticks_touched"]
