@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
+from ktir.cores.fusion import FusionError
 from ktir.cores.iteration import IterationError, iteration_space
 from ktir.dialects.ktir_core import WORK_DIVISION_ATTR
 from ktir.export.superdsc import kernel_spec
@@ -56,6 +57,9 @@ def module_specs(module: ModuleOp) -> list[tuple[str, dict[str, Any]]]:
                 spec = kernel_spec(op, len(specs))
             except DiagnosticError as error:
                 errors.extend(error.diagnostics)
+                continue
+            except (FusionError, IterationError) as error:  # e.g. a divided op without layouts
+                errors.extend(op_error(getattr(error, "op", op), str(error)).diagnostics)
                 continue
             (key,) = spec
             specs.append((f"{key}.json", spec))

@@ -170,7 +170,7 @@ class KtirParser(Parser):
         start = self._current_token.span.start
         try:
             op = super().parse_operation()
-        except (VerifyException, struct.error, OverflowError) as error:
+        except (VerifyException, struct.error, OverflowError, ValueError) as error:
             # An op's own syntax built an attribute from a value that does not fit it (an
             # `array<i64>` property, an `i64` integer): point at the offending literal.
             raise self._bad_literal(start, error) from error
@@ -391,6 +391,10 @@ def _verify_one(op: Operation) -> tuple[Operation, str] | None:
         return error.op, str(error)
     except VerifyException as error:
         return op, str(error)
+    except (IndexError, KeyError, ValueError, TypeError) as error:
+        # An upstream (xDSL) verifier that trips over malformed attributes instead of raising
+        # VerifyException: still this op's failure, located here, not a crash.
+        return op, f"failed to verify ({type(error).__name__}: {error})"
     return None
 
 

@@ -102,7 +102,7 @@ def _read_in_parts(value: SSAValue, root: SSAValue, views: dict[SSAValue, SSAVal
         user = use.operation
         if _READ_THROUGH.get(type(user)) == use.index:
             continue
-        keeps_dim0 = (isinstance(user, st.PermuteOp) and st.ints(user.perm)[0] == 0) or (
+        keeps_dim0 = (isinstance(user, st.PermuteOp) and st.ints(user.perm)[:1] == (0,)) or (
             isinstance(user, st.ReshapeOp) and shape_of(user.result.type)[:1] == shape_of(user.input.type)[:1]
         )
         if not keeps_dim0 or not _read_in_parts(user.results[0], root, views):
