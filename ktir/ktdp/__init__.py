@@ -98,6 +98,16 @@ def _place_arrays(
     for name in place:
         if name not in arrays:
             raise KtdpError(f"--place names '{name}', which is not an input array")
+    stick = memory.target.stick_bytes
+    placed = [
+        np.asarray(arrays[n]).nbytes + offset * np.asarray(arrays[n]).itemsize
+        for n, (offset, c) in place.items()
+        if c is None
+    ]
+    memory.reserve(
+        max(placed, default=0)
+        + sum(-(-np.asarray(a).nbytes // stick) * stick + stick for a in arrays.values())
+    )
     for name, (offset, core) in place.items():
         memory.place(name, np.asarray(arrays[name]), offset, core)
     for name, array in arrays.items():

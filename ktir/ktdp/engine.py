@@ -152,16 +152,16 @@ class Charges:
         self.touch_rows(first, last)
 
     def touch_rows(self, first: np.ndarray, last: np.ndarray) -> None:
-        """Mark the stick ranges [first, last] of every row (a difference array)."""
-        top = int(last.max()) + 2
+        """Mark the stick ranges [first, last] of every row (a difference array over their span)."""
+        low, top = int(first.min()), int(last.max()) + 2
         if top > len(self.touched):
             grown = np.zeros(top, dtype=bool)
             grown[: len(self.touched)] = self.touched
             self.touched = grown
-        edges = np.zeros(len(self.touched) + 1, dtype=np.int64)
-        np.add.at(edges, first.reshape(-1), 1)
-        np.add.at(edges, last.reshape(-1) + 1, -1)
-        self.touched |= np.cumsum(edges)[:-1] > 0
+        edges = np.zeros(top - low + 1, dtype=np.int64)
+        np.add.at(edges, first.reshape(-1) - low, 1)
+        np.add.at(edges, last.reshape(-1) + 1 - low, -1)
+        self.touched[low:top] |= np.cumsum(edges)[:-1] > 0
 
     def charge(self, unit: str, cycles: float, flops: float = 0.0) -> None:
         """An op all tiles run in lockstep for `cycles`."""

@@ -78,6 +78,13 @@ class DeviceMemory:
         self._write_bytes(placement, np.ascontiguousarray(array).view(np.uint8).reshape(-1))
         return placement
 
+    def reserve(self, size: int) -> None:
+        """Make LPDDR5 hold at least `size` bytes now (arrays placed later copy nothing to grow it)."""
+        if size > len(self.global_bytes):
+            grown = np.zeros(-(-size // 8) * 8, np.uint8)
+            grown[: len(self.global_bytes)] = self.global_bytes
+            self.global_bytes = grown
+
     def allocate(self, name: str, array: np.ndarray) -> Placement:
         """Put `array` in LPDDR5 after every placed array, at a stick boundary."""
         used = max((p.end for p in self.placements.values() if p.space == "global"), default=0)
