@@ -75,7 +75,13 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from ktir.dialects.ktdp_types import RuntimeArgExtractOp, RuntimeArgType, SpyreMemorySpaceAttr
+from ktir.dialects.ktdp_types import (
+    RuntimeArgExtractOp,
+    RuntimeArgType,
+    SpyreMemorySpaceAttr,
+    kind_and_core_text,
+    parse_kind_and_core,
+)
 
 DYNAMIC = DYNAMIC_INDEX
 """MLIR's `ShapedType::kDynamic` in `static_sizes` / `static_strides`: an SSA operand's place."""
@@ -95,18 +101,10 @@ class MemorySpaceAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            kind = parser.parse_identifier()
-            ct_id = -1
-            if parser.parse_optional_punctuation(",") is not None:
-                parser.parse_keyword("ct_id")
-                parser.parse_punctuation("=")
-                ct_id = parser.parse_integer()
-        return StringAttr(kind), IntAttr(ct_id)
+        return parse_kind_and_core(parser, "ct_id")
 
     def print_parameters(self, printer: Printer) -> None:
-        suffix = f", ct_id = {self.ct_id.data}" if self.ct_id.data != -1 else ""
-        printer.print_string(f"<{self.kind.data}{suffix}>")
+        printer.print_string(kind_and_core_text(self.kind, self.ct_id, "ct_id"))
 
     def verify(self) -> None:
         if self.kind.data not in ("global", "ct_local"):

@@ -31,6 +31,24 @@ from xdsl.utils.exceptions import VerifyException
 SPYRE_KINDS = ("unspecified", "LX", "HBM", "L0")
 
 
+def parse_kind_and_core(parser: AttrParser, key: str) -> tuple[StringAttr, IntAttr]:
+    """`<kind>` or `<kind, key = N>` (a memory space and its core; -1 when absent)."""
+    with parser.in_angle_brackets():
+        kind = parser.parse_identifier()
+        core = -1
+        if parser.parse_optional_punctuation(",") is not None:
+            parser.parse_keyword(key)
+            parser.parse_punctuation("=")
+            core = parser.parse_integer()
+    return StringAttr(kind), IntAttr(core)
+
+
+def kind_and_core_text(kind: StringAttr, core: IntAttr, key: str) -> str:
+    """The parameters `parse_kind_and_core` reads: `<LX, core = 7>`, `<HBM>`."""
+    suffix = f", {key} = {core.data}" if core.data != -1 else ""
+    return f"<{kind.data}{suffix}>"
+
+
 @irdl_attr_definition
 class SpyreMemorySpaceAttr(ParametrizedAttribute):
     """`#ktdp.spyre_memory_space<LX, core = 7>`: a kind and, for LX or L0, a core (-1: none)."""
@@ -41,18 +59,10 @@ class SpyreMemorySpaceAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            kind = parser.parse_identifier()
-            core = -1
-            if parser.parse_optional_punctuation(",") is not None:
-                parser.parse_keyword("core")
-                parser.parse_punctuation("=")
-                core = parser.parse_integer()
-        return StringAttr(kind), IntAttr(core)
+        return parse_kind_and_core(parser, "core")
 
     def print_parameters(self, printer: Printer) -> None:
-        core = f", core = {self.core.data}" if self.core.data != -1 else ""
-        printer.print_string(f"<{self.kind.data}{core}>")
+        printer.print_string(kind_and_core_text(self.kind, self.core, "core"))
 
     def verify(self) -> None:
         if self.kind.data not in SPYRE_KINDS:
