@@ -85,8 +85,7 @@ def run(
     memory = DeviceMemory(target, target.cores)
     _place_arrays(memory, arrays, place or {})
     arguments = _bind(entry, arrays, memory)
-    program = TileProgram(entry, tiles, memory, target)
-    program.grid_dims = dims  # type: ignore[attr-defined]
+    program = TileProgram(entry, dims, memory, target)
     program.run(arguments)
     outputs = {name: memory.array(name) for name in memory.placements}
     return outputs, _report(program, function, arrays, target)

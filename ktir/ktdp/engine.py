@@ -186,14 +186,18 @@ def _sticks(shape: Sequence[int], itemsize: int, stick_bytes: int) -> int:
 class TileProgram:
     """One ktdp function on every tile of a grid (module docstring)."""
 
-    def __init__(self, function: func.FuncOp, tiles: int, memory: DeviceMemory, target: Target) -> None:
+    def __init__(
+        self, function: func.FuncOp, grid: Sequence[int], memory: DeviceMemory, target: Target
+    ) -> None:
         self.function = function
-        self.tiles = tiles
+        self.grid = list(grid)
+        self.tiles = math.prod(grid)
         self.memory = memory
         self.target = target
         self.env: dict[SSAValue, Any] = {}
         self.empty: set[SSAValue] = set()
-        self.charges = Charges(tiles)
+        self.charges = Charges(self.tiles)
+        self.space: list[int] = []  # the iteration space of the linalg.generic running (linalg.index)
 
     def run(self, arguments: Sequence[np.ndarray]) -> None:
         """Bind each argument (a per-tile vector) and run the body."""
@@ -241,7 +245,7 @@ class TileProgram:
 
 
 def _tile_id(run: TileProgram, op: ktdp.GetComputeTileIdOp) -> list[np.ndarray]:
-    grid = run.grid_dims  # type: ignore[attr-defined]
+    grid = run.grid
     t = np.arange(run.tiles)
     ids, step = [], 1
     for extent in grid[: len(op.ids)]:
@@ -278,7 +282,7 @@ def _access_tile(run: TileProgram, op: ktdp.ConstructAccessTileOp) -> list[Tile]
         raise KtdpError("access tiles of tensors are not supported yet: give a memory view", location_of(op))
     indices = [run.per_tile(run.env[v]) for v in op.indices]
     base = np.stack(
-        [np.broadcast_to(r, (run.tiles,)) for r in _eval_map(op.base_map.data, indices, run.tiles)], 1
+        [np.broadcast_to(_eval_expr(e, indices), (run.tiles,)) for e in op.base_map.data.results], 1
     )
     symbols = [run.per_tile(run.env[v]) for v in op.symbol_operands]
     lower, upper = box_of(op.access_tile_set.data, symbols, run.tiles)
@@ -357,16 +361,6 @@ def _flat_index(view: View, coords: Sequence[np.ndarray], tiles: int) -> np.ndar
             raise TileError("an indirect access tile reaches outside its memory view's sizes")
         flat = flat + coord * stride.reshape(per_tile)
     return np.broadcast_to(flat, np.broadcast_shapes(*(np.shape(c) for c in coords), flat.shape)).copy()
-
-
-def _eval_map(map_: Any, dims: Sequence[np.ndarray], tiles: int) -> list[np.ndarray]:
-    """An affine map's results on per-tile dims, one tile at a time only if the map is not linear."""
-    columns = (
-        [map_.eval([int(d[t]) for d in dims], []) for t in range(tiles)]
-        if dims
-        else [map_.eval([], [])] * tiles
-    )
-    return [np.array([c[i] for c in columns], dtype=np.int64) for i in range(len(map_.results))]
 
 
 def _load(run: TileProgram, op: ktdp.LoadOp) -> list[np.ndarray]:
@@ -608,7 +602,7 @@ def _generic(run: TileProgram, op: Any) -> list[np.ndarray]:
     block = op.body.block
     for arg, value, map_ in zip(block.args, operands, maps, strict=True):
         run.env[arg] = _over_space(run, np.asarray(run.env[value]), map_, len(space))
-    run.env["__space__"] = space  # type: ignore[index]  (linalg.index reads it)
+    run.space = space
     results = run._block(block.ops)
     out_map = maps[len(op.inputs)]
     perm = [0, *(e.position + 1 for e in out_map.results)]
@@ -642,7 +636,7 @@ def _generic_cycles(run: TileProgram, block: Any, space: Sequence[int]) -> float
 
 
 def _index(run: TileProgram, op: Any) -> list[np.ndarray]:
-    space = run.env["__space__"]  # type: ignore[index]
+    space = run.space
     dim = op.dim.value.data
     shape = [1] * (len(space) + 1)
     shape[dim + 1] = space[dim]
