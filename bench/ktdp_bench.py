@@ -4,7 +4,10 @@ Benchmark: wall time of ktdp (RFC 0682) kernels on ktir's engine (docs/ktdp.md).
 Kernels (`test/lit/Inputs/ktdp/`), at the sizes the public interpreter ktir-cpu is measured at
 where ktir runs them: a 4096 x 1024 fp16 row softmax on 32 tiles (ktir-cpu: about 6.5 s of CPU),
 a 64 x 2048 x 8192 fp16 matmul with a K loop (about 5.7 s), RoPE over 163840 x 128 (about 2 s),
-and smaller kernels: the RFC's 96 x 64 add, a paged gather, an RMSNorm with an all-reduce. For each:
+a LayerNorm of 1151 x 8192 fp16 whose 32 tiles take rows t, t + 32, ... (about 9 s),
+decode paged attention (8 tokens x 32 query heads x 128, 8 KV heads, 16-position pages, contexts
+up to 128; about 8.4 s for ktir-cpu's paged-attention kernel), and smaller kernels: the RFC's
+96 x 64 add, a paged gather, an RMSNorm with an all-reduce. For each:
 the wall time of `ktir.ktdp.run` (parse, verify, run, read back), the largest error against
 NumPy, and the simulated time with its ratio to the roofline bound. Measured in one run; nothing
 is asserted. Run: `.venv/bin/python bench/ktdp_bench.py` (`--repeat N`: best of N).
@@ -42,6 +45,19 @@ def cases() -> list[Case]:
     rx = rng.standard_normal((163840, 128)).astype(np.float16)
     angles = rng.uniform(0, 6.28, (163840, 128))
     rc, rs = np.cos(angles).astype(np.float16), np.sin(angles).astype(np.float16)
+    lx = (rng.standard_normal((1151, 8192)) * 2 + 0.5).astype(np.float16)
+    lw = (1 + rng.standard_normal((1, 8192)) / 10).astype(np.float16)
+    lb = (rng.standard_normal((1, 8192)) / 10).astype(np.float16)
+    layernorm_inputs = {"x": lx, "w": lw, "b": lb, "y": np.zeros_like(lx)}
+    layernorm_inputs |= {"mean": np.zeros(1151, np.float32), "rstd": np.zeros(1151, np.float32)}
+    attention = {
+        "q": rng.standard_normal((8, 32, 128)).astype(np.float16),
+        "key_cache": rng.standard_normal((64, 16, 8, 128)).astype(np.float16),
+        "value_cache": rng.standard_normal((64, 16, 8, 128)).astype(np.float16),
+        "block_table": rng.permutation(64).reshape(8, 8).astype(np.int32),
+        "context_lens": rng.integers(1, 129, 8).astype(np.int32),
+        "out": np.zeros((8, 32, 128), np.float16),
+    }
 
     def rope(arrays: dict[str, np.ndarray]) -> np.ndarray:
         x = arrays["x"]
@@ -51,6 +67,25 @@ def cases() -> list[Case]:
     def rms(arrays: dict[str, np.ndarray]) -> np.ndarray:
         wide = arrays["x"].astype(np.float32)
         return wide / np.sqrt((wide**2).mean(1, keepdims=True) + 1e-5)
+
+    def layernorm(arrays: dict[str, np.ndarray]) -> np.ndarray:
+        wide = arrays["x"].astype(np.float32)
+        centred = wide - wide.mean(1, keepdims=True)
+        return centred / np.sqrt((centred**2).mean(1, keepdims=True) + 1e-5) * arrays["w"] + arrays["b"]
+
+    def paged_attention(arrays: dict[str, np.ndarray]) -> np.ndarray:
+        out = np.zeros((8, 32, 128), np.float32)
+        for token, length in enumerate(arrays["context_lens"]):
+            positions = np.arange(length)
+            pages = arrays["block_table"][token, positions // 16]
+            keys = arrays["key_cache"][pages, positions % 16].astype(np.float32)  # length x 8 x 128
+            values = arrays["value_cache"][pages, positions % 16].astype(np.float32)
+            queries = arrays["q"][token].astype(np.float32).reshape(8, 4, 128)  # 4 per KV head
+            scores = np.einsum("hgd,phd->hgp", queries, keys) / np.sqrt(128)
+            weights = np.exp(scores - scores.max(-1, keepdims=True))
+            weights /= weights.sum(-1, keepdims=True)
+            out[token] = np.einsum("hgp,phd->hgd", weights, values).reshape(32, 128)
+        return out
 
     def softmax(arrays: dict[str, np.ndarray]) -> np.ndarray:
         wide = arrays["x"].astype(np.float32)
@@ -67,6 +102,10 @@ def cases() -> list[Case]:
         ),
         ("RoPE 163840x128 (slices)", "rope.mlir", "rope",
          {"x": rx, "cos": rc, "sin": rs, "out": np.zeros_like(rx)}, rope, "out", 2.0),
+        ("LayerNorm 1151x8192 (rows t + 32 k)", "layernorm.mlir", "layernorm", layernorm_inputs,
+         layernorm, "y", 9.0),
+        ("paged attention 8x32x128, GQA 4:1, ctx <= 128", "paged_attention.mlir", "paged_attention",
+         attention, paged_attention, "out", 8.4),
         ("RFC add 96x64", "add.mlir", "add", {"a": p, "b": q, "c": np.zeros_like(p)},
          lambda v: v["a"].astype(np.float32) + v["b"], "c", None),
         ("paged gather 256x128 (16-row pages)", "paged_gather.mlir", "paged",

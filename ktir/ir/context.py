@@ -33,8 +33,9 @@ def register_dialects(ctx: Context) -> None:
     """Register (lazily) `XDSL_DIALECTS`, `ktir` and `ktdp` (RFC 0682 KTIR) in `ctx`."""
     from ktir.dialects.ktdp import Ktdp
     from ktir.dialects.ktir import Ktir
+    from ktir.dialects.linalg_ext import LinalgExt
 
-    factories = get_all_dialects()
+    factories = {**get_all_dialects(), "linalg": lambda: LinalgExt}
     for name in XDSL_DIALECTS:
         if name not in ctx.registered_dialect_names:
             ctx.register_dialect(name, factories[name])

@@ -35,16 +35,21 @@ from ktir.sim.report import KernelReport, Report
 
 
 def load_module(text_or_path: str | Path) -> ModuleOp:
-    """Parse and verify ktdp text, or the file it names; `DiagnosticError` with locations."""
-    path = (
-        Path(text_or_path)
-        if not str(text_or_path).lstrip().startswith(("func.func", "#", "module", "builtin"))
-        else None
-    )
-    if path is not None and path.exists():
-        text, name = path.read_text(encoding="utf-8"), str(path)
+    """
+    Parse and verify ktdp text, or the file it names (a `Path`, or a string of one line);
+    `DiagnosticError` with locations, `KtdpError` for a file that cannot be read.
+    """
+    if isinstance(text_or_path, str) and (
+        "\n" in text_or_path or text_or_path.lstrip().startswith("func.func")
+    ):
+        text, name = text_or_path, "<ktdp>"
     else:
-        text, name = str(text_or_path), "<ktdp>"
+        try:
+            text, name = Path(text_or_path).read_text(encoding="utf-8"), str(text_or_path)
+        except (OSError, UnicodeDecodeError) as error:
+            raise KtdpError(
+                f"cannot read '{text_or_path}': {getattr(error, 'strerror', None) or error}"
+            ) from None
     module = parse_module(make_context(), text, name)
     if errors := verify_module(module):
         raise DiagnosticError(errors)

@@ -5,7 +5,7 @@ Running a `ktdp` function on the simulated chip: every compute tile of the grid 
 with every SSA value batched over the grid's tiles (leading dim = tiles): an index is a vector
 of per-tile values, a tensor an array (tiles, *shape). Each op runs as one NumPy call for all
 tiles, so the cost is per op, not per element or per tile; an `scf.for` runs its body once per
-iteration (the bounds must be the same on every tile).
+iteration, its trip count per tile (a tile past its last iteration runs masked: `_for`).
 
 Numerics: values are stored in their element type and every op computes in float32 (float64 for
 f32 and wider) and rounds once to its result type, as ktir's own simulator does. A reduction or
@@ -41,6 +41,7 @@ from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp.memory import DeviceMemory, KtdpError
+from ktir.ktdp.numerics import compute_precision, elementwise
 from ktir.ktdp.tiles import (
     Box,
     TileError,
@@ -107,6 +108,15 @@ class Tile:
             self.points = cast(Box, self.box).indices()
         return self.points
 
+    def only(self, active: np.ndarray | None) -> Tile:
+        """The tile of the `active` compute tiles only (all of them for None)."""
+        if active is None:
+            return self
+        if self.box is not None:
+            box = self.box
+            return Tile(self.view, box=Box(box.start[active], box.strides, box.extents, box.perm))
+        return Tile(self.view, points=self.indices[active])
+
     @property
     def shape(self) -> tuple[int, ...]:
         """(tiles, *tile shape)."""
@@ -130,6 +140,7 @@ class Charges:
     def __post_init__(self) -> None:
         self.busy = np.zeros((self.tiles, len(UNITS)))
         self.touched = np.zeros(0, dtype=bool)
+        self.active: np.ndarray | None = None  # the tiles an op runs on (None: all of them)
 
     def touch(self, indices: np.ndarray, itemsize: int, stick_bytes: int) -> None:
         """
@@ -164,15 +175,26 @@ class Charges:
         self.touched[low:top] |= np.cumsum(edges)[:-1] > 0
 
     def charge(self, unit: str, cycles: float, flops: float = 0.0) -> None:
-        """An op all tiles run in lockstep for `cycles`."""
-        self.busy[:, UNITS.index(unit)] += cycles
+        """
+        An op the active tiles run in lockstep for `cycles`; `flops` are all tiles' work, of
+        which the active tiles' share counts.
+        """
+        if self.active is None:
+            self.busy[:, UNITS.index(unit)] += cycles
+            self.flops += flops
+        else:
+            self.busy[self.active, UNITS.index(unit)] += cycles
+            self.flops += flops * np.count_nonzero(self.active) / self.tiles
         self.cycles += cycles
-        self.flops += flops
 
 
-def _float(array: np.ndarray) -> np.ndarray:
-    """The compute precision of a stored array: float32, or float64 for wider types."""
-    return array.astype(np.float64 if array.dtype.itemsize > 4 else np.float32, copy=False)
+_float = compute_precision
+_CASTS = ("extf", "truncf", "sitofp", "uitofp")
+
+
+def _same(array: np.ndarray) -> np.ndarray:
+    """A cast's value (the rounding to the result type is `elementwise`'s)."""
+    return array
 
 
 def _sticks(shape: Sequence[int], itemsize: int, stick_bytes: int) -> int:
@@ -215,7 +237,7 @@ class TileProgram:
                 return []
             try:
                 self._op(op)
-            except (TileError, ValueError, FloatingPointError) as error:
+            except (TileError, ValueError, TypeError, IndexError, FloatingPointError) as error:
                 if isinstance(error, KtdpError) and error.location is not None:
                     raise
                 raise KtdpError(f"'{op.name}': {error}", location_of(op)) from None
@@ -233,9 +255,17 @@ class TileProgram:
         """An index value as a vector over tiles."""
         return np.broadcast_to(np.asarray(value, dtype=np.int64), (self.tiles,))
 
+    @property
+    def active_tiles(self) -> int:
+        """How many tiles the current op runs on."""
+        active = self.charges.active
+        return self.tiles if active is None else int(np.count_nonzero(active))
+
     def uniform(self, value: SSAValue, what: str) -> int:
-        """An index that must be the same on every tile (a loop bound)."""
+        """An index that must be the same on every active tile (a slice bound)."""
         values = self.per_tile(self.env[value])
+        if self.charges.active is not None:
+            values = values[self.charges.active]
         if (values != values[0]).any():
             raise KtdpError(f"{what} differs between compute tiles: not supported", location_of(value.owner))  # type: ignore[arg-type]
         return int(values[0])
@@ -372,14 +402,20 @@ def _load(run: TileProgram, op: ktdp.LoadOp) -> list[np.ndarray]:
 
 def _store(run: TileProgram, op: ktdp.StoreOp) -> None:
     tile = cast(Tile, run.env[op.access_tile])
-    data = np.asarray(run.env[op.data_tile])
+    data = np.broadcast_to(np.asarray(run.env[op.data_tile]), tile.shape)
+    active = run.charges.active
+    if active is not None:  # tiles past their last loop iteration store nothing
+        tile, data = tile.only(active), data[active]
     where = tile.indices if tile.box is None else tile.box
-    run.memory.write(tile.view, where, np.broadcast_to(data, tile.shape))
+    run.memory.write(tile.view, where, data)
     _charge_transfer(run, tile)
 
 
 def _charge_transfer(run: TileProgram, tile: Tile) -> None:
+    """The DMA of the active tiles' part of an access tile (stores pass that part already)."""
     target = run.target
+    if run.charges.active is not None and tile.shape[0] == run.tiles:
+        tile = tile.only(run.charges.active)
     itemsize = tile.view.dtype.itemsize
     if tile.view.space == "ct_local":
         core_bytes = math.prod(tile.shape[1:]) * itemsize
@@ -432,23 +468,18 @@ def _arith(run: TileProgram, op: Operation) -> list[Any]:
     if short == "select":
         cond, a, b = (np.asarray(run.env[v]) for v in op.operands)
         return [np.where(cond.reshape(cond.shape + (1,) * (np.ndim(a) - cond.ndim)), a, b)]
+    if short in ("index_cast", "index_castui"):
+        value = np.asarray(run.env[op.operands[0]]).astype(np.int64)
+        return [value if isinstance(op.results[0].type, IndexType) else store(value, _element(op.results[0]))]
     if isinstance(op.results[0].type, IndexType) or short in _INDEX:
-        a, b = (run.per_tile(run.env[v]) for v in op.operands)
+        a, b = (np.asarray(run.env[v]) for v in op.operands)
         return [_INDEX[short](a, b).astype(np.int64)]
-    if short == "index_cast":
-        return [run.per_tile(run.env[op.operands[0]])]
-    args = [_float(np.asarray(run.env[v])) for v in op.operands]
-    if short in _BINARY:
-        value = _BINARY[short](*args)
-    elif short in _UNARY:
-        value = _UNARY[short](*args)
-    elif short in ("extf", "truncf", "sitofp", "uitofp"):
-        value = args[0]
-    else:
+    fn = _BINARY.get(short) or _UNARY.get(short) or (_same if short in _CASTS else None)
+    if fn is None:
         raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
     if isinstance(op.results[0].type, TensorType):
         _charge_sfu(run, short, op.results[0])
-    return [store(value, _element(op.results[0]))]
+    return [elementwise(fn, [run.env[v] for v in op.operands], _element(op.results[0]))]
 
 
 _PREDICATES = {
@@ -503,10 +534,9 @@ def _math(run: TileProgram, op: Operation) -> list[np.ndarray]:
     short = op.name.split(".")[1]
     if short not in _UNARY:
         raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
-    value = _UNARY[short](_float(np.asarray(run.env[op.operands[0]])))
     if isinstance(op.results[0].type, TensorType):
         _charge_sfu(run, short, op.results[0])
-    return [store(value, _element(op.results[0]))]
+    return [elementwise(_UNARY[short], [run.env[op.operands[0]]], _element(op.results[0]))]
 
 
 def _empty(run: TileProgram, op: tensor.EmptyOp) -> list[np.ndarray]:
@@ -525,11 +555,10 @@ def _linalg(run: TileProgram, op: Operation) -> list[np.ndarray]:
 
 def _named_elementwise(run: TileProgram, op: Operation) -> list[np.ndarray]:
     short = op.name.split(".")[1]
-    ins = [_float(np.asarray(run.env[v])) for v in op.inputs]  # type: ignore[attr-defined]
-    value = _BINARY[short](*ins) if short in _BINARY else _UNARY[short](*ins)
+    fn = _BINARY[short] if short in _BINARY else _UNARY[short]
     result = op.results[0]
     _charge_sfu(run, short, result)
-    return [store(value, _element(result))]
+    return [elementwise(fn, [run.env[v] for v in op.inputs], _element(result))]  # type: ignore[attr-defined]
 
 
 def _fill(run: TileProgram, op: Operation) -> list[np.ndarray]:
@@ -579,8 +608,8 @@ def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
     if out not in run.empty:
         product = product + _float(np.asarray(run.env[out]))
     rows, k = a.shape[-2], a.shape[-1]
-    macs = float(rows * k * b.shape[-1])
-    run.charges.matmul_flops += 2 * macs * run.tiles
+    macs = float(math.prod(a.shape[1:-1]) * k * b.shape[-1])  # a batch_matmul: every batch's rows
+    run.charges.matmul_flops += 2 * macs * run.active_tiles
     run.charges.charge("pt", cost_model.pt_cycles(macs, rows, run.target), 2 * macs * run.tiles)
     return [store(product, _element(op.results[0]))]
 
@@ -601,9 +630,11 @@ def _generic(run: TileProgram, op: Any) -> list[np.ndarray]:
             space[expr.position] = value.type.get_shape()[axis]
     block = op.body.block
     for arg, value, map_ in zip(block.args, operands, maps, strict=True):
-        run.env[arg] = _over_space(run, np.asarray(run.env[value]), map_, len(space))
+        run.env[arg] = _over_space(run, run.env[value], value, map_, len(space))
+    outer = _capture_per_tile(run, block, len(space))
     run.space = space
     results = run._block(block.ops)
+    run.env.update(outer)
     out_map = maps[len(op.inputs)]
     perm = [0, *(e.position + 1 for e in out_map.results)]
     elements = math.prod(space) * run.tiles
@@ -615,8 +646,42 @@ def _generic(run: TileProgram, op: Any) -> list[np.ndarray]:
     return outputs
 
 
-def _over_space(run: TileProgram, array: np.ndarray, map_: Any, dims: int) -> np.ndarray:
+def _capture_per_tile(run: TileProgram, block: Any, dims: int) -> dict[SSAValue, Any]:
+    """
+    Rebind the scalars a generic's body uses from outside it as (tiles, 1, ..., 1) so that they
+    broadcast against its (tiles, *space) values; returns their outer bindings to restore.
+    """
+    outer: dict[SSAValue, Any] = {}
+    for body_op in block.walk():
+        for value in body_op.operands:
+            if value in outer or value.owner is block or isinstance(value.type, TensorType):
+                continue
+            if value.owner in block.ops or (
+                isinstance(value.owner, Operation) and _inside(value.owner, block)
+            ):
+                continue
+            if value in run.env and np.ndim(run.env[value]) == 1:
+                outer[value] = run.env[value]
+                run.env[value] = np.asarray(run.env[value]).reshape(run.tiles, *[1] * dims)
+    return outer
+
+
+def _inside(op: Operation, block: Any) -> bool:
+    parent = op.parent_block()
+    while parent is not None:
+        if parent is block:
+            return True
+        owner = parent.parent_op()
+        parent = owner.parent_block() if owner is not None else None
+    return False
+
+
+def _over_space(run: TileProgram, array: Any, value: SSAValue, map_: Any, dims: int) -> np.ndarray:
     """An operand (tiles, *shape) viewed over the iteration space through its map."""
+    if not isinstance(value.type, TensorType):  # a scalar operand: per tile, the same everywhere
+        scalar = np.broadcast_to(np.asarray(array), (run.tiles,)).reshape(run.tiles, *[1] * dims)
+        return scalar if isinstance(value.type, IndexType) else _float(scalar)
+    array = np.asarray(array)
     positions = [e.position for e in map_.results]
     order = sorted(range(len(positions)), key=lambda a: positions[a])
     moved = array.transpose(0, *(a + 1 for a in order))
@@ -628,7 +693,7 @@ def _over_space(run: TileProgram, array: np.ndarray, map_: Any, dims: int) -> np
 
 def _generic_cycles(run: TileProgram, block: Any, space: Sequence[int]) -> float:
     """The body's ops as SFU passes over the iteration space, in whole sticks."""
-    itemsize = max(numpy_dtype(a.type).itemsize for a in block.args)
+    itemsize = max(8 if isinstance(a.type, IndexType) else numpy_dtype(a.type).itemsize for a in block.args)
     elements = _sticks(space, itemsize, run.target.stick_bytes)
     body = [op for op in block.ops if op.name != "linalg.yield"]
     passes = sum(2.0 if op.name.split(".")[-1] in _TWO_PASS else 1.0 for op in body)
@@ -668,6 +733,11 @@ def _group_ids(groups_set: Any) -> list[int]:
 
 
 def _produce(run: TileProgram, op: Any) -> list[Future]:
+    if run.charges.active is not None:
+        raise KtdpError(
+            "an inter-tile reduction in a loop whose trip count differs between tiles: not supported",
+            location_of(op),
+        )
     groups = _group_ids(op.future.type.groups.data)
     producers = _members(op.producer_tiles_per_group.data, groups, run.tiles)
     if (producers.sum(axis=0) > 1).any():
@@ -747,6 +817,8 @@ def _extract(run: TileProgram, op: Any) -> list[np.ndarray]:
 
 def _if(run: TileProgram, op: Any) -> list[Any]:
     condition = np.broadcast_to(np.asarray(run.env[op.cond]), (run.tiles,))
+    if run.charges.active is not None:
+        condition = condition[run.charges.active]
     if (condition != condition[0]).any():
         raise KtdpError("an scf.if condition differs between compute tiles: not supported", location_of(op))
     region = op.true_region if condition[0] else op.false_region
@@ -761,15 +833,52 @@ def _runtime_arg(run: TileProgram, op: Any) -> list[Any]:
 
 
 def _for(run: TileProgram, op: scf.ForOp) -> list[Any]:
-    lower, upper, step = (run.uniform(v, "an scf.for bound") for v in (op.lb, op.ub, op.step))
-    carried = [run.env[v] for v in op.iter_args]
+    """
+    An `scf.for`, its body run once per iteration for all tiles. Bounds may differ between
+    tiles (a Triton-style `for row = pid to n step grid`): the loop runs to the longest trip
+    count, and a tile past its last iteration replays that iteration masked, so its addresses
+    stay valid while its stores, charges and carried values skip it. A tile with no iteration
+    at all borrows the induction value of a tile running (its effects masked the same way).
+
+    Example: rows `pid to 1151 step 32` on 32 tiles: 36 iterations, tile 31 (35 rows) replays
+    row 1119 + 31 = 1150 masked in the 36th.
+    """
+    lower, upper, step = (run.per_tile(run.env[v]) for v in (op.lb, op.ub, op.step))
+    if (step <= 0).any():
+        raise KtdpError("an scf.for step must be positive", location_of(op))
+    trips = np.maximum(0, -((lower - upper) // step))
+    outer = run.charges.active
     block = op.body.block
-    for i in range(lower, upper, step):
-        run.env[block.args[0]] = run.per_tile(i)
+    carried = [run.env[v] for v in op.iter_args]
+    shapes = [(run.tiles, *_shape_of(v)) for v in op.iter_args]
+    for k in range(int(trips.max(initial=0))):
+        live = trips > k if outer is None else outer & (trips > k)
+        if not live.any():
+            continue
+        done = np.minimum(k, np.maximum(trips - 1, 0))
+        induction = lower + done * step
+        induction = np.where(trips > 0, induction, induction[np.argmax(live)])
+        run.charges.active = None if live.all() else live
+        run.env[block.args[0]] = induction
         for arg, value in zip(block.args[1:], carried, strict=True):
             run.env[arg] = value
-        carried = run._block(block.ops)
+        results = run._block(block.ops)
+        carried = [
+            _select(live, new, old, shape) if run.charges.active is not None else new
+            for new, old, shape in zip(results, carried, shapes, strict=True)
+        ]
+    run.charges.active = outer
     return carried
+
+
+def _shape_of(value: SSAValue) -> tuple[int, ...]:
+    return tuple(value.type.get_shape()) if isinstance(value.type, TensorType) else ()
+
+
+def _select(live: np.ndarray, new: Any, old: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """Per tile: `new` where the tile ran the iteration, `old` where it did not."""
+    new, old = (np.broadcast_to(np.asarray(v), shape) for v in (new, old))
+    return np.where(live.reshape(-1, *[1] * (len(shape) - 1)), new, old).astype(new.dtype, copy=False)
 
 
 def _reshape(run: TileProgram, op: Operation) -> list[np.ndarray]:
@@ -783,12 +892,13 @@ def _view_only(run: TileProgram, op: Operation) -> None:
 
 
 _LINALG: dict[str, Callable[[TileProgram, Any], list[np.ndarray]]] = {
-    **{name: _named_elementwise for name in ("add", "sub", "mul", "max", "min", "exp", "log", "sqrt")},
+    **{name: _named_elementwise for name in ("add", "sub", "mul", "div", "max", "min", "exp", "log", "sqrt")},
     "fill": _fill,
     "broadcast": _broadcast,
     "transpose": _transpose,
     "reduce": _reduce,
     "matmul": _matmul,
+    "batch_matmul": _matmul,
     "generic": _generic,
     "index": _index,
 }

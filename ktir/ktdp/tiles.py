@@ -15,6 +15,7 @@ element 262,144 of the view's memory.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,6 +36,25 @@ def _linear(expr: AffineExpr, dims: int, symbols: int) -> tuple[list[int], list[
     return dim_coefs, sym_coefs, constant
 
 
+@functools.lru_cache(maxsize=1024)
+def _box_constraints(tile_set: AffineSet) -> list[tuple[bool, int, int, list[int], int]]:
+    """
+    Per constraint of a box-shaped set: (is an equality, its dim, the dim's coefficient (+-1),
+    the symbols' coefficients, the constant). Cached: loops construct the same tiles each
+    iteration.
+    """
+    rows = []
+    for constraint in tile_set.constraints:
+        expr = constraint.lhs - constraint.rhs
+        dim_coefs, sym_coefs, constant = _linear(expr, tile_set.num_dims, tile_set.num_symbols)
+        used = [d for d, c in enumerate(dim_coefs) if c]
+        if len(used) != 1 or abs(dim_coefs[used[0]]) != 1:
+            raise TileError(f"access tile set constraint '{constraint}' does not bound one dim: not a box")
+        d = used[0]
+        rows.append((constraint.kind == AffineConstraintKind.eq, d, dim_coefs[d], sym_coefs, constant))
+    return rows
+
+
 def box_of(tile_set: AffineSet, symbols: Sequence[np.ndarray], tiles: int) -> tuple[np.ndarray, np.ndarray]:
     """
     (lower, upper) inclusive bounds of each dim of a box-shaped set, per compute tile
@@ -43,19 +63,13 @@ def box_of(tile_set: AffineSet, symbols: Sequence[np.ndarray], tiles: int) -> tu
     """
     lower = np.full((tiles, tile_set.num_dims), np.iinfo(np.int64).min)
     upper = np.full((tiles, tile_set.num_dims), np.iinfo(np.int64).max)
-    for constraint in tile_set.constraints:
-        expr = constraint.lhs - constraint.rhs
-        dim_coefs, sym_coefs, constant = _linear(expr, tile_set.num_dims, tile_set.num_symbols)
-        used = [d for d, c in enumerate(dim_coefs) if c]
-        if len(used) != 1 or abs(dim_coefs[used[0]]) != 1:
-            raise TileError(f"access tile set constraint '{constraint}' does not bound one dim: not a box")
-        d = used[0]
+    for equality, d, coef, sym_coefs, constant in _box_constraints(tile_set):
         rest = constant + sum(c * np.asarray(v) for c, v in zip(sym_coefs, symbols, strict=True))
-        bound = np.broadcast_to(-rest * dim_coefs[d], (tiles,))  # coef * d + rest >= 0 (or == 0)
-        if constraint.kind == AffineConstraintKind.eq:
+        bound = np.broadcast_to(-rest * coef, (tiles,))  # coef * d + rest >= 0 (or == 0)
+        if equality:
             lower[:, d] = np.maximum(lower[:, d], bound)
             upper[:, d] = np.minimum(upper[:, d], bound)
-        elif dim_coefs[d] > 0:
+        elif coef > 0:
             lower[:, d] = np.maximum(lower[:, d], bound)
         else:
             upper[:, d] = np.minimum(upper[:, d], bound)

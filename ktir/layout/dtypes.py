@@ -15,6 +15,7 @@ HOST_TO_DEVICE_DTYPE["float16"]  # DeviceDType.SEN169_FP16
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -106,9 +107,10 @@ HOST_TO_DEVICE_DTYPE: dict[str, DeviceDType] = {
 """Host dtype name (torch spelling) -> device data format."""
 
 
+@functools.lru_cache(maxsize=256)
 def format_of_element(element_type: object) -> ElementFormat | None:
     """The row of an MLIR element type (an attribute or its printed name); None if unknown."""
-    return _BY_MLIR.get(str(element_type))
+    return _BY_MLIR.get(str(element_type))  # cached: printing an attribute costs microseconds
 
 
 __all__ = [

@@ -160,3 +160,70 @@ def test_an_access_outside_memory_is_located() -> None:
 def test_a_missing_input_is_named() -> None:
     with pytest.raises(KtdpError, match="no input array 'c' for argument %c"):
         ktdp.run(KERNELS / "add.mlir", "add", {"a": np.zeros((96, 64)), "b": np.zeros((96, 64))})
+
+
+def test_a_layernorm_with_a_ragged_row_loop_matches_numpy() -> None:
+    """1151 rows on 32 tiles, rows t, t + 32, ...: tile 31 runs 35 rows, the others 36."""
+    x = (RNG.standard_normal((1151, 8192)) * 2 + 0.5).astype(np.float16)
+    w = (1 + RNG.standard_normal((1, 8192)) / 10).astype(np.float16)
+    b = (RNG.standard_normal((1, 8192)) / 10).astype(np.float16)
+    arrays = {"x": x, "w": w, "b": b, "y": np.zeros_like(x)}
+    arrays |= {"mean": np.zeros(1151, np.float32), "rstd": np.zeros(1151, np.float32)}
+    outputs, report = ktdp.run(KERNELS / "layernorm.mlir", "layernorm", arrays)
+    wide = x.astype(np.float64)
+    mean, rstd = wide.mean(1), 1 / np.sqrt(wide.var(1) + 1e-5)
+    np.testing.assert_allclose(outputs["mean"], mean, atol=1e-6)
+    np.testing.assert_allclose(outputs["rstd"], rstd, rtol=1e-6)
+    expected = (wide - mean[:, None]) * rstd[:, None] * w + b
+    np.testing.assert_allclose(outputs["y"].astype(np.float64), expected, atol=4e-3, rtol=2e-3)
+    dma = report.kernels[0].busy[:, 0]
+    assert (dma[:31] == dma[0]).all() and dma[31] < dma[0]  # tile 31's 36th row is masked
+    # Three reads of x, w and b per row and block, y once; a stick each for a row's mean, rstd.
+    assert report.kernels[0].bytes == 3 * x.nbytes + 1151 * 2 * (w.nbytes + 128) + x.nbytes
+
+
+def test_tiles_past_their_last_iteration_store_and_carry_nothing() -> None:
+    """Tiles 0-7 sum two rows, 8-23 one, 24-31 none (their sum stays zero)."""
+    x = RNG.standard_normal((24, 64)).astype(np.float16)
+    arrays = {"x": x, "out": np.full((32, 64), 7, np.float32)}
+    outputs, report = ktdp.run(KERNELS / "ragged.mlir", "ragged", arrays)
+    expected = np.zeros((32, 64), np.float32)
+    for t in range(24):
+        expected[t] = x[t:24:16].astype(np.float32).sum(0)
+    np.testing.assert_array_equal(outputs["out"], expected)
+    # 32 row loads of one stick, 32 stores of 2 sticks (64 fp32).
+    assert report.kernels[0].bytes == 32 * 128 + 32 * 256
+
+
+def test_batch_matmul_div_and_a_short_reduce_match_numpy() -> None:
+    q = RNG.standard_normal((2, 8, 16)).astype(np.float32)
+    k = RNG.standard_normal((2, 16, 64)).astype(np.float32)
+    n = RNG.uniform(1, 2, (2, 8, 64)).astype(np.float32)
+    arrays = {"q": q, "k": k, "n": n, "out": np.zeros((2, 8), np.float32)}
+    outputs, report = ktdp.run(KERNELS / "batched.mlir", "batched", arrays)
+    np.testing.assert_allclose(outputs["out"], ((q @ k) / n).sum(2), rtol=1e-5, atol=1e-5)
+    assert report.matmul_flops == 2 * 2 * 8 * 16 * 64
+
+
+@pytest.mark.parametrize("function", ["captured", "operand", "loaded"])
+def test_a_generic_masks_with_a_per_tile_length(function: str) -> None:
+    x = RNG.standard_normal((2, 8)).astype(np.float32)
+    arrays = {"x": x, "y": np.zeros_like(x)} | (
+        {"n": np.array([3, 5], np.int32)} if function == "loaded" else {}
+    )
+    outputs, _ = ktdp.run(KERNELS / "masks.mlir", function, arrays)
+    lengths = [3, 5] if function == "loaded" else [3, 4]
+    expected = np.where(np.arange(8) < np.array(lengths)[:, None], x, -np.inf)
+    np.testing.assert_array_equal(outputs["y"], expected)
+
+
+def test_kernel_text_may_start_with_a_comment() -> None:
+    text = "// the RFC add\n" + (KERNELS / "add.mlir").read_text(encoding="utf-8")
+    a = RNG.standard_normal((96, 64)).astype(np.float16)
+    outputs, _ = ktdp.run(text, "add", {"a": a, "b": a, "c": np.zeros_like(a)})
+    np.testing.assert_array_equal(outputs["c"], (2 * a.astype(np.float32)).astype(np.float16))
+
+
+def test_a_kernel_file_that_is_missing_is_named() -> None:
+    with pytest.raises(KtdpError, match=r"cannot read 'no/such\.mlir'"):
+        ktdp.run("no/such.mlir", "add", {})

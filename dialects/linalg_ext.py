@@ -1,0 +1,279 @@
+"""
+Upstream `linalg` as KTIR programs write it, where xDSL's `linalg` differs: `linalg.reduce` in
+its short form, and the named ops `linalg.div` and `linalg.batch_matmul` xDSL lacks.
+
+`LinalgExt` is xDSL's `linalg` dialect with these ops added or replacing xDSL's:
+
+    %s = linalg.reduce { arith.addf } ins(%x : tensor<8x64xf32>) outs(%e : tensor<8xf32>) dimensions = [1]
+
+is the same op as the region form
+
+    %s = linalg.reduce ins(%x : tensor<8x64xf32>) outs(%e : tensor<8xf32>) dimensions = [1]
+      (%in: f32, %acc: f32) {
+        %r = arith.addf %in, %acc : f32
+        linalg.yield %r : f32
+      }
+
+and, as mlir-opt does, a reduction whose body is one binary op of (input, accumulator) prints
+in the short form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar, Self, cast
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects import linalg as xdsl_linalg
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    AnyFloat,
+    AnyTensorType,
+    ArrayAttr,
+    DenseArrayBase,
+    MemRefType,
+    TensorType,
+    i64,
+)
+from xdsl.dialects.linalg import ops as linalg_ops
+from xdsl.dialects.linalg.ops import (
+    ElementwiseOperation,
+    IteratorTypeAttr,
+    NamedOperation,
+    YieldOp,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Dialect, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineMap
+from xdsl.irdl import (
+    IRDLOperation,
+    base,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    region_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
+
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """
+    `linalg.reduce` (xDSL's definition and verifier), with the short `{ combiner }` form parsed
+    and printed (module docstring).
+    """
+
+    name = "linalg.reduce"
+
+    input = operand_def(base(MemRefType) | base(AnyTensorType))
+    init = operand_def(base(MemRefType) | base(AnyTensorType))
+    result = var_result_def(AnyTensorType)
+    region: Region = region_def("single_block")
+    dimensions = prop_def(DenseArrayBase.constr(i64))
+
+    def __init__(self, input: SSAValue, init: SSAValue, dimensions: Attribute, region: Region) -> None:
+        result = (init.type,) if isinstance(init.type, TensorType) else ()
+        super().__init__(
+            properties={"dimensions": dimensions},
+            operands=(input, init),
+            regions=[region],
+            result_types=[result],
+        )
+
+    def verify_(self) -> None:
+        linalg_ops.ReduceOp.verify_(self)  # type: ignore[arg-type]
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        if parser.parse_optional_punctuation("{") is None:
+            return cast(Self, linalg_ops.ReduceOp.parse.__func__(cls, parser))  # type: ignore[attr-defined]
+        combiner_at = parser.pos
+        combiner = parser.parse_identifier(" (the reduction's combining op, e.g. arith.addf)")
+        parser.parse_punctuation("}")
+        combiner_type = parser.ctx.get_optional_op(combiner)
+        if combiner_type is None:
+            parser.raise_error(f"unknown combining op '{combiner}'", combiner_at, parser.pos)
+        parser.parse_characters("ins")
+        parser.parse_punctuation("(")
+        unresolved_input = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        source = parser.resolve_operand(unresolved_input, parser.parse_type())
+        parser.parse_punctuation(")")
+        parser.parse_characters("outs")
+        parser.parse_punctuation("(")
+        unresolved_init = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        init = parser.resolve_operand(unresolved_init, parser.parse_type())
+        parser.parse_punctuation(")")
+        parser.parse_keyword("dimensions")
+        parser.parse_punctuation("=")
+        dimensions = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+        element = cast(TensorType[Attribute], init.type).element_type
+        block = Block(arg_types=(element, element))
+        combined = combiner_type.create(operands=list(block.args), result_types=[element])
+        block.add_ops([combined, YieldOp(combined.results[0])])
+        return cls(source, init, DenseArrayBase.from_list(i64, dimensions), Region(block))
+
+    def short_combiner(self) -> Operation | None:
+        """The body's one op when it combines (input, accumulator) into the yielded value."""
+        ops = list(self.region.block.ops)
+        if len(ops) != 2 or not isinstance(ops[1], YieldOp):
+            return None
+        combiner, args = ops[0], self.region.block.args
+        if tuple(combiner.operands) != tuple(args) or len(combiner.results) != 1:
+            return None
+        if tuple(ops[1].operands) != (combiner.results[0],) or combiner.attributes or combiner.regions:
+            return None
+        fastmath = combiner.properties.get("fastmath")
+        if set(combiner.properties) - {"fastmath"} or (
+            fastmath is not None and fastmath != arith.FastMathFlagsAttr("none")
+        ):
+            return None
+        return combiner
+
+    def print(self, printer: Printer) -> None:
+        combiner = self.short_combiner()
+        if combiner is not None:
+            printer.print_string(f" {{ {combiner.name} }}")
+        printer.print_string(" ins(")
+        printer.print_ssa_value(self.input)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+        printer.print_string(") outs(")
+        printer.print_ssa_value(self.init)
+        printer.print_string(" : ")
+        printer.print_attribute(self.init.type)
+        printer.print_string(") dimensions = [")
+        printer.print_list(self.dimensions.get_values(), printer.print_int)
+        printer.print_string("]")
+        if combiner is not None:
+            return
+        printer.print_string("\n")
+        with printer.in_parens():
+            printer.print_list(self.region.blocks[0].args, printer.print_block_argument)
+        printer.print_string(" ")
+        printer.print_region(self.region, print_entry_block_args=False)
+
+
+@irdl_op_definition
+class DivOp(ElementwiseOperation):
+    """`linalg.div`: elementwise division of two tensors (upstream's named op)."""
+
+    name = "linalg.div"
+
+    def __init__(
+        self,
+        inputs: Sequence[SSAValue],
+        outputs: Sequence[SSAValue] = (),
+        res: Sequence[Attribute] | None = None,
+        attributes: dict[str, Attribute] | None = None,
+    ) -> None:
+        result_types = tuple(output.type for output in outputs) if res is None else res
+        super().__init__(
+            ins=inputs,
+            outs=outputs,
+            result_types=result_types,
+            attributes=attributes,
+            hidden_region=self.get_hidden_region(inputs, outputs),
+        )
+
+    @classmethod
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
+        """The scalar body: `arith.divf` (or `arith.divsi` on integers), yielded."""
+        arg_types = cls.body_arg_types((*inputs, *outputs))
+        div = arith.DivfOp if isinstance(arg_types[-1], AnyFloat) else arith.DivSIOp
+
+        @Builder.implicit_region(arg_types)
+        def hidden_region(args: tuple[BlockArgument, ...]) -> None:
+            YieldOp(div(args[0], args[1]))
+
+        return hidden_region
+
+
+def _batch_maps() -> ArrayAttr[AffineMapAttr]:
+    return ArrayAttr(
+        [
+            AffineMapAttr(AffineMap.from_callable(lambda b, i, _, k: (b, i, k))),
+            AffineMapAttr(AffineMap.from_callable(lambda b, _, j, k: (b, k, j))),
+            AffineMapAttr(AffineMap.from_callable(lambda b, i, j, _: (b, i, j))),
+        ]
+    )
+
+
+@irdl_op_definition
+class BatchMatmulOp(NamedOperation):
+    """`linalg.batch_matmul`: C[b] += A[b] @ B[b] over a leading batch dim (upstream's named op)."""
+
+    name = "linalg.batch_matmul"
+
+    PRINT_ATTRS_IN_FRONT: ClassVar[bool] = True
+
+    indexing_maps = prop_def(ArrayAttr[AffineMapAttr], default_value=_batch_maps())
+
+    def __init__(
+        self,
+        inputs: Sequence[SSAValue],
+        outputs: Sequence[SSAValue] = (),
+        res: Sequence[Attribute] | None = None,
+        attributes: dict[str, Attribute] | None = None,
+    ) -> None:
+        if res is None:
+            result_types = tuple(o.type for o in outputs if isinstance(o.type, TensorType))
+        else:
+            result_types = res
+        super().__init__(
+            ins=inputs,
+            outs=outputs,
+            result_types=result_types,
+            attributes=attributes,
+            hidden_region=self.get_hidden_region(inputs, outputs),
+        )
+
+    @classmethod
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
+        """The scalar body: multiply, add to the accumulator, yield."""
+        arg_types = cls.body_arg_types((*inputs, *outputs))
+        add, mul = (
+            (arith.AddfOp, arith.MulfOp)
+            if isinstance(arg_types[-1], AnyFloat)
+            else (arith.AddiOp, arith.MuliOp)
+        )
+
+        @Builder.implicit_region(arg_types)
+        def hidden_region(args: tuple[BlockArgument, ...]) -> None:
+            YieldOp(add(mul(args[0], args[1]), args[2]))
+
+        return hidden_region
+
+    def get_default_indexing_maps(self) -> Sequence[AffineMap]:
+        """(b, i, k), (b, k, j) -> (b, i, j)."""
+        return tuple(m.data for m in self.indexing_maps.data)
+
+    def get_indexing_maps(self) -> ArrayAttr[AffineMapAttr]:
+        """The op's indexing maps (the defaults unless given)."""
+        return self.indexing_maps
+
+    def get_iterator_types(self) -> ArrayAttr[IteratorTypeAttr]:
+        """Batch, rows and columns parallel; K a reduction."""
+        parallel, reduction = IteratorTypeAttr.parallel(), IteratorTypeAttr.reduction()
+        return ArrayAttr([parallel, parallel, parallel, reduction])
+
+
+_REPLACED = {ReduceOp.name}
+
+LinalgExt = Dialect(
+    "linalg",
+    [
+        *(op for op in xdsl_linalg.Linalg.operations if op.name not in _REPLACED),
+        ReduceOp,
+        DivOp,
+        BatchMatmulOp,
+    ],
+    list(xdsl_linalg.Linalg.attributes),
+)
+"""xDSL's `linalg` with the short-form `linalg.reduce`, `linalg.div` and `linalg.batch_matmul`."""
+
+
+__all__ = ["BatchMatmulOp", "DivOp", "LinalgExt", "ReduceOp"]

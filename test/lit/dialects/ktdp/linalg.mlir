@@ -1,0 +1,43 @@
+// RUN: KTIR_ROUNDTRIP
+// RUN: KTIR_GENERIC_ROUNDTRIP
+
+// Upstream linalg as KTIR programs write it where xDSL differs (dialects/linalg_ext.py): the short
+// `linalg.reduce { combiner }` form, the region form (printed short when its body is one
+// combining op of input and accumulator, as mlir-opt does; kept whole otherwise), `linalg.div`
+// and `linalg.batch_matmul`.
+
+// CHECK-LABEL: func.func @reduce
+// CHECK-NEXT:    %e = tensor.empty() : tensor<8xf32>
+// CHECK-NEXT:    %s = linalg.reduce { arith.addf } ins(%x : tensor<8x64xf32>) outs(%e : tensor<8xf32>) dimensions = [1]
+// CHECK-NEXT:    %m = linalg.reduce { arith.maximumf } ins(%x : tensor<8x64xf32>) outs(%e : tensor<8xf32>) dimensions = [1]
+// CHECK-NEXT:    %r = linalg.reduce ins(%x : tensor<8x64xf32>) outs(%e : tensor<8xf32>) dimensions = [1]
+// CHECK-NEXT:    (%in: f32, %acc: f32) {
+// CHECK-NEXT:      %sq = arith.mulf %in, %in : f32
+// CHECK-NEXT:      %add = arith.addf %sq, %acc : f32
+// CHECK-NEXT:      linalg.yield %add : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %d = linalg.div ins(%x, %x : tensor<8x64xf32>, tensor<8x64xf32>) outs(%x : tensor<8x64xf32>) -> tensor<8x64xf32>
+// CHECK-NEXT:    %b = linalg.batch_matmul ins(%p, %q : tensor<2x8x16xf32>, tensor<2x16x4xf32>) outs(%o : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+// CHECK-GENERIC: "linalg.reduce"(%x, %e) <{dimensions = array<i64: 1>}> ({
+// CHECK-GENERIC-NEXT: ^bb0(%0: f32, %1: f32):
+// CHECK-GENERIC-NEXT:   %2 = "arith.addf"(%0, %1)
+// CHECK-GENERIC: "linalg.div"(%x, %x, %x)
+// CHECK-GENERIC: "linalg.batch_matmul"(%p, %q, %o)
+func.func @reduce(%x: tensor<8x64xf32>, %p: tensor<2x8x16xf32>, %q: tensor<2x16x4xf32>, %o: tensor<2x8x4xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %s = linalg.reduce { arith.addf } ins(%x : tensor<8x64xf32>) outs(%e : tensor<8xf32>) dimensions = [1]
+  %m = linalg.reduce ins(%x : tensor<8x64xf32>) outs(%e : tensor<8xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.maximumf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  %r = linalg.reduce ins(%x : tensor<8x64xf32>) outs(%e : tensor<8xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %sq = arith.mulf %in, %in : f32
+      %add = arith.addf %sq, %acc : f32
+      linalg.yield %add : f32
+    }
+  %d = linalg.div ins(%x, %x : tensor<8x64xf32>, tensor<8x64xf32>) outs(%x : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %b = linalg.batch_matmul ins(%p, %q : tensor<2x8x16xf32>, tensor<2x16x4xf32>) outs(%o : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return
+}
