@@ -1,0 +1,98 @@
+"""
+ktdp's inter-tile communication on every tile at once: `inter_tile_produce` gathers each
+group's partials, `inter_tile_reduce` folds them for the group's consumers on the ring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from ktir.hardware import cost_model
+from ktir.ir.diagnostics import location_of
+from ktir.ktdp.memory import KtdpError
+from ktir.ktdp.tiles import (
+    box_of,
+)
+
+if TYPE_CHECKING:
+    from ktir.ktdp.engine import Handler, TileProgram
+
+
+@dataclass
+class Future:
+    """`inter_tile_produce`'s partials (tiles x ...) and which tiles produce for which group."""
+
+    partials: list[np.ndarray]
+    groups: list[int]
+    producers: np.ndarray  # groups x tiles, bool
+
+
+def _members(tile_set: Any, groups: Sequence[int], tiles: int) -> np.ndarray:
+    """groups x tiles: whether tile i is in the set for group g (`(i)[g]` constraints)."""
+    member = np.ones((len(groups), tiles), dtype=bool)
+    for constraint in tile_set.constraints:
+        expr = constraint.lhs - constraint.rhs
+        values = np.array([[expr.eval([i], [g]) for i in range(tiles)] for g in groups])
+        member &= values == 0 if constraint.kind.value == "==" else values >= 0
+    return member
+
+
+def _group_ids(groups_set: Any) -> list[int]:
+    lower, upper = box_of(groups_set, [], 1)
+    return list(range(int(lower[0, 0]), int(upper[0, 0]) + 1))
+
+
+def _produce(run: TileProgram, op: Any) -> list[Future]:
+    if run.charges.active is not None:
+        raise KtdpError(
+            "an inter-tile reduction in a loop whose trip count differs between tiles: not supported",
+            location_of(op),
+        )
+    groups = _group_ids(op.future.type.groups.data)
+    producers = _members(op.producer_tiles_per_group.data, groups, run.tiles)
+    if (producers.sum(axis=0) > 1).any():
+        raise KtdpError("a tile produces for more than one group: not supported", location_of(op))
+    gid = np.array(groups)[producers.argmax(axis=0)]
+    run.env[op.body.block.args[0]] = gid
+    partials = run.run_block(op.body.block.ops)
+    return [Future([np.asarray(p) for p in partials], groups, producers)]
+
+
+def _inter_tile_reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
+    """Each consumer gets its group's partials folded from the identity, in tile (ring) order."""
+    future = cast(Future, run.env[op.future])
+    consumers = _members(op.consumer_tiles_per_group.data, future.groups, run.tiles)
+    identity = np.broadcast_to(np.asarray(run.env[op.identity[0]]), future.partials[0].shape)
+    group_of = np.where(consumers.any(axis=0), consumers.argmax(axis=0), -1)
+    members = [np.flatnonzero(row) for row in future.producers]
+    longest = max((len(m) for m in members), default=0)
+    block = op.combiner.block
+    accumulated = identity.copy()
+    for k in range(longest):
+        picks = np.array([members[g][k] if g >= 0 and k < len(members[g]) else -1 for g in group_of])
+        rhs = np.where(
+            (picks >= 0).reshape(-1, *[1] * (identity.ndim - 1)), future.partials[0][picks], identity
+        )
+        run.env[block.args[0]], run.env[block.args[1]] = accumulated, rhs
+        accumulated = np.asarray(run.run_block(block.ops)[0])
+    partial = future.partials[0][0]
+    group = max(longest, 1)
+    reduce = float(cost_model.ring_cycles(partial.size, partial.dtype.itemsize, group, run.target))
+    # Then the sum travels back to the group's consumers: group - 1 more hops of the transfer.
+    hop = run.target.ring_hop_cycles + partial.nbytes / run.target.ring_bytes_per_cycle
+    run.charges.charge("ring", reduce + (group - 1) * hop)
+    return [accumulated]
+
+
+HANDLERS: dict[str, Handler] = {
+    "ktdp.inter_tile_produce": _produce,
+    "ktdp.inter_tile_reduce": _inter_tile_reduce,
+}
+"""The communication ops, by name."""
+
+
+__all__ = ["HANDLERS", "Future"]

@@ -1,0 +1,397 @@
+"""
+ktdp's compute on every tile at once: `arith`, `math`, `tensor` and `linalg` ops as one NumPy
+call for all tiles, each charged on the PE arrays or the SFU of ktir's chip model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
+from xdsl.ir import Operation, SSAValue
+
+from ktir.dialects import ktdp
+from ktir.hardware import cost_model
+from ktir.ir.diagnostics import location_of
+from ktir.ktdp.memory import KtdpError
+from ktir.ktdp.numerics import compute_precision, elementwise
+from ktir.ktdp.state import element_of, sticks
+from ktir.reference.ops import numpy_dtype, store
+
+if TYPE_CHECKING:
+    from ktir.ktdp.engine import Handler, TileProgram
+
+_TWO_PASS = {"exp", "log", "sqrt", "rsqrt", "tanh", "divf", "div"}
+_BINARY = {
+    "addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide,
+    "maximumf": np.maximum, "minimumf": np.minimum, "maxnumf": np.fmax, "minnumf": np.fmin,
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum,
+    "min": np.minimum,
+}  # fmt: skip
+_UNARY = {
+    "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x),
+    "tanh": np.tanh, "negf": np.negative, "absf": np.abs,
+}  # fmt: skip
+_INDEX = {
+    "addi": np.add, "subi": np.subtract, "muli": np.multiply, "divui": np.floor_divide,
+    "divsi": lambda a, b: np.trunc(a / b).astype(np.int64), "remui": np.remainder,
+    "remsi": np.fmod, "floordivsi": np.floor_divide, "ceildivsi": lambda a, b: -((-a) // b),
+    "maxsi": np.maximum, "minsi": np.minimum,
+}  # fmt: skip
+_IDENTITY = {"addf": 0.0, "add": 0.0, "mulf": 1.0, "maximumf": -np.inf, "maxnumf": -np.inf,
+             "minimumf": np.inf, "minnumf": np.inf}  # fmt: skip
+_REDUCE = {"addf": np.sum, "mulf": np.prod, "maximumf": np.max, "maxnumf": np.max,
+           "minimumf": np.min, "minnumf": np.min}  # fmt: skip
+_CASTS = ("extf", "truncf", "sitofp", "uitofp")
+
+
+def _same(array: np.ndarray) -> np.ndarray:
+    """A cast's value (the rounding to the result type is `elementwise`'s)."""
+    return array
+
+
+def _charge_sfu(run: TileProgram, name: str, result: SSAValue, reduce_from: np.ndarray | None = None) -> None:
+    target = run.target
+    if reduce_from is not None:
+        elements = sticks(reduce_from.shape[1:], reduce_from.dtype.itemsize, target.stick_bytes)
+        run.charges.charge(
+            "sfu", elements / target.reduce_elems_per_us * target.clock_mhz, elements * run.tiles
+        )
+        return
+    shape = tuple(result.type.get_shape()) if isinstance(result.type, TensorType) else ()
+    itemsize = numpy_dtype(element_of(result)).itemsize
+    elements = sticks(shape, itemsize, target.stick_bytes)
+    passes = 2.0 if name in _TWO_PASS else 1.0
+    cycles = elements * passes / target.sfu_pass_elems_per_us * target.clock_mhz
+    run.charges.charge("sfu", cycles, elements * passes * run.tiles)
+
+
+def _arith(run: TileProgram, op: Operation) -> list[Any]:
+    short = op.name.split(".")[1]
+    if isinstance(op, arith.ConstantOp):
+        return [_constant(run, op)]
+    if short in ("cmpi", "cmpf"):
+        return [_compare(run, op)]
+    if short == "select":
+        cond, a, b = (np.asarray(run.env[v]) for v in op.operands)
+        return [np.where(cond.reshape(cond.shape + (1,) * (np.ndim(a) - cond.ndim)), a, b)]
+    if short in ("index_cast", "index_castui"):
+        value = np.asarray(run.env[op.operands[0]]).astype(np.int64)
+        return [
+            value if isinstance(op.results[0].type, IndexType) else store(value, element_of(op.results[0]))
+        ]
+    if isinstance(op.results[0].type, IndexType) or short in _INDEX:
+        a, b = (np.asarray(run.env[v]) for v in op.operands)
+        return [_INDEX[short](a, b).astype(np.int64)]
+    fn = _BINARY.get(short) or _UNARY.get(short) or (_same if short in _CASTS else None)
+    if fn is None:
+        raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
+    if isinstance(op.results[0].type, TensorType):
+        _charge_sfu(run, short, op.results[0])
+    return [elementwise(fn, [run.env[v] for v in op.operands], element_of(op.results[0]))]
+
+
+_PREDICATES = {
+    "cmpi": ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"),
+    "cmpf": (
+        "false",
+        "oeq",
+        "ogt",
+        "oge",
+        "olt",
+        "ole",
+        "one",
+        "ord",
+        "ueq",
+        "ugt",
+        "uge",
+        "ult",
+        "ule",
+        "une",
+    ),
+}
+_COMPARE = {
+    "eq": np.equal, "oeq": np.equal, "ueq": np.equal, "ne": np.not_equal, "one": np.not_equal,
+    "une": np.not_equal, "slt": np.less, "ult": np.less, "olt": np.less, "sle": np.less_equal,
+    "ule": np.less_equal, "ole": np.less_equal, "sgt": np.greater, "ugt": np.greater,
+    "ogt": np.greater, "sge": np.greater_equal, "uge": np.greater_equal, "oge": np.greater_equal,
+}  # fmt: skip
+
+
+def _compare(run: TileProgram, op: Any) -> np.ndarray:
+    """arith.cmpi / cmpf by predicate (index operands per tile, tensors elementwise)."""
+    name = _PREDICATES[op.name.split(".")[1]][op.predicate.value.data]
+    if name not in _COMPARE:
+        raise KtdpError(f"comparison predicate '{name}' is not supported", location_of(op))
+    a, b = (np.asarray(run.env[v]) for v in op.operands)
+    return _COMPARE[name](a, b)
+
+
+def _constant(run: TileProgram, op: arith.ConstantOp) -> Any:
+    value = op.value
+    if isinstance(value, IntegerAttr):
+        return run.per_tile(value.value.data)
+    data = getattr(value, "value", None)
+    if data is not None and hasattr(data, "data"):  # a float scalar
+        return np.float64(data.data)
+    splat = value.get_values()  # type: ignore[attr-defined]
+    shape = tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
+    return np.broadcast_to(np.asarray(splat[0] if len(splat) == 1 else splat), shape).copy()
+
+
+def _math(run: TileProgram, op: Operation) -> list[np.ndarray]:
+    short = op.name.split(".")[1]
+    if short not in _UNARY:
+        raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
+    if isinstance(op.results[0].type, TensorType):
+        _charge_sfu(run, short, op.results[0])
+    return [elementwise(_UNARY[short], [run.env[op.operands[0]]], element_of(op.results[0]))]
+
+
+def _empty(run: TileProgram, op: tensor.EmptyOp) -> list[np.ndarray]:
+    run.empty.add(op.tensor)
+    shape = tuple(op.tensor.type.get_shape())  # type: ignore[attr-defined]
+    return [np.zeros((run.tiles, *shape), numpy_dtype(element_of(op.tensor)))]
+
+
+def _linalg(run: TileProgram, op: Operation) -> list[np.ndarray]:
+    short = op.name.split(".")[1]
+    handler = _LINALG.get(short)
+    if handler is None:
+        raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
+    return handler(run, op)
+
+
+def _named_elementwise(run: TileProgram, op: Operation) -> list[np.ndarray]:
+    short = op.name.split(".")[1]
+    fn = _BINARY[short] if short in _BINARY else _UNARY[short]
+    result = op.results[0]
+    _charge_sfu(run, short, result)
+    return [elementwise(fn, [run.env[v] for v in op.inputs], element_of(result))]  # type: ignore[attr-defined]
+
+
+def _fill(run: TileProgram, op: Operation) -> list[np.ndarray]:
+    out = np.asarray(run.env[op.outputs[0]])  # type: ignore[attr-defined]
+    value = np.asarray(run.env[op.inputs[0]])  # type: ignore[attr-defined]
+    value = value.reshape(value.shape + (1,) * (out.ndim - value.ndim)) if value.ndim else value
+    _charge_sfu(run, "fill", op.results[0])
+    return [store(np.broadcast_to(value, out.shape), element_of(op.results[0]))]
+
+
+def _broadcast(run: TileProgram, op: Any) -> list[np.ndarray]:
+    source = np.asarray(run.env[op.input])
+    out_shape = tuple(op.init.type.get_shape())
+    added = [d + 1 for d in op.dimensions.get_values()]  # +1: the tiles dim leads
+    expanded = source
+    for d in sorted(added):
+        expanded = np.expand_dims(expanded, d)
+    _charge_sfu(run, "broadcast", op.results[0])
+    return [np.broadcast_to(expanded, (run.tiles, *out_shape)).copy()]
+
+
+def _transpose(run: TileProgram, op: Any) -> list[np.ndarray]:
+    perm = [0, *(p + 1 for p in op.permutation.get_values())]
+    _charge_sfu(run, "transpose", op.results[0])
+    return [np.ascontiguousarray(np.asarray(run.env[op.inputs[0]]).transpose(perm))]
+
+
+def _reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
+    body = list(op.region.block.ops)
+    combiner = body[0].name.split(".")[1] if body else ""
+    if combiner not in _REDUCE:
+        raise KtdpError(f"a linalg.reduce combining with '{combiner}' is not supported", location_of(op))
+    source = np.asarray(run.env[op.input])
+    dims = tuple(d + 1 for d in op.dimensions.get_values())
+    value = _REDUCE[combiner](compute_precision(source), axis=dims)
+    init = op.init
+    if init not in run.empty:  # an initialised accumulator joins the reduction
+        value = _BINARY[combiner](value, compute_precision(np.asarray(run.env[init])))
+    _charge_sfu(run, combiner, op.results[0], reduce_from=source)
+    return [store(value, element_of(op.results[0]))]
+
+
+def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
+    a, b = (np.asarray(run.env[v]).astype(np.float32, copy=False) for v in op.inputs)
+    out = op.outputs[0]
+    product = np.matmul(a, b)
+    if out not in run.empty:
+        product = product + compute_precision(np.asarray(run.env[out]))
+    rows, k = a.shape[-2], a.shape[-1]
+    macs = float(math.prod(a.shape[1:-1]) * k * b.shape[-1])  # a batch_matmul: every batch's rows
+    run.charges.matmul_flops += 2 * macs * run.active_tiles
+    run.charges.charge("pt", cost_model.pt_cycles(macs, rows, run.target), 2 * macs * run.tiles)
+    return [store(product, element_of(op.results[0]))]
+
+
+def _generic(run: TileProgram, op: Any) -> list[np.ndarray]:
+    """
+    A parallel `linalg.generic`: every operand viewed over the iteration space through its
+    indexing map (a projected permutation), the body run once on whole arrays.
+    """
+    kinds = [str(k.data) for k in op.iterator_types.data]
+    if any("parallel" not in k for k in kinds):
+        raise KtdpError("linalg.generic with reduction iterators is not supported yet", location_of(op))
+    maps = [m.data for m in op.indexing_maps.data]
+    operands = [*op.inputs, *op.outputs]
+    space = [0] * len(kinds)
+    for value, map_ in zip(operands, maps, strict=True):
+        for axis, expr in enumerate(map_.results):
+            space[expr.position] = value.type.get_shape()[axis]
+    block = op.body.block
+    for arg, value, map_ in zip(block.args, operands, maps, strict=True):
+        run.env[arg] = _over_space(run, run.env[value], value, map_, len(space))
+    outer = _capture_per_tile(run, block, len(space))
+    run.space = space
+    results = run.run_block(block.ops)
+    run.env.update(outer)
+    out_map = maps[len(op.inputs)]
+    perm = [0, *(e.position + 1 for e in out_map.results)]
+    elements = math.prod(space) * run.tiles
+    run.charges.charge("sfu", _generic_cycles(run, block, space), elements * len(list(block.ops)))
+    outputs = []
+    for value, result in zip(results, op.results, strict=True):
+        full = np.broadcast_to(value, (run.tiles, *space))
+        outputs.append(store(np.ascontiguousarray(full.transpose(perm)), element_of(result)))
+    return outputs
+
+
+def _capture_per_tile(run: TileProgram, block: Any, dims: int) -> dict[SSAValue, Any]:
+    """
+    Rebind the scalars a generic's body uses from outside it as (tiles, 1, ..., 1) so that they
+    broadcast against its (tiles, *space) values; returns their outer bindings to restore.
+    """
+    outer: dict[SSAValue, Any] = {}
+    for body_op in block.walk():
+        for value in body_op.operands:
+            if value in outer or value.owner is block or isinstance(value.type, TensorType):
+                continue
+            if value.owner in block.ops or (
+                isinstance(value.owner, Operation) and _inside(value.owner, block)
+            ):
+                continue
+            if value in run.env and np.ndim(run.env[value]) == 1:
+                outer[value] = run.env[value]
+                run.env[value] = np.asarray(run.env[value]).reshape(run.tiles, *[1] * dims)
+    return outer
+
+
+def _inside(op: Operation, block: Any) -> bool:
+    parent = op.parent_block()
+    while parent is not None:
+        if parent is block:
+            return True
+        owner = parent.parent_op()
+        parent = owner.parent_block() if owner is not None else None
+    return False
+
+
+def _over_space(run: TileProgram, array: Any, value: SSAValue, map_: Any, dims: int) -> np.ndarray:
+    """An operand (tiles, *shape) viewed over the iteration space through its map."""
+    if not isinstance(value.type, TensorType):  # a scalar operand: per tile, the same everywhere
+        scalar = np.broadcast_to(np.asarray(array), (run.tiles,)).reshape(run.tiles, *[1] * dims)
+        return scalar if isinstance(value.type, IndexType) else compute_precision(scalar)
+    array = np.asarray(array)
+    positions = [e.position for e in map_.results]
+    order = sorted(range(len(positions)), key=lambda a: positions[a])
+    moved = array.transpose(0, *(a + 1 for a in order))
+    shape = [run.tiles] + [1] * dims
+    for a in order:
+        shape[positions[a] + 1] = array.shape[a + 1]
+    return compute_precision(moved.reshape(shape))
+
+
+def _generic_cycles(run: TileProgram, block: Any, space: Sequence[int]) -> float:
+    """The body's ops as SFU passes over the iteration space, in whole sticks."""
+    itemsize = max(8 if isinstance(a.type, IndexType) else numpy_dtype(a.type).itemsize for a in block.args)
+    elements = sticks(space, itemsize, run.target.stick_bytes)
+    body = [op for op in block.ops if op.name != "linalg.yield"]
+    passes = sum(2.0 if op.name.split(".")[-1] in _TWO_PASS else 1.0 for op in body)
+    return elements * max(passes, 1.0) / run.target.sfu_pass_elems_per_us * run.target.clock_mhz
+
+
+def _index(run: TileProgram, op: Any) -> list[np.ndarray]:
+    space = run.space
+    dim = op.dim.value.data
+    shape = [1] * (len(space) + 1)
+    shape[dim + 1] = space[dim]
+    return [np.arange(space[dim]).reshape(shape)]
+
+
+def _slice_box(run: TileProgram, op: Any, shape: Sequence[int]) -> tuple[slice, ...]:
+    """The (tiles-leading) box of an extract or insert slice; dynamic entries uniform over tiles."""
+
+    def values(static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[int]:
+        rest = iter(dynamic)
+        return [run.uniform(next(rest), "a slice bound") if n == ktdp.DYNAMIC else n for n in static]
+
+    offsets = values(op.static_offsets.get_values(), op.offsets)
+    sizes = values(op.static_sizes.get_values(), op.sizes)
+    strides = values(op.static_strides.get_values(), op.strides)
+    if len(offsets) != len(shape):
+        raise KtdpError("rank-reducing slices are not supported", location_of(op))
+    return (slice(None), *(slice(o, o + n * s, s) for o, n, s in zip(offsets, sizes, strides, strict=True)))
+
+
+def _extract_slice(run: TileProgram, op: Any) -> list[np.ndarray]:
+    source = np.asarray(run.env[op.source])
+    box = _slice_box(run, op, source.shape[1:])
+    return [np.ascontiguousarray(source[box]).reshape(run.tiles, *op.result.type.get_shape())]
+
+
+def _insert_slice(run: TileProgram, op: Any) -> list[np.ndarray]:
+    dest = np.array(run.env[op.dest], copy=True)
+    box = _slice_box(run, op, dest.shape[1:])
+    dest[box] = np.asarray(run.env[op.source]).reshape(dest[box].shape)
+    return [dest]
+
+
+def _splat(run: TileProgram, op: Any) -> list[np.ndarray]:
+    shape = tuple(op.result.type.get_shape())
+    value = np.asarray(run.env[op.input])
+    value = value.reshape(-1, *[1] * len(shape)) if value.ndim else value
+    return [store(np.broadcast_to(value, (run.tiles, *shape)), element_of(op.result))]
+
+
+def _extract(run: TileProgram, op: Any) -> list[np.ndarray]:
+    source = np.asarray(run.env[op.tensor])
+    indices = [run.per_tile(run.env[v]) for v in op.indices]
+    return [source[(np.arange(run.tiles), *indices)]]
+
+
+def _reshape(run: TileProgram, op: Operation) -> list[np.ndarray]:
+    shape = tuple(op.results[0].type.get_shape())  # type: ignore[attr-defined]
+    return [np.asarray(run.env[op.operands[0]]).reshape(run.tiles, *shape)]
+
+
+_LINALG: dict[str, Handler] = {
+    **{name: _named_elementwise for name in ("add", "sub", "mul", "div", "max", "min", "exp", "log", "sqrt")},
+    "fill": _fill,
+    "broadcast": _broadcast,
+    "transpose": _transpose,
+    "reduce": _reduce,
+    "matmul": _matmul,
+    "batch_matmul": _matmul,
+    "generic": _generic,
+    "index": _index,
+}
+
+HANDLERS: dict[str, Handler] = {
+    "arith.*": _arith,
+    "math.*": _math,
+    "linalg.*": _linalg,
+    "tensor.empty": _empty,
+    "tensor.expand_shape": _reshape,
+    "tensor.collapse_shape": _reshape,
+    "tensor.extract_slice": _extract_slice,
+    "tensor.insert_slice": _insert_slice,
+    "tensor.splat": _splat,
+    "tensor.extract": _extract,
+}
+"""The compute ops, by name (`dialect.*`: every op of the dialect)."""
+
+
+__all__ = ["HANDLERS"]

@@ -1,0 +1,96 @@
+"""
+Control flow of a ktdp program on every tile at once: `scf.for` (trip counts may differ between
+tiles: masked replay), `scf.if`, and `ktdp.runtime_arg_extract`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
+
+from ktir.ir.diagnostics import location_of
+from ktir.ktdp.memory import KtdpError
+
+if TYPE_CHECKING:
+    from ktir.ktdp.engine import Handler, TileProgram
+
+
+def _if(run: TileProgram, op: Any) -> list[Any]:
+    condition = np.broadcast_to(np.asarray(run.env[op.cond]), (run.tiles,))
+    if run.charges.active is not None:
+        condition = condition[run.charges.active]
+    if (condition != condition[0]).any():
+        raise KtdpError("an scf.if condition differs between compute tiles: not supported", location_of(op))
+    region = op.true_region if condition[0] else op.false_region
+    return run.run_block(region.block.ops) if region.blocks else []
+
+
+def _runtime_arg(run: TileProgram, op: Any) -> list[Any]:
+    kind = op.kind.data
+    if kind == "value":
+        return [run.env[op.input]]
+    return [run.per_tile(getattr(op.input.type, kind).data)]
+
+
+def _for(run: TileProgram, op: scf.ForOp) -> list[Any]:
+    """
+    An `scf.for`, its body run once per iteration for all tiles. Bounds may differ between
+    tiles (a Triton-style `for row = pid to n step grid`): the loop runs to the longest trip
+    count, and a tile past its last iteration replays that iteration masked, so its addresses
+    stay valid while its stores, charges and carried values skip it. A tile with no iteration
+    at all borrows the induction value of a tile running (its effects masked the same way).
+
+    Example: rows `pid to 1151 step 32` on 32 tiles: 36 iterations, tile 31 (35 rows) replays
+    row 1119 + 31 = 1150 masked in the 36th.
+    """
+    lower, upper, step = (run.per_tile(run.env[v]) for v in (op.lb, op.ub, op.step))
+    if (step <= 0).any():
+        raise KtdpError("an scf.for step must be positive", location_of(op))
+    trips = np.maximum(0, -((lower - upper) // step))
+    outer = run.charges.active
+    block = op.body.block
+    carried = [run.env[v] for v in op.iter_args]
+    shapes = [(run.tiles, *_shape_of(v)) for v in op.iter_args]
+    for k in range(int(trips.max(initial=0))):
+        live = trips > k if outer is None else outer & (trips > k)
+        if not live.any():
+            continue
+        done = np.minimum(k, np.maximum(trips - 1, 0))
+        induction = lower + done * step
+        induction = np.where(trips > 0, induction, induction[np.argmax(live)])
+        run.charges.active = None if live.all() else live
+        run.env[block.args[0]] = induction
+        for arg, value in zip(block.args[1:], carried, strict=True):
+            run.env[arg] = value
+        results = run.run_block(block.ops)
+        carried = [
+            _select(live, new, old, shape) if run.charges.active is not None else new
+            for new, old, shape in zip(results, carried, shapes, strict=True)
+        ]
+    run.charges.active = outer
+    return carried
+
+
+def _shape_of(value: SSAValue) -> tuple[int, ...]:
+    return tuple(value.type.get_shape()) if isinstance(value.type, TensorType) else ()
+
+
+def _select(live: np.ndarray, new: Any, old: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """Per tile: `new` where the tile ran the iteration, `old` where it did not."""
+    new, old = (np.broadcast_to(np.asarray(v), shape) for v in (new, old))
+    return np.where(live.reshape(-1, *[1] * (len(shape) - 1)), new, old).astype(new.dtype, copy=False)
+
+
+HANDLERS: dict[str, Handler] = {
+    "scf.for": _for,
+    "scf.if": _if,
+    "ktdp.runtime_arg_extract": _runtime_arg,
+}
+"""The control-flow ops, by name."""
+
+
+__all__ = ["HANDLERS"]

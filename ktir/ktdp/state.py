@@ -1,0 +1,149 @@
+"""
+The state of a ktdp program running on every tile at once: memory views, access tiles, and the
+cycles and work charged per tile and unit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import cast
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, SSAValue
+
+from ktir.ktdp.tiles import (
+    Box,
+)
+
+UNITS = ("dma", "pt", "sfu", "ring")
+"""The units a ktdp op is charged on, in `Charges.busy`'s column order."""
+
+
+@dataclass
+class View:
+    """A memory view: its memory (`global`, or core `core`'s LX), offset, sizes and strides."""
+
+    space: str
+    core: int
+    offset: np.ndarray
+    sizes: list[np.ndarray]
+    strides: list[np.ndarray]
+    dtype: np.dtype
+
+
+@dataclass
+class Tile:
+    """
+    An access tile: its view and the element index of each point (tiles x shape), or the
+    strided `Box` they form (a direct tile on a view with the same strides on every tile).
+    """
+
+    view: View
+    points: np.ndarray | None = None
+    box: Box | None = None
+
+    @property
+    def indices(self) -> np.ndarray:
+        """Every point's element index (tiles x shape)."""
+        if self.points is None:
+            self.points = cast(Box, self.box).indices()
+        return self.points
+
+    def only(self, active: np.ndarray | None) -> Tile:
+        """The tile of the `active` compute tiles only (all of them for None)."""
+        if active is None:
+            return self
+        if self.box is not None:
+            box = self.box
+            return Tile(self.view, box=Box(box.start[active], box.strides, box.extents, box.perm))
+        return Tile(self.view, points=self.indices[active])
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """(tiles, *tile shape)."""
+        if self.points is not None:
+            return self.points.shape
+        box = cast(Box, self.box)
+        return (len(box.start), *(box.extents[p] for p in box.perm))
+
+
+@dataclass
+class Charges:
+    """Cycles and work charged per tile and unit, in program order."""
+
+    tiles: int
+    busy: np.ndarray = field(init=False)
+    cycles: float = 0.0
+    bytes: float = 0.0
+    flops: float = 0.0
+    matmul_flops: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.busy = np.zeros((self.tiles, len(UNITS)))
+        self.touched = np.zeros(0, dtype=bool)
+        self.active: np.ndarray | None = None  # the tiles an op runs on (None: all of them)
+
+    def touch(self, indices: np.ndarray, itemsize: int, stick_bytes: int) -> None:
+        """
+        Note the device-memory sticks an access reads or writes (the compulsory traffic): rows
+        of consecutive elements as stick ranges (a difference array), anything else by element.
+        """
+        if indices.size == 0:
+            return
+        per = stick_bytes // itemsize
+        rows = indices.reshape(-1, indices.shape[-1]) if indices.ndim > 1 else indices.reshape(1, -1)
+        first, last = rows[:, 0] // per, rows[:, -1] // per
+        top = int(max(first.max(), last.max())) + 2
+        if top > len(self.touched):
+            grown = np.zeros(top, dtype=bool)
+            grown[: len(self.touched)] = self.touched
+            self.touched = grown
+        if rows.shape[1] > 1 and not (rows[:, -1] - rows[:, 0] == rows.shape[1] - 1).all():
+            self.touched[(rows // per).reshape(-1)] = True
+            return
+        self.touch_rows(first, last)
+
+    def touch_rows(self, first: np.ndarray, last: np.ndarray) -> None:
+        """Mark the stick ranges [first, last] of every row (a difference array over their span)."""
+        low, top = int(first.min()), int(last.max()) + 2
+        if top > len(self.touched):
+            grown = np.zeros(top, dtype=bool)
+            grown[: len(self.touched)] = self.touched
+            self.touched = grown
+        edges = np.zeros(top - low + 1, dtype=np.int64)
+        np.add.at(edges, first.reshape(-1) - low, 1)
+        np.add.at(edges, last.reshape(-1) + 1 - low, -1)
+        self.touched[low:top] |= np.cumsum(edges)[:-1] > 0
+
+    def charge(self, unit: str, cycles: float, flops: float = 0.0) -> None:
+        """
+        An op the active tiles run in lockstep for `cycles`; `flops` are all tiles' work, of
+        which the active tiles' share counts.
+        """
+        if self.active is None:
+            self.busy[:, UNITS.index(unit)] += cycles
+            self.flops += flops
+        else:
+            self.busy[self.active, UNITS.index(unit)] += cycles
+            self.flops += flops * np.count_nonzero(self.active) / self.tiles
+        self.cycles += cycles
+
+
+def sticks(shape: Sequence[int], itemsize: int, stick_bytes: int) -> int:
+    """Elements of a tile shape counted in whole sticks along its last dim."""
+    if not shape:
+        return 1
+    per = stick_bytes // itemsize
+    return math.prod(shape[:-1]) * math.ceil(shape[-1] / per) * per
+
+
+def element_of(value: SSAValue) -> Attribute:
+    """A tensor's element type, or a scalar's type."""
+    value_type = value.type
+    return value_type.element_type if isinstance(value_type, TensorType) else value_type
+
+
+__all__ = ["UNITS", "Charges", "Tile", "View", "element_of", "sticks"]

@@ -1,0 +1,218 @@
+"""
+ktdp's memory ops on every tile at once: tile ids, memory views, direct and indirect access
+tiles, loads and stores, each transfer charged as ktir's chip model charges a DMA.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir.affine import AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
+
+from ktir.dialects import ktdp
+from ktir.hardware import cost_model
+from ktir.ir.diagnostics import location_of
+from ktir.ktdp.memory import KtdpError
+from ktir.ktdp.state import Tile, View
+from ktir.ktdp.tiles import (
+    TileError,
+    box_of,
+    box_points,
+    element_indices,
+    row_sticks,
+    sticks_of_rows,
+    sticks_touched,
+)
+from ktir.reference.ops import numpy_dtype, store
+
+if TYPE_CHECKING:
+    from ktir.ktdp.engine import Handler, TileProgram
+
+
+def _tile_id(run: TileProgram, op: ktdp.GetComputeTileIdOp) -> list[np.ndarray]:
+    grid = run.grid
+    t = np.arange(run.tiles)
+    ids, step = [], 1
+    for extent in grid[: len(op.ids)]:
+        ids.append((t // step) % extent)
+        step *= extent
+    return ids
+
+
+def _memory_view(run: TileProgram, op: ktdp.ConstructMemoryViewOp) -> list[View]:
+    def values(static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[np.ndarray]:
+        rest = iter(dynamic)
+        return [run.per_tile(run.env[next(rest)] if n == ktdp.DYNAMIC else n) for n in static]
+
+    space = op.memory_space
+    kind, core = (
+        space.placement() if hasattr(space, "placement") else (space.kind.data, max(space.ct_id.data, 0))
+    )
+    element = cast(MemRefType[Attribute], op.result.type).element_type
+    return [
+        View(
+            kind,
+            core,
+            run.per_tile(run.env[op.offset]),
+            values(op.static_sizes.get_values(), op.sizes),
+            values(op.static_strides.get_values(), op.strides),
+            numpy_dtype(element),
+        )
+    ]
+
+
+def _access_tile(run: TileProgram, op: ktdp.ConstructAccessTileOp) -> list[Tile]:
+    view = run.env[op.base]
+    if not isinstance(view, View):
+        raise KtdpError("access tiles of tensors are not supported yet: give a memory view", location_of(op))
+    indices = [run.per_tile(run.env[v]) for v in op.indices]
+    base = np.stack(
+        [np.broadcast_to(_eval_expr(e, indices), (run.tiles,)) for e in op.base_map.data.results], 1
+    )
+    symbols = [run.per_tile(run.env[v]) for v in op.symbol_operands]
+    lower, upper = box_of(op.access_tile_set.data, symbols, run.tiles)
+    order = op.access_tile_order.data
+    box = box_points(base, lower, upper, order, view.offset, view.strides, view.sizes)
+    if box is not None:
+        return [Tile(view, box=box)]
+    return [Tile(view, element_indices(base, lower, upper, order, view.offset, view.strides, view.sizes))]
+
+
+def _indirect_tile(run: TileProgram, op: Any) -> list[Tile]:
+    """
+    An indirect access tile: the intermediate variables over their box, each base coordinate a
+    direct subscript or a value read from an index view (a gather or scatter's addresses).
+    """
+    view = run.env[op.base]
+    if not isinstance(view, View):
+        raise KtdpError("indirect access tiles of tensors are not supported yet", location_of(op))
+    symbols = [run.per_tile(run.env[v]) for v in op.symbol_operands]
+    lower, upper = box_of(op.variables_space_set.data, symbols, run.tiles)
+    extents = [int(e) for e in upper[0] - lower[0] + 1]
+    if (upper - lower + 1 != extents).any():
+        raise TileError("the access tile's extents differ between compute tiles")
+    shape = (run.tiles, *extents)
+    variables = [
+        np.broadcast_to((lower[:, k].reshape(-1, *([1] * len(extents))) + np.arange(e).reshape(
+            [1] + [e if a == k else 1 for a in range(len(extents))])), shape)
+        for k, e in enumerate(extents)
+    ]  # fmt: skip
+    dims = [
+        np.broadcast_to(run.per_tile(run.env[v]).reshape(-1, *([1] * len(extents))), shape)
+        for v in op.captured_variables
+    ]
+    dims += variables
+    views = iter(run.env[v] for v in op.indirect_memrefs)
+    coords = []
+    for kind, map_attr in zip(op.per_dim_subscript_kinds.data, op.per_dim_subscript_maps.data, strict=True):
+        values = [_eval_expr(e, dims) for e in map_attr.data.results]
+        if not kind.value.data:
+            coords.append(values[0])
+            continue
+        index_view = next(views)
+        where = _flat_index(index_view, values, run.tiles)
+        coords.append(run.memory.read(index_view, where).astype(np.int64))
+        _charge_transfer(run, Tile(index_view, where))
+    indices = _flat_index(view, coords, run.tiles)
+    perm = [r.position for r in op.variables_space_order.data.results]
+    return [Tile(view, indices.transpose(0, *(p + 1 for p in perm)))]
+
+
+def _eval_expr(expr: Any, dims: Sequence[np.ndarray]) -> np.ndarray:
+    """An affine expression on arrays of dim values (floordiv and mod as floor operations)."""
+    if isinstance(expr, AffineDimExpr):
+        return dims[expr.position]
+    if isinstance(expr, AffineConstantExpr):
+        return np.int64(expr.value)  # type: ignore[return-value]
+    lhs, rhs = _eval_expr(expr.lhs, dims), _eval_expr(expr.rhs, dims)
+    kind = expr.kind
+    if kind == AffineBinaryOpKind.Add:
+        return lhs + rhs
+    if kind == AffineBinaryOpKind.Mul:
+        return lhs * rhs
+    if kind == AffineBinaryOpKind.FloorDiv:
+        return lhs // rhs
+    if kind == AffineBinaryOpKind.CeilDiv:
+        return -((-lhs) // rhs)
+    return lhs % rhs
+
+
+def _flat_index(view: View, coords: Sequence[np.ndarray], tiles: int) -> np.ndarray:
+    """Element indices of per-point coordinates in a view, checked against its sizes."""
+    per_tile = (tiles, *([1] * (max(np.ndim(c) for c in coords) - 1)))
+    flat = view.offset.reshape(per_tile).astype(np.int64)
+    for coord, size, stride in zip(coords, view.sizes, view.strides, strict=True):
+        if ((coord < 0) | (coord >= size.reshape(per_tile))).any():
+            raise TileError("an indirect access tile reaches outside its memory view's sizes")
+        flat = flat + coord * stride.reshape(per_tile)
+    return np.broadcast_to(flat, np.broadcast_shapes(*(np.shape(c) for c in coords), flat.shape)).copy()
+
+
+def _load(run: TileProgram, op: ktdp.LoadOp) -> list[np.ndarray]:
+    tile = cast(Tile, run.env[op.access_tile])
+    data = run.memory.read(tile.view, tile.indices if tile.box is None else tile.box)
+    _charge_transfer(run, tile)
+    return [store(data, cast(TensorType[Attribute], op.result.type).element_type)]
+
+
+def _store(run: TileProgram, op: ktdp.StoreOp) -> None:
+    tile = cast(Tile, run.env[op.access_tile])
+    data = np.broadcast_to(np.asarray(run.env[op.data_tile]), tile.shape)
+    active = run.charges.active
+    if active is not None:  # tiles past their last loop iteration store nothing
+        tile, data = tile.only(active), data[active]
+    where = tile.indices if tile.box is None else tile.box
+    run.memory.write(tile.view, where, data)
+    _charge_transfer(run, tile)
+
+
+def _charge_transfer(run: TileProgram, tile: Tile) -> None:
+    """The DMA of the active tiles' part of an access tile (stores pass that part already)."""
+    target = run.target
+    if run.charges.active is not None and tile.shape[0] == run.tiles:
+        tile = tile.only(run.charges.active)
+    itemsize = tile.view.dtype.itemsize
+    if tile.view.space == "ct_local":
+        core_bytes = math.prod(tile.shape[1:]) * itemsize
+        run.charges.charge("dma", cost_model.lx_copy_cycles(core_bytes, target))
+        return
+    per = target.stick_bytes // itemsize
+    rows = tile.box.rows() if tile.box is not None else None
+    sticks = sticks_of_rows(rows[0], rows[1], per) if rows is not None else None
+    if sticks is None:
+        sticks = sticks_touched(tile.indices, itemsize, target.stick_bytes)
+    moved = float(sticks) * target.stick_bytes
+    run.charges.bytes += moved
+    if rows is not None:
+        run.charges.touch_rows(*row_sticks(rows[0], rows[1], per))
+    else:
+        run.charges.touch(tile.indices, itemsize, target.stick_bytes)
+    run.charges.charge("dma", cost_model.dma_cycles(moved, target))
+
+
+# -- compute ------------------------------------------------------------------------------------
+
+
+def _view_only(run: TileProgram, op: Operation) -> None:
+    if op.name == "ktdp.construct_distributed_memory_view":
+        raise KtdpError("distributed memory views are not supported by the ktdp engine yet", location_of(op))
+
+
+HANDLERS: dict[str, Handler] = {
+    "ktdp.get_compute_tile_id": _tile_id,
+    "ktdp.construct_memory_view": _memory_view,
+    "ktdp.construct_access_tile": _access_tile,
+    "ktdp.construct_indirect_access_tile": _indirect_tile,
+    "ktdp.construct_distributed_memory_view": _view_only,
+    "ktdp.load": _load,
+    "ktdp.store": _store,
+}
+"""The memory ops, by name."""
+
+
+__all__ = ["HANDLERS"]
