@@ -32,6 +32,8 @@ class View:
     sizes: list[np.ndarray]
     strides: list[np.ndarray]
     dtype: np.dtype
+    covers: tuple[np.ndarray, np.ndarray] | None = None
+    """Its `coordinate_set` as a box: (lower, upper) per tile and dim (None: not a box)."""
 
 
 @dataclass

@@ -11,12 +11,20 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from xdsl.dialects.builtin import MemRefType, TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
 
 from ktir.dialects import ktdp
 from ktir.hardware import cost_model
 from ktir.ir.diagnostics import location_of
+from ktir.ktdp.distributed import (
+    DistributedTile,
+    DistributedView,
+    distributed_tile,
+    distributed_view,
+    load_distributed,
+    store_distributed,
+)
 from ktir.ktdp.memory import KtdpError
 from ktir.ktdp.state import Tile, View
 from ktir.ktdp.tiles import (
@@ -54,6 +62,10 @@ def _memory_view(run: TileProgram, op: ktdp.ConstructMemoryViewOp) -> list[View]
         space.placement() if hasattr(space, "placement") else (space.kind.data, max(space.ct_id.data, 0))
     )
     element = cast(MemRefType[Attribute], op.result.type).element_type
+    try:  # the set's symbols are the dynamic sizes, left to right (RFC 0682)
+        covers = box_of(op.coordinate_set.data, [run.per_tile(run.env[v]) for v in op.sizes], run.tiles)
+    except (TileError, ValueError):
+        covers = None
     return [
         View(
             kind,
@@ -62,13 +74,14 @@ def _memory_view(run: TileProgram, op: ktdp.ConstructMemoryViewOp) -> list[View]
             values(op.static_sizes.get_values(), op.sizes),
             values(op.static_strides.get_values(), op.strides),
             numpy_dtype(element),
+            covers,
         )
     ]
 
 
 def _access_tile(run: TileProgram, op: ktdp.ConstructAccessTileOp) -> list[Tile]:
     view = run.env[op.base]
-    if not isinstance(view, View):
+    if not isinstance(view, View | DistributedView):
         raise KtdpError("access tiles of tensors are not supported yet: give a memory view", location_of(op))
     indices = [run.per_tile(run.env[v]) for v in op.indices]
     base = np.stack(
@@ -77,6 +90,8 @@ def _access_tile(run: TileProgram, op: ktdp.ConstructAccessTileOp) -> list[Tile]
     symbols = [run.per_tile(run.env[v]) for v in op.symbol_operands]
     lower, upper = box_of(op.access_tile_set.data, symbols, run.tiles)
     order = op.access_tile_order.data
+    if isinstance(view, DistributedView):
+        return [distributed_tile(view, base, lower, upper, order)]
     box = box_points(base, lower, upper, order, view.offset, view.strides, view.sizes)
     if box is not None:
         return [Tile(view, box=box)]
@@ -154,14 +169,19 @@ def _flat_index(view: View, coords: Sequence[np.ndarray], tiles: int) -> np.ndar
 
 
 def _load(run: TileProgram, op: ktdp.LoadOp) -> list[np.ndarray]:
-    tile = cast(Tile, run.env[op.access_tile])
+    tile = run.env[op.access_tile]
+    if isinstance(tile, DistributedTile):
+        return [store(load_distributed(run, tile), cast(TensorType[Attribute], op.result.type).element_type)]
     data = run.memory.read(tile.view, tile.indices if tile.box is None else tile.box)
     _charge_transfer(run, tile)
     return [store(data, cast(TensorType[Attribute], op.result.type).element_type)]
 
 
 def _store(run: TileProgram, op: ktdp.StoreOp) -> None:
-    tile = cast(Tile, run.env[op.access_tile])
+    tile = run.env[op.access_tile]
+    if isinstance(tile, DistributedTile):
+        store_distributed(run, tile, np.asarray(run.env[op.data_tile]))
+        return
     data = np.broadcast_to(np.asarray(run.env[op.data_tile]), tile.shape)
     active = run.charges.active
     if active is not None:  # tiles past their last loop iteration store nothing
@@ -198,17 +218,12 @@ def _charge_transfer(run: TileProgram, tile: Tile) -> None:
 # -- compute ------------------------------------------------------------------------------------
 
 
-def _view_only(run: TileProgram, op: Operation) -> None:
-    if op.name == "ktdp.construct_distributed_memory_view":
-        raise KtdpError("distributed memory views are not supported by the ktdp engine yet", location_of(op))
-
-
 HANDLERS: dict[str, Handler] = {
     "ktdp.get_compute_tile_id": _tile_id,
     "ktdp.construct_memory_view": _memory_view,
     "ktdp.construct_access_tile": _access_tile,
     "ktdp.construct_indirect_access_tile": _indirect_tile,
-    "ktdp.construct_distributed_memory_view": _view_only,
+    "ktdp.construct_distributed_memory_view": distributed_view,
     "ktdp.load": _load,
     "ktdp.store": _store,
 }

@@ -227,3 +227,26 @@ def test_kernel_text_may_start_with_a_comment() -> None:
 def test_a_kernel_file_that_is_missing_is_named() -> None:
     with pytest.raises(KtdpError, match=r"cannot read 'no/such\.mlir'"):
         ktdp.run("no/such.mlir", "add", {})
+
+
+def test_a_distributed_view_over_lpddr5_and_two_scratchpads() -> None:
+    a, b, c = (RNG.standard_normal((64, 64)).astype(np.float16) for _ in range(3))
+    column_major = np.ascontiguousarray(b.T)  # core 0's piece, stored column by column
+    arrays = {"a": a, "b": column_major, "c": c, "out": np.zeros((192, 64), np.float16)}
+    outputs, report = ktdp.run(KERNELS / "distributed.mlir", "copy", arrays, place={"b": (0, 0), "c": (0, 1)})
+    np.testing.assert_array_equal(outputs["out"], np.concatenate([a, b, c]))
+    twice = [(2 * x.astype(np.float32)).astype(np.float16) for x in (a, b, c)]
+    np.testing.assert_array_equal(outputs["a"], twice[0])
+    np.testing.assert_array_equal(outputs["b"], np.ascontiguousarray(twice[1].T))
+    np.testing.assert_array_equal(outputs["c"], twice[2])
+    # LPDDR5: a read and written once (64 rows of one stick), out written once (192 rows).
+    assert report.kernels[0].bytes == (2 * 64 + 192) * 128
+
+
+def test_a_point_outside_every_member_is_located() -> None:
+    text = (KERNELS / "distributed.mlir").read_text(encoding="utf-8")
+    text = text.replace("(d0 - 128 >= 0, -d0 + 191 >= 0", "(d0 - 128 >= 0, -d0 + 190 >= 0")
+    arrays = {k: np.zeros((64, 64), np.float16) for k in "abc"} | {"out": np.zeros((192, 64), np.float16)}
+    with pytest.raises(KtdpError, match="lies in no member of its distributed view") as caught:
+        ktdp.run(text, "copy", arrays, place={"b": (0, 0), "c": (0, 1)})
+    assert caught.value.location is not None

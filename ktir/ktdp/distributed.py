@@ -1,0 +1,160 @@
+"""
+Distributed memory views (`ktdp.construct_distributed_memory_view`): one logical tensor whose
+pieces live in different memories, each member view covering the points of its
+`coordinate_set` (in the distributed view's coordinates).
+
+A point `p` of an access tile on a distributed view belongs to the first member whose set's box
+holds it, and is that member's element at the local coordinate `p - lower`, `lower` the corner
+of the member's box: `offset + sum((p - lower) * strides)` in the member's memory. Overlapping
+members are unspecified in RFC 0682; here the first one listed wins. A point no member covers
+is an error.
+
+Example: a 192 x 64 tensor whose rows 0-63 are in LPDDR5 (set `0 <= d0 <= 63`), rows 64-127 in
+core 0's LX stored column by column (strides [1, 64]) and rows 128-191 in core 1's LX: row 70,
+column 5 is element (70 - 64) * 1 + 5 * 64 = 326 of core 0's member.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from xdsl.ir.affine import AffineMap
+
+from ktir.hardware import cost_model
+from ktir.ir.diagnostics import location_of
+from ktir.ktdp.memory import KtdpError
+from ktir.ktdp.state import View
+
+if TYPE_CHECKING:
+    from ktir.ktdp.engine import TileProgram
+
+
+@dataclass
+class DistributedView:
+    """A distributed view: its member views (each with its box) and the whole tensor's sizes."""
+
+    members: list[View]
+    sizes: list[int]
+    dtype: np.dtype
+
+
+@dataclass
+class DistributedTile:
+    """An access tile on a distributed view: every point's coordinates (tiles x shape x dims)."""
+
+    view: DistributedView
+    coords: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """(tiles, *tile shape)."""
+        return self.coords.shape[:-1]
+
+
+def distributed_view(run: TileProgram, op: Any) -> list[DistributedView]:
+    """The handler of `ktdp.construct_distributed_memory_view`."""
+    members = [run.env[v] for v in op.memrefs]
+    for index, member in enumerate(members):
+        if not isinstance(member, View) or member.covers is None:
+            raise KtdpError(
+                f"member {index} of a distributed view is not a memory view whose coordinate_set is a box",
+                location_of(op),
+            )
+    shape = [int(n) for n in op.result.type.get_shape()]
+    dtype = members[0].dtype if members else np.dtype(np.float16)
+    return [DistributedView(members, shape, dtype)]
+
+
+def distributed_tile(
+    view: DistributedView, base: np.ndarray, lower: np.ndarray, upper: np.ndarray, order: AffineMap
+) -> DistributedTile:
+    """The coordinates of a direct access tile's points (base + its box, in `order`)."""
+    tiles, dims = base.shape
+    extents = upper[0] - lower[0] + 1
+    if (upper - lower + 1 != extents).any():
+        raise KtdpError("the access tile's extents differ between compute tiles")
+    axes = [
+        (base[:, d] + lower[:, d]).reshape(tiles, *[1] * dims)
+        + np.arange(int(extents[d])).reshape(1, *[int(extents[d]) if a == d else 1 for a in range(dims)])
+        for d in range(dims)
+    ]
+    coords = np.stack(np.broadcast_arrays(*axes), axis=-1)
+    sizes = np.array(view.sizes)
+    if ((coords < 0) | (coords >= sizes)).any():
+        raise KtdpError("the access tile reaches outside its distributed view's sizes")
+    perm = [r.position for r in order.results]  # type: ignore[attr-defined]
+    return DistributedTile(view, coords.transpose(0, *(p + 1 for p in perm), dims + 1))
+
+
+def _pieces(run: TileProgram, tile: DistributedTile) -> list[tuple[View, np.ndarray, np.ndarray]]:
+    """Per member: the mask of the points it holds (tiles x shape) and their element indices."""
+    coords = tile.coords
+    rank = coords.shape[-1]
+    taken = np.zeros(coords.shape[:-1], dtype=bool)
+    if run.charges.active is not None:  # a tile past its last loop iteration touches nothing
+        taken |= ~run.charges.active.reshape(-1, *[1] * (coords.ndim - 2))
+    pieces = []
+    for member in tile.view.members:
+        low, high = (b.reshape(-1, *[1] * (coords.ndim - 2), rank) for b in member.covers)  # type: ignore[union-attr]
+        inside = ((coords >= low) & (coords <= high)).all(axis=-1) & ~taken
+        taken |= inside
+        local = (coords - low)[inside]
+        tile_of = np.nonzero(inside)[0]
+        flat = member.offset[tile_of].astype(np.int64)
+        for d in range(rank):
+            flat = flat + local[:, d] * member.strides[d][tile_of]
+        pieces.append((member, inside, flat))
+    if not taken.all():
+        raise KtdpError("an access tile point lies in no member of its distributed view")
+    return pieces
+
+
+def _charge(run: TileProgram, pieces: list[tuple[View, np.ndarray, np.ndarray]]) -> None:
+    """Each member's share: a DMA of the sticks it touches, or an LX copy."""
+    target = run.target
+    for member, inside, flat in pieces:
+        if not flat.size:
+            continue
+        itemsize = member.dtype.itemsize
+        if member.space == "ct_local":
+            per_tile = np.count_nonzero(inside.reshape(len(inside), -1), axis=1).max()
+            run.charges.charge("dma", cost_model.lx_copy_cycles(int(per_tile) * itemsize, target))
+            continue
+        tile_of = np.nonzero(inside)[0]
+        per = target.stick_bytes // itemsize
+        sticks = len(np.unique(tile_of * (1 << 40) + flat // per))
+        moved = float(sticks * target.stick_bytes)
+        run.charges.bytes += moved
+        run.charges.touch(flat, itemsize, target.stick_bytes)
+        run.charges.charge("dma", cost_model.dma_cycles(moved, target))
+
+
+def load_distributed(run: TileProgram, tile: DistributedTile) -> np.ndarray:
+    """The points of a distributed tile, each read from its member's memory."""
+    pieces = _pieces(run, tile)
+    data = np.zeros(tile.shape, tile.view.dtype)
+    for member, inside, flat in pieces:
+        data[inside] = run.memory.read(member, flat)
+    _charge(run, pieces)
+    return data
+
+
+def store_distributed(run: TileProgram, tile: DistributedTile, values: np.ndarray) -> None:
+    """Write every point of a distributed tile into its member's memory."""
+    pieces = _pieces(run, tile)
+    data = np.broadcast_to(values, tile.shape)
+    for member, inside, flat in pieces:
+        run.memory.write(member, flat, data[inside])
+    _charge(run, pieces)
+
+
+__all__ = [
+    "DistributedTile",
+    "DistributedView",
+    "distributed_tile",
+    "distributed_view",
+    "load_distributed",
+    "store_distributed",
+]
