@@ -71,6 +71,7 @@ from xdsl.irdl import (
     var_result_def,
 )
 from xdsl.parser import AttrParser, Parser, UnresolvedOperand
+from xdsl.parser.affine_parser import AffineParser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
@@ -471,10 +472,27 @@ def _parse_subscripts(parser: Parser) -> tuple[AffineMap, Sequence[SSAValue]]:
     `[%row + %i, 0]`: an affine map with one dim per distinct SSA name, in order of first
     appearance (MLIR's affine map of SSA ids; xDSL's parser makes them symbols), and the names.
     """
-    symbols_map, operands = parser.parse_affine_map_of_ssa_ids()
-    count = symbols_map.num_symbols
-    dims = [AffineExpr.dimension(i) for i in range(count)]
-    return symbols_map.replace_dims_and_symbols([], dims, count, 0), operands
+    affine = AffineParser(parser._parser_state)
+    positions: dict[tuple[str, int], int] = {}
+    names: list[UnresolvedOperand] = []
+
+    def ssa_name() -> AffineExpr | None:
+        """`%row` or `%ids#1` (a result of a multi-result op, unlike xDSL's own parser)."""
+        operand = parser.parse_optional_unresolved_operand()
+        if operand is None:
+            return None
+        key = (operand.span.text, operand.index)
+        if key not in positions:
+            positions[key] = len(names)
+            names.append(operand)
+        return AffineExpr.dimension(positions[key])
+
+    exprs = affine.parse_comma_separated_list(
+        affine.Delimiter.SQUARE,
+        lambda: affine._parse_affine_expr(ssa_name),
+    )
+    operands = [parser.resolve_operand(name, IndexType()) for name in names]
+    return AffineMap(len(names), 0, tuple(exprs)), operands
 
 
 def _operand_text(printer: Printer, value: SSAValue) -> str:

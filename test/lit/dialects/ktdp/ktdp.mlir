@@ -63,3 +63,15 @@ func.func @views(%base: index, %n: index) {
   ktdp.store %l, %u : tensor<2x64xf16>, <2x64xindex>
   return
 }
+
+// Subscripts may name a result of a multi-result op (`%ids#1`), as MLIR's affine maps of SSA ids do.
+// CHECK-LABEL: func.func @results(%base: index)
+// CHECK:         %ids, %ids_1 = ktdp.get_compute_tile_id : index, index
+// CHECK:         ktdp.construct_access_tile %v[%ids + %ids_1 * 2, %ids_1]
+// CHECK-GENERIC: "ktdp.construct_access_tile"(%v, %ids, %ids_1) <{base_map = affine_map<(d0, d1) -> ((d0 + (d1 * 2)), d1)>
+func.func @results(%base: index) attributes {grid = [2, 2]} {
+  %ids:2 = ktdp.get_compute_tile_id : index, index
+  %v = ktdp.construct_memory_view %base, sizes: [4, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.memory_space<global>} : memref<4x64xf16>
+  %t = ktdp.construct_access_tile %v[%ids#0 + %ids#1 * 2, %ids#1] {access_tile_set = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 31 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<4x64xf16> -> !ktdp.access_tile<1x32xindex>
+  return
+}
