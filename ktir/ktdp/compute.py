@@ -229,12 +229,18 @@ def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
 
 def _generic(run: TileProgram, op: Any) -> list[np.ndarray]:
     """
-    A parallel `linalg.generic`: every operand viewed over the iteration space through its
-    indexing map (a projected permutation), the body run once on whole arrays.
+    A `linalg.generic`: every operand viewed over the iteration space through its indexing map
+    (a projected permutation), the body run once on whole arrays. With reduction iterators,
+    each yielded value must combine the output's block argument with a term by one of
+    `_REDUCE`'s ops (`%acc2 = arith.addf %term, %acc`): the body runs with the accumulator at the
+    combiner's identity, and the terms are reduced over the reduction dims in the compute
+    precision and rounded once, as `linalg.reduce` is.
+
+    Example: a matmul as a generic over (i, j, k), `k` a reduction, body `mulf` then `addf`
+    into the accumulator: the products over (i, j, k), summed over k, added to the init.
     """
     kinds = [str(k.data) for k in op.iterator_types.data]
-    if any("parallel" not in k for k in kinds):
-        raise KtdpError("linalg.generic with reduction iterators is not supported yet", location_of(op))
+    reductions = [d for d, kind in enumerate(kinds) if "parallel" not in kind]
     maps = [m.data for m in op.indexing_maps.data]
     operands = [*op.inputs, *op.outputs]
     space = [0] * len(kinds)
@@ -242,21 +248,52 @@ def _generic(run: TileProgram, op: Any) -> list[np.ndarray]:
         for axis, expr in enumerate(map_.results):
             space[expr.position] = value.type.get_shape()[axis]
     block = op.body.block
+    combiners = _combiners(op, block) if reductions else []
     for arg, value, map_ in zip(block.args, operands, maps, strict=True):
         run.env[arg] = _over_space(run, run.env[value], value, map_, len(space))
+    accumulators = block.args[len(op.inputs) :] if reductions else []
+    for arg, combiner in zip(accumulators, combiners, strict=True):
+        run.env[arg] = np.float64(_IDENTITY[combiner])  # the combiner passes the term through
     outer = _capture_per_tile(run, block, len(space))
     run.space = space
     results = run.run_block(block.ops)
     run.env.update(outer)
-    out_map = maps[len(op.inputs)]
-    perm = [0, *(e.position + 1 for e in out_map.results)]
     elements = math.prod(space) * run.tiles
     run.charges.charge("sfu", _generic_cycles(run, block, space), elements * len(list(block.ops)))
+    parallel = [d for d in range(len(space)) if d not in reductions]
     outputs = []
-    for value, result in zip(results, op.results, strict=True):
+    for j, (value, result) in enumerate(zip(results, op.results, strict=True)):
         full = np.broadcast_to(value, (run.tiles, *space))
-        outputs.append(store(np.ascontiguousarray(full.transpose(perm)), element_of(result)))
+        if reductions:
+            combiner = combiners[j]
+            full = _REDUCE[combiner](compute_precision(full), axis=tuple(d + 1 for d in reductions))
+        out_map = maps[len(op.inputs) + j]
+        perm = [0, *(parallel.index(e.position) + 1 for e in out_map.results)]
+        full = np.ascontiguousarray(full.transpose(perm))
+        init = op.outputs[j]
+        if reductions and init not in run.empty:  # an initialised accumulator joins the reduction
+            full = _BINARY[combiners[j]](full, compute_precision(np.asarray(run.env[init])))
+        outputs.append(store(full, element_of(result)))
     return outputs
+
+
+def _combiners(op: Any, block: Any) -> list[str]:
+    """Per output of a reducing generic: the op combining its accumulator with a term."""
+    terminator = block.last_op
+    names = []
+    for j, yielded in enumerate(terminator.operands):
+        accumulator = block.args[len(op.inputs) + j]
+        combiner = yielded.owner
+        short = combiner.name.split(".")[-1] if isinstance(combiner, Operation) else ""
+        uses = [use.operation for use in accumulator.uses]
+        if short not in _REDUCE or uses != [combiner] or combiner.parent_block() is not block:
+            raise KtdpError(
+                f"output {j} of a linalg.generic with reduction iterators is not a combination of its "
+                "accumulator and a term by addf, mulf, max or min: not supported",
+                location_of(op),
+            )
+        names.append(short)
+    return names
 
 
 def _capture_per_tile(run: TileProgram, block: Any, dims: int) -> dict[SSAValue, Any]:

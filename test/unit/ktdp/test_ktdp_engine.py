@@ -250,3 +250,24 @@ def test_a_point_outside_every_member_is_located() -> None:
     with pytest.raises(KtdpError, match="lies in no member of its distributed view") as caught:
         ktdp.run(text, "copy", arrays, place={"b": (0, 0), "c": (0, 1)})
     assert caught.value.location is not None
+
+
+def test_generics_with_reduction_iterators_match_numpy() -> None:
+    x = RNG.standard_normal((64, 32)).astype(np.float16)
+    w = RNG.standard_normal((32, 64)).astype(np.float16)
+    y0 = RNG.standard_normal((64, 64)).astype(np.float32)
+    arrays = {"x": x, "w": w, "y": y0, "m": np.zeros(64, np.float16)}
+    outputs, _ = ktdp.run(KERNELS / "generic_reduce.mlir", "reduce", arrays)
+    expected = x.astype(np.float64) @ w.astype(np.float64) + y0
+    np.testing.assert_allclose(outputs["y"], expected, rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(outputs["m"], np.abs(x).max(1))
+
+
+def test_a_reducing_generic_without_a_combiner_is_located() -> None:
+    text = (KERNELS / "generic_reduce.mlir").read_text(encoding="utf-8")
+    text = text.replace("%mx = arith.maximumf %acc, %abs : f16", "%mx = arith.subf %acc, %abs : f16")
+    arrays = {"x": np.zeros((64, 32), np.float16), "w": np.zeros((32, 64), np.float16)}
+    arrays |= {"y": np.zeros((64, 64), np.float32), "m": np.zeros(64, np.float16)}
+    with pytest.raises(KtdpError, match=r"output 0 of a linalg\.generic with reduction iterators") as caught:
+        ktdp.run(text, "reduce", arrays)
+    assert caught.value.location is not None
