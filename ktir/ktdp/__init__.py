@@ -31,6 +31,7 @@ from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, location_of, parse_module, verify_module
 from ktir.ktdp.engine import UNITS, TileProgram
 from ktir.ktdp.memory import DeviceMemory, KtdpError
+from ktir.ktdp.scratchpad import check_scratchpad
 from ktir.sim.report import KernelReport, Report
 
 
@@ -90,6 +91,7 @@ def run(
     memory = DeviceMemory(target, target.cores)
     _place_arrays(memory, arrays, place or {})
     arguments = _bind(entry, arrays, memory)
+    check_scratchpad(entry, target.lx_bytes, memory.lx_placed_bytes())
     program = TileProgram(entry, dims, memory, target)
     program.run(arguments)
     outputs = {name: memory.array(name) for name in memory.placements}

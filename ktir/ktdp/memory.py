@@ -78,6 +78,10 @@ class DeviceMemory:
         self._write_bytes(placement, np.ascontiguousarray(array).view(np.uint8).reshape(-1))
         return placement
 
+    def lx_placed_bytes(self) -> int:
+        """The most LX bytes any one core's placed arrays reach (their highest end)."""
+        return max((p.end for p in self.placements.values() if p.space == "lx"), default=0)
+
     def reserve(self, size: int) -> None:
         """Make LPDDR5 hold at least `size` bytes now (arrays placed later copy nothing to grow it)."""
         if size > len(self.global_bytes):

@@ -12,6 +12,9 @@
 // RUN: %python -c "import numpy as np, sys; a = np.zeros((8, 64), np.float16); np.savez(sys.argv[1], a=a, b=a, c=a)" %t.small.npz
 // RUN: not ktir-run %inputs/ktdp/add.mlir --function add --inputs %t.small.npz -o %t.bad.npz 2>&1 | filecheck %s --check-prefix=BOUNDS
 // RUN: not test -e %t.bad.npz
+// RUN: %python -c "import numpy as np, sys; x = np.zeros((512, 1024), np.float16); np.savez(sys.argv[1], x=x, y=x)" %t.wide.npz
+// RUN: not ktir-run %inputs/ktdp/wide.mlir --function wide --inputs %t.wide.npz -o %t.wide.out.npz 2>&1 | filecheck %s --check-prefix=LX
+// RUN: not test -e %t.wide.out.npz
 
 // CHECK: ktir.sim: 1 ops
 // CHECK: @add
@@ -20,3 +23,4 @@
 // PLACE: ktir-run: error: argument --place: expected NAME=OFFSET or NAME=OFFSET@lxC, not 'a=x'
 // GRID: ktir-run: error: argument --grid: 1 to 3 positive extents, not '0'
 // BOUNDS: add.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'ktdp.load': an access reaches element
+// LX: wide.mlir:10:{{[0-9]+}}: error: LX overflow: 3,145,728 bytes live on each tile at this op

@@ -5,6 +5,7 @@ read back from where they live, and the time charged on ktir's chip model.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -271,3 +272,18 @@ def test_a_reducing_generic_without_a_combiner_is_located() -> None:
     with pytest.raises(KtdpError, match=r"output 0 of a linalg\.generic with reduction iterators") as caught:
         ktdp.run(text, "reduce", arrays)
     assert caught.value.location is not None
+
+
+def test_tensors_that_overflow_the_scratchpad_are_located() -> None:
+    """x, exp(x) and their sum: 3 MiB live at the add on a 2 MiB LX."""
+    x = np.zeros((512, 1024), np.float16)
+    with pytest.raises(KtdpError, match=r"LX overflow: 3,145,728 bytes live on each tile") as caught:
+        ktdp.run(KERNELS / "wide.mlir", "wide", {"x": x, "y": x})
+    assert caught.value.location is not None and caught.value.location.line == 10  # the add
+
+
+def test_a_larger_scratchpad_holds_them() -> None:
+    x = RNG.standard_normal((512, 1024)).astype(np.float16)
+    target = replace(SPYRE, lx_bytes=4 << 20)
+    outputs, _ = ktdp.run(KERNELS / "wide.mlir", "wide", {"x": x, "y": np.zeros_like(x)}, target=target)
+    assert outputs["y"].shape == x.shape and np.isfinite(outputs["y"]).all()
