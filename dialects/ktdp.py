@@ -51,10 +51,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineDimExpr,
     AffineExpr,
     AffineMap,
 )
@@ -76,6 +72,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from ktir.dialects.ktdp_syntax import affine_text, print_attributes
 from ktir.dialects.ktdp_types import (
     RuntimeArgExtractOp,
     RuntimeArgType,
@@ -270,8 +267,7 @@ class ConstructMemoryViewOp(IRDLOperation):
             "coordinate_set": self.coordinate_set,
             "memory_space": self.memory_space,
         }
-        printer.print_string(" ")
-        printer.print_attr_dict(dict(sorted(attributes.items())))
+        print_attributes(printer, dict(sorted(attributes.items())))
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
 
@@ -324,7 +320,7 @@ class ConstructDistributedMemoryViewOp(IRDLOperation):
             printer.print_string(" : ")
             printer.print_list([v.type for v in self.memrefs], printer.print_attribute)
         printer.print_string(")")
-        printer.print_op_attributes(self.attributes)
+        print_attributes(printer, self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
 
@@ -427,8 +423,7 @@ class ConstructAccessTileOp(IRDLOperation):
             "access_tile_order": self.access_tile_order,
             "access_tile_set": self.access_tile_set,
         }
-        printer.print_string(" ")
-        printer.print_attr_dict(dict(sorted(attributes.items())))
+        print_attributes(printer, dict(sorted(attributes.items())))
         printer.print_string(" : ")
         printer.print_attribute(self.base.type)
         printer.print_string(" -> ")
@@ -508,52 +503,6 @@ def _operand_text(printer: Printer, value: SSAValue) -> str:
         printer.stream = stream
 
 
-_PRECEDENCE = {
-    AffineBinaryOpKind.Add: 1,
-    AffineBinaryOpKind.Mul: 2,
-    AffineBinaryOpKind.FloorDiv: 2,
-    AffineBinaryOpKind.CeilDiv: 2,
-    AffineBinaryOpKind.Mod: 2,
-}
-_KEYWORD = {
-    AffineBinaryOpKind.Mul: "*",
-    AffineBinaryOpKind.FloorDiv: "floordiv",
-    AffineBinaryOpKind.CeilDiv: "ceildiv",
-    AffineBinaryOpKind.Mod: "mod",
-}
-
-
-def affine_text(expr: AffineExpr, dims: Sequence[str], parent: int = 0) -> str:
-    """
-    An affine expression in MLIR's pretty form over named dims (`%row + %i`, `%t floordiv 64`,
-    `%a - 3`): what the access-tile ops print as subscripts.
-    """
-    if isinstance(expr, AffineDimExpr):
-        return dims[expr.position]
-    if isinstance(expr, AffineConstantExpr):
-        return str(expr.value)
-    if not isinstance(expr, AffineBinaryOpExpr):
-        return str(expr)
-    level = _PRECEDENCE[expr.kind]
-    lhs = affine_text(expr.lhs, dims, level)
-    if expr.kind == AffineBinaryOpKind.Add:
-        rhs = expr.rhs
-        if isinstance(rhs, AffineConstantExpr) and rhs.value < 0:
-            text = f"{lhs} - {-rhs.value}"
-        elif (
-            isinstance(rhs, AffineBinaryOpExpr)
-            and rhs.kind == AffineBinaryOpKind.Mul
-            and isinstance(rhs.rhs, AffineConstantExpr)
-            and rhs.rhs.value == -1
-        ):
-            text = f"{lhs} - {affine_text(rhs.lhs, dims, 2)}"
-        else:
-            text = f"{lhs} + {affine_text(rhs, dims, level)}"
-    else:
-        text = f"{lhs} {_KEYWORD[expr.kind]} {affine_text(expr.rhs, dims, level + 1)}"
-    return f"({text})" if level < parent else text
-
-
 @irdl_op_definition
 class LoadOp(IRDLOperation):
     """The elements at an access tile's coordinates, as a tensor of the tile's shape."""
@@ -577,7 +526,7 @@ class LoadOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.access_tile)
-        printer.print_op_attributes(self.attributes)
+        print_attributes(printer, self.attributes)
         printer.print_string(" : ")
         self.access_tile.type.print_parameters(printer)  # type: ignore[attr-defined]
         printer.print_string(" -> ")
@@ -614,7 +563,7 @@ class StoreOp(IRDLOperation):
         printer.print_operand(self.data_tile)
         printer.print_string(", ")
         printer.print_operand(self.access_tile)
-        printer.print_op_attributes(self.attributes)
+        print_attributes(printer, self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.data_tile.type)
         printer.print_string(", ")
@@ -658,5 +607,4 @@ __all__ = [
     "LoadOp",
     "MemorySpaceAttr",
     "StoreOp",
-    "affine_text",
 ]

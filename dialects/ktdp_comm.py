@@ -42,6 +42,8 @@ from xdsl.printer import Printer
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from ktir.dialects.ktdp_syntax import print_affine
+
 
 @irdl_attr_definition
 class TileFutureType(ParametrizedAttribute, TypeAttribute):
@@ -65,7 +67,7 @@ class TileFutureType(ParametrizedAttribute, TypeAttribute):
         printer.print_string("<(")
         printer.print_list(self.types.data, printer.print_attribute)
         printer.print_string("), groups = ")
-        printer.print_attribute(self.groups)
+        print_affine(printer, self.groups)
         printer.print_string(">")
 
 
@@ -131,7 +133,7 @@ class InterTileProduceOp(IRDLOperation):
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" producer_tiles_per_group = ")
-        printer.print_attribute(self.producer_tiles_per_group)
+        print_affine(printer, self.producer_tiles_per_group)
         printer.print_string(" -> ")
         self.future.type.print_parameters(printer)  # type: ignore[attr-defined]
         printer.print_string(" ")
@@ -193,7 +195,7 @@ class InterTileReduceOp(IRDLOperation):
         printer.print_string("(")
         printer.print_operand(self.future)
         printer.print_string(") consumer_tiles_per_group = ")
-        printer.print_attribute(self.consumer_tiles_per_group)
+        print_affine(printer, self.consumer_tiles_per_group)
         printer.print_string(", identity(")
         printer.print_operand(self.identity[0])
         printer.print_string(" : ")

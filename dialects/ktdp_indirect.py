@@ -51,7 +51,8 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
-from ktir.dialects.ktdp import AccessTileType, affine_text
+from ktir.dialects.ktdp import AccessTileType
+from ktir.dialects.ktdp_syntax import affine_text, print_attributes
 
 
 class _Subscripts:
@@ -210,8 +211,7 @@ class ConstructIndirectAccessTileOp(IRDLOperation):
             "variables_space_order": self.variables_space_order,
             "variables_space_set": self.variables_space_set,
         }
-        printer.print_string(" ")
-        printer.print_attr_dict(dict(sorted(attributes.items())))
+        print_attributes(printer, dict(sorted(attributes.items())))
         printer.print_string(" : ")
         printer.print_list(
             [self.base.type, *(v.type for v in self.indirect_memrefs)], printer.print_attribute

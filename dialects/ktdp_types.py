@@ -28,6 +28,8 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from ktir.dialects.ktdp_syntax import print_attributes
+
 SPYRE_KINDS = ("unspecified", "LX", "HBM", "L0")
 
 
@@ -174,7 +176,7 @@ class RuntimeArgExtractOp(IRDLOperation):
         printer.print_operand(self.input)
         printer.print_string(" : ")
         self.input.type.print_parameters(printer)  # type: ignore[attr-defined]
-        printer.print_op_attributes(self.attributes)
+        print_attributes(printer, self.attributes)
         printer.print_string(" -> ")
         printer.print_attribute(self.result.type)
 

@@ -15,7 +15,7 @@
 // CHECK:           %sum = linalg.add ins(%x, %y : tensor<1x64xf16>, tensor<1x64xf16>) outs(%e : tensor<1x64xf16>) -> tensor<1x64xf16>
 // CHECK-NEXT:      ktdp.store %sum, %tc : tensor<1x64xf16>, <1x64xindex>
 // CHECK-LABEL: func.func @views(%base: index, %n: index)
-// CHECK-NEXT:    %v = ktdp.construct_memory_view %base, sizes: [%n, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1)[s0] : ({{.*}})>, memory_space = #ktdp.memory_space<ct_local, ct_id = 3>} : memref<128x64xf16>
+// CHECK-NEXT:    %v = ktdp.construct_memory_view %base, sizes: [%n, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1)[s0] : (d0 >= 0, -d0 + s0 - 1 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.memory_space<ct_local, ct_id = 3>} : memref<128x64xf16>
 // CHECK-NEXT:    %w = ktdp.construct_distributed_memory_view(%v, %v : memref<128x64xf16>, memref<128x64xf16>) : memref<256x64xf16>
 // CHECK-NEXT:    %none = ktdp.construct_distributed_memory_view() : memref<0x64xf16>
 // CHECK-NEXT:    %ids, %ids_1 = ktdp.get_compute_tile_id : index, index

@@ -1,0 +1,134 @@
+"""
+MLIR's pretty affine syntax, which the `ktdp` ops print: subscripts over SSA names
+(`%row + %i`, `%t floordiv 64`) and, in their attribute dictionaries, affine maps and sets as
+mlir-opt writes them (`affine_set<(d0, d1) : (d0 >= 0, -d0 + 127 >= 0)>`, not xDSL's
+`((d0 * -1) + 127) >= 0`). Both forms parse to the same attribute.
+
+Example: the set with constraints `d0 >= 0`, `-d0 + s0 - 1 >= 0` prints as
+`affine_set<(d0)[s0] : (d0 >= 0, -d0 + s0 - 1 >= 0)>`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from xdsl.dialects.builtin import AffineMapAttr, AffineSetAttr
+from xdsl.ir import Attribute
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineConstraintKind,
+    AffineDimExpr,
+    AffineExpr,
+    AffineSymExpr,
+)
+from xdsl.printer import Printer
+
+_PRECEDENCE = {
+    AffineBinaryOpKind.Add: 1,
+    AffineBinaryOpKind.Mul: 2,
+    AffineBinaryOpKind.FloorDiv: 2,
+    AffineBinaryOpKind.CeilDiv: 2,
+    AffineBinaryOpKind.Mod: 2,
+}
+_KEYWORD = {
+    AffineBinaryOpKind.Mul: "*",
+    AffineBinaryOpKind.FloorDiv: "floordiv",
+    AffineBinaryOpKind.CeilDiv: "ceildiv",
+    AffineBinaryOpKind.Mod: "mod",
+}
+
+
+def _negated(expr: AffineExpr) -> AffineExpr | None:
+    """`x` when `expr` is `x * -1`, else None."""
+    if (
+        isinstance(expr, AffineBinaryOpExpr)
+        and expr.kind == AffineBinaryOpKind.Mul
+        and isinstance(expr.rhs, AffineConstantExpr)
+        and expr.rhs.value == -1
+    ):
+        return expr.lhs
+    return None
+
+
+def affine_text(expr: AffineExpr, dims: Sequence[str], parent: int = 0, symbols: Sequence[str] = ()) -> str:
+    """
+    An affine expression in MLIR's pretty form over named dims and symbols (`%row + %i`,
+    `%t floordiv 64`, `-d0 + s0 - 1`).
+    """
+    if isinstance(expr, AffineDimExpr):
+        return dims[expr.position]
+    if isinstance(expr, AffineSymExpr):
+        return symbols[expr.position] if expr.position < len(symbols) else f"s{expr.position}"
+    if isinstance(expr, AffineConstantExpr):
+        return str(expr.value)
+    if not isinstance(expr, AffineBinaryOpExpr):
+        return str(expr)
+    if (negated := _negated(expr)) is not None:
+        return f"-{affine_text(negated, dims, 3, symbols)}"
+    level = _PRECEDENCE[expr.kind]
+    lhs = affine_text(expr.lhs, dims, level, symbols)
+    if expr.kind == AffineBinaryOpKind.Add:
+        rhs = expr.rhs
+        if isinstance(rhs, AffineConstantExpr) and rhs.value < 0:
+            text = f"{lhs} - {-rhs.value}"
+        elif (negated := _negated(rhs)) is not None:
+            text = f"{lhs} - {affine_text(negated, dims, 2, symbols)}"
+        else:
+            text = f"{lhs} + {affine_text(rhs, dims, level, symbols)}"
+    else:
+        text = f"{lhs} {_KEYWORD[expr.kind]} {affine_text(expr.rhs, dims, level + 1, symbols)}"
+    return f"({text})" if level < parent else text
+
+
+def _header(dims: int, symbols: int) -> tuple[str, list[str], list[str]]:
+    names = [f"d{i}" for i in range(dims)]
+    symbol_names = [f"s{i}" for i in range(symbols)]
+    text = f"({', '.join(names)})" + (f"[{', '.join(symbol_names)}]" if symbols else "")
+    return text, names, symbol_names
+
+
+def affine_attribute_text(attribute: Attribute) -> str | None:
+    """An `affine_map<...>` or `affine_set<...>` attribute as mlir-opt prints it; None otherwise."""
+    if isinstance(attribute, AffineMapAttr):
+        amap = attribute.data
+        head, dims, symbols = _header(amap.num_dims, amap.num_symbols)
+        results = ", ".join(affine_text(e, dims, 0, symbols) for e in amap.results)
+        return f"affine_map<{head} -> ({results})>"
+    if isinstance(attribute, AffineSetAttr):
+        aset = attribute.data
+        head, dims, symbols = _header(aset.num_dims, aset.num_symbols)
+        parts = []
+        for constraint in aset.constraints:
+            relation = "==" if constraint.kind == AffineConstraintKind.eq else ">="
+            lhs = affine_text(constraint.lhs, dims, 0, symbols)
+            parts.append(f"{lhs} {relation} {affine_text(constraint.rhs, dims, 0, symbols)}")
+        return f"affine_set<{head} : ({', '.join(parts)})>"
+    return None
+
+
+def print_affine(printer: Printer, attribute: Attribute) -> None:
+    """An attribute, affine maps and sets in mlir-opt's pretty form."""
+    text = affine_attribute_text(attribute)
+    if text is None:
+        printer.print_attribute(attribute)
+    else:
+        printer.print_string(text)
+
+
+def print_attributes(printer: Printer, attributes: Mapping[str, Attribute]) -> None:
+    """An op's attribute dictionary (` {a = .., b = ..}`), affine maps and sets pretty."""
+    if not attributes:
+        return
+    printer.print_string(" {")
+    for index, (name, attribute) in enumerate(attributes.items()):
+        if index:
+            printer.print_string(", ")
+        printer.print_identifier_or_string_literal(name)
+        printer.print_string(" = ")
+        print_affine(printer, attribute)
+    printer.print_string("}")
+
+
+__all__ = ["affine_attribute_text", "affine_text", "print_affine", "print_attributes"]
