@@ -230,6 +230,8 @@ class Worker:
             else:
                 child.unlink()
         (self.directory / "tmp").mkdir()
+        for name, content in case.files:
+            (self.directory / "tmp" / name).write_bytes(content)
         paths = self.paths(case)
         Path(paths["{input}"]).write_bytes(case.data)
         return [_substitute(arg, paths) for arg in case.argv]
@@ -339,6 +341,12 @@ def save_failures(results: Sequence[Result], directory: Path) -> int:
         stem.with_suffix(".mlir").write_bytes(case.data)
         paths = {"{input}": str(stem.with_suffix(".mlir")), "{out}": "/tmp/out", "{trace}": "/tmp/t.json"}
         paths["{tmp}"] = "/tmp"
+        if case.files:  # the extra inputs beside the case, in a directory of its own
+            extra = stem.with_name(stem.name + "-tmp")
+            extra.mkdir(exist_ok=True)
+            for name, content in case.files:
+                (extra / name).write_bytes(content)
+            paths["{tmp}"] = str(extra)
         command = " ".join([case.tool, *(repr(_substitute(a, paths)) for a in case.argv)])
         note = {
             "command": command,

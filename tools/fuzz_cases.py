@@ -10,7 +10,9 @@ duplicated or swapped lines, integers swapped for extreme values such as 2**63 o
 deep nesting, non-UTF-8 bytes, element type and shape edits, `#ktir.tiled` and other attribute
 edits, truncation, splicing lines of another input) and runs one tool invocation: `ktir-opt`
 with no pipeline, with `ktir-compile`, with a pipeline taken from the corpus RUN lines, with
-`--split-input-file --verify-diagnostics`, or `ktir-run`; a few use bad options on purpose.
+`--split-input-file --verify-diagnostics`, or `ktir-run`; a ktdp kernel runs half the time on the
+ktdp engine (`ktir-run --function`, inputs from `tools/fuzz_ktdp.py`); a few use bad options on
+purpose.
 
 Nothing here runs a tool: `iter_cases(seed, count)` is the list of cases a run executes
 (`tools/fuzz.py` runs and classifies them).
@@ -23,6 +25,8 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from ktir.tools.fuzz_ktdp import KERNELS, kernel_inputs
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "test" / "lit"
@@ -337,6 +341,7 @@ class Case:
     argv: tuple[str, ...]
     data: bytes
     outputs: tuple[str, ...] = ()  # placeholders of files that must not exist after a failure
+    files: tuple[tuple[str, bytes], ...] = ()  # more inputs, written into {tmp} under these names
 
 
 BAD_OPTIONS = (
@@ -395,6 +400,12 @@ def make_case(index: int, seed_value: int, corpus: Sequence[Seed], pipelines: Se
     rng = random.Random(f"{seed_value}:{index}")
     seed = rng.choices(corpus, [seed_weight(s) for s in corpus])[0]
     data, mutations = _mutate(seed, rng)
+    kernel = kernel_inputs(seed.name, seed.text) if seed.name.startswith(KERNELS) else None
+    if kernel is not None and rng.random() < 0.5:  # a ktdp kernel on the ktdp engine
+        function, inputs = kernel
+        argv = ("{input}", "--function", function, "--inputs", "{tmp}/inputs.npz", "-o", "{out}.npz")
+        files = (("inputs.npz", inputs),)
+        return Case(index, seed.name, mutations, "ktir-run", "ktdp", argv, data, ("{out}.npz",), files)
     if rng.random() < 0.02:
         tool, extra = rng.choice(BAD_OPTIONS)
         return Case(index, seed.name, mutations, tool, "bad-option", ("{input}", *extra), data)

@@ -429,7 +429,12 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 def _sources(filename: str) -> dict[str, str]:
     try:
-        return {filename: Path(filename).read_text(encoding="utf-8")} if filename != "-" else {}
+        # Replacement characters: quoting a line must not fail where the input was not UTF-8.
+        return (
+            {filename: Path(filename).read_text(encoding="utf-8", errors="replace")}
+            if filename != "-"
+            else {}
+        )
     except OSError:
         return {}
 

@@ -153,6 +153,9 @@ class _LinearLexer(MLIRLexer):
     _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
 
+TOO_LARGE = "the input needs more memory than there is (a constant or shape too large)"
+
+
 class KtirParser(Parser):
     """
     An xDSL parser that gives every op a `FileLineColLoc` and locates attribute errors.
@@ -174,6 +177,8 @@ class KtirParser(Parser):
             # An op's own syntax built an attribute from a value that does not fit it (an
             # `array<i64>` property, an `i64` integer): point at the offending literal.
             raise self._bad_literal(start, error) from error
+        except MemoryError:  # xDSL expands a splat `dense<0.0>` of a huge shape element by element
+            raise self._located(start, TOO_LARGE) from None
         if not isinstance(op.location, FileLineColLoc):
             line, column = self._line_column(self._op_name_position(start))
             op.location = FileLineColLoc(StringAttr(self.lexer.input.name), IntAttr(line), IntAttr(column))
@@ -333,10 +338,15 @@ def parse_module(ctx: Context, text: str, filename: str = "<stdin>") -> ModuleOp
     input nested deeper than `MAX_NESTING`.
     """
     check_nesting(text, filename)
+    parser = KtirParser(ctx, text, filename)
     try:
-        return KtirParser(ctx, text, filename).parse_module()
+        return parser.parse_module()
     except ParseError as error:
         raise DiagnosticError([parse_error_diagnostic(error)]) from error
+    except MemoryError:  # e.g. xDSL expands a splat `dense<0.0>` of a huge shape element by element
+        span = parser._parser_state.current_token.span
+        error = ParseError(span, TOO_LARGE)
+        raise DiagnosticError([parse_error_diagnostic(error)]) from None
 
 
 def module_text(module: ModuleOp, *, generic: bool = False, debuginfo: bool = False) -> str:

@@ -28,7 +28,13 @@ from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp
 
 from ktir.hardware.target import SPYRE, Target
 from ktir.ir.context import make_context
-from ktir.ir.diagnostics import DiagnosticError, location_of, parse_module, verify_module
+from ktir.ir.diagnostics import (
+    DiagnosticError,
+    decode_source,
+    location_of,
+    parse_module,
+    verify_module,
+)
 from ktir.ktdp.engine import UNITS, TileProgram
 from ktir.ktdp.memory import DeviceMemory, KtdpError
 from ktir.ktdp.scratchpad import check_scratchpad
@@ -38,19 +44,20 @@ from ktir.sim.report import KernelReport, Report
 def load_module(text_or_path: str | Path) -> ModuleOp:
     """
     Parse and verify ktdp text, or the file it names (a `Path`, or a string of one line);
-    `DiagnosticError` with locations, `KtdpError` for a file that cannot be read.
+    `DiagnosticError` with locations (a `SourceError` at the first byte of a file that is not
+    UTF-8), `KtdpError` for a file that cannot be read.
     """
     if isinstance(text_or_path, str) and (
         "\n" in text_or_path or text_or_path.lstrip().startswith("func.func")
     ):
         text, name = text_or_path, "<ktdp>"
     else:
+        name = str(text_or_path)
         try:
-            text, name = Path(text_or_path).read_text(encoding="utf-8"), str(text_or_path)
-        except (OSError, UnicodeDecodeError) as error:
-            raise KtdpError(
-                f"cannot read '{text_or_path}': {getattr(error, 'strerror', None) or error}"
-            ) from None
+            data = Path(text_or_path).read_bytes()
+        except OSError as error:
+            raise KtdpError(f"cannot read '{text_or_path}': {error.strerror or error}") from None
+        text = decode_source(data, name)
     module = parse_module(make_context(), text, name)
     if errors := verify_module(module):
         raise DiagnosticError(errors)

@@ -55,7 +55,9 @@ def _for(run: TileProgram, op: scf.ForOp) -> list[Any]:
     block = op.body.block
     carried = [run.env[v] for v in op.iter_args]
     shapes = [(run.tiles, *_shape_of(v)) for v in op.iter_args]
-    for k in range(int(trips.max(initial=0))):
+    longest = int(trips.max(initial=0))
+    run.count_iterations(op, longest)
+    for k in range(longest):
         live = trips > k if outer is None else outer & (trips > k)
         if not live.any():
             continue

@@ -41,6 +41,9 @@ from ktir.ktdp.memory import DeviceMemory, KtdpError
 from ktir.ktdp.state import UNITS, Charges, Tile, View
 from ktir.ktdp.tiles import TileError
 
+MAX_ITERATIONS = 1_000_000
+"""Loop iterations a run may interpret in all (each runs every tile at once): a bound, not a hang."""
+
 Handler = Callable[["TileProgram", Any], Any]
 """An op's interpretation: (program, op) -> its results' values, or None."""
 
@@ -60,6 +63,7 @@ class TileProgram:
         self.empty: set[SSAValue] = set()
         self.charges = Charges(self.tiles)
         self.space: list[int] = []  # the iteration space of the linalg.generic running (linalg.index)
+        self.iterations = 0
 
     def run(self, arguments: Sequence[np.ndarray]) -> None:
         """Bind each argument (a per-tile vector) and run the body."""
@@ -78,11 +82,24 @@ class TileProgram:
                 return []
             try:
                 self._op(op)
-            except (TileError, ValueError, TypeError, IndexError, FloatingPointError) as error:
+            except (TileError, ValueError, TypeError, IndexError, OverflowError, FloatingPointError) as error:
                 if isinstance(error, KtdpError) and error.location is not None:
                     raise
                 raise KtdpError(f"'{op.name}': {error}", location_of(op)) from None
+            except MemoryError:
+                raise KtdpError(
+                    f"'{op.name}': its values need more memory than there is", location_of(op)
+                ) from None
         return []
+
+    def count_iterations(self, op: Operation, iterations: int) -> None:
+        """Charge `iterations` of a loop to the run's budget (`MAX_ITERATIONS`: no run hangs)."""
+        self.iterations += iterations
+        if self.iterations > MAX_ITERATIONS:
+            raise KtdpError(
+                f"the program runs more than {MAX_ITERATIONS:,} loop iterations; the engine stops here",
+                location_of(op),
+            )
 
     def _op(self, op: Operation) -> None:
         handler = HANDLERS.get(op.name) or HANDLERS.get(op.name.split(".")[0] + ".*")
@@ -121,4 +138,4 @@ HANDLERS: dict[str, Handler] = {
 """Every op the engine runs, by name (`dialect.*`: every op of that dialect)."""
 
 
-__all__ = ["HANDLERS", "UNITS", "Charges", "Handler", "Tile", "TileProgram", "View"]
+__all__ = ["HANDLERS", "MAX_ITERATIONS", "UNITS", "Charges", "Handler", "Tile", "TileProgram", "View"]

@@ -221,3 +221,13 @@ func.func @dma_chunk(%x: tensor<4x64xf16, #L>) -> tensor<4x64xf16, #L> {
   }
   return %y : tensor<4x64xf16, #L>
 }
+
+// -----
+
+// A splat constant of a huge shape: xDSL's parser expands `dense<0.0>` element by element and ran
+// out of memory.
+// CHECK: fuzz_regressions.mlir:[[# @LINE + 2]]:3: error: the input needs more memory than there is (a constant or shape too large)
+func.func @huge_splat() {
+  %zero = arith.constant dense<0.0> : tensor<99999999999x1x64xf32>
+  return
+}

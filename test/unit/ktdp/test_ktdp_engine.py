@@ -13,6 +13,7 @@ import pytest
 
 import ktir.ktdp as ktdp
 from ktir.hardware.target import SPYRE
+from ktir.ir.diagnostics import DiagnosticError
 from ktir.ktdp import KtdpError
 
 KERNELS = Path(__file__).resolve().parents[2] / "lit" / "Inputs" / "ktdp"
@@ -287,3 +288,21 @@ def test_a_larger_scratchpad_holds_them() -> None:
     target = replace(SPYRE, lx_bytes=4 << 20)
     outputs, _ = ktdp.run(KERNELS / "wide.mlir", "wide", {"x": x, "y": np.zeros_like(x)}, target=target)
     assert outputs["y"].shape == x.shape and np.isfinite(outputs["y"]).all()
+
+
+def test_a_loop_past_the_iteration_budget_is_located() -> None:
+    text = (KERNELS / "ragged.mlir").read_text(encoding="utf-8")
+    text = text.replace("%c16 = arith.constant 16 : index", "%c16 = arith.constant 1 : index")
+    text = text.replace("%c24 = arith.constant 24 : index", "%c24 = arith.constant 99999999999 : index")
+    arrays = {"x": np.zeros((24, 64), np.float16), "out": np.zeros((32, 64), np.float32)}
+    with pytest.raises(KtdpError, match="runs more than 1,000,000 loop iterations") as caught:
+        ktdp.run(text, "ragged", arrays)
+    assert caught.value.location is not None
+
+
+def test_a_kernel_file_that_is_not_utf8_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "bad.mlir"
+    path.write_bytes((KERNELS / "add.mlir").read_bytes().replace(b"%a", b"%\xf4a", 1))
+    with pytest.raises(DiagnosticError, match="not valid UTF-8") as caught:
+        ktdp.run(path, "add", {})
+    assert caught.value.diagnostics[0].location is not None
