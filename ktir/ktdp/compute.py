@@ -38,14 +38,15 @@ _UNARY = {
 }  # fmt: skip
 _INDEX = {
     "addi": np.add, "subi": np.subtract, "muli": np.multiply, "divui": np.floor_divide,
-    "divsi": lambda a, b: np.trunc(a / b).astype(np.int64), "remui": np.remainder,
+    "divsi": lambda a, b: np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b)), "remui": np.remainder,
     "remsi": np.fmod, "floordivsi": np.floor_divide, "ceildivsi": lambda a, b: -((-a) // b),
     "maxsi": np.maximum, "minsi": np.minimum,
 }  # fmt: skip
+_DIVIDING = {"divui", "divsi", "remui", "remsi", "floordivsi", "ceildivsi"}
 _IDENTITY = {"addf": 0.0, "add": 0.0, "mulf": 1.0, "maximumf": -np.inf, "maxnumf": -np.inf,
              "minimumf": np.inf, "minnumf": np.inf}  # fmt: skip
-_REDUCE = {"addf": np.sum, "mulf": np.prod, "maximumf": np.max, "maxnumf": np.max,
-           "minimumf": np.min, "minnumf": np.min}  # fmt: skip
+_REDUCE = {"addf": np.sum, "mulf": np.prod, "maximumf": np.max, "maxnumf": np.fmax.reduce,
+           "minimumf": np.min, "minnumf": np.fmin.reduce}  # fmt: skip
 _CASTS = ("extf", "truncf", "sitofp", "uitofp")
 
 
@@ -85,7 +86,11 @@ def _arith(run: TileProgram, op: Operation) -> list[Any]:
             value if isinstance(op.results[0].type, IndexType) else store(value, element_of(op.results[0]))
         ]
     if isinstance(op.results[0].type, IndexType) or short in _INDEX:
+        if short not in _INDEX:
+            raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
         a, b = (np.asarray(run.env[v]) for v in op.operands)
+        if short in _DIVIDING and (b == 0).any():
+            raise KtdpError(f"'{op.name}' divides by zero", location_of(op))
         return [_INDEX[short](a, b).astype(np.int64)]
     fn = _BINARY.get(short) or _UNARY.get(short) or (_same if short in _CASTS else None)
     if fn is None:
@@ -140,7 +145,12 @@ def _constant(run: TileProgram, op: arith.ConstantOp) -> Any:
         return np.float64(data.data)
     splat = value.get_values()  # type: ignore[attr-defined]
     shape = tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
-    return np.broadcast_to(np.asarray(splat[0] if len(splat) == 1 else splat), shape).copy()
+    element = element_of(op.result)
+    array = np.asarray(splat[0] if len(splat) == 1 else splat)
+    if not isinstance(element, IndexType):  # the constant in the type the program states
+        array = store(array, element)
+    # Every tile sees the same constant: a broadcast view gives it the tiles dim for free.
+    return np.broadcast_to(np.broadcast_to(array, shape), (run.tiles, *shape))
 
 
 def _math(run: TileProgram, op: Operation) -> list[np.ndarray]:
@@ -200,18 +210,41 @@ def _transpose(run: TileProgram, op: Any) -> list[np.ndarray]:
 
 
 def _reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
-    body = list(op.region.block.ops)
-    combiner = body[0].name.split(".")[1] if body else ""
-    if combiner not in _REDUCE:
-        raise KtdpError(f"a linalg.reduce combining with '{combiner}' is not supported", location_of(op))
-    source = np.asarray(run.env[op.input])
+    """
+    `linalg.reduce`: its body must yield one of `_REDUCE`'s ops combining the accumulator with a
+    term, which is the input itself (`{ arith.addf }`) or computed from it first (a sum of
+    squares: `mulf %in, %in` then `addf` into the accumulator). The terms are reduced over the
+    dims in the compute precision and rounded once.
+    """
+    block = op.region.block
+    combiner = _combiner(op, block, block.last_op.operands[0], block.args[1], "the linalg.reduce")
+    source = _batched(run, op.input)
+    run.env[block.args[0]] = source
+    run.env[block.args[1]] = np.float64(_IDENTITY[combiner])  # the combiner passes the term through
+    terms = np.asarray(run.run_block(block.ops)[0])
     dims = tuple(d + 1 for d in op.dimensions.get_values())
-    value = _REDUCE[combiner](compute_precision(source), axis=dims)
+    value = _REDUCE[combiner](compute_precision(np.broadcast_to(terms, source.shape)), axis=dims)
     init = op.init
     if init not in run.empty:  # an initialised accumulator joins the reduction
         value = _BINARY[combiner](value, compute_precision(np.asarray(run.env[init])))
     _charge_sfu(run, combiner, op.results[0], reduce_from=source)
+    extra = len(list(block.ops)) - 2  # ops that compute the term before the combiner
+    if extra > 0:
+        run.charges.charge("sfu", extra * _pass_cycles(run, source), extra * source.size)
     return [store(value, element_of(op.results[0]))]
+
+
+def _batched(run: TileProgram, value: SSAValue) -> np.ndarray:
+    """A tensor's value with its leading tiles dim (a constant has none until broadcast here)."""
+    array = np.asarray(run.env[value])
+    rank = len(value.type.get_shape())  # type: ignore[attr-defined]
+    return np.broadcast_to(array, (run.tiles, *array.shape)) if array.ndim == rank else array
+
+
+def _pass_cycles(run: TileProgram, array: np.ndarray) -> float:
+    """One SFU pass over a tile of `array` (tiles x shape), in whole sticks."""
+    elements = sticks(array.shape[1:], array.dtype.itemsize, run.target.stick_bytes)
+    return elements / run.target.sfu_pass_elems_per_us * run.target.clock_mhz
 
 
 def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
@@ -279,21 +312,23 @@ def _generic(run: TileProgram, op: Any) -> list[np.ndarray]:
 
 def _combiners(op: Any, block: Any) -> list[str]:
     """Per output of a reducing generic: the op combining its accumulator with a term."""
-    terminator = block.last_op
-    names = []
-    for j, yielded in enumerate(terminator.operands):
-        accumulator = block.args[len(op.inputs) + j]
-        combiner = yielded.owner
-        short = combiner.name.split(".")[-1] if isinstance(combiner, Operation) else ""
-        uses = [use.operation for use in accumulator.uses]
-        if short not in _REDUCE or uses != [combiner] or combiner.parent_block() is not block:
-            raise KtdpError(
-                f"output {j} of a linalg.generic with reduction iterators is not a combination of its "
-                "accumulator and a term by addf, mulf, max or min: not supported",
-                location_of(op),
-            )
-        names.append(short)
-    return names
+    return [
+        _combiner(op, block, yielded, block.args[len(op.inputs) + j], f"output {j} of a linalg.generic")
+        for j, yielded in enumerate(block.last_op.operands)
+    ]
+
+
+def _combiner(op: Any, block: Any, yielded: SSAValue, accumulator: SSAValue, what: str) -> str:
+    """The name of the op that yields `yielded` by combining `accumulator` with a term."""
+    combiner = yielded.owner
+    short = combiner.name.split(".")[-1] if isinstance(combiner, Operation) else ""
+    uses = [use.operation for use in accumulator.uses]
+    if short not in _REDUCE or uses != [combiner] or combiner.parent_block() is not block:
+        raise KtdpError(
+            f"{what} does not combine its accumulator with a term by addf, mulf, max or min: not supported",
+            location_of(op),
+        )
+    return short
 
 
 def _capture_per_tile(run: TileProgram, block: Any, dims: int) -> dict[SSAValue, Any]:
@@ -394,8 +429,8 @@ def _splat(run: TileProgram, op: Any) -> list[np.ndarray]:
 
 
 def _extract(run: TileProgram, op: Any) -> list[np.ndarray]:
-    source = np.asarray(run.env[op.tensor])
-    indices = [run.per_tile(run.env[v]) for v in op.indices]
+    source = _batched(run, op.tensor)
+    indices = [run.addressed(run.env[v]) for v in op.indices]
     return [source[(np.arange(run.tiles), *indices)]]
 
 

@@ -40,14 +40,14 @@ def _for(run: TileProgram, op: scf.ForOp) -> list[Any]:
     """
     An `scf.for`, its body run once per iteration for all tiles. Bounds may differ between
     tiles (a Triton-style `for row = pid to n step grid`): the loop runs to the longest trip
-    count, and a tile past its last iteration replays that iteration masked, so its addresses
-    stay valid while its stores, charges and carried values skip it. A tile with no iteration
-    at all borrows the induction value of a tile running (its effects masked the same way).
+    count, and a tile past its last iteration (or with none) runs the rest masked: its stores,
+    charges and carried values skip it, and its accesses take a running tile's addresses
+    (`TileProgram.addressed`), so they stay inside the views without being performed.
 
-    Example: rows `pid to 1151 step 32` on 32 tiles: 36 iterations, tile 31 (35 rows) replays
-    row 1119 + 31 = 1150 masked in the 36th.
+    Example: rows `pid to 1151 step 32` on 32 tiles: 36 iterations; tile 31 runs rows 31 to
+    1119 (35) and is masked in the 36th, while tiles 0 to 30 run rows 1120 to 1150.
     """
-    lower, upper, step = (run.per_tile(run.env[v]) for v in (op.lb, op.ub, op.step))
+    lower, upper, step = (run.addressed(run.env[v]) for v in (op.lb, op.ub, op.step))
     if (step <= 0).any():
         raise KtdpError("an scf.for step must be positive", location_of(op))
     trips = np.maximum(0, -((lower - upper) // step))
@@ -61,11 +61,9 @@ def _for(run: TileProgram, op: scf.ForOp) -> list[Any]:
         live = trips > k if outer is None else outer & (trips > k)
         if not live.any():
             continue
-        done = np.minimum(k, np.maximum(trips - 1, 0))
-        induction = lower + done * step
-        induction = np.where(trips > 0, induction, induction[np.argmax(live)])
+        induction = lower + k * step
         run.charges.active = None if live.all() else live
-        run.env[block.args[0]] = induction
+        run.env[block.args[0]] = np.where(live, induction, induction[np.argmax(live)])
         for arg, value in zip(block.args[1:], carried, strict=True):
             run.env[arg] = value
         results = run.run_block(block.ops)

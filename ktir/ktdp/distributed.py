@@ -96,7 +96,7 @@ def _pieces(run: TileProgram, tile: DistributedTile) -> list[tuple[View, np.ndar
     if run.charges.active is not None:  # a tile past its last loop iteration touches nothing
         taken |= ~run.charges.active.reshape(-1, *[1] * (coords.ndim - 2))
     pieces = []
-    for member in tile.view.members:
+    for index, member in enumerate(tile.view.members):
         low, high = (b.reshape(-1, *[1] * (coords.ndim - 2), rank) for b in member.covers)  # type: ignore[union-attr]
         inside = ((coords >= low) & (coords <= high)).all(axis=-1) & ~taken
         taken |= inside
@@ -104,6 +104,11 @@ def _pieces(run: TileProgram, tile: DistributedTile) -> list[tuple[View, np.ndar
         tile_of = np.nonzero(inside)[0]
         flat = member.offset[tile_of].astype(np.int64)
         for d in range(rank):
+            if ((local[:, d] < 0) | (local[:, d] >= member.sizes[d][tile_of])).any():
+                raise KtdpError(
+                    f"member {index} of the distributed view covers a point outside its own sizes "
+                    "(its coordinate_set is larger than the view)"
+                )
             flat = flat + local[:, d] * member.strides[d][tile_of]
         pieces.append((member, inside, flat))
     if not taken.all():

@@ -113,6 +113,18 @@ class TileProgram:
         """An index value as a vector over tiles."""
         return np.broadcast_to(np.asarray(value, dtype=np.int64), (self.tiles,))
 
+    def addressed(self, value: Any) -> np.ndarray:
+        """
+        An index per tile that an address, a bound or a subscript is made of: a masked-off
+        tile (past its last loop iteration) takes the first running tile's, so that its
+        accesses, which are not performed, stay inside the views.
+        """
+        values = self.per_tile(value)
+        active = self.charges.active
+        if active is None:
+            return values
+        return np.where(active, values, values[np.argmax(active)])
+
     @property
     def active_tiles(self) -> int:
         """How many tiles the current op runs on."""

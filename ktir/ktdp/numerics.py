@@ -9,8 +9,9 @@ Two ways to the same values, faster:
   thread pool. NumPy releases the GIL in casts and ufunc loops, and each element's value depends
   only on its own operands, so the result is the same for any split.
 
-Example: `arith.mulf` of two 32 x 512 x 128 f16 tensors converts both halves of the tiles to
-float32, multiplies and rounds to f16 on two threads, and joins the halves.
+Example: on a 2-core machine, `arith.mulf` of two 32 x 512 x 128 f16 tensors converts each half
+of the tiles to float32, multiplies and rounds to f16 on its own thread, and joins the halves
+(up to four threads, one per core).
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ scratchpad from the op that makes it to its last use, and at no op may the live 
 the arrays placed in that core's LX, exceed the target's LX.
 
 Lifetimes are static, over the function's ops in order: a use inside a loop or a generic's body
-keeps a value defined outside it alive to the end of that op (every iteration reads it). What
+keeps a value defined outside it alive to the end of that op (every iteration reads it); a
+loop's tensor iter_args hold a buffer of their own across its body, and its results exist from
+the op after it. What
 takes no LX: constants (literals), `tensor.empty` (a destination the op writing it fills) and
 reshapes (`expand_shape`, `collapse_shape`: views of their source, which they keep alive).
 Tensors of a dynamic shape count at their static dims only.
@@ -19,8 +21,8 @@ import math
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, tensor
-from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import IndexType, TensorType
+from xdsl.ir import Block, Operation, SSAValue
 
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp.memory import KtdpError
@@ -42,10 +44,12 @@ def _tensor_bytes(value: SSAValue) -> int:
     if not isinstance(value_type, TensorType):
         return 0
     static = [n for n in value_type.get_shape() if n >= 0]
-    return math.prod(static) * numpy_dtype(value_type.element_type).itemsize
+    element = value_type.element_type
+    itemsize = 8 if isinstance(element, IndexType) else numpy_dtype(element).itemsize
+    return math.prod(static) * itemsize
 
 
-def _outermost_below(op: Operation, block: object) -> Operation:
+def _outermost_below(op: Operation, block: Block | None) -> Operation:
     """The ancestor of `op` (or `op`) whose parent block is `block`."""
     while op.parent_block() is not block:
         parent = op.parent_op()
@@ -55,28 +59,52 @@ def _outermost_below(op: Operation, block: object) -> Operation:
     return op
 
 
-def _lifetimes(function: func.FuncOp) -> tuple[list[Operation], dict[SSAValue, _Value]]:
-    """Every op in walk order and each LX-holding tensor's (bytes, first op, last op)."""
-    order = list(function.body.walk())
-    position = {op: i for i, op in enumerate(order)}
-    values: dict[SSAValue, _Value] = {}
-    alias: dict[SSAValue, SSAValue] = {}
-    for i, op in enumerate(order):
+def _defining_block(value: SSAValue) -> Block | None:
+    owner = value.owner
+    return owner if isinstance(owner, Block) else owner.parent_block()
+
+
+class _Lifetimes:
+    """Each LX-holding tensor's (bytes, first op, last op) over the function's ops in walk order."""
+
+    def __init__(self, function: func.FuncOp) -> None:
+        self.order = list(function.body.walk())
+        self.position = {op: i for i, op in enumerate(self.order)}
+        self.values: dict[SSAValue, _Value] = {}
+        self.alias: dict[SSAValue, SSAValue] = {}
+        for op in self.order:
+            self._define(op)
+            for used in op.operands:
+                self._use(op, used)
+
+    def _end(self, op: Operation) -> int:
+        """The position of the last op nested in `op` (its own without regions)."""
+        return max(self.position[o] for o in op.walk())
+
+    def _define(self, op: Operation) -> None:
+        # A region op's results exist once its body has run; its tensor block arguments (a
+        # loop's iter_args) hold a buffer of their own across the whole body.
+        start = self._end(op) + 1 if op.regions else self.position[op]
         for value in op.results:
             if isinstance(op, _VIEWS):
-                alias[value] = alias.get(op.operands[0], op.operands[0])
+                self.alias[value] = self.alias.get(op.operands[0], op.operands[0])
             elif not isinstance(op, _FREE) and (size := _tensor_bytes(value)):
-                values[value] = _Value(size, i, i)
-        for used in op.operands:
-            root = alias.get(used, used)
-            if root not in values or not isinstance(root.owner, Operation):
-                continue
-            # A use nested in a loop or a body that the value is defined outside of lasts as
-            # long as the op that holds the use in the value's own block.
-            holder = _outermost_below(op, root.owner.parent_block())
-            last = max(position[o] for o in holder.walk())
-            values[root].end = max(values[root].end, last)
-    return order, values
+                self.values[value] = _Value(size, start, start)
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.args:
+                    if size := _tensor_bytes(arg):
+                        self.values[arg] = _Value(size, self.position[op] + 1, self._end(op))
+
+    def _use(self, op: Operation, used: SSAValue) -> None:
+        root = self.alias.get(used, used)
+        if root not in self.values:
+            return
+        # A use nested in a loop or a body that the value is defined outside of lasts as long
+        # as the op that holds the use; a region op's own operand is read where it starts.
+        holder = _outermost_below(op, _defining_block(root))
+        last = self.position[op] if holder is op else self._end(holder)
+        self.values[root].end = max(self.values[root].end, last)
 
 
 def check_scratchpad(function: func.FuncOp, lx_bytes: int, placed_bytes: int) -> int:
@@ -84,10 +112,11 @@ def check_scratchpad(function: func.FuncOp, lx_bytes: int, placed_bytes: int) ->
     The most LX a tile of `function` holds at any op (live tensors plus `placed_bytes` of arrays
     placed in its LX); a `KtdpError` located at the op where it first exceeds `lx_bytes`.
     """
-    order, values = _lifetimes(function)
+    lifetimes = _Lifetimes(function)
+    order, values = lifetimes.order, lifetimes.values
     if not values:
         return placed_bytes
-    change = [0] * (len(order) + 1)
+    change = [0] * (len(order) + 2)
     for value in values.values():
         change[value.start] += value.bytes
         change[value.end + 1] -= value.bytes

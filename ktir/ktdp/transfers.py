@@ -55,7 +55,7 @@ def _tile_id(run: TileProgram, op: ktdp.GetComputeTileIdOp) -> list[np.ndarray]:
 def _memory_view(run: TileProgram, op: ktdp.ConstructMemoryViewOp) -> list[View]:
     def values(static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[np.ndarray]:
         rest = iter(dynamic)
-        return [run.per_tile(run.env[next(rest)] if n == ktdp.DYNAMIC else n) for n in static]
+        return [run.addressed(run.env[next(rest)] if n == ktdp.DYNAMIC else n) for n in static]
 
     space = op.memory_space
     kind, core = (
@@ -63,14 +63,14 @@ def _memory_view(run: TileProgram, op: ktdp.ConstructMemoryViewOp) -> list[View]
     )
     element = cast(MemRefType[Attribute], op.result.type).element_type
     try:  # the set's symbols are the dynamic sizes, left to right (RFC 0682)
-        covers = box_of(op.coordinate_set.data, [run.per_tile(run.env[v]) for v in op.sizes], run.tiles)
+        covers = box_of(op.coordinate_set.data, [run.addressed(run.env[v]) for v in op.sizes], run.tiles)
     except (TileError, ValueError):
         covers = None
     return [
         View(
             kind,
             core,
-            run.per_tile(run.env[op.offset]),
+            run.addressed(run.env[op.offset]),
             values(op.static_sizes.get_values(), op.sizes),
             values(op.static_strides.get_values(), op.strides),
             numpy_dtype(element),
@@ -83,11 +83,11 @@ def _access_tile(run: TileProgram, op: ktdp.ConstructAccessTileOp) -> list[Tile]
     view = run.env[op.base]
     if not isinstance(view, View | DistributedView):
         raise KtdpError("access tiles of tensors are not supported yet: give a memory view", location_of(op))
-    indices = [run.per_tile(run.env[v]) for v in op.indices]
+    indices = [run.addressed(run.env[v]) for v in op.indices]
     base = np.stack(
         [np.broadcast_to(_eval_expr(e, indices), (run.tiles,)) for e in op.base_map.data.results], 1
     )
-    symbols = [run.per_tile(run.env[v]) for v in op.symbol_operands]
+    symbols = [run.addressed(run.env[v]) for v in op.symbol_operands]
     lower, upper = box_of(op.access_tile_set.data, symbols, run.tiles)
     order = op.access_tile_order.data
     if isinstance(view, DistributedView):
@@ -106,7 +106,7 @@ def _indirect_tile(run: TileProgram, op: Any) -> list[Tile]:
     view = run.env[op.base]
     if not isinstance(view, View):
         raise KtdpError("indirect access tiles of tensors are not supported yet", location_of(op))
-    symbols = [run.per_tile(run.env[v]) for v in op.symbol_operands]
+    symbols = [run.addressed(run.env[v]) for v in op.symbol_operands]
     lower, upper = box_of(op.variables_space_set.data, symbols, run.tiles)
     extents = [int(e) for e in upper[0] - lower[0] + 1]
     if (upper - lower + 1 != extents).any():
@@ -118,7 +118,7 @@ def _indirect_tile(run: TileProgram, op: Any) -> list[Tile]:
         for k, e in enumerate(extents)
     ]  # fmt: skip
     dims = [
-        np.broadcast_to(run.per_tile(run.env[v]).reshape(-1, *([1] * len(extents))), shape)
+        np.broadcast_to(run.addressed(run.env[v]).reshape(-1, *([1] * len(extents))), shape)
         for v in op.captured_variables
     ]
     dims += variables

@@ -270,7 +270,9 @@ def test_a_reducing_generic_without_a_combiner_is_located() -> None:
     text = text.replace("%mx = arith.maximumf %acc, %abs : f16", "%mx = arith.subf %acc, %abs : f16")
     arrays = {"x": np.zeros((64, 32), np.float16), "w": np.zeros((32, 64), np.float16)}
     arrays |= {"y": np.zeros((64, 64), np.float32), "m": np.zeros(64, np.float16)}
-    with pytest.raises(KtdpError, match=r"output 0 of a linalg\.generic with reduction iterators") as caught:
+    with pytest.raises(
+        KtdpError, match=r"output 0 of a linalg\.generic does not combine its accumulator"
+    ) as caught:
         ktdp.run(text, "reduce", arrays)
     assert caught.value.location is not None
 
@@ -306,3 +308,73 @@ def test_a_kernel_file_that_is_not_utf8_is_located(tmp_path: Path) -> None:
     with pytest.raises(DiagnosticError, match="not valid UTF-8") as caught:
         ktdp.run(path, "add", {})
     assert caught.value.diagnostics[0].location is not None
+
+
+def test_a_masked_tile_whose_carried_address_left_the_view_does_not_fail() -> None:
+    x = RNG.standard_normal((3, 64)).astype(np.float32)
+    outputs, _ = ktdp.run(KERNELS / "carried.mlir", "carried", {"x": x, "out": np.zeros((2, 64), np.float32)})
+    np.testing.assert_array_equal(outputs["out"], np.stack([x[0] + x[1], x[2]]))
+
+
+def test_a_tile_with_no_iteration_at_the_end_of_the_view_does_not_fail() -> None:
+    """Tile 1 starts at row 3 (past the 3-row view) and runs nothing: its sum stays zero."""
+    text = (KERNELS / "carried.mlir").read_text(encoding="utf-8")
+    text = text.replace(
+        "%start = arith.muli %t, %c2 : index",
+        "%c3 = arith.constant 3 : index\n  %start = arith.muli %t, %c3 : index",
+    )
+    text = text.replace(
+        "%n = arith.subi %c2, %t : index",
+        "%n = arith.muli %c2, %t : index\n  %n1 = arith.subi %c2, %n : index",
+    )
+    text = text.replace("to %n step", "to %n1 step")
+    x = RNG.standard_normal((3, 64)).astype(np.float32)
+    outputs, _ = ktdp.run(text, "carried", {"x": x, "out": np.zeros((2, 64), np.float32)})
+    np.testing.assert_array_equal(outputs["out"], np.stack([x[0] + x[1], np.zeros(64, np.float32)]))
+
+
+def test_a_distributed_member_smaller_than_its_set_is_located() -> None:
+    text = (KERNELS / "distributed.mlir").read_text(encoding="utf-8")
+    # a's set reaches row 95, but its view holds 64 rows
+    text = text.replace(
+        "(d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>",
+        "(d0 >= 0, -d0 + 95 >= 0, d1 >= 0, -d1 + 63 >= 0)>",
+        1,
+    )
+    arrays = {k: np.zeros((64, 64), np.float16) for k in "abc"} | {"out": np.zeros((192, 64), np.float16)}
+    with pytest.raises(
+        KtdpError, match="member 0 of the distributed view covers a point outside its own sizes"
+    ):
+        ktdp.run(text, "copy", arrays, place={"b": (0, 0), "c": (0, 1)})
+
+
+def test_a_reduce_whose_body_computes_its_term_matches_numpy() -> None:
+    """The region form with a sum of squares (mulf, then addf into the accumulator)."""
+    text = (KERNELS / "rmsnorm.mlir").read_text(encoding="utf-8")
+    assert "%r = arith.addf %in, %acc : f32" in text
+    x = RNG.standard_normal((512, 4096)).astype(np.float16)
+    w = np.ones((1, 4096), np.float16)
+    squared_in_body = text.replace(
+        "%sq = arith.mulf %a32, %a32 : tensor<16x4096xf32>",
+        "%sq = arith.addf %a32, %a32 : tensor<16x4096xf32>",
+    )
+    squared_in_body = squared_in_body.replace(
+        "ins(%sq : tensor<16x4096xf32>)", "ins(%a32 : tensor<16x4096xf32>)"
+    )
+    squared_in_body = squared_in_body.replace(
+        "%r = arith.addf %in, %acc : f32",
+        "%sq2 = arith.mulf %in, %in : f32\n      %r = arith.addf %sq2, %acc : f32",
+    )
+    outputs, _ = ktdp.run(squared_in_body, "rmsnorm", {"x": x, "w": w, "y": np.zeros_like(x)})
+    wide = x.astype(np.float32)
+    expected = wide / np.sqrt((wide**2).mean(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(outputs["y"].astype(np.float32), expected, atol=8e-3, rtol=4e-3)
+
+
+def test_an_index_op_the_engine_lacks_is_located() -> None:
+    text = (KERNELS / "add.mlir").read_text(encoding="utf-8")
+    text = text.replace("%row = arith.muli %id, %c3 : index", "%row = arith.xori %id, %c3 : index")
+    a = np.zeros((96, 64), np.float16)
+    with pytest.raises(KtdpError, match=r"'arith\.xori' is not supported by the ktdp engine") as caught:
+        ktdp.run(text, "add", {"a": a, "b": a, "c": a})
+    assert caught.value.location is not None

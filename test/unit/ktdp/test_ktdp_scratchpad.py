@@ -1,0 +1,84 @@
+"""The LX capacity check of ktdp functions (ktir/ktdp/scratchpad.py) and the threaded numerics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects import func
+from xdsl.dialects.builtin import f16
+
+from ktir.ktdp import KtdpError, load_module, numerics
+from ktir.ktdp.scratchpad import check_scratchpad
+
+MIB = 1 << 20
+_BLOCK = "affine_set<(d0, d1) : (d0 >= 0, -d0 + 511 >= 0, d1 >= 0, -d1 + 1023 >= 0)>"
+_HEAD = f"""func.func @f(%x: index, %y: index) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %vx = ktdp.construct_memory_view %x, sizes: [512, 1024], strides: [1024, 1] {{coordinate_set = {_BLOCK}, memory_space = #ktdp.memory_space<global>}} : memref<512x1024xf16>
+  %tx = ktdp.construct_access_tile %vx[0, 0] {{access_tile_set = {_BLOCK}, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>}} : memref<512x1024xf16> -> !ktdp.access_tile<512x1024xindex>
+"""  # noqa: E501
+
+
+def _peak(body: str, lx: int = 64 * MIB, placed: int = 0) -> int:
+    module = load_module(_HEAD + body + "  return\n}\n")
+    function = next(op for op in module.walk() if isinstance(op, func.FuncOp))
+    return check_scratchpad(function, lx, placed)
+
+
+def test_a_loop_holds_its_iter_arg_its_load_and_its_sum() -> None:
+    """An init loaded before the loop is copied into the iter_arg's buffer at the loop's start."""
+    body = """  %init = ktdp.load %tx : <512x1024xindex> -> tensor<512x1024xf16>
+  %sum = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = %init) -> (tensor<512x1024xf16>) {
+    %a = ktdp.load %tx : <512x1024xindex> -> tensor<512x1024xf16>
+    %next = arith.addf %acc, %a : tensor<512x1024xf16>
+    scf.yield %next : tensor<512x1024xf16>
+  }
+  ktdp.store %sum, %tx : tensor<512x1024xf16>, <512x1024xindex>
+"""
+    assert _peak(body) == 3 * MIB
+    assert (
+        _peak(
+            body.replace("= %init)", "= %cst)").replace(
+                "%init = ktdp.load",
+                "%cst = arith.constant dense<0.0> : tensor<512x1024xf16>\n  %unused = ktdp.load",
+            )
+        )
+        == 3 * MIB
+    )
+
+
+def test_a_value_read_inside_a_loop_lives_through_the_loop() -> None:
+    body = """  %w = ktdp.load %tx : <512x1024xindex> -> tensor<512x1024xf16>
+  scf.for %i = %c0 to %c2 step %c1 {
+    %a = ktdp.load %tx : <512x1024xindex> -> tensor<512x1024xf16>
+    %p = arith.mulf %a, %w : tensor<512x1024xf16>
+    ktdp.store %p, %tx : tensor<512x1024xf16>, <512x1024xindex>
+  }
+  %b = ktdp.load %tx : <512x1024xindex> -> tensor<512x1024xf16>
+  ktdp.store %b, %tx : tensor<512x1024xf16>, <512x1024xindex>
+"""
+    assert _peak(body) == 3 * MIB  # w, a and p inside; b alone after
+
+
+def test_reshapes_are_views_and_placed_arrays_count() -> None:
+    body = """  %a = ktdp.load %tx : <512x1024xindex> -> tensor<512x1024xf16>
+  %r = tensor.expand_shape %a [[0], [1, 2]] output_shape [512, 16, 64] : tensor<512x1024xf16> into tensor<512x16x64xf16>
+  %c = tensor.collapse_shape %r [[0], [1, 2]] : tensor<512x16x64xf16> into tensor<512x1024xf16>
+  ktdp.store %c, %tx : tensor<512x1024xf16>, <512x1024xindex>
+"""  # noqa: E501
+    assert _peak(body) == MIB
+    assert _peak(body, placed=4096) == MIB + 4096
+    with pytest.raises(KtdpError, match="LX overflow: 1,052,672 bytes live"):
+        _peak(body, lx=MIB, placed=4096)
+
+
+def test_threads_give_the_values_one_thread_gives() -> None:
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((32, 256, 128)).astype(np.float16) for _ in range(2))
+    threaded = numerics.elementwise(np.subtract, [a, b], f16)
+    assert a.size >= numerics.THREADED_ELEMENTS
+    serial = numerics.elementwise(np.subtract, [a[:1], b[:1]], f16)  # one tile: never threaded
+    np.testing.assert_array_equal(threaded[:1], serial)
+    np.testing.assert_array_equal(threaded, (a.astype(np.float32) - b).astype(np.float16))
