@@ -50,10 +50,6 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
-from xdsl.ir.affine import (
-    AffineExpr,
-    AffineMap,
-)
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -67,12 +63,11 @@ from xdsl.irdl import (
     var_result_def,
 )
 from xdsl.parser import AttrParser, Parser, UnresolvedOperand
-from xdsl.parser.affine_parser import AffineParser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from ktir.dialects.ktdp_syntax import affine_text, print_attributes
+from ktir.dialects.ktdp_syntax import affine_text, operand_text, parse_subscripts, print_attributes
 from ktir.dialects.ktdp_types import (
     RuntimeArgExtractOp,
     RuntimeArgType,
@@ -356,7 +351,7 @@ class ConstructAccessTileOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> ConstructAccessTileOp:
         base = parser.parse_unresolved_operand()
-        base_map, indices = _parse_subscripts(parser)
+        base_map, indices = parse_subscripts(parser)
         symbols: list[SSAValue] = []
         if parser.parse_optional_keyword("symbols") is not None:
             pos = parser.pos
@@ -411,7 +406,7 @@ class ConstructAccessTileOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_operand(self.base)
         printer.print_string("[")
-        operands = [_operand_text(printer, v) for v in self.indices]
+        operands = [operand_text(printer, v) for v in self.indices]
         printer.print_string(", ".join(affine_text(e, operands) for e in self.base_map.data.results))
         printer.print_string("]")
         if self.symbol_operands:
@@ -460,47 +455,6 @@ class ConstructAccessTileOp(IRDLOperation):
             raise VerifyException(
                 f"result type rank ({rank}) must match access_tile_set dimensions ({tile_set.num_dims})"
             )
-
-
-def _parse_subscripts(parser: Parser) -> tuple[AffineMap, Sequence[SSAValue]]:
-    """
-    `[%row + %i, 0]`: an affine map with one dim per distinct SSA name, in order of first
-    appearance (MLIR's affine map of SSA ids; xDSL's parser makes them symbols), and the names.
-    """
-    affine = AffineParser(parser._parser_state)
-    positions: dict[tuple[str, int], int] = {}
-    names: list[UnresolvedOperand] = []
-
-    def ssa_name() -> AffineExpr | None:
-        """`%row` or `%ids#1` (a result of a multi-result op, unlike xDSL's own parser)."""
-        operand = parser.parse_optional_unresolved_operand()
-        if operand is None:
-            return None
-        key = (operand.span.text, operand.index)
-        if key not in positions:
-            positions[key] = len(names)
-            names.append(operand)
-        return AffineExpr.dimension(positions[key])
-
-    exprs = affine.parse_comma_separated_list(
-        affine.Delimiter.SQUARE,
-        lambda: affine._parse_affine_expr(ssa_name),
-    )
-    operands = [parser.resolve_operand(name, IndexType()) for name in names]
-    return AffineMap(len(names), 0, tuple(exprs)), operands
-
-
-def _operand_text(printer: Printer, value: SSAValue) -> str:
-    """The name `printer` gives `value` (`%row`, `%0`)."""
-    from io import StringIO
-
-    stream = printer.stream
-    printer.stream = StringIO()
-    try:
-        printer.print_operand(value)
-        return printer.stream.getvalue()  # type: ignore[attr-defined]
-    finally:
-        printer.stream = stream
 
 
 @irdl_op_definition

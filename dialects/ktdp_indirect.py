@@ -52,7 +52,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from ktir.dialects.ktdp import AccessTileType
-from ktir.dialects.ktdp_syntax import affine_text, print_attributes
+from ktir.dialects.ktdp_syntax import affine_text, operand_text, print_attributes
 
 
 class _Subscripts:
@@ -184,9 +184,8 @@ class ConstructIndirectAccessTileOp(IRDLOperation):
         )
 
     def print(self, printer: Printer) -> None:
-        from ktir.dialects.ktdp import _operand_text  # the printer's name of a value
 
-        names = [_operand_text(printer, v) for v in (*self.captured_variables, *self.body.block.args)]
+        names = [operand_text(printer, v) for v in (*self.captured_variables, *self.body.block.args)]
         printer.print_string(" intermediate_variables(")
         printer.print_string(", ".join(names[len(self.captured_variables) :]))
         printer.print_string(") ")
@@ -198,7 +197,7 @@ class ConstructIndirectAccessTileOp(IRDLOperation):
         ):
             exprs = [affine_text(e, names) for e in map_attr.data.results]  # type: ignore[attr-defined]
             if kind.value.data:  # type: ignore[attr-defined]
-                parts.append(f"ind({_operand_text(printer, next(views))}[{', '.join(exprs)}])")
+                parts.append(f"ind({operand_text(printer, next(views))}[{', '.join(exprs)}])")
             else:
                 parts.append(f"({exprs[0]})")
         printer.print_string(f"[{', '.join(parts)}]")

@@ -11,9 +11,10 @@ Example: the set with constraints `d0 >= 0`, `-d0 + s0 - 1 >= 0` prints as
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from io import StringIO
 
-from xdsl.dialects.builtin import AffineMapAttr, AffineSetAttr
-from xdsl.ir import Attribute
+from xdsl.dialects.builtin import AffineMapAttr, AffineSetAttr, IndexType
+from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
@@ -21,8 +22,11 @@ from xdsl.ir.affine import (
     AffineConstraintKind,
     AffineDimExpr,
     AffineExpr,
+    AffineMap,
     AffineSymExpr,
 )
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser.affine_parser import AffineParser
 from xdsl.printer import Printer
 
 _PRECEDENCE = {
@@ -131,4 +135,52 @@ def print_attributes(printer: Printer, attributes: Mapping[str, Attribute]) -> N
     printer.print_string("}")
 
 
-__all__ = ["affine_attribute_text", "affine_text", "print_affine", "print_attributes"]
+def parse_subscripts(parser: Parser) -> tuple[AffineMap, Sequence[SSAValue]]:
+    """
+    `[%row + %i, 0]`: an affine map with one dim per distinct SSA name, in order of first
+    appearance (MLIR's affine map of SSA ids; xDSL's parser makes them symbols), and the names.
+    """
+    # xDSL's own parse_affine_map_of_ssa_ids takes no `%v#1`: the affine parser runs here on the
+    # same token stream, with an SSA-name hook that does.
+    affine = AffineParser(parser._parser_state)
+    positions: dict[tuple[str, int], int] = {}
+    names: list[UnresolvedOperand] = []
+
+    def ssa_name() -> AffineExpr | None:
+        """`%row` or `%ids#1` (a result of a multi-result op, unlike xDSL's own parser)."""
+        operand = parser.parse_optional_unresolved_operand()
+        if operand is None:
+            return None
+        key = (operand.span.text, operand.index)
+        if key not in positions:
+            positions[key] = len(names)
+            names.append(operand)
+        return AffineExpr.dimension(positions[key])
+
+    exprs = affine.parse_comma_separated_list(
+        affine.Delimiter.SQUARE,
+        lambda: affine._parse_affine_expr(ssa_name),
+    )
+    operands = [parser.resolve_operand(name, IndexType()) for name in names]
+    return AffineMap(len(names), 0, tuple(exprs)), operands
+
+
+def operand_text(printer: Printer, value: SSAValue) -> str:
+    """The name `printer` gives `value` (`%row`, `%0`)."""
+    stream = printer.stream
+    printer.stream = StringIO()
+    try:
+        printer.print_operand(value)
+        return printer.stream.getvalue()  # type: ignore[attr-defined]
+    finally:
+        printer.stream = stream
+
+
+__all__ = [
+    "affine_attribute_text",
+    "affine_text",
+    "operand_text",
+    "parse_subscripts",
+    "print_affine",
+    "print_attributes",
+]
