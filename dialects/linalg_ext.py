@@ -157,6 +157,25 @@ class ReduceOp(IRDLOperation):
         printer.print_region(self.region, print_entry_block_args=False)
 
 
+def _named_op_arguments(
+    op_type: type[NamedOperation],
+    inputs: Sequence[SSAValue],
+    outputs: Sequence[SSAValue],
+    res: Sequence[Attribute] | None,
+    attributes: dict[str, Attribute] | None,
+) -> dict[str, object]:
+    """A named op's constructor arguments: results of its tensor outputs' types, its body."""
+    if res is None:
+        res = tuple(o.type for o in outputs if isinstance(o.type, TensorType))
+    return {
+        "ins": inputs,
+        "outs": outputs,
+        "result_types": res,
+        "attributes": attributes,
+        "hidden_region": op_type.get_hidden_region(inputs, outputs),
+    }
+
+
 @irdl_op_definition
 class DivOp(ElementwiseOperation):
     """`linalg.div`: elementwise division of two tensors (upstream's named op)."""
@@ -170,14 +189,7 @@ class DivOp(ElementwiseOperation):
         res: Sequence[Attribute] | None = None,
         attributes: dict[str, Attribute] | None = None,
     ) -> None:
-        result_types = tuple(output.type for output in outputs) if res is None else res
-        super().__init__(
-            ins=inputs,
-            outs=outputs,
-            result_types=result_types,
-            attributes=attributes,
-            hidden_region=self.get_hidden_region(inputs, outputs),
-        )
+        super().__init__(**_named_op_arguments(type(self), inputs, outputs, res, attributes))
 
     @classmethod
     def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
@@ -219,17 +231,7 @@ class BatchMatmulOp(NamedOperation):
         res: Sequence[Attribute] | None = None,
         attributes: dict[str, Attribute] | None = None,
     ) -> None:
-        if res is None:
-            result_types = tuple(o.type for o in outputs if isinstance(o.type, TensorType))
-        else:
-            result_types = res
-        super().__init__(
-            ins=inputs,
-            outs=outputs,
-            result_types=result_types,
-            attributes=attributes,
-            hidden_region=self.get_hidden_region(inputs, outputs),
-        )
+        super().__init__(**_named_op_arguments(type(self), inputs, outputs, res, attributes))
 
     @classmethod
     def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
