@@ -15,6 +15,9 @@
 // RUN: %python -c "import numpy as np, sys; x = np.zeros((512, 1024), np.float16); np.savez(sys.argv[1], x=x, y=x)" %t.wide.npz
 // RUN: not ktir-run %inputs/ktdp/wide.mlir --function wide --inputs %t.wide.npz -o %t.wide.out.npz 2>&1 | filecheck %s --check-prefix=LX
 // RUN: not test -e %t.wide.out.npz
+// RUN: printf 'name = "spyre-4mib"\nlx_bytes = 4194304\n' > %t.toml
+// RUN: ktir-run %inputs/ktdp/wide.mlir --function wide --inputs %t.wide.npz -o %t.wide.out.npz --target %t.toml | filecheck %s --check-prefix=BIGLX
+// RUN: %python -c "import numpy as np, sys; print(np.load(sys.argv[1])['y'][0, :2])" %t.wide.out.npz | filecheck %s --check-prefix=BIGLXVALUES
 
 // CHECK: ktir.sim: 1 ops
 // CHECK: @add
@@ -24,3 +27,6 @@
 // GRID: ktir-run: error: argument --grid: 1 to 3 positive extents, not '0'
 // BOUNDS: add.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'ktdp.load': an access reaches element
 // LX: wide.mlir:10:{{[0-9]+}}: error: LX overflow: 3,145,728 bytes live on each tile at this op
+// BIGLX: ktir.sim: 1 ops
+// BIGLX: @wide
+// BIGLXVALUES: [1. 1.]
