@@ -13,6 +13,7 @@
 // RUN: not ktir-run %inputs/ktdp/add.mlir --function add --inputs %t.small.npz -o %t.bad.npz 2>&1 | filecheck %s --check-prefix=BOUNDS
 // RUN: not test -e %t.bad.npz
 // RUN: %python -c "import numpy as np, sys; x = np.zeros((512, 1024), np.float16); np.savez(sys.argv[1], x=x, y=x)" %t.wide.npz
+// RUN: rm -f %t.wide.out.npz
 // RUN: not ktir-run %inputs/ktdp/wide.mlir --function wide --inputs %t.wide.npz -o %t.wide.out.npz 2>&1 | filecheck %s --check-prefix=LX
 // RUN: not test -e %t.wide.out.npz
 // RUN: printf 'name = "spyre-4mib"\nlx_bytes = 4194304\n' > %t.toml
