@@ -380,3 +380,35 @@ def test_an_index_op_the_engine_lacks_is_located() -> None:
     with pytest.raises(KtdpError, match=r"'arith\.xori' is not supported by the ktdp engine") as caught:
         ktdp.run(text, "add", {"a": a, "b": a, "c": a})
     assert caught.value.location is not None
+
+
+def test_nested_loops_with_per_tile_trip_counts_match_numpy() -> None:
+    x = RNG.standard_normal((25, 64)).astype(np.float16)
+    outputs, report = ktdp.run(
+        KERNELS / "nested_ragged.mlir", "nested", {"x": x, "out": np.zeros((4, 64), np.float32)}
+    )
+    expected = np.zeros((4, 64), np.float32)
+    for t in range(4):
+        for r in range(t, 5, 4):
+            for c in range(r + 1):
+                expected[t] += x[5 * r + c].astype(np.float32)
+    np.testing.assert_array_equal(outputs["out"], expected)
+    # 1 + 5 + 2 + 3 + 4 = 15 one-stick rows read, 4 rows of 2 sticks written.
+    assert report.kernels[0].bytes == 15 * 128 + 4 * 256
+
+
+def test_a_distributed_tile_in_transposed_order() -> None:
+    """The same copy with both access tiles enumerated column by column (order (d1, d0))."""
+    text = (KERNELS / "distributed.mlir").read_text(encoding="utf-8")
+    text = text.replace(
+        "#full = affine_map<(d0, d1) -> (d0, d1)>", "#full = affine_map<(d0, d1) -> (d1, d0)>"
+    )
+    text = text.replace("access_tile<96x64xindex>", "access_tile<64x96xindex>").replace(
+        "<96x64xindex>", "<64x96xindex>"
+    )
+    text = text.replace("tensor<96x64xf16>", "tensor<64x96xf16>")
+    a, b, c = (RNG.standard_normal((64, 64)).astype(np.float16) for _ in range(3))
+    arrays = {"a": a, "b": np.ascontiguousarray(b.T), "c": c, "out": np.zeros((192, 64), np.float16)}
+    outputs, _ = ktdp.run(text, "copy", arrays, place={"b": (0, 0), "c": (0, 1)})
+    np.testing.assert_array_equal(outputs["out"], np.concatenate([a, b, c]))
+    np.testing.assert_array_equal(outputs["c"], (2 * c.astype(np.float32)).astype(np.float16))
