@@ -58,6 +58,17 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 
+def _parse_typed_operand(parser: Parser, keyword: str) -> SSAValue:
+    """`ins(%x : tensor<8x64xf32>)`: the operand after `keyword`, resolved to its type."""
+    parser.parse_characters(keyword)
+    parser.parse_punctuation("(")
+    unresolved = parser.parse_unresolved_operand()
+    parser.parse_punctuation(":")
+    value = parser.resolve_operand(unresolved, parser.parse_type())
+    parser.parse_punctuation(")")
+    return value
+
+
 @irdl_op_definition
 class ReduceOp(IRDLOperation):
     """
@@ -95,18 +106,8 @@ class ReduceOp(IRDLOperation):
         combiner_type = parser.ctx.get_optional_op(combiner)
         if combiner_type is None:
             parser.raise_error(f"unknown combining op '{combiner}'", combiner_at, parser.pos)
-        parser.parse_characters("ins")
-        parser.parse_punctuation("(")
-        unresolved_input = parser.parse_unresolved_operand()
-        parser.parse_punctuation(":")
-        source = parser.resolve_operand(unresolved_input, parser.parse_type())
-        parser.parse_punctuation(")")
-        parser.parse_characters("outs")
-        parser.parse_punctuation("(")
-        unresolved_init = parser.parse_unresolved_operand()
-        parser.parse_punctuation(":")
-        init = parser.resolve_operand(unresolved_init, parser.parse_type())
-        parser.parse_punctuation(")")
+        source = _parse_typed_operand(parser, "ins")
+        init = _parse_typed_operand(parser, "outs")
         parser.parse_keyword("dimensions")
         parser.parse_punctuation("=")
         dimensions = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
@@ -176,11 +177,8 @@ def _named_op_arguments(
     }
 
 
-@irdl_op_definition
-class DivOp(ElementwiseOperation):
-    """`linalg.div`: elementwise division of two tensors (upstream's named op)."""
-
-    name = "linalg.div"
+class _BuiltFromOutputs:
+    """The constructor of a named op: its results typed as its tensor outputs, its body built."""
 
     def __init__(
         self,
@@ -189,7 +187,14 @@ class DivOp(ElementwiseOperation):
         res: Sequence[Attribute] | None = None,
         attributes: dict[str, Attribute] | None = None,
     ) -> None:
-        super().__init__(**_named_op_arguments(type(self), inputs, outputs, res, attributes))
+        super().__init__(**_named_op_arguments(type(self), inputs, outputs, res, attributes))  # type: ignore[call-arg]
+
+
+@irdl_op_definition
+class DivOp(_BuiltFromOutputs, ElementwiseOperation):
+    """`linalg.div`: elementwise division of two tensors (upstream's named op)."""
+
+    name = "linalg.div"
 
     @classmethod
     def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
@@ -215,7 +220,7 @@ def _batch_maps() -> ArrayAttr[AffineMapAttr]:
 
 
 @irdl_op_definition
-class BatchMatmulOp(NamedOperation):
+class BatchMatmulOp(_BuiltFromOutputs, NamedOperation):
     """`linalg.batch_matmul`: C[b] += A[b] @ B[b] over a leading batch dim (upstream's named op)."""
 
     name = "linalg.batch_matmul"
@@ -223,15 +228,6 @@ class BatchMatmulOp(NamedOperation):
     PRINT_ATTRS_IN_FRONT: ClassVar[bool] = True
 
     indexing_maps = prop_def(ArrayAttr[AffineMapAttr], default_value=_batch_maps())
-
-    def __init__(
-        self,
-        inputs: Sequence[SSAValue],
-        outputs: Sequence[SSAValue] = (),
-        res: Sequence[Attribute] | None = None,
-        attributes: dict[str, Attribute] | None = None,
-    ) -> None:
-        super().__init__(**_named_op_arguments(type(self), inputs, outputs, res, attributes))
 
     @classmethod
     def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
