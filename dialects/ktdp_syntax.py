@@ -56,10 +56,35 @@ def _negated(expr: AffineExpr) -> AffineExpr | None:
     return None
 
 
+def _terms(expr: AffineExpr) -> list[AffineExpr]:
+    """The summands of `expr` from left to right: `(a + b) + (c + d)` gives a, b, c, d."""
+    if isinstance(expr, AffineBinaryOpExpr) and expr.kind == AffineBinaryOpKind.Add:
+        return _terms(expr.lhs) + _terms(expr.rhs)
+    return [expr]
+
+
+def _subtracted(term: AffineExpr) -> AffineExpr | None:
+    """`x` when `term` is `-x` (`x * -1`, `x * -c` as `x * c`, or a negative constant)."""
+    if isinstance(term, AffineConstantExpr) and term.value < 0:
+        return AffineExpr.constant(-term.value)
+    if (negated := _negated(term)) is not None:
+        return negated
+    if (
+        isinstance(term, AffineBinaryOpExpr)
+        and term.kind == AffineBinaryOpKind.Mul
+        and isinstance(term.rhs, AffineConstantExpr)
+        and term.rhs.value < 0
+    ):
+        return term.lhs * -term.rhs.value
+    return None
+
+
 def affine_text(expr: AffineExpr, dims: Sequence[str], parent: int = 0, symbols: Sequence[str] = ()) -> str:
     """
     An affine expression in MLIR's pretty form over named dims and symbols (`%row + %i`,
-    `%t floordiv 64`, `-d0 + s0 - 1`).
+    `%t floordiv 64`, `-d0 + s0 - 1`). A sum prints as its summands from left to right, a
+    negative one subtracted, as mlir-opt prints it: `s0 + ((d0 * -1) + -1)` is `s0 - d0 - 1`.
+    The text parses back to an expression of the same value (sums associate to the left).
     """
     if isinstance(expr, AffineDimExpr):
         return dims[expr.position]
@@ -72,17 +97,17 @@ def affine_text(expr: AffineExpr, dims: Sequence[str], parent: int = 0, symbols:
     if (negated := _negated(expr)) is not None:
         return f"-{affine_text(negated, dims, 3, symbols)}"
     level = _PRECEDENCE[expr.kind]
-    lhs = affine_text(expr.lhs, dims, level, symbols)
-    if expr.kind == AffineBinaryOpKind.Add:
-        rhs = expr.rhs
-        if isinstance(rhs, AffineConstantExpr) and rhs.value < 0:
-            text = f"{lhs} - {-rhs.value}"
-        elif (negated := _negated(rhs)) is not None:
-            text = f"{lhs} - {affine_text(negated, dims, 2, symbols)}"
-        else:
-            text = f"{lhs} + {affine_text(rhs, dims, level, symbols)}"
-    else:
+    if expr.kind != AffineBinaryOpKind.Add:
+        lhs = affine_text(expr.lhs, dims, level, symbols)
         text = f"{lhs} {_KEYWORD[expr.kind]} {affine_text(expr.rhs, dims, level + 1, symbols)}"
+        return f"({text})" if level < parent else text
+    first, *rest = _terms(expr)
+    text = affine_text(first, dims, level + 1, symbols)
+    for term in rest:
+        if (subtracted := _subtracted(term)) is not None:
+            text += f" - {affine_text(subtracted, dims, level + 1, symbols)}"
+        else:
+            text += f" + {affine_text(term, dims, level + 1, symbols)}"
     return f"({text})" if level < parent else text
 
 
