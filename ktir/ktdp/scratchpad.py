@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, func, tensor
+from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 
@@ -30,6 +30,7 @@ from ktir.reference.ops import numpy_dtype
 
 _FREE = (arith.ConstantOp, tensor.EmptyOp)
 _VIEWS = (tensor.ExpandShapeOp, tensor.CollapseShapeOp)
+_CONTROL = (scf.ForOp, scf.IfOp)
 
 
 @dataclass
@@ -82,9 +83,10 @@ class _Lifetimes:
         return max(self.position[o] for o in op.walk())
 
     def _define(self, op: Operation) -> None:
-        # A region op's results exist once its body has run; its tensor block arguments (a
-        # loop's iter_args) hold a buffer of their own across the whole body.
-        start = self._end(op) + 1 if op.regions else self.position[op]
+        # A loop's or an if's results exist once its body has run; its tensor block arguments
+        # (a loop's iter_args) hold a buffer of their own across the whole body. Any other op
+        # with a region (a linalg op's payload) writes its results while it reads its operands.
+        start = self._end(op) + 1 if isinstance(op, _CONTROL) else self.position[op]
         for value in op.results:
             if isinstance(op, _VIEWS):
                 self.alias[value] = self.alias.get(op.operands[0], op.operands[0])
@@ -101,9 +103,10 @@ class _Lifetimes:
         if root not in self.values:
             return
         # A use nested in a loop or a body that the value is defined outside of lasts as long
-        # as the op that holds the use; a region op's own operand is read where it starts.
+        # as the op that holds the use; a loop's own operand is read where it starts, a linalg
+        # op's through its payload, to its end.
         holder = _outermost_below(op, _defining_block(root))
-        last = self.position[op] if holder is op else self._end(holder)
+        last = self.position[op] if holder is op and isinstance(op, _CONTROL) else self._end(holder)
         self.values[root].end = max(self.values[root].end, last)
 
 

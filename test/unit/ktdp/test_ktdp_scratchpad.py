@@ -74,6 +74,16 @@ def test_reshapes_are_views_and_placed_arrays_count() -> None:
         _peak(body, lx=MIB, placed=4096)
 
 
+def test_a_named_linalg_op_holds_its_operand_and_its_result() -> None:
+    """linalg.exp has a payload region: its input and its output are both live while it runs."""
+    body = """  %a = ktdp.load %tx : <512x1024xindex> -> tensor<512x1024xf16>
+  %e = tensor.empty() : tensor<512x1024xf16>
+  %ex = linalg.exp ins(%a : tensor<512x1024xf16>) outs(%e : tensor<512x1024xf16>) -> tensor<512x1024xf16>
+  ktdp.store %ex, %tx : tensor<512x1024xf16>, <512x1024xindex>
+"""
+    assert _peak(body) == 2 * MIB
+
+
 def test_threads_give_the_values_one_thread_gives() -> None:
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((32, 256, 128)).astype(np.float16) for _ in range(2))
