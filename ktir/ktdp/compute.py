@@ -89,8 +89,8 @@ def _arith(run: TileProgram, op: Operation) -> list[Any]:
         if short not in _INDEX:
             raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
         a, b = (np.asarray(run.env[v]) for v in op.operands)
-        if short in _DIVIDING and (b == 0).any():
-            raise KtdpError(f"'{op.name}' divides by zero", location_of(op))
+        if short in _DIVIDING:
+            b = _divisor(run, op, b)
         return [_INDEX[short](a, b).astype(np.int64)]
     fn = _BINARY.get(short) or _UNARY.get(short) or (_same if short in _CASTS else None)
     if fn is None:
@@ -98,6 +98,19 @@ def _arith(run: TileProgram, op: Operation) -> list[Any]:
     if isinstance(op.results[0].type, TensorType):
         _charge_sfu(run, short, op.results[0])
     return [elementwise(fn, [run.env[v] for v in op.operands], element_of(op.results[0]))]
+
+
+def _divisor(run: TileProgram, op: Operation, divisor: np.ndarray) -> np.ndarray:
+    """
+    The divisor of an index division, checked on the running tiles only: a masked-off tile
+    (past its last loop iteration) divides by 1, since its result is never used.
+    """
+    active = run.charges.active
+    if active is not None and divisor.ndim > 0 and divisor.shape[0] == run.tiles:
+        divisor = np.where(active.reshape(-1, *[1] * (divisor.ndim - 1)), divisor, 1)
+    if (divisor == 0).any():
+        raise KtdpError(f"'{op.name}' divides by zero", location_of(op))
+    return divisor
 
 
 _PREDICATES = {
@@ -146,7 +159,10 @@ def _constant(run: TileProgram, op: arith.ConstantOp) -> Any:
     splat = value.get_values()  # type: ignore[attr-defined]
     shape = tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
     element = element_of(op.result)
+    # A splat holds one value; a dense literal holds every element, flat in row-major order.
     array = np.asarray(splat[0] if len(splat) == 1 else splat)
+    if array.size == math.prod(shape) and array.size > 1:
+        array = array.reshape(shape)
     if not isinstance(element, IndexType):  # the constant in the type the program states
         array = store(array, element)
     # Every tile sees the same constant: a broadcast view gives it the tiles dim for free.
@@ -221,7 +237,9 @@ def _reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
     source = _batched(run, op.input)
     run.env[block.args[0]] = source
     run.env[block.args[1]] = np.float64(_IDENTITY[combiner])  # the combiner passes the term through
+    outer = _capture_per_tile(run, block, source.ndim - 1)
     terms = np.asarray(run.run_block(block.ops)[0])
+    run.env.update(outer)
     dims = tuple(d + 1 for d in op.dimensions.get_values())
     value = _REDUCE[combiner](compute_precision(np.broadcast_to(terms, source.shape)), axis=dims)
     init = op.init

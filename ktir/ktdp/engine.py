@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -124,6 +125,30 @@ class TileProgram:
         if active is None:
             return values
         return np.where(active, values, values[np.argmax(active)])
+
+    def addressed_view(self, view: Any) -> Any:
+        """
+        A memory view as `addressed` sees it: a masked-off tile takes the first running tile's
+        offset, sizes, strides and set, so that the access it does not perform is checked and
+        read where a running tile's is (its own view may be smaller, or elsewhere).
+        """
+        if self.charges.active is None or not isinstance(view, View):
+            return view
+        covers = view.covers
+        if covers is not None:
+            first = int(np.argmax(self.charges.active))
+            live = self.charges.active[:, None]
+            covers = (
+                np.where(live, covers[0], covers[0][first]),
+                np.where(live, covers[1], covers[1][first]),
+            )
+        return replace(
+            view,
+            offset=self.addressed(view.offset),
+            sizes=[self.addressed(n) for n in view.sizes],
+            strides=[self.addressed(n) for n in view.strides],
+            covers=covers,
+        )
 
     @property
     def active_tiles(self) -> int:

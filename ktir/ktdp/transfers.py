@@ -80,7 +80,7 @@ def _memory_view(run: TileProgram, op: ktdp.ConstructMemoryViewOp) -> list[View]
 
 
 def _access_tile(run: TileProgram, op: ktdp.ConstructAccessTileOp) -> list[Tile]:
-    view = run.env[op.base]
+    view = run.addressed_view(run.env[op.base])
     if not isinstance(view, View | DistributedView):
         raise KtdpError("access tiles of tensors are not supported yet: give a memory view", location_of(op))
     indices = [run.addressed(run.env[v]) for v in op.indices]
@@ -103,7 +103,7 @@ def _indirect_tile(run: TileProgram, op: Any) -> list[Tile]:
     An indirect access tile: the intermediate variables over their box, each base coordinate a
     direct subscript or a value read from an index view (a gather or scatter's addresses).
     """
-    view = run.env[op.base]
+    view = run.addressed_view(run.env[op.base])
     if not isinstance(view, View):
         raise KtdpError("indirect access tiles of tensors are not supported yet", location_of(op))
     symbols = [run.addressed(run.env[v]) for v in op.symbol_operands]
@@ -122,7 +122,7 @@ def _indirect_tile(run: TileProgram, op: Any) -> list[Tile]:
         for v in op.captured_variables
     ]
     dims += variables
-    views = iter(run.env[v] for v in op.indirect_memrefs)
+    views = iter(run.addressed_view(run.env[v]) for v in op.indirect_memrefs)
     coords = []
     for kind, map_attr in zip(op.per_dim_subscript_kinds.data, op.per_dim_subscript_maps.data, strict=True):
         values = [_eval_expr(e, dims) for e in map_attr.data.results]

@@ -1,0 +1,81 @@
+"""Values of the ktdp engine's compute ops (ktir/ktdp/compute.py) in the corners of a program."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+import ktir.ktdp as ktdp
+
+KERNELS = Path(__file__).resolve().parents[2] / "lit" / "Inputs" / "ktdp"
+_SET = "affine_set<(d0, d1) : (d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 3 >= 0)>"
+_ORDER = "affine_map<(d0, d1) -> (d0, d1)>"
+_VIEW = (
+    f"sizes: [2, 4], strides: [4, 1] {{coordinate_set = {_SET}, memory_space = "
+    "#ktdp.memory_space<global>} : memref<2x4xf32>"
+)
+_TILE = (
+    f"{{access_tile_set = {_SET}, access_tile_order = {_ORDER}}} : "
+    "memref<2x4xf32> -> !ktdp.access_tile<2x4xindex>"
+)
+
+
+def _kernel(body: str, grid: int = 1) -> str:
+    return f"""func.func @k(%x: index, %y: index) attributes {{grid = [{grid}]}} {{
+  %t = ktdp.get_compute_tile_id : index
+  %vx = ktdp.construct_memory_view %x, {_VIEW}
+  %vy = ktdp.construct_memory_view %y, {_VIEW}
+  %tx = ktdp.construct_access_tile %vx[0, 0] {_TILE}
+  %ty = ktdp.construct_access_tile %vy[0, 0] {_TILE}
+  %a = ktdp.load %tx : <2x4xindex> -> tensor<2x4xf32>
+{body}
+  return
+}}
+"""
+
+
+def test_a_dense_constant_of_several_rows_keeps_its_elements_in_place() -> None:
+    body = """  %k = arith.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]> : tensor<2x4xf32>
+  %s = arith.addf %a, %k : tensor<2x4xf32>
+  ktdp.store %s, %ty : tensor<2x4xf32>, <2x4xindex>"""
+    x = np.full((2, 4), 10, np.float32)
+    outputs, _ = ktdp.run(_kernel(body), "k", {"x": x, "y": np.zeros_like(x)})
+    np.testing.assert_array_equal(outputs["y"], x + np.arange(1, 9, dtype=np.float32).reshape(2, 4))
+
+
+def test_a_reduce_body_reads_a_per_tile_scalar() -> None:
+    """Each tile t scales its terms by t + 1 inside the reduce's body and stores row t of y."""
+    body = """  %c1 = arith.constant 1 : index
+  %t1 = arith.addi %t, %c1 : index
+  %ti = arith.index_cast %t1 : index to i32
+  %scale = arith.sitofp %ti : i32 to f32
+  %e = tensor.empty() : tensor<2xf32>
+  %r = linalg.reduce ins(%a : tensor<2x4xf32>) outs(%e : tensor<2xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %p = arith.mulf %in, %scale : f32
+      %q = arith.addf %p, %acc : f32
+      linalg.yield %q : f32
+    }
+  %row = tensor.expand_shape %r [[0, 1]] output_shape [1, 2] : tensor<2xf32> into tensor<1x2xf32>
+  %vs = ktdp.construct_memory_view %s, sizes: [2, 2], strides: [2, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 1 >= 0)>, memory_space = #ktdp.memory_space<global>} : memref<2x2xf32>
+  %ts = ktdp.construct_access_tile %vs[%t, 0] {access_tile_set = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 1 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<2x2xf32> -> !ktdp.access_tile<1x2xindex>
+  ktdp.store %row, %ts : tensor<1x2xf32>, <1x2xindex>"""  # noqa: E501
+    text = _kernel(body, grid=2).replace("%y: index)", "%y: index, %s: index)")
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    arrays = {"x": x, "y": np.zeros_like(x), "s": np.zeros((2, 2), np.float32)}
+    outputs, _ = ktdp.run(text, "k", arrays)
+    np.testing.assert_array_equal(outputs["s"], np.stack([x.sum(1), 2 * x.sum(1)]))
+
+
+def test_a_masked_tile_does_not_divide_by_its_zero() -> None:
+    """In carried.mlir's second iteration tile 1 is masked, and its n - i is 0."""
+    text = (KERNELS / "carried.mlir").read_text(encoding="utf-8")
+    text = text.replace(
+        "%r1 = arith.addi %r, %c1 : index",
+        "%d = arith.subi %n, %i : index\n    %q = arith.divui %c2, %d : index\n"
+        "    %r1 = arith.addi %r, %c1 : index",
+    )
+    x = np.arange(3 * 64, dtype=np.float32).reshape(3, 64)
+    outputs, _ = ktdp.run(text, "carried", {"x": x, "out": np.zeros((2, 64), np.float32)})
+    np.testing.assert_array_equal(outputs["out"], np.stack([x[0] + x[1], x[2]]))

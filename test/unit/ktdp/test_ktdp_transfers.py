@@ -1,0 +1,37 @@
+"""Loads and stores of the ktdp engine (ktir/ktdp/transfers.py) on tiles that a loop masks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+import ktir.ktdp as ktdp
+
+KERNELS = Path(__file__).resolve().parents[2] / "lit" / "Inputs" / "ktdp"
+
+
+def test_a_masked_tile_is_not_checked_against_its_own_smaller_view() -> None:
+    """
+    Each tile's view starts at its own first row and holds its n = 2 - t rows, the address a
+    local row. In the second iteration tile 1 is masked and takes tile 0's local row 1, which
+    its own one-row view does not hold: the access is not performed and must not fail.
+    """
+    text = (KERNELS / "carried.mlir").read_text(encoding="utf-8")
+    text = text.replace(
+        "%vx = ktdp.construct_memory_view %x, sizes: [3, 64], strides: [64, 1] {coordinate_set = "
+        "affine_set<(d0, d1) : (d0 >= 0, -d0 + 2 >= 0, d1 >= 0, -d1 + 63 >= 0)>",
+        "%first = arith.muli %start, %c64 : index\n  %xt = arith.addi %x, %first : index\n"
+        "  %vx = ktdp.construct_memory_view %xt, sizes: [%n, 64], strides: [64, 1] {coordinate_set = "
+        "affine_set<(d0, d1)[s0] : (d0 >= 0, -d0 + s0 - 1 >= 0, d1 >= 0, -d1 + 63 >= 0)>",
+    )
+    text = text.replace(
+        "%c2 = arith.constant 2 : index", "%c2 = arith.constant 2 : index\n  %c64 = arith.constant 64 : index"
+    )
+    text = text.replace("iter_args(%acc = %zero, %r = %start)", "iter_args(%acc = %zero, %r = %c0)")
+    text = text.replace("memref<3x64xf32>", "memref<?x64xf32>")
+    assert "sizes: [%n, 64]" in text
+    x = np.arange(3 * 64, dtype=np.float32).reshape(3, 64)
+    outputs, report = ktdp.run(text, "carried", {"x": x, "out": np.zeros((2, 64), np.float32)})
+    np.testing.assert_array_equal(outputs["out"], np.stack([x[0] + x[1], x[2]]))
+    assert report.kernels[0].bytes == (3 + 2) * 256  # 3 rows read, 2 written: 2 sticks each
