@@ -6,7 +6,7 @@ The simulator's vectorized numerics: one NumPy call for all cores where the tile
 - `rows_at_once`: a row-wise op (elementwise, softmax, norms) on all cores' tiles at once,
   concatenated along the one host dim the cores split.
 
-Both take and return host tiles with a leading cores axis (`ktir.sim.tiles.HostTiles`).
+Both take and return host tiles with a leading cores axis (`ktir.cores.host_tiles.HostTiles`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from xdsl.ir import Operation
 
 from ktir.cores.fused_execution import Trace
 from ktir.cores.fusion import in_sticks
+from ktir.cores.host_tiles import HostTiles
 from ktir.cores.iteration import iteration_space
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
@@ -26,7 +27,6 @@ from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.reference.executor import IMPLEMENTATIONS
 from ktir.reference.ops import numpy_dtype
-from ktir.sim.tiles import HostTiles
 
 ELEMENTWISE = ew.POINTWISE
 """Graph ops that map each element position (after broadcasting) to the same output position."""

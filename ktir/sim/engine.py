@@ -5,7 +5,7 @@ The simulator's kernel engine: numerics of every core plus its timeline.
 executor it extends, and at every op
 
 - moves or computes the data with NumPy for all cores at once where the tiles allow it
-  (`ktir.sim.tiles`): elementwise ops on same-layout tiles run on the device tiles directly,
+  (`ktir.cores.host_tiles`): elementwise ops on same-layout tiles run on the device tiles directly,
   matmul is one batched fp32 matmul over cores, other ops map device tiles to host tiles with
   one transpose and run the reference implementation per core; anything else goes through the
   executor's per-core placement;
@@ -25,6 +25,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.cores.executor import KernelInterpreter, attention_tile, tensor_layout, tile_result
 from ktir.cores.fused_execution import Trace, fp32_matmul, run_fused
+from ktir.cores.host_tiles import HostTiles
 from ktir.cores.prefetch import block_operands
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_structured as st
@@ -45,7 +46,6 @@ from ktir.sim.memory import (
     check_written,
 )
 from ktir.sim.report import KernelReport
-from ktir.sim.tiles import HostTiles
 from ktir.sim.timeline import UNITS, PrefetchWindow, Timeline
 
 

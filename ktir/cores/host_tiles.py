@@ -57,6 +57,7 @@ class HostTiles:
         extent: tuple[int, ...],
         starts: np.ndarray,
         cores: int,
+        padded: bool = False,
     ) -> HostTiles | None:
         """
         The map for device boxes of `extent` at `starts` (cores x device rank), or None.
@@ -64,7 +65,9 @@ class HostTiles:
         None when some core's box covers padding of a group, when a box cuts a group below its
         outermost digit, when a multi-dim group is cut at all (its host box would not be a
         box), or when the box spans a broadcast dim. Synthetic dims (stride -1, data at
-        position 0 only) are allowed; `dense` says whether there are any.
+        position 0 only) are allowed; `dense` says whether there are any. With `padded`, a box
+        that covers padding of a one-dim group maps onto the padded host box: `extent` counts
+        the padding positions, which lie past the host tensor's end.
         """
         bound = bound_layout(layout, shape)
         grouped = {d.device_dim for g in bound.groups for d in g.digits}
@@ -76,7 +79,7 @@ class HostTiles:
         perm, digits, group_extent = [0], [cores], []
         lo = np.zeros((cores, len(shape)), dtype=np.int64)
         for group in bound.groups:
-            placed = _group_box(group, extent, starts)
+            placed = _group_box(group, extent, starts, padded)
             if placed is None:
                 return None
             first, span = placed
@@ -129,11 +132,12 @@ def _ungrouped_selection(
 
 
 def _group_box(
-    group: HostGroup, extent: tuple[int, ...], starts: np.ndarray
+    group: HostGroup, extent: tuple[int, ...], starts: np.ndarray, padded: bool = False
 ) -> tuple[np.ndarray, int] | None:
     """
     Each core's first group position and the span of its box, or None when the box cuts the
-    group below its outermost digit, covers padding, or cuts a multi-dim group.
+    group below its outermost digit, covers padding (unless `padded`, for a one-dim group), or
+    cuts a multi-dim group.
     """
     outer = group.digits[-1]
     for digit in group.digits[:-1]:
@@ -141,7 +145,7 @@ def _group_box(
             return None
     first = starts[:, outer.device_dim] * outer.unit
     span = extent[outer.device_dim] * outer.unit
-    if int(first.max()) + span > group.size:
+    if int(first.max()) + span > group.size and not (padded and len(group.host_dims) == 1):
         return None  # padding inside some core's box
     if len(group.host_dims) > 1 and span != group.size:
         return None
