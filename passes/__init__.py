@@ -70,6 +70,12 @@ def _emit_superdsc() -> type[ModulePass]:
     return EmitSuperDscPass
 
 
+def _emit_ktdp() -> type[ModulePass]:
+    from ktir.passes.emit_ktdp import EmitKtdpPass
+
+    return EmitKtdpPass
+
+
 def _compile() -> type[ModulePass]:
     from ktir.passes.compile import CompilePass
 
@@ -89,5 +95,6 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "ktir-lower-to-cores": _lower_to_cores,
         "ktir-check-cores": _check_cores,
         "ktir-emit-superdsc": _emit_superdsc,
+        "ktir-emit-ktdp": _emit_ktdp,
         "ktir-compile": _compile,
     }

@@ -13,6 +13,7 @@ import numpy as np
 from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
 from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 
 from ktir.dialects import ktdp
 from ktir.hardware import cost_model
@@ -20,12 +21,12 @@ from ktir.ir.diagnostics import location_of
 from ktir.ktdp.memory import KtdpError
 from ktir.ktdp.numerics import compute_precision, elementwise
 from ktir.ktdp.state import element_of, sticks
-from ktir.reference.ops import numpy_dtype, store
+from ktir.reference.ops import erf, numpy_dtype, store
 
 if TYPE_CHECKING:
     from ktir.ktdp.engine import Handler, TileProgram
 
-_TWO_PASS = {"exp", "log", "sqrt", "rsqrt", "tanh", "divf", "div"}
+_TWO_PASS = {"exp", "log", "sqrt", "rsqrt", "tanh", "erf", "divf", "div"}  # as ktir's own ops
 _BINARY = {
     "addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide,
     "maximumf": np.maximum, "minimumf": np.minimum, "maxnumf": np.fmax, "minnumf": np.fmin,
@@ -34,7 +35,7 @@ _BINARY = {
 }  # fmt: skip
 _UNARY = {
     "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x),
-    "tanh": np.tanh, "negf": np.negative, "absf": np.abs,
+    "tanh": np.tanh, "negf": np.negative, "absf": np.abs, "erf": erf,
 }  # fmt: skip
 _INDEX = {
     "addi": np.add, "subi": np.subtract, "muli": np.multiply, "divui": np.floor_divide,
@@ -297,7 +298,12 @@ def _generic(run: TileProgram, op: Any) -> list[np.ndarray]:
     space = [0] * len(kinds)
     for value, map_ in zip(operands, maps, strict=True):
         for axis, expr in enumerate(map_.results):
-            space[expr.position] = value.type.get_shape()[axis]
+            if isinstance(expr, AffineDimExpr):
+                space[expr.position] = value.type.get_shape()[axis]
+            elif not isinstance(expr, AffineConstantExpr):
+                raise KtdpError(
+                    f"indexing map result '{expr}' is not a dim or a constant: not supported", location_of(op)
+                )
     block = op.body.block
     combiners = _combiners(op, block) if reductions else []
     for arg, value, map_ in zip(block.args, operands, maps, strict=True):
@@ -385,7 +391,11 @@ def _over_space(run: TileProgram, array: Any, value: SSAValue, map_: Any, dims: 
         scalar = np.broadcast_to(np.asarray(array), (run.tiles,)).reshape(run.tiles, *[1] * dims)
         return scalar if isinstance(value.type, IndexType) else compute_precision(scalar)
     array = np.asarray(array)
-    positions = [e.position for e in map_.results]
+    # A constant result reads that one position of its axis (a broadcast operand's size-1 dim).
+    constants = [(a, e.value) for a, e in enumerate(map_.results) if isinstance(e, AffineConstantExpr)]
+    for axis, position in reversed(constants):
+        array = np.take(array, position, axis=axis + 1)
+    positions = [e.position for e in map_.results if isinstance(e, AffineDimExpr)]
     order = sorted(range(len(positions)), key=lambda a: positions[a])
     moved = array.transpose(0, *(a + 1 for a in order))
     shape = [run.tiles] + [1] * dims

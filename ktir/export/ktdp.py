@@ -1,0 +1,403 @@
+"""
+Core-level ktir as RFC 0682 `ktdp` + `linalg` text, in torch-spyre's emitter form.
+
+Each `ktir.kernel` becomes one function `@k<i>_<op>` with `{grid = [cores]}` and one `index`
+argument per kernel tensor (its inputs `%in<j>`, then its results `%out<j>`): the element offset
+of the tensor's device buffer. Inside:
+- a `#ktdp.memory_space<global>` view per tensor over its device buffer, `sizes` its device
+  size, row-major strides, the coordinate set the whole box;
+- a `ktir.dma_load` of tile t is a direct access tile at the core's box start (subscripts from
+  `get_compute_tile_id`: `a * %id + b` when the starts are affine in the core, else a
+  `tensor.extract` from a constant table of starts), its `access_tile_order` the device dims
+  in host order, then a `ktdp.load`, and `collapse_shape` / `expand_shape` to the host tile;
+- a `ktir.compute` is its payload in `linalg` (`ktir.export.ktdp_payload`) on those tiles;
+- a `ktir.dma_store` reshapes the host tile back and stores it through its access tile.
+
+Example: a 16 x 256 f16 result with device size [4, 16, 64] (column sticks outermost) whose
+tile on core c is extent [1, 2, 64] at start [c // 8, 2 (c mod 8), 0] is written through
+`%v[%s0, %s1, 0]` with `access_tile_order = (d0, d1, d2) -> (d1, d0, d2)`: the loaded 2 x 1 x 64
+tensor collapses to the 2 x 64 host tile (rows, then the stick's 64 columns).
+
+What is not written yet is a located error: chunk loops (`scf.for`), accumulating computes,
+`lx_fill`, ring reductions, whole-slice and resident loads, stores by some cores only, tiles
+whose device box is not one host box (`ktir.cores.host_tiles.HostTiles`), and payload ops without a
+`linalg` form (`ktdp_payload.emit_payload`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from ktir.cores.executor import tensor_layout
+from ktir.cores.host_tiles import HostTiles
+from ktir.dialects import ktir_core as core
+from ktir.dialects import ktir_elementwise as ew
+from ktir.dialects import ktir_structured as st
+from ktir.export.ktdp_payload import (
+    FORMULAS,
+    GELU,
+    HostTensor,
+    Writer,
+    elementwise,
+    generic,
+    matmul,
+    reshaped,
+    size_one_reshape,
+    tensor_type,
+    transpose,
+)
+from ktir.export.ktdp_structured import STRUCTURED
+from ktir.ir.diagnostics import Diagnostic, DiagnosticError, Severity, op_error
+
+
+@dataclass(frozen=True)
+class _Tensor:
+    """A kernel tensor: its argument name, device view name, device size and element type."""
+
+    arg: str
+    view: str
+    device_size: tuple[int, ...]
+    element: Attribute
+
+
+def start_subscript(column: np.ndarray) -> str | None:
+    """
+    Each core's start along one device dim as an affine subscript of `%id`, when it has the
+    form `((id floordiv q) mod r) * a + b` (a work division's mixed-radix core coordinate times
+    the tile extent, plus an offset); None otherwise.
+
+    Example: starts [0, 2, 4, 6, 0, 2, 4, 6] (4 row tiles of 2, repeated for 2 column tiles)
+    are `%id mod 4 * 2`; [0, 0, 0, 0, 64, 64, 64, 64] are `%id floordiv 4 * 64`.
+    """
+    cores, first = len(column), int(column[0])
+    if (column == first).all():
+        return str(first)
+    ids = np.arange(cores)
+    for q in range(1, cores):
+        for r in range(2, cores // q + 1):
+            digit = (ids // q) % r
+            scale = int(column[q] - first)
+            if scale and (column == first + scale * digit).all():
+                return _affine_text(q, r, scale, first, cores)
+    return None
+
+
+def _affine_text(q: int, r: int, scale: int, offset: int, cores: int) -> str:
+    text = "%id" if q == 1 else f"%id floordiv {q}"
+    if q * r < cores:  # the digit wraps
+        text = f"{text} mod {r}" if q == 1 else f"({text}) mod {r}"
+    if scale != 1:
+        text = f"({text}) * {scale}" if " " in text else f"{text} * {scale}"
+    if offset:
+        text = f"{text} + {offset}" if offset > 0 else f"{text} - {-offset}"
+    return text
+
+
+def _box_set(extents: Sequence[int]) -> str:
+    dims = ", ".join(f"d{i}" for i in range(len(extents)))
+    constraints = ", ".join(f"d{i} >= 0, -d{i} + {n - 1} >= 0" for i, n in enumerate(extents))
+    return f"affine_set<({dims}) : ({constraints})>"
+
+
+def _memref(shape: Sequence[int], element: Attribute) -> str:
+    return f"memref<{''.join(f'{n}x' for n in shape)}{element}>"
+
+
+def emit_payload(
+    writer: Writer, op: Operation, operands: list[HostTensor], extent: tuple[int, ...] | None = None
+) -> HostTensor:
+    """
+    One graph op of a payload on host tiles (`ktdp_payload`, `ktdp_structured`). `extent` is
+    the output tile's host shape when the op is a kernel's whole payload (a reshape of a tile
+    needs it). A located `DiagnosticError` for an op without an emission.
+    """
+    if type(op) in FORMULAS:
+        return elementwise(writer, op, operands)
+    if (structured := STRUCTURED.get(type(op))) is not None:
+        return structured(writer, op, operands)
+    if isinstance(op, ew.GeluOp):
+        tanh = op.approximate is not None and op.approximate.data == "tanh"
+        return generic(writer, op, operands, op.result.type.element_type, GELU[tanh])  # type: ignore[attr-defined]
+    if isinstance(op, st.MatmulOp | st.BmmOp):
+        return matmul(writer, op, operands)
+    if isinstance(op, st.PermuteOp):
+        return transpose(writer, operands[0], st.ints(op.perm))
+    if isinstance(op, st.RestickifyOp | st.CopyOp):  # the same host values in another device layout
+        return operands[0] if extent is None else reshaped(writer, operands[0], extent)
+    if isinstance(op, st.ReshapeOp):
+        if extent is not None:
+            return reshaped(writer, operands[0], extent)
+        if (shape := size_one_reshape(op, operands[0])) is not None:
+            return reshaped(writer, operands[0], shape.shape)
+    raise op_error(op, f"ktir-emit-ktdp does not write '{op.name}' payloads yet")
+
+
+def _emit_fused(writer: Writer, op: Operation, operands: list[HostTensor]) -> HostTensor:
+    """A `ktir.fused` region, op by op; its yielded tile."""
+    block = op.regions[0].block
+    env: dict[SSAValue, HostTensor] = dict(zip(block.args, operands, strict=True))
+    for inner in block.ops:
+        if inner.name == "ktir.yield":
+            return env[inner.operands[0]]
+        env[inner.results[0]] = emit_payload(writer, inner, [env[v] for v in inner.operands])
+    raise op_error(op, "its region has no ktir.yield")
+
+
+def _emit_compute_payload(
+    writer: Writer, payload: Operation, operands: list[HostTensor], extent: tuple[int, ...]
+) -> HostTensor:
+    """The payload of a `ktir.compute` (one graph op, or a fused region); `extent`: its output tile."""
+    if payload.name == "ktir.fused":
+        return _emit_fused(writer, payload, operands)
+    return emit_payload(writer, payload, operands, extent)
+
+
+class _KernelWriter:
+    """One kernel's function (module docstring)."""
+
+    def __init__(self, kernel: core.KernelOp, name: str) -> None:
+        self.kernel = kernel
+        self.name = name
+        self.cores = kernel.cores.value.data
+        self.writer = Writer()
+        self.index: dict[SSAValue, int | str] = {}
+        self.buffers: dict[SSAValue, HostTensor] = {}
+        self.tensors: dict[SSAValue, _Tensor] = {}
+        self.tiles = list(kernel.tiles.data)
+        args = list(kernel.body.block.args)
+        inputs = len(kernel.inputs)
+        for i, arg in enumerate(args):
+            stem = f"in{i}" if i < inputs else f"out{i - inputs}"
+            layout, _, _ = tensor_layout(arg.type)
+            element = arg.type.element_type  # type: ignore[attr-defined]
+            self.tensors[arg] = _Tensor(f"%{stem}", f"%v{stem}", tuple(layout.device_size), element)
+
+    def text(self) -> str:
+        """The function's text."""
+        w = self.writer
+        w.emit("%id = ktdp.get_compute_tile_id : index")
+        for tensor in self.tensors.values():
+            size = tensor.device_size
+            strides = [math.prod(size[d + 1 :]) for d in range(len(size))]
+            w.emit(
+                f"{tensor.view} = ktdp.construct_memory_view {tensor.arg}, sizes: {list(size)}, "
+                f"strides: {strides} {{coordinate_set = {_box_set(size)}, memory_space = "
+                f"#ktdp.memory_space<global>}} : {_memref(size, tensor.element)}"
+            )
+        for op in self.kernel.body.block.ops:
+            self._op(op)
+        w.emit("return")
+        args = ", ".join(f"{t.arg}: index" for t in self.tensors.values())
+        head = f"func.func @{self.name}({args}) attributes {{grid = [{self.cores}]}} {{"
+        return "\n".join([head, *w.lines, "}"])
+
+    def _op(self, op: Operation) -> None:
+        if isinstance(op, core.CoreIdOp):
+            self.index[op.results[0]] = "%id"
+        elif isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+            self.index[op.result] = op.value.value.data
+        elif isinstance(op, core.LxAllocOp) or isinstance(op, core.YieldOp):
+            return
+        elif isinstance(op, core.DmaLoadOp):
+            self._load(op)
+        elif isinstance(op, core.DmaStoreOp):
+            self._store(op)
+        elif isinstance(op, core.ComputeOp):
+            self._compute(op)
+        else:
+            raise op_error(op, f"ktir-emit-ktdp does not write '{op.name}' in a kernel yet")
+
+    def _constant_index(self, value: SSAValue, what: str, op: Operation) -> int:
+        known = self.index.get(value)
+        if not isinstance(known, int):
+            raise op_error(op, f"its {what} must be a constant index (chunk loops are not written yet)")
+        return known
+
+    def _host_map(
+        self, op: Operation, tile_index: int, chunk: int
+    ) -> tuple[HostTiles, np.ndarray, tuple[int, ...]]:
+        """The tile's host map (padded), its starts on every core, and the host extent it holds."""
+        tile = self.tiles[tile_index]
+        arg = self.kernel.body.block.args[tile_index]
+        layout, shape, _ = tensor_layout(arg.type)
+        starts = tile.starts_array + tile.chunk_starts_array[chunk]
+        extent = tuple(int(e) for e in tile.extent_array)
+        host = HostTiles.of(layout, shape, extent, starts, self.cores, padded=True)
+        if host is None:
+            raise op_error(
+                op,
+                f"tile {tile_index}'s device box is not one host box on every core (it cuts a stick or "
+                "a multi-dim group, or spans a broadcast dim): ktir-emit-ktdp does not write it yet",
+            )
+        # The host positions a box holds: its padded extent less what lies past the tensor.
+        held = np.minimum(np.array(host.extent), np.array(shape) - host.lo)
+        if (held != held[0]).any() or (held[0] <= 0).any():
+            raise op_error(
+                op,
+                f"tile {tile_index} holds host boxes of different shapes on different cores: not written yet",
+            )
+        return host, starts, tuple(int(n) for n in held[0])
+
+    def _start(self, column: np.ndarray) -> str:
+        """
+        A subscript of the core's start along one device dim: a literal, an affine expression of
+        `%id` (`start_subscript`), or else an entry of a constant table of the starts.
+        """
+        if (expression := start_subscript(column)) is not None:
+            return expression
+        w = self.writer
+        table, values = w.fresh("starts"), ", ".join(str(int(v)) for v in column)
+        w.emit(f"{table} = arith.constant dense<[{values}]> : tensor<{len(column)}xi64>")
+        entry, start = w.fresh("s"), w.fresh("s")
+        w.emit(f"{entry} = tensor.extract {table}[%id] : tensor<{len(column)}xi64>")
+        w.emit(f"{start} = arith.index_cast {entry} : i64 to index")
+        return start
+
+    def _access_tile(
+        self, op: Operation, tile_index: int, chunk: int
+    ) -> tuple[str, tuple[int, ...], HostTiles, tuple[int, ...]]:
+        """The access tile of a DMA (its name and loaded shape), the tile's host map and held extent."""
+        host, starts, held = self._host_map(op, tile_index, chunk)
+        tensor = self.tensors[self.kernel.body.block.args[tile_index]]
+        kept = [d for d, pick in enumerate(host.index) if isinstance(pick, slice)]
+        dropped = [d for d, pick in enumerate(host.index) if not isinstance(pick, slice)]
+        # A device dim that holds no host data in the box (size 1, or synthetic: data at
+        # position 0 only) is read at position 0: the access tile is one position wide there.
+        extent = tuple(
+            1 if d in dropped else int(e) for d, e in enumerate(self.tiles[tile_index].extent_array)
+        )
+        order = dropped + [kept[p - 1] for p in host.perm[1:]]
+        subscripts = ", ".join(self._start(starts[:, d]) for d in range(len(extent)))
+        dims = ", ".join(f"d{d}" for d in range(len(extent)))
+        name = self.writer.fresh("tile")
+        loaded = tuple(extent[d] for d in order)
+        self.writer.emit(
+            f"{name} = ktdp.construct_access_tile {tensor.view}[{subscripts}] {{access_tile_set = "
+            f"{_box_set(extent)}, access_tile_order = affine_map<({dims}) -> "
+            f"({', '.join(f'd{d}' for d in order)})>}} : {_memref(tensor.device_size, tensor.element)} -> "
+            f"!ktdp.access_tile<{''.join(f'{n}x' for n in loaded)}index>"
+        )
+        return name, loaded, host, held
+
+    def _reshaped(self, value: HostTensor, shape: tuple[int, ...]) -> HostTensor:
+        return reshaped(self.writer, value, shape)
+
+    def _load(self, op: core.DmaLoadOp) -> None:
+        if op.whole is not None or isinstance(op.source.type, MemRefType):
+            raise op_error(op, "whole-slice and resident loads are not written yet")
+        chunk = self._constant_index(op.chunk, "chunk", op)
+        self._constant_index(op.slot, "slot", op)
+        tile_index = op.tile.value.data
+        tile, loaded, host, held = self._access_tile(op, tile_index, chunk)
+        element = self.tensors[op.source].element  # type: ignore[index]
+        value = HostTensor(self.writer.fresh("t"), loaded, element)
+        self.writer.emit(
+            f"{value.name} = ktdp.load {tile} : <{''.join(f'{n}x' for n in loaded)}index> "
+            f"-> {value.type_text}"
+        )
+        self.buffers[op.target] = self._slice(self._reshaped(value, host.extent), held)
+
+    def _slice(self, value: HostTensor, held: tuple[int, ...]) -> HostTensor:
+        """The host positions of a padded host tile (its leading `held` box)."""
+        if value.shape == held:
+            return value
+        out = HostTensor(self.writer.fresh("t"), held, value.element)
+        rank = len(held)
+        self.writer.emit(
+            f"{out.name} = tensor.extract_slice {value.name}[{', '.join(['0'] * rank)}] "
+            f"[{', '.join(map(str, held))}] [{', '.join(['1'] * rank)}] : "
+            f"{value.type_text} to {out.type_text}"
+        )
+        return out
+
+    def _padded(self, value: HostTensor, extent: tuple[int, ...]) -> HostTensor:
+        """A host tile placed at the start of a zero tile of the padded `extent`."""
+        if value.shape == extent:
+            return value
+        w = self.writer
+        zeros, out = w.fresh("z"), HostTensor(w.fresh("t"), extent, value.element)
+        rank = len(extent)
+        w.emit(f"{zeros} = arith.constant dense<0.0> : {out.type_text}")
+        w.emit(
+            f"{out.name} = tensor.insert_slice {value.name} into {zeros}[{', '.join(['0'] * rank)}] "
+            f"[{', '.join(map(str, value.shape))}] [{', '.join(['1'] * rank)}] : {value.type_text} into "
+            f"{out.type_text}"
+        )
+        return out
+
+    def _store(self, op: core.DmaStoreOp) -> None:
+        if op.writers is not None and op.writers.value.data != 1:
+            raise op_error(op, "a store by some cores only (writers) is not written yet")
+        if isinstance(op.target.type, MemRefType):
+            raise op_error(op, "stores into resident LX buffers are not written yet")
+        chunk = self._constant_index(op.chunk, "chunk", op)
+        value = self.buffers.get(op.source)
+        if value is None:
+            raise op_error(op, "it stores a buffer no load or compute before it wrote")
+        tile_index = op.tile.value.data
+        tile, loaded, host, held = self._access_tile(op, tile_index, chunk)
+        if value.shape != held:
+            raise op_error(op, f"its buffer holds a {value.shape} tile, the store moves {held}")
+        data = self._reshaped(self._padded(value, host.extent), loaded)
+        self.writer.emit(
+            f"ktdp.store {data.name}, {tile} : {data.type_text}, <{''.join(f'{n}x' for n in loaded)}index>"
+        )
+
+    def _compute(self, op: core.ComputeOp) -> None:
+        if op.accumulate is not None:
+            raise op_error(op, "accumulating computes are not written yet")
+        payload = op.payload.block.first_op
+        assert payload is not None
+        operands = []
+        for value in op.ins:
+            if value not in self.buffers:
+                raise op_error(op, "it reads a buffer no load wrote")
+            operands.append(self.buffers[value])
+        chunk = self._constant_index(op.chunk, "chunk", op)
+        out_tile = int(op.tiles.get_values()[-1])
+        _, _, held = self._host_map(op, out_tile, chunk)
+        result = _emit_compute_payload(self.writer, payload, operands, held)
+        if math.prod(result.shape) != math.prod(held):
+            raise op_error(op, f"its payload gives a {result.shape} tile, its output tile holds {held}")
+        self.buffers[op.outs[0]] = self._reshaped(result, held)
+
+
+def kernel_names(module: ModuleOp) -> list[tuple[str, core.KernelOp]]:
+    """Every kernel of `module` in program order with the name of its function: `k<i>_<op>`."""
+    kernels = [op for op in module.walk() if isinstance(op, core.KernelOp)]
+    return [(f"k{i}_{k.op_name.data.removeprefix('ktir.')}", k) for i, k in enumerate(kernels)]
+
+
+def emit_kernel(kernel: core.KernelOp, name: str) -> str:
+    """One kernel as a ktdp function's text; a located `DiagnosticError` for what is not written yet."""
+    return _KernelWriter(kernel, name).text()
+
+
+def emit_module(module: ModuleOp) -> str:
+    """
+    Every kernel of a core-level module as one ktdp module's text (function-level views and
+    host ops are not kernels: they are left out). Raises one `DiagnosticError` listing every
+    kernel that cannot be written.
+    """
+    functions, errors = [], []
+    for name, kernel in kernel_names(module):
+        try:
+            functions.append(emit_kernel(kernel, name))
+        except DiagnosticError as error:
+            errors.extend(error.diagnostics)
+    if errors:
+        raise DiagnosticError(errors)
+    if not functions:
+        message = "the module has no ktir.kernel: run ktir-lower-to-cores (or ktir-compile) first"
+        raise DiagnosticError([Diagnostic(Severity.ERROR, message, None)])
+    return "builtin.module {\n" + "\n".join(functions) + "\n}\n"
+
+
+__all__ = ["emit_kernel", "emit_module", "kernel_names", "tensor_type"]

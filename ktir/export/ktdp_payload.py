@@ -1,0 +1,346 @@
+"""
+The payload of a `ktir.compute` as `linalg` on host tiles, in ktir's numerics.
+
+Each graph op of a payload (a `ktir.fused` region op by op) becomes one `linalg` op on tensors
+of the host tile's shape; the value it computes is the one ktir's reference computes for it:
+- an elementwise op is a `linalg.generic` that widens fp16 operands to f32 (`arith.extf`),
+  computes the reference's formula in f32 op by op, and rounds once to the result type
+  (`arith.truncf`); operands broadcast as NumPy broadcasts host tiles (right-aligned, a size-1
+  dim read at 0 through its indexing map);
+- `ktir.matmul` / `ktir.bmm` are `linalg.matmul` / `linalg.batch_matmul` into a
+  `tensor.empty` (the product accumulated in f32 and rounded once, as the PE arrays do).
+
+Example: `ktir.silu` of a 2 x 64 f16 tile is a generic whose body is `extf`, `negf`,
+`math.exp`, `addf 1.0`, `divf`, `truncf`: the reference's `x / (1 + exp(-x))` in f32.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
+from xdsl.ir import Attribute, Operation
+
+from ktir.dialects import ktir_elementwise as ew
+from ktir.dialects import ktir_structured as st
+from ktir.ir.diagnostics import op_error
+from ktir.ir.values import shape_of
+
+
+@dataclass(frozen=True)
+class HostTensor:
+    """An SSA tensor of the emitted program: its name, host tile shape and element type."""
+
+    name: str
+    shape: tuple[int, ...]
+    element: Attribute
+
+    @property
+    def type_text(self) -> str:
+        """Its MLIR type: `tensor<2x64xf16>`."""
+        return tensor_type(self.shape, self.element)
+
+
+def tensor_type(shape: Sequence[int], element: Attribute) -> str:
+    """`tensor<2x64xf16>` (`tensor<f16>` for rank 0)."""
+    return f"tensor<{''.join(f'{n}x' for n in shape)}{element}>"
+
+
+@dataclass
+class Writer:
+    """The lines of one emitted function and a supply of fresh SSA names."""
+
+    lines: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def fresh(self, stem: str) -> str:
+        """A new SSA name `%stem<k>`."""
+        k = self.counts.get(stem, 0)
+        self.counts[stem] = k + 1
+        return f"%{stem}{k}"
+
+    def emit(self, line: str, indent: int = 1) -> None:
+        """One line of the body."""
+        self.lines.append("  " * indent + line)
+
+
+_F32 = Float32Type()
+
+Formula = Callable[[Writer, list[str]], str]
+"""Scalar ops of a generic body on f32 values (SSA names); returns the result's name."""
+
+
+def _op(writer: Writer, text: str) -> str:
+    name = writer.fresh("v")
+    writer.emit(f"{name} = {text}", 2)
+    return name
+
+
+def _constant(writer: Writer, value: float) -> str:
+    return _op(writer, f"arith.constant {value!r} : f32")
+
+
+def _binary(name: str) -> Formula:
+    return lambda w, a: _op(w, f"arith.{name} {a[0]}, {a[1]} : f32")
+
+
+def _unary(name: str) -> Formula:
+    return lambda w, a: _op(w, f"{name} {a[0]} : f32")
+
+
+def _reciprocal(w: Writer, a: list[str]) -> str:
+    return _op(w, f"arith.divf {_constant(w, 1.0)}, {a[0]} : f32")
+
+
+def _sigmoid(w: Writer, a: list[str]) -> str:
+    e = _op(w, f"math.exp {_op(w, f'arith.negf {a[0]} : f32')} : f32")
+    return _op(
+        w, f"arith.divf {_constant(w, 1.0)}, {_op(w, f'arith.addf {e}, {_constant(w, 1.0)} : f32')} : f32"
+    )
+
+
+def _silu(w: Writer, a: list[str]) -> str:
+    e = _op(w, f"math.exp {_op(w, f'arith.negf {a[0]} : f32')} : f32")
+    return _op(w, f"arith.divf {a[0]}, {_op(w, f'arith.addf {e}, {_constant(w, 1.0)} : f32')} : f32")
+
+
+def _erf_gelu(w: Writer, a: list[str]) -> str:
+    # 0.5 * x * (1 + erf(x * (1 / sqrt 2))), in the reference's order of operations
+    scaled = _op(w, f"arith.mulf {a[0]}, {_constant(w, float(np.float32(1 / math.sqrt(2))))} : f32")
+    erf = _op(w, f"math.erf {scaled} : f32")
+    half = _op(w, f"arith.mulf {_constant(w, 0.5)}, {a[0]} : f32")
+    return _op(w, f"arith.mulf {half}, {_op(w, f'arith.addf {_constant(w, 1.0)}, {erf} : f32')} : f32")
+
+
+def _tanh_gelu(w: Writer, a: list[str]) -> str:
+    # 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x * x * x)))
+    cube = _op(w, f"arith.mulf {_constant(w, float(np.float32(0.044715)))}, {a[0]} : f32")
+    cube = _op(w, f"arith.mulf {_op(w, f'arith.mulf {cube}, {a[0]} : f32')}, {a[0]} : f32")
+    inner = _op(w, f"arith.addf {a[0]}, {cube} : f32")
+    inner = _op(w, f"arith.mulf {_constant(w, float(np.float32(math.sqrt(2 / math.pi))))}, {inner} : f32")
+    tanh = _op(w, f"math.tanh {inner} : f32")
+    half = _op(w, f"arith.mulf {_constant(w, 0.5)}, {a[0]} : f32")
+    return _op(w, f"arith.mulf {half}, {_op(w, f'arith.addf {_constant(w, 1.0)}, {tanh} : f32')} : f32")
+
+
+GELU: dict[bool, Formula] = {False: _erf_gelu, True: _tanh_gelu}
+"""`ktir.gelu`'s formula, by whether it is the tanh approximation."""
+
+FORMULAS: dict[type[Operation], Formula] = {
+    ew.AddOp: _binary("addf"),
+    ew.SubOp: _binary("subf"),
+    ew.MulOp: _binary("mulf"),
+    ew.DivOp: _binary("divf"),
+    ew.MaximumOp: _binary("maximumf"),
+    ew.MinimumOp: _binary("minimumf"),
+    ew.NegOp: _unary("arith.negf"),
+    ew.AbsOp: _unary("math.absf"),
+    ew.ExpOp: _unary("math.exp"),
+    ew.LogOp: _unary("math.log"),
+    ew.SqrtOp: _unary("math.sqrt"),
+    ew.RsqrtOp: _unary("math.rsqrt"),
+    ew.TanhOp: _unary("math.tanh"),
+    ew.ReciprocalOp: _reciprocal,
+    ew.SigmoidOp: _sigmoid,
+    ew.SiluOp: _silu,
+    ew.SquareOp: lambda w, a: _op(w, f"arith.mulf {a[0]}, {a[0]} : f32"),
+    ew.ConvertOp: lambda w, a: a[0],
+}
+"""The reference's formula of each elementwise op the emitter writes, in f32 (`ktir.reference.ops`)."""
+
+
+def _float_element(element: Attribute) -> bool:
+    return isinstance(element, Float16Type | BFloat16Type | Float32Type)
+
+
+def _widened(writer: Writer, name: str, element: Attribute) -> str:
+    if isinstance(element, Float32Type):
+        return name
+    return _op(writer, f"arith.extf {name} : {element} to f32")
+
+
+def _rounded(writer: Writer, name: str, element: Attribute) -> str:
+    if isinstance(element, Float32Type):
+        return name
+    return _op(writer, f"arith.truncf {name} : f32 to {element}")
+
+
+def broadcast_shape(op: Operation, shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    """NumPy's broadcast of host tile shapes (right-aligned); a located error if they clash."""
+    rank = max(len(s) for s in shapes)
+    out = []
+    for d in range(rank):
+        sizes = {s[d - rank + len(s)] for s in shapes if d - rank + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise op_error(op, f"its host tiles {list(shapes)} do not broadcast")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def _indexing_map(shape: tuple[int, ...], out: tuple[int, ...]) -> str:
+    """
+    The map from the output's dims to an operand's: right-aligned, a size-1 dim the output
+    broadcasts read at 0. Example: a (64,) bias in a (2, 64) add is `(d0, d1) -> (d1)`, a
+    (2, 1) column is `(d0, d1) -> (d0, 0)`.
+    """
+    rank = len(out)
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    skip = rank - len(shape)
+    results = ["0" if size == 1 and out[skip + i] != 1 else f"d{skip + i}" for i, size in enumerate(shape)]
+    return f"affine_map<({dims}) -> ({', '.join(results)})>"
+
+
+def generic(
+    writer: Writer, op: Operation, operands: list[HostTensor], element: Attribute, formula: Formula
+) -> HostTensor:
+    """
+    A `linalg.generic` over the broadcast of the operands' host tiles: each element widened to
+    f32, `formula` applied, the result rounded to `element`.
+    """
+    if not all(_float_element(t.element) for t in operands) or not _float_element(element):
+        raise op_error(op, "ktir-emit-ktdp writes elementwise ops on f16, bf16 and f32 tensors only")
+    shape = broadcast_shape(op, [t.shape for t in operands])
+    rank = len(shape)
+    maps = [_indexing_map(t.shape, shape) for t in operands] + [_indexing_map(shape, shape)]
+    out = HostTensor(writer.fresh("t"), shape, element)
+    empty = writer.fresh("e")
+    writer.emit(f"{empty} = tensor.empty() : {out.type_text}")
+    iterators = ", ".join(['"parallel"'] * rank)
+    ins = ", ".join(t.name for t in operands)
+    in_types = ", ".join(t.type_text for t in operands)
+    writer.emit(
+        f"{out.name} = linalg.generic {{indexing_maps = [{', '.join(maps)}], "
+        f"iterator_types = [{iterators}]}} "
+        f"ins({ins} : {in_types}) outs({empty} : {out.type_text}) {{"
+    )
+    args = [writer.fresh("a") for _ in operands]
+    block_args = ", ".join(f"{a}: {t.element}" for a, t in zip(args, operands, strict=True))
+    writer.emit(f"^bb0({block_args}, {writer.fresh('o')}: {element}):")
+    wide = [_widened(writer, a, t.element) for a, t in zip(args, operands, strict=True)]
+    result = _rounded(writer, formula(writer, wide), element)
+    writer.emit(f"linalg.yield {result} : {element}", 2)
+    writer.emit(f"}} -> {out.type_text}")
+    return out
+
+
+def elementwise(writer: Writer, op: Operation, operands: list[HostTensor]) -> HostTensor:
+    """An elementwise graph op as a `linalg.generic` over the broadcast host tile (module docstring)."""
+    element = op.results[0].type.element_type  # type: ignore[attr-defined]
+    return generic(writer, op, operands, element, FORMULAS[type(op)])
+
+
+def matmul(writer: Writer, op: Operation, operands: list[HostTensor]) -> HostTensor:
+    """
+    `ktir.matmul` / `ktir.bmm` of host tiles: `linalg.matmul` of 2-D tiles (an x tile with
+    leading dims, against a 2-D y, is collapsed to rows first), `linalg.batch_matmul` of 3-D
+    tiles with the same batch.
+    """
+    x, y = operands
+    if x.shape[-1] > y.shape[-2]:
+        raise op_error(op, f"its x tile {x.shape} is longer than its y tile {y.shape} along K")
+    if x.shape[-1] < y.shape[-2]:  # y carries matmul padding rows: the product reads x's K only
+        y = _k_rows(writer, y, x.shape[-1])
+    element = op.results[0].type.element_type  # type: ignore[attr-defined]
+    out_shape = (*broadcast_shape(op, [x.shape[:-2], y.shape[:-2]]), x.shape[-2], y.shape[-1])
+    if all(n == 1 for n in y.shape[:-2]):  # one y for every row of x: a 2-D product
+        x2 = reshaped(writer, x, (math.prod(x.shape[:-1]), x.shape[-1]))
+        y2 = reshaped(writer, y, y.shape[-2:])
+        return reshaped(writer, _product(writer, "linalg.matmul", x2, y2, element), out_shape)
+    if x.shape[:-2] != y.shape[:-2]:
+        raise op_error(
+            op, f"ktir-emit-ktdp writes batched matmuls of equal batches, not {x.shape} x {y.shape}"
+        )
+    batch = math.prod(x.shape[:-2])
+    x3 = reshaped(writer, x, (batch, *x.shape[-2:]))
+    y3 = reshaped(writer, y, (batch, *y.shape[-2:]))
+    return reshaped(writer, _product(writer, "linalg.batch_matmul", x3, y3, element), out_shape)
+
+
+def _product(writer: Writer, name: str, x: HostTensor, y: HostTensor, element: Attribute) -> HostTensor:
+    out = HostTensor(writer.fresh("t"), (*x.shape[:-1], y.shape[-1]), element)
+    empty = writer.fresh("e")
+    writer.emit(f"{empty} = tensor.empty() : {out.type_text}")
+    writer.emit(
+        f"{out.name} = {name} ins({x.name}, {y.name} : {x.type_text}, {y.type_text}) "
+        f"outs({empty} : {out.type_text}) -> {out.type_text}"
+    )
+    return out
+
+
+def reshaped(writer: Writer, value: HostTensor, shape: tuple[int, ...]) -> HostTensor:
+    """`value` in `shape` (the same elements in row-major order): a collapse to 1-D and an expand."""
+    if value.shape == shape:
+        return value
+    if math.prod(shape) != math.prod(value.shape):
+        raise ValueError(f"cannot reshape a {value.shape} tile to {shape}")
+    flat = value
+    if len(value.shape) != 1:
+        flat = HostTensor(writer.fresh("t"), (math.prod(shape),), value.element)
+        group = ", ".join(str(d) for d in range(len(value.shape)))
+        writer.emit(
+            f"{flat.name} = tensor.collapse_shape {value.name} [[{group}]] : "
+            f"{value.type_text} into {flat.type_text}"
+        )
+    if len(shape) == 1:
+        return flat
+    out = HostTensor(writer.fresh("t"), shape, value.element)
+    group = ", ".join(str(d) for d in range(len(shape)))
+    writer.emit(
+        f"{out.name} = tensor.expand_shape {flat.name} [[{group}]] output_shape {list(shape)} : "
+        f"{flat.type_text} into {out.type_text}"
+    )
+    return out
+
+
+def transpose(writer: Writer, value: HostTensor, perm: Sequence[int]) -> HostTensor:
+    if list(perm) == list(range(len(perm))):
+        return value
+    out = HostTensor(writer.fresh("t"), tuple(value.shape[p] for p in perm), value.element)
+    empty = writer.fresh("e")
+    writer.emit(f"{empty} = tensor.empty() : {out.type_text}")
+    writer.emit(
+        f"{out.name} = linalg.transpose ins({value.name} : {value.type_text}) "
+        f"outs({empty} : {out.type_text}) "
+        f"permutation = {list(perm)}"
+    )
+    return out
+
+
+def size_one_reshape(op: st.ReshapeOp, value: HostTensor) -> HostTensor | None:
+    """The tile shape of a reshape that only adds or drops size-1 dims (None for another reshape)."""
+    before, after = shape_of(op.input.type), shape_of(op.result.type)
+    if [n for n in before if n != 1] != [n for n in after if n != 1]:
+        return None
+    extents = iter(e for e, n in zip(value.shape, before, strict=True) if n != 1)
+    return HostTensor(value.name, tuple(next(extents) if n != 1 else 1 for n in after), value.element)
+
+
+def _k_rows(writer: Writer, y: HostTensor, k: int) -> HostTensor:
+    """The first `k` rows (dim -2) of a y tile."""
+    shape = (*y.shape[:-2], k, y.shape[-1])
+    out = HostTensor(writer.fresh("t"), shape, y.element)
+    zeros = ", ".join(["0"] * len(shape))
+    writer.emit(
+        f"{out.name} = tensor.extract_slice {y.name}[{zeros}] [{', '.join(map(str, shape))}] "
+        f"[{', '.join(['1'] * len(shape))}] : {y.type_text} to {out.type_text}"
+    )
+    return out
+
+
+__all__ = [
+    "FORMULAS",
+    "GELU",
+    "Formula",
+    "HostTensor",
+    "Writer",
+    "elementwise",
+    "generic",
+    "matmul",
+    "reshaped",
+    "size_one_reshape",
+    "tensor_type",
+    "transpose",
+]
