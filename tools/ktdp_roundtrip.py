@@ -30,7 +30,7 @@ from ktir.dialects import ktir_core as core
 from ktir.export.ktdp import emit_kernel, kernel_names
 from ktir.hardware.target import SPYRE, Target
 from ktir.ir.context import make_context
-from ktir.ir.diagnostics import DiagnosticError, parse_module
+from ktir.ir.diagnostics import DiagnosticError, parse_module, render
 from ktir.sim.engine import SimKernel
 from ktir.sim.memory import Scratchpad
 
@@ -111,9 +111,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("program", type=Path, help="core-level ktir (after ktir-lower-to-cores)")
     args = parser.parse_args(argv)
     try:
-        module = parse_module(make_context(), args.program.read_text(encoding="utf-8"), str(args.program))
-    except (OSError, DiagnosticError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        text = args.program.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        print(f"error: cannot read '{args.program}': {error}", file=sys.stderr)
+        return 1
+    try:
+        module = parse_module(make_context(), text, str(args.program))
+    except DiagnosticError as error:
+        for diagnostic in error.diagnostics:
+            print(render(diagnostic, {str(args.program): text}), file=sys.stderr)
         return 1
     results = roundtrip_module(module)
     for r in results:

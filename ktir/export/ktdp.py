@@ -54,7 +54,7 @@ from ktir.export.ktdp_payload import (
     transpose,
 )
 from ktir.export.ktdp_structured import STRUCTURED
-from ktir.ir.diagnostics import Diagnostic, DiagnosticError, Severity, op_error
+from ktir.ir.diagnostics import Diagnostic, DiagnosticError, Severity, location_of, op_error
 
 
 @dataclass(frozen=True)
@@ -396,7 +396,8 @@ def emit_module(module: ModuleOp) -> str:
         raise DiagnosticError(errors)
     if not functions:
         message = "the module has no ktir.kernel: run ktir-lower-to-cores (or ktir-compile) first"
-        raise DiagnosticError([Diagnostic(Severity.ERROR, message, None)])
+        first = module.body.block.first_op
+        raise DiagnosticError([Diagnostic(Severity.ERROR, message, location_of(first) if first else None)])
     return "builtin.module {\n" + "\n".join(functions) + "\n}\n"
 
 

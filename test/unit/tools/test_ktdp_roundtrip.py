@@ -1,0 +1,32 @@
+"""tools/ktdp_roundtrip.py: the emission round trip of a core-level file, from the command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_compile_models import MODELS
+
+import ktir
+from ktir.ir.diagnostics import module_text
+from ktir.tools.ktdp_roundtrip import main
+
+
+def test_each_kernel_is_compared_and_counted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model, _, args, kwargs = MODELS["mlp"]()
+    path = tmp_path / "mlp.mlir"
+    path.write_text(module_text(ktir.compile(model, args, kwargs).module), encoding="utf-8")
+    assert main([str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("k0_fused: equal, cycles ktir ")
+    assert lines[-1] == "2 of 2 kernels written, 2 with equal outputs"
+
+
+def test_a_file_that_does_not_parse_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.mlir"
+    path.write_text("func.func @f( {\n", encoding="utf-8")
+    assert main([str(path)]) == 1
+    assert "bad.mlir:1:" in capsys.readouterr().err
+    assert main([str(tmp_path / "missing.mlir")]) == 1
