@@ -21,9 +21,9 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "unit"))  # the zoo's models
 
-import ktir  # noqa: E402
-from ktir.tools.ktdp_roundtrip import roundtrip_module  # noqa: E402
-from ktir.tools.replay import zoo_models  # noqa: E402
+import ktir
+from ktir.tools.ktdp_roundtrip import roundtrip_module
+from ktir.tools.replay import zoo_models
 
 
 def main(argv: list[str] | None = None) -> int:
