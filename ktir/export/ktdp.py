@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.cores.executor import tensor_layout
@@ -65,6 +65,27 @@ class _Tensor:
     view: str
     device_size: tuple[int, ...]
     element: Attribute
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    """The chunk an op works on: `name` None for a constant, else the loop variable's, and its values."""
+
+    name: str | None
+    values: tuple[int, ...]
+
+
+def _linear_subscript(values: np.ndarray, chunks: Sequence[int], variable: str) -> str | None:
+    """`variable * a + b` when `values[i] == a * chunks[i] + b` for every i; None otherwise."""
+    ks = np.array(chunks)
+    slope = int(values[1] - values[0]) // (ks[1] - ks[0]) if len(ks) > 1 else 0
+    offset = int(values[0] - slope * ks[0])
+    if not (values == slope * ks + offset).all():
+        return None
+    text = variable if slope == 1 else f"{variable} * {slope}" if slope else ""
+    if not text:
+        return str(offset)
+    return text if offset == 0 else f"{text} + {offset}" if offset > 0 else f"{text} - {-offset}"
 
 
 def start_subscript(column: np.ndarray) -> str | None:
@@ -167,7 +188,7 @@ class _KernelWriter:
         self.name = name
         self.cores = kernel.cores.value.data
         self.writer = Writer()
-        self.index: dict[SSAValue, int | str] = {}
+        self.index: dict[SSAValue, int | str | _Chunk | None] = {}
         self.buffers: dict[SSAValue, HostTensor] = {}
         self.tensors: dict[SSAValue, _Tensor] = {}
         self.tiles = list(kernel.tiles.data)
@@ -211,60 +232,120 @@ class _KernelWriter:
             self._store(op)
         elif isinstance(op, core.ComputeOp):
             self._compute(op)
+        elif isinstance(op, scf.ForOp):
+            self._loop(op)
+        elif op.name.startswith("arith.") and all(isinstance(r.type, IndexType) for r in op.results):
+            self.index[op.results[0]] = None  # slot arithmetic: ktdp values need no slots
         else:
             raise op_error(op, f"ktir-emit-ktdp does not write '{op.name}' in a kernel yet")
 
-    def _constant_index(self, value: SSAValue, what: str, op: Operation) -> int:
+    def _loop(self, op: scf.ForOp) -> None:
+        """A chunk loop: an `scf.for` over the same chunks, its body's tiles per chunk."""
+        bounds = [self.index.get(v) for v in (op.lb, op.ub, op.step)]
+        if not all(isinstance(b, int) for b in bounds) or op.iter_args:
+            raise op_error(op, "a chunk loop must have constant bounds and no iter_args")
+        lower, upper, step = (int(b) for b in bounds)  # type: ignore[arg-type]
+        w = self.writer
+        names = [w.fresh("c") for _ in range(3)]
+        for name, value in zip(names, bounds, strict=True):
+            w.emit(f"{name} = arith.constant {value} : index")
+        induction = w.fresh("k")
+        w.emit(f"scf.for {induction} = {names[0]} to {names[1]} step {names[2]} {{")
+        self.index[op.body.block.args[0]] = _Chunk(induction, tuple(range(lower, upper, step)))
+        outside = dict(self.buffers)
+        w.depth += 1
+        for inner in op.body.block.ops:
+            if not isinstance(inner, scf.YieldOp):
+                self._op(inner)
+        w.depth -= 1
+        w.emit("}")
+        self.buffers = outside  # a tile the body loads or computes is not seen after the loop
+
+    def _chunk(self, value: SSAValue, op: Operation) -> _Chunk:
+        """The chunk an op works on: a constant, or a chunk loop's induction variable."""
         known = self.index.get(value)
-        if not isinstance(known, int):
-            raise op_error(op, f"its {what} must be a constant index (chunk loops are not written yet)")
-        return known
+        if isinstance(known, int):
+            return _Chunk(None, (known,))
+        if isinstance(known, _Chunk):
+            return known
+        raise op_error(op, "its chunk must be a constant or a chunk loop's induction variable")
 
-    def _host_map(
-        self, op: Operation, tile_index: int, chunk: int
-    ) -> tuple[HostTiles, np.ndarray, tuple[int, ...]]:
-        """The tile's host map (padded), its starts on every core, and the host extent it holds."""
+    def _host_map(self, op: Operation, tile_index: int, chunk: _Chunk) -> tuple[HostTiles, tuple[int, ...]]:
+        """The tile's host map (padded), the same for every chunk, and the host extent it holds."""
         tile = self.tiles[tile_index]
-        arg = self.kernel.body.block.args[tile_index]
-        layout, shape, _ = tensor_layout(arg.type)
-        starts = tile.starts_array + tile.chunk_starts_array[chunk]
+        layout, shape, _ = tensor_layout(self.kernel.body.block.args[tile_index].type)
         extent = tuple(int(e) for e in tile.extent_array)
-        host = HostTiles.of(layout, shape, extent, starts, self.cores, padded=True)
-        if host is None:
-            raise op_error(
-                op,
-                f"tile {tile_index}'s device box is not one host box on every core (it cuts a stick or "
-                "a multi-dim group, or spans a broadcast dim): ktir-emit-ktdp does not write it yet",
-            )
-        # The host positions a box holds: its padded extent less what lies past the tensor.
-        held = np.minimum(np.array(host.extent), np.array(shape) - host.lo)
-        if (held != held[0]).any() or (held[0] <= 0).any():
-            raise op_error(
-                op,
-                f"tile {tile_index} holds host boxes of different shapes on different cores: not written yet",
-            )
-        return host, starts, tuple(int(n) for n in held[0])
+        maps = []
+        for k in chunk.values:
+            starts = tile.starts_array + tile.chunk_starts_array[k]
+            host = HostTiles.of(layout, shape, extent, starts, self.cores, padded=True)
+            if host is None:
+                raise op_error(
+                    op,
+                    f"tile {tile_index}'s device box is not one host box on every core (it cuts a stick "
+                    "or a multi-dim group, or spans a broadcast dim): ktir-emit-ktdp does not write it yet",
+                )
+            # The host positions a box holds: its padded extent less what lies past the tensor.
+            held = np.minimum(np.array(host.extent), np.array(shape) - host.lo)
+            if (held != held[0]).any() or (held[0] <= 0).any():
+                raise op_error(
+                    op,
+                    f"tile {tile_index} holds host boxes of different shapes on different cores: "
+                    "not written yet",
+                )
+            picks = tuple(-1 if isinstance(pick, slice) else pick for pick in host.index)
+            maps.append((picks, host.perm, host.extent, tuple(int(n) for n in held[0])))
+        if any(m != maps[0] for m in maps):
+            raise op_error(op, f"tile {tile_index} maps onto the host differently in different chunks")
+        first = HostTiles.of(
+            layout,
+            shape,
+            extent,
+            tile.starts_array + tile.chunk_starts_array[chunk.values[0]],
+            self.cores,
+            padded=True,
+        )
+        assert first is not None
+        return first, maps[0][3]
 
-    def _start(self, column: np.ndarray) -> str:
+    def _start(self, cores: np.ndarray, chunks: np.ndarray, chunk: _Chunk) -> str:
         """
-        A subscript of the core's start along one device dim: a literal, an affine expression of
-        `%id` (`start_subscript`), or else an entry of a constant table of the starts.
+        A subscript of a tile's start along one device dim: the core's part (`cores`, per core)
+        plus the chunk's (`chunks`, per chunk index), each a literal, an affine expression of
+        `%id` or the loop's induction variable (`start_subscript`), or an entry of a table.
         """
+        core_part = self._part(cores, "%id")
+        if chunk.name is None:
+            chunk_part = str(int(chunks[chunk.values[0]]))
+        else:
+            values = np.array([chunks[k] for k in chunk.values])
+            chunk_part = _linear_subscript(values, chunk.values, chunk.name) or self._table(
+                chunks, chunk.name
+            )
+        if chunk_part == "0":
+            return core_part
+        return chunk_part if core_part == "0" else f"{core_part} + {chunk_part}"
+
+    def _part(self, column: np.ndarray, variable: str) -> str:
         if (expression := start_subscript(column)) is not None:
             return expression
+        return self._table(column, variable)
+
+    def _table(self, column: np.ndarray, variable: str) -> str:
         w = self.writer
         table, values = w.fresh("starts"), ", ".join(str(int(v)) for v in column)
         w.emit(f"{table} = arith.constant dense<[{values}]> : tensor<{len(column)}xi64>")
         entry, start = w.fresh("s"), w.fresh("s")
-        w.emit(f"{entry} = tensor.extract {table}[%id] : tensor<{len(column)}xi64>")
+        w.emit(f"{entry} = tensor.extract {table}[{variable}] : tensor<{len(column)}xi64>")
         w.emit(f"{start} = arith.index_cast {entry} : i64 to index")
         return start
 
     def _access_tile(
-        self, op: Operation, tile_index: int, chunk: int
+        self, op: Operation, tile_index: int, chunk: _Chunk
     ) -> tuple[str, tuple[int, ...], HostTiles, tuple[int, ...]]:
         """The access tile of a DMA (its name and loaded shape), the tile's host map and held extent."""
-        host, starts, held = self._host_map(op, tile_index, chunk)
+        host, held = self._host_map(op, tile_index, chunk)
+        tile = self.tiles[tile_index]
         tensor = self.tensors[self.kernel.body.block.args[tile_index]]
         kept = [d for d, pick in enumerate(host.index) if isinstance(pick, slice)]
         dropped = [d for d, pick in enumerate(host.index) if not isinstance(pick, slice)]
@@ -274,7 +355,10 @@ class _KernelWriter:
             1 if d in dropped else int(e) for d, e in enumerate(self.tiles[tile_index].extent_array)
         )
         order = dropped + [kept[p - 1] for p in host.perm[1:]]
-        subscripts = ", ".join(self._start(starts[:, d]) for d in range(len(extent)))
+        subscripts = ", ".join(
+            self._start(tile.starts_array[:, d], tile.chunk_starts_array[:, d], chunk)
+            for d in range(len(extent))
+        )
         dims = ", ".join(f"d{d}" for d in range(len(extent)))
         name = self.writer.fresh("tile")
         loaded = tuple(extent[d] for d in order)
@@ -292,8 +376,7 @@ class _KernelWriter:
     def _load(self, op: core.DmaLoadOp) -> None:
         if op.whole is not None or isinstance(op.source.type, MemRefType):
             raise op_error(op, "whole-slice and resident loads are not written yet")
-        chunk = self._constant_index(op.chunk, "chunk", op)
-        self._constant_index(op.slot, "slot", op)
+        chunk = self._chunk(op.chunk, op)
         tile_index = op.tile.value.data
         tile, loaded, host, held = self._access_tile(op, tile_index, chunk)
         element = self.tensors[op.source].element  # type: ignore[index]
@@ -337,7 +420,7 @@ class _KernelWriter:
             raise op_error(op, "a store by some cores only (writers) is not written yet")
         if isinstance(op.target.type, MemRefType):
             raise op_error(op, "stores into resident LX buffers are not written yet")
-        chunk = self._constant_index(op.chunk, "chunk", op)
+        chunk = self._chunk(op.chunk, op)
         value = self.buffers.get(op.source)
         if value is None:
             raise op_error(op, "it stores a buffer no load or compute before it wrote")
@@ -360,9 +443,9 @@ class _KernelWriter:
             if value not in self.buffers:
                 raise op_error(op, "it reads a buffer no load wrote")
             operands.append(self.buffers[value])
-        chunk = self._constant_index(op.chunk, "chunk", op)
+        chunk = self._chunk(op.chunk, op)
         out_tile = int(op.tiles.get_values()[-1])
-        _, _, held = self._host_map(op, out_tile, chunk)
+        _, held = self._host_map(op, out_tile, chunk)
         result = _emit_compute_payload(self.writer, payload, operands, held)
         if math.prod(result.shape) != math.prod(held):
             raise op_error(op, f"its payload gives a {result.shape} tile, its output tile holds {held}")

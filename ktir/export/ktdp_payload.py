@@ -55,6 +55,8 @@ class Writer:
 
     lines: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    depth: int = 0
+    """Regions the next line is nested in beyond the function body (an `scf.for`'s)."""
 
     def fresh(self, stem: str) -> str:
         """A new SSA name `%stem<k>`."""
@@ -64,7 +66,7 @@ class Writer:
 
     def emit(self, line: str, indent: int = 1) -> None:
         """One line of the body."""
-        self.lines.append("  " * indent + line)
+        self.lines.append("  " * (self.depth + indent) + line)
 
 
 _F32 = Float32Type()
