@@ -123,7 +123,10 @@ def _affine_text(q: int, r: int, scale: int, offset: int, cores: int) -> str:
 
 def _box_set(extents: Sequence[int]) -> str:
     dims = ", ".join(f"d{i}" for i in range(len(extents)))
-    constraints = ", ".join(f"d{i} >= 0, -d{i} + {n - 1} >= 0" for i, n in enumerate(extents))
+    constraints = ", ".join(
+        f"d{i} >= 0, -d{i} + {n - 1} >= 0" if n > 1 else f"d{i} >= 0, -d{i} >= 0"
+        for i, n in enumerate(extents)
+    )
     return f"affine_set<({dims}) : ({constraints})>"
 
 
@@ -246,7 +249,7 @@ class _KernelWriter:
             raise op_error(op, "a chunk loop must have constant bounds and no iter_args")
         lower, upper, step = (int(b) for b in bounds)  # type: ignore[arg-type]
         w = self.writer
-        names = [w.fresh("c") for _ in range(3)]
+        names = [w.fresh(stem) for stem in ("lb", "ub", "step")]
         for name, value in zip(names, bounds, strict=True):
             w.emit(f"{name} = arith.constant {value} : index")
         induction = w.fresh("k")
