@@ -16,6 +16,7 @@ host (row, stick·64 + lane), i.e. `tile.transpose(0, 2, 1, 3).reshape(cores, 64
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cache
 
@@ -67,7 +68,8 @@ class HostTiles:
         box), or when the box spans a broadcast dim. Synthetic dims (stride -1, data at
         position 0 only) are allowed; `dense` says whether there are any. With `padded`, a box
         that covers padding of a one-dim group maps onto the padded host box: `extent` counts
-        the padding positions, which lie past the host tensor's end.
+        the padding positions, which lie past the host tensor's end; and a box that cuts a
+        multi-dim group maps when its positions are a host box (`_cut_group`).
         """
         bound = bound_layout(layout, shape)
         grouped = {d.device_dim for g in bound.groups for d in g.digits}
@@ -89,8 +91,13 @@ class HostTiles:
             if len(group.host_dims) == 1:
                 lo[:, group.host_dims[0]] = first
                 group_extent.append((group.host_dims[0], span))
-            else:
+            elif span == group.size:
                 group_extent.extend(zip(group.host_dims, group.host_sizes, strict=True))
+            elif (cut := _cut_group(group, first, span)) is not None:
+                lo[:, list(group.host_dims)] = cut[0]
+                group_extent.extend(zip(group.host_dims, cut[1], strict=True))
+            else:
+                return None
         host_extent = [1] * len(shape)
         for dim, size in group_extent:
             host_extent[dim] = size
@@ -147,6 +154,33 @@ def _group_box(
     span = extent[outer.device_dim] * outer.unit
     if int(first.max()) + span > group.size and not (padded and len(group.host_dims) == 1):
         return None  # padding inside some core's box
-    if len(group.host_dims) > 1 and span != group.size:
+    if len(group.host_dims) > 1 and span != group.size and not padded:
         return None
     return first, span
+
+
+def _cut_group(group: HostGroup, first: np.ndarray, span: int) -> tuple[np.ndarray, tuple[int, ...]] | None:
+    """
+    Each core's start (cores x group dims) and the host extent of the group positions
+    [first, first + span) when they form a host box: whole inner dims, a run inside one dim,
+    single positions outside; None otherwise.
+
+    Example: host dims (2, 2) flattened to 4 positions; span 1 at position 3 is the box
+    start (1, 1), extent (1, 1); span 2 at position 2 is start (1, 0), extent (1, 2); span 3
+    is no box.
+    """
+    sizes = group.host_sizes
+    inner = 1
+    for j in range(len(sizes) - 1, -1, -1):
+        if span <= inner * sizes[j] and span % inner == 0:
+            count = span // inner
+            run = (first // inner) % sizes[j]
+            if (first % inner).any() or (run + count > sizes[j]).any():
+                return None
+            extent = tuple([1] * j + [count] + list(sizes[j + 1 :]))
+            starts = np.stack(
+                [(first // math.prod(sizes[d + 1 :])) % sizes[d] for d in range(len(sizes))], axis=1
+            )
+            return starts, extent
+        inner *= sizes[j]
+    return None

@@ -40,6 +40,7 @@ from ktir.cores.host_tiles import HostTiles
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
+from ktir.export.ktdp_attention import StartOf, attention
 from ktir.export.ktdp_payload import (
     FORMULAS,
     GELU,
@@ -135,7 +136,11 @@ def _memref(shape: Sequence[int], element: Attribute) -> str:
 
 
 def emit_payload(
-    writer: Writer, op: Operation, operands: list[HostTensor], extent: tuple[int, ...] | None = None
+    writer: Writer,
+    op: Operation,
+    operands: list[HostTensor],
+    extent: tuple[int, ...] | None = None,
+    start_of: StartOf | None = None,
 ) -> HostTensor:
     """
     One graph op of a payload on host tiles (`ktdp_payload`, `ktdp_structured`). `extent` is
@@ -151,16 +156,29 @@ def emit_payload(
         return generic(writer, op, operands, op.result.type.element_type, GELU[tanh])  # type: ignore[attr-defined]
     if isinstance(op, st.MatmulOp | st.BmmOp):
         return matmul(writer, op, operands)
+    if isinstance(op, st.AttentionOp) and start_of is not None:
+        return attention(writer, op, operands, start_of)
+    if (moved := _moved(writer, op, operands[0] if operands else None, extent)) is not None:
+        return moved
+    raise op_error(op, f"ktir-emit-ktdp does not write '{op.name}' payloads yet")
+
+
+def _moved(
+    writer: Writer, op: Operation, value: HostTensor | None, extent: tuple[int, ...] | None
+) -> HostTensor | None:
+    """A payload that moves a tile's values (permute, relayout, reshape); None for other ops."""
+    if value is None:
+        return None
     if isinstance(op, st.PermuteOp):
-        return transpose(writer, operands[0], st.ints(op.perm))
+        return transpose(writer, value, st.ints(op.perm))
     if isinstance(op, st.RestickifyOp | st.CopyOp):  # the same host values in another device layout
-        return operands[0] if extent is None else reshaped(writer, operands[0], extent)
+        return value if extent is None else reshaped(writer, value, extent)
     if isinstance(op, st.ReshapeOp):
         if extent is not None:
-            return reshaped(writer, operands[0], extent)
-        if (shape := size_one_reshape(op, operands[0])) is not None:
-            return reshaped(writer, operands[0], shape.shape)
-    raise op_error(op, f"ktir-emit-ktdp does not write '{op.name}' payloads yet")
+            return reshaped(writer, value, extent)
+        if (shape := size_one_reshape(op, value)) is not None:
+            return reshaped(writer, value, shape.shape)
+    return None
 
 
 def _emit_fused(writer: Writer, op: Operation, operands: list[HostTensor]) -> HostTensor:
@@ -175,12 +193,15 @@ def _emit_fused(writer: Writer, op: Operation, operands: list[HostTensor]) -> Ho
 
 
 def _emit_compute_payload(
-    writer: Writer, payload: Operation, operands: list[HostTensor], extent: tuple[int, ...]
+    writer: Writer, payload: Operation, operands: list[HostTensor], extent: tuple[int, ...], start_of: StartOf
 ) -> HostTensor:
-    """The payload of a `ktir.compute` (one graph op, or a fused region); `extent`: its output tile."""
+    """
+    The payload of a `ktir.compute` (one graph op, or a fused region); `extent`: its output
+    tile; `start_of`: the core's host start of an input tile along a dim.
+    """
     if payload.name == "ktir.fused":
         return _emit_fused(writer, payload, operands)
-    return emit_payload(writer, payload, operands, extent)
+    return emit_payload(writer, payload, operands, extent, start_of)
 
 
 class _KernelWriter:
@@ -449,7 +470,13 @@ class _KernelWriter:
         chunk = self._chunk(op.chunk, op)
         out_tile = int(op.tiles.get_values()[-1])
         _, held = self._host_map(op, out_tile, chunk)
-        result = _emit_compute_payload(self.writer, payload, operands, held)
+        tiles = [int(t) for t in op.tiles.get_values()]
+
+        def start_of(operand: int, dim: int) -> str:
+            host, _ = self._host_map(op, tiles[operand], chunk)
+            return self._table(host.lo[:, dim], "%id")
+
+        result = _emit_compute_payload(self.writer, payload, operands, held, start_of)
         if math.prod(result.shape) != math.prod(held):
             raise op_error(op, f"its payload gives a {result.shape} tile, its output tile holds {held}")
         self.buffers[op.outs[0]] = self._reshaped(result, held)

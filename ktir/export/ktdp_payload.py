@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, i1
 from xdsl.ir import Attribute, Operation
 
 from ktir.dialects import ktir_elementwise as ew
@@ -155,19 +155,19 @@ FORMULAS: dict[type[Operation], Formula] = {
 
 
 def _float_element(element: Attribute) -> bool:
-    return isinstance(element, Float16Type | BFloat16Type | Float32Type)
+    return isinstance(element, Float16Type | BFloat16Type | Float32Type | Float64Type)
 
 
-def _widened(writer: Writer, name: str, element: Attribute) -> str:
-    if isinstance(element, Float32Type):
+def _widened(writer: Writer, name: str, element: Attribute, compute: Attribute = _F32) -> str:
+    if element == compute or not _float_element(element):  # a mask's i1 is read as it is
         return name
-    return _op(writer, f"arith.extf {name} : {element} to f32")
+    return _op(writer, f"arith.extf {name} : {element} to {compute}")
 
 
-def _rounded(writer: Writer, name: str, element: Attribute) -> str:
-    if isinstance(element, Float32Type):
+def _rounded(writer: Writer, name: str, element: Attribute, compute: Attribute = _F32) -> str:
+    if element == compute:
         return name
-    return _op(writer, f"arith.truncf {name} : f32 to {element}")
+    return _op(writer, f"arith.truncf {name} : {compute} to {element}")
 
 
 def broadcast_shape(op: Operation, shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
@@ -196,14 +196,20 @@ def _indexing_map(shape: tuple[int, ...], out: tuple[int, ...]) -> str:
 
 
 def generic(
-    writer: Writer, op: Operation, operands: list[HostTensor], element: Attribute, formula: Formula
+    writer: Writer,
+    op: Operation,
+    operands: list[HostTensor],
+    element: Attribute,
+    formula: Formula,
+    compute: Attribute = _F32,
 ) -> HostTensor:
     """
-    A `linalg.generic` over the broadcast of the operands' host tiles: each element widened to
-    f32, `formula` applied, the result rounded to `element`.
+    A `linalg.generic` over the broadcast of the operands' host tiles: each float element widened
+    to `compute` (f32, or f64 where the reference computes in float64), `formula` applied, the
+    result rounded to `element`.
     """
-    if not all(_float_element(t.element) for t in operands) or not _float_element(element):
-        raise op_error(op, "ktir-emit-ktdp writes elementwise ops on f16, bf16 and f32 tensors only")
+    if not _float_element(element) or not all(_float_element(t.element) or t.element == i1 for t in operands):
+        raise op_error(op, "ktir-emit-ktdp writes elementwise ops on float tensors (and i1 masks) only")
     shape = broadcast_shape(op, [t.shape for t in operands])
     rank = len(shape)
     maps = [_indexing_map(t.shape, shape) for t in operands] + [_indexing_map(shape, shape)]
@@ -221,8 +227,8 @@ def generic(
     args = [writer.fresh("a") for _ in operands]
     block_args = ", ".join(f"{a}: {t.element}" for a, t in zip(args, operands, strict=True))
     writer.emit(f"^bb0({block_args}, {writer.fresh('o')}: {element}):")
-    wide = [_widened(writer, a, t.element) for a, t in zip(args, operands, strict=True)]
-    result = _rounded(writer, formula(writer, wide), element)
+    wide = [_widened(writer, a, t.element, compute) for a, t in zip(args, operands, strict=True)]
+    result = _rounded(writer, formula(writer, wide), element, compute)
     writer.emit(f"linalg.yield {result} : {element}", 2)
     writer.emit(f"}} -> {out.type_text}")
     return out

@@ -153,7 +153,7 @@ def _compare(run: TileProgram, op: Any) -> np.ndarray:
 def _constant(run: TileProgram, op: arith.ConstantOp) -> Any:
     value = op.value
     if isinstance(value, IntegerAttr):
-        return run.per_tile(value.value.data)
+        return np.int64(value.value.data)  # the same on every tile: a scalar broadcasts anywhere
     data = getattr(value, "value", None)
     if data is not None and hasattr(data, "data"):  # a float scalar
         return np.float64(data.data)
@@ -267,7 +267,8 @@ def _pass_cycles(run: TileProgram, array: np.ndarray) -> float:
 
 
 def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
-    a, b = (np.asarray(run.env[v]).astype(np.float32, copy=False) for v in op.inputs)
+    # fp16 and fp32 products accumulate in fp32 as the PE arrays do; f64 operands stay f64.
+    a, b = (compute_precision(np.asarray(run.env[v])) for v in op.inputs)
     out = op.outputs[0]
     product = np.matmul(a, b)
     if out not in run.empty:

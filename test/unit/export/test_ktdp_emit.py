@@ -23,13 +23,10 @@ from ktir.ir.diagnostics import DiagnosticError, module_text, parse_module
 from ktir.passes.emit_ktdp import EmitKtdpPass
 from ktir.tools.ktdp_roundtrip import roundtrip_module
 
-# The zoo's kernels that are not written yet, by model: attention (its payload, and its q tile
-# whose box cuts a group of two host dims). decoder_block's k7 runs a chunk loop.
-NOT_WRITTEN = {
-    "mlp": {},
-    "decoder_block": {},
-    "hf_bert": {"k7_attention": "'ktir.attention' op", "k20_attention": "'ktir.attention' op"},
-}
+# Zoo models whose every kernel the emitter writes: an MLP (GELU), a decoder block (a chunk
+# loop, softmax attention as fused matmuls), BERT (LayerNorm, attention with an additive mask)
+# and a Llama (RMSNorm, RoPE, grouped causal attention whose q tiles cut a group of host dims).
+MODEL_NAMES = ["mlp", "decoder_block", "hf_bert", "hf_llama"]
 
 
 @cache
@@ -38,11 +35,10 @@ def _compiled(name: str) -> ModuleOp:
     return ktir.compile(model, args, kwargs).module
 
 
-@pytest.mark.parametrize("name", sorted(NOT_WRITTEN))
-def test_every_written_kernel_gives_ktirs_outputs_bit_for_bit(name: str) -> None:
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_every_kernel_is_written_and_gives_ktirs_outputs_bit_for_bit(name: str) -> None:
     results = roundtrip_module(_compiled(name))
-    skipped = {r.name: r.skipped for r in results if r.skipped}
-    assert {k: v.split(" ktir-emit")[0].split(" does")[0] for k, v in skipped.items()} == NOT_WRITTEN[name]
+    assert [r for r in results if r.skipped] == []
     written = [r for r in results if not r.skipped]
     assert written and all(r.equal for r in written), [r for r in written if not r.equal]
     # Not the same time: the ktdp engine charges op after op (module docstring of docs/ktdp.md).
@@ -110,18 +106,11 @@ def test_starts_that_are_not_affine_in_the_core_have_no_subscript() -> None:
 
 def test_the_generic_form_is_valid_upstream_mlir() -> None:
     mlir = pytest.importorskip("mlir.ir", reason="needs the upstream MLIR Python bindings (the 'mlir' extra)")
-    module = _compiled("decoder_block").clone()
-    text = module_text(module)
-    # decoder_block has a kernel not written yet: write the others, one function each.
-    functions = []
-    for name, kernel in kernel_names(module):
-        try:
-            functions.append(ktir.export.ktdp.emit_kernel(kernel, name))
-        except DiagnosticError:
-            continue
-    program = parse_module(make_context(), "builtin.module {\n" + "\n".join(functions) + "\n}\n", "<emitted>")
+    module = _compiled("hf_llama").clone()
+    EmitKtdpPass().apply(make_context(), module)
     with mlir.Context() as context:
         context.allow_unregistered_dialects = True
-        upstream = mlir.Module.parse(module_text(program, generic=True))
+        upstream = mlir.Module.parse(module_text(module, generic=True))
         assert upstream.operation.verify()
-    assert text  # the source module is untouched by emission
+    functions = [op for op in upstream.body.operations]
+    assert len(functions) == len(kernel_names(_compiled("hf_llama")))

@@ -1,0 +1,69 @@
+"""Device tiles as host boxes (ktir/cores/host_tiles.py), checked against packed host tensors."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+from xdsl.parser import Parser
+
+from ktir.cores.executor import tensor_layout, to_device
+from ktir.cores.host_tiles import HostTiles
+from ktir.ir.context import make_context
+
+# q of a grouped attention: host dims 1 and 2 (2 x 2 heads) walk one device dim of 4.
+_GROUPED = (
+    "tensor<1x2x2x32x16xf16, #ktir.tiled<device_size = [4, 32, 1, 1, 64], stride_map = [512, 16, 64, -1, 1]>>"
+)
+# a 32-wide bias in a 64-lane stick: 32 lanes of padding.
+_PADDED = "tensor<32xf16, #ktir.tiled<device_size = [1, 64], stride_map = [64, 1]>>"
+
+
+def _setup(text: str) -> tuple:
+    value_type = Parser(make_context(), text).parse_type()
+    layout, shape, _ = tensor_layout(value_type)
+    host = np.arange(np.prod(shape), dtype=np.float16).reshape(shape)
+    return layout, shape, host, to_device(host, value_type)
+
+
+def _host_tiles(
+    mapping: HostTiles, device: np.ndarray, starts: np.ndarray, extent: tuple[int, ...]
+) -> np.ndarray:
+    tiles = np.stack(
+        [device[tuple(slice(s, s + e) for s, e in zip(start, extent, strict=True))] for start in starts]
+    )
+    return mapping.to_host(tiles)
+
+
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=4))
+def test_a_box_that_cuts_a_group_of_host_dims_is_their_box(heads: list[int]) -> None:
+    layout, shape, host, device = _setup(_GROUPED)
+    extent = (1, 32, 1, 1, 64)
+    starts = np.array([[h, 0, 0, 0, 0] for h in heads])
+    mapping = HostTiles.of(layout, shape, extent, starts, len(heads), padded=True)
+    assert mapping is not None and mapping.extent == (1, 1, 1, 32, 64)  # the last dim padded to its stick
+    assert HostTiles.of(layout, shape, extent, starts, len(heads)) is None  # the simulator's default
+    for core, head in enumerate(heads):
+        assert tuple(mapping.lo[core, 1:3]) == divmod(head, 2)
+        expected = host[:, head // 2 : head // 2 + 1, head % 2 : head % 2 + 1]
+        got = _host_tiles(mapping, device, starts, extent)[core]
+        np.testing.assert_array_equal(got[..., :16], expected)
+
+
+def test_a_box_over_padding_maps_onto_the_padded_host_box() -> None:
+    layout, shape, host, device = _setup(_PADDED)
+    starts = np.zeros((2, 2), dtype=np.int64)
+    assert HostTiles.of(layout, shape, (1, 64), starts, 2) is None
+    mapping = HostTiles.of(layout, shape, (1, 64), starts, 2, padded=True)
+    assert mapping is not None and mapping.extent == (64,)
+    tiles = _host_tiles(mapping, device, starts, (1, 64))
+    np.testing.assert_array_equal(tiles[:, :32], np.stack([host, host]))
+
+
+def test_a_run_across_two_heads_of_a_group_is_no_box() -> None:
+    layout, shape, _, _ = _setup(_GROUPED)
+    starts = np.array([[1, 0, 0, 0, 0]])
+    assert HostTiles.of(layout, shape, (2, 32, 1, 1, 64), starts, 1, padded=True) is None  # heads 1, 2
+    starts = np.array([[2, 0, 0, 0, 0]])
+    mapping = HostTiles.of(layout, shape, (2, 32, 1, 1, 64), starts, 1, padded=True)
+    assert mapping is not None and mapping.extent == (1, 1, 2, 32, 64)
