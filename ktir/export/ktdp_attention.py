@@ -24,7 +24,7 @@ from collections.abc import Callable
 from xdsl.dialects.builtin import Float64Type, i1
 
 from ktir.dialects import ktir_structured as st
-from ktir.export.ktdp_payload import HostTensor, Writer, generic, reshaped, transpose
+from ktir.export.ktdp_payload import HostTensor, Writer, generic, reshaped, scalar_op, transpose
 from ktir.export.ktdp_structured import reduce
 from ktir.ir.diagnostics import op_error
 
@@ -33,12 +33,6 @@ _NEG_INF = "0xFFF0000000000000"
 
 StartOf = Callable[[int, int], str]
 """(operand, host dim) -> the SSA index of the core's host start of that operand's tile there."""
-
-
-def _scalar(writer: Writer, text: str) -> str:
-    name = writer.fresh("v")
-    writer.emit(f"{name} = {text}", 2)
-    return name
 
 
 def _product(writer: Writer, x: HostTensor, y: HostTensor) -> HostTensor:
@@ -60,38 +54,40 @@ def _scores_formula(op: st.AttentionOp, masked: str | None, starts: tuple[str, s
     scale = float(op.scale.value.data)
 
     def body(w: Writer, a: list[str]) -> str:
-        score = _scalar(w, f"arith.mulf {a[0]}, {_scalar(w, f'arith.constant {scale!r} : f64')} : f64")
-        hidden = _scalar(w, f"arith.constant {_NEG_INF} : f64")
+        score = scalar_op(w, f"arith.mulf {a[0]}, {scalar_op(w, f'arith.constant {scale!r} : f64')} : f64")
+        hidden = scalar_op(w, f"arith.constant {_NEG_INF} : f64")
         if masked == "keep":
-            score = _scalar(w, f"arith.select {a[1]}, {score}, {hidden} : f64")
+            score = scalar_op(w, f"arith.select {a[1]}, {score}, {hidden} : f64")
         elif masked == "add":
-            score = _scalar(w, f"arith.addf {score}, {a[1]} : f64")
+            score = scalar_op(w, f"arith.addf {score}, {a[1]} : f64")
         if starts is not None and op.causal is not None:
-            query = _scalar(w, f"arith.addi {_scalar(w, 'linalg.index 3 : index')}, {starts[0]} : index")
-            key = _scalar(w, f"arith.addi {_scalar(w, 'linalg.index 4 : index')}, {starts[1]} : index")
-            causal = _scalar(w, f"arith.constant {op.causal.value.data} : index")
-            limit = _scalar(w, f"arith.addi {query}, {causal} : index")
-            past = _scalar(w, f"arith.cmpi sgt, {key}, {limit} : index")
-            score = _scalar(w, f"arith.select {past}, {hidden}, {score} : f64")
+            query = scalar_op(w, f"arith.addi {scalar_op(w, 'linalg.index 3 : index')}, {starts[0]} : index")
+            key = scalar_op(w, f"arith.addi {scalar_op(w, 'linalg.index 4 : index')}, {starts[1]} : index")
+            causal = scalar_op(w, f"arith.constant {op.causal.value.data} : index")
+            limit = scalar_op(w, f"arith.addi {query}, {causal} : index")
+            past = scalar_op(w, f"arith.cmpi sgt, {key}, {limit} : index")
+            score = scalar_op(w, f"arith.select {past}, {hidden}, {score} : f64")
         return score
 
     return body
 
 
 def _zero_if_hidden(w: Writer, a: list[str]) -> str:
-    hidden = _scalar(w, f"arith.constant {_NEG_INF} : f64")
-    every = _scalar(w, f"arith.cmpf oeq, {a[0]}, {hidden} : f64")
-    return _scalar(w, f"arith.select {every}, {_scalar(w, 'arith.constant 0.0 : f64')}, {a[0]} : f64")
+    hidden = scalar_op(w, f"arith.constant {_NEG_INF} : f64")
+    every = scalar_op(w, f"arith.cmpf oeq, {a[0]}, {hidden} : f64")
+    return scalar_op(w, f"arith.select {every}, {scalar_op(w, 'arith.constant 0.0 : f64')}, {a[0]} : f64")
 
 
 def _exp_shifted(w: Writer, a: list[str]) -> str:
-    return _scalar(w, f"math.exp {_scalar(w, f'arith.subf {a[0]}, {a[1]} : f64')} : f64")
+    return scalar_op(w, f"math.exp {scalar_op(w, f'arith.subf {a[0]}, {a[1]} : f64')} : f64")
 
 
 def _normalized(w: Writer, a: list[str]) -> str:
-    zero = _scalar(w, "arith.constant 0.0 : f64")
-    seen = _scalar(w, f"arith.cmpf ogt, {a[1]}, {zero} : f64")
-    return _scalar(w, f"arith.select {seen}, {_scalar(w, f'arith.divf {a[0]}, {a[1]} : f64')}, {zero} : f64")
+    zero = scalar_op(w, "arith.constant 0.0 : f64")
+    seen = scalar_op(w, f"arith.cmpf ogt, {a[1]}, {zero} : f64")
+    return scalar_op(
+        w, f"arith.select {seen}, {scalar_op(w, f'arith.divf {a[0]}, {a[1]} : f64')}, {zero} : f64"
+    )
 
 
 def attention(

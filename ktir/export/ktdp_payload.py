@@ -75,57 +75,67 @@ Formula = Callable[[Writer, list[str]], str]
 """Scalar ops of a generic body on f32 values (SSA names); returns the result's name."""
 
 
-def _op(writer: Writer, text: str) -> str:
+def scalar_op(writer: Writer, text: str) -> str:
+    """One scalar op of a region body (`text` its right-hand side); its result's name."""
     name = writer.fresh("v")
     writer.emit(f"{name} = {text}", 2)
     return name
 
 
 def _constant(writer: Writer, value: float) -> str:
-    return _op(writer, f"arith.constant {value!r} : f32")
+    return scalar_op(writer, f"arith.constant {value!r} : f32")
 
 
 def _binary(name: str) -> Formula:
-    return lambda w, a: _op(w, f"arith.{name} {a[0]}, {a[1]} : f32")
+    return lambda w, a: scalar_op(w, f"arith.{name} {a[0]}, {a[1]} : f32")
 
 
 def _unary(name: str) -> Formula:
-    return lambda w, a: _op(w, f"{name} {a[0]} : f32")
+    return lambda w, a: scalar_op(w, f"{name} {a[0]} : f32")
 
 
 def _reciprocal(w: Writer, a: list[str]) -> str:
-    return _op(w, f"arith.divf {_constant(w, 1.0)}, {a[0]} : f32")
+    return scalar_op(w, f"arith.divf {_constant(w, 1.0)}, {a[0]} : f32")
 
 
 def _sigmoid(w: Writer, a: list[str]) -> str:
-    e = _op(w, f"math.exp {_op(w, f'arith.negf {a[0]} : f32')} : f32")
-    return _op(
-        w, f"arith.divf {_constant(w, 1.0)}, {_op(w, f'arith.addf {e}, {_constant(w, 1.0)} : f32')} : f32"
+    e = scalar_op(w, f"math.exp {scalar_op(w, f'arith.negf {a[0]} : f32')} : f32")
+    return scalar_op(
+        w,
+        f"arith.divf {_constant(w, 1.0)}, {scalar_op(w, f'arith.addf {e}, {_constant(w, 1.0)} : f32')} : f32",
     )
 
 
 def _silu(w: Writer, a: list[str]) -> str:
-    e = _op(w, f"math.exp {_op(w, f'arith.negf {a[0]} : f32')} : f32")
-    return _op(w, f"arith.divf {a[0]}, {_op(w, f'arith.addf {e}, {_constant(w, 1.0)} : f32')} : f32")
+    e = scalar_op(w, f"math.exp {scalar_op(w, f'arith.negf {a[0]} : f32')} : f32")
+    return scalar_op(
+        w, f"arith.divf {a[0]}, {scalar_op(w, f'arith.addf {e}, {_constant(w, 1.0)} : f32')} : f32"
+    )
 
 
 def _erf_gelu(w: Writer, a: list[str]) -> str:
     # 0.5 * x * (1 + erf(x * (1 / sqrt 2))), in the reference's order of operations
-    scaled = _op(w, f"arith.mulf {a[0]}, {_constant(w, float(np.float32(1 / math.sqrt(2))))} : f32")
-    erf = _op(w, f"math.erf {scaled} : f32")
-    half = _op(w, f"arith.mulf {_constant(w, 0.5)}, {a[0]} : f32")
-    return _op(w, f"arith.mulf {half}, {_op(w, f'arith.addf {_constant(w, 1.0)}, {erf} : f32')} : f32")
+    scaled = scalar_op(w, f"arith.mulf {a[0]}, {_constant(w, float(np.float32(1 / math.sqrt(2))))} : f32")
+    erf = scalar_op(w, f"math.erf {scaled} : f32")
+    half = scalar_op(w, f"arith.mulf {_constant(w, 0.5)}, {a[0]} : f32")
+    return scalar_op(
+        w, f"arith.mulf {half}, {scalar_op(w, f'arith.addf {_constant(w, 1.0)}, {erf} : f32')} : f32"
+    )
 
 
 def _tanh_gelu(w: Writer, a: list[str]) -> str:
     # 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x * x * x)))
-    cube = _op(w, f"arith.mulf {_constant(w, float(np.float32(0.044715)))}, {a[0]} : f32")
-    cube = _op(w, f"arith.mulf {_op(w, f'arith.mulf {cube}, {a[0]} : f32')}, {a[0]} : f32")
-    inner = _op(w, f"arith.addf {a[0]}, {cube} : f32")
-    inner = _op(w, f"arith.mulf {_constant(w, float(np.float32(math.sqrt(2 / math.pi))))}, {inner} : f32")
-    tanh = _op(w, f"math.tanh {inner} : f32")
-    half = _op(w, f"arith.mulf {_constant(w, 0.5)}, {a[0]} : f32")
-    return _op(w, f"arith.mulf {half}, {_op(w, f'arith.addf {_constant(w, 1.0)}, {tanh} : f32')} : f32")
+    cube = scalar_op(w, f"arith.mulf {_constant(w, float(np.float32(0.044715)))}, {a[0]} : f32")
+    cube = scalar_op(w, f"arith.mulf {scalar_op(w, f'arith.mulf {cube}, {a[0]} : f32')}, {a[0]} : f32")
+    inner = scalar_op(w, f"arith.addf {a[0]}, {cube} : f32")
+    inner = scalar_op(
+        w, f"arith.mulf {_constant(w, float(np.float32(math.sqrt(2 / math.pi))))}, {inner} : f32"
+    )
+    tanh = scalar_op(w, f"math.tanh {inner} : f32")
+    half = scalar_op(w, f"arith.mulf {_constant(w, 0.5)}, {a[0]} : f32")
+    return scalar_op(
+        w, f"arith.mulf {half}, {scalar_op(w, f'arith.addf {_constant(w, 1.0)}, {tanh} : f32')} : f32"
+    )
 
 
 GELU: dict[bool, Formula] = {False: _erf_gelu, True: _tanh_gelu}
@@ -148,7 +158,7 @@ FORMULAS: dict[type[Operation], Formula] = {
     ew.ReciprocalOp: _reciprocal,
     ew.SigmoidOp: _sigmoid,
     ew.SiluOp: _silu,
-    ew.SquareOp: lambda w, a: _op(w, f"arith.mulf {a[0]}, {a[0]} : f32"),
+    ew.SquareOp: lambda w, a: scalar_op(w, f"arith.mulf {a[0]}, {a[0]} : f32"),
     ew.ConvertOp: lambda w, a: a[0],
 }
 """The reference's formula of each elementwise op the emitter writes, in f32 (`ktir.reference.ops`)."""
@@ -161,13 +171,13 @@ def _float_element(element: Attribute) -> bool:
 def _widened(writer: Writer, name: str, element: Attribute, compute: Attribute = _F32) -> str:
     if element == compute or not _float_element(element):  # a mask's i1 is read as it is
         return name
-    return _op(writer, f"arith.extf {name} : {element} to {compute}")
+    return scalar_op(writer, f"arith.extf {name} : {element} to {compute}")
 
 
 def _rounded(writer: Writer, name: str, element: Attribute, compute: Attribute = _F32) -> str:
     if element == compute:
         return name
-    return _op(writer, f"arith.truncf {name} : {compute} to {element}")
+    return scalar_op(writer, f"arith.truncf {name} : {compute} to {element}")
 
 
 def broadcast_shape(op: Operation, shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
@@ -348,6 +358,7 @@ __all__ = [
     "generic",
     "matmul",
     "reshaped",
+    "scalar_op",
     "size_one_reshape",
     "tensor_type",
     "transpose",

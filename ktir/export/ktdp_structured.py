@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import Float32Type
 from xdsl.ir import Attribute, Operation
 
 from ktir.dialects import ktir_structured as st
-from ktir.export.ktdp_payload import Formula, HostTensor, Writer, generic, reshaped
+from ktir.export.ktdp_payload import Formula, HostTensor, Writer, generic, reshaped, scalar_op
 from ktir.ir.diagnostics import op_error
 from ktir.reference.ops import store
 
@@ -31,24 +31,18 @@ _F32 = Float32Type()
 _COMBINER = {"add": "arith.addf", "max": "arith.maximumf", "min": "arith.minimumf"}
 
 
-def _scalar(writer: Writer, text: str) -> str:
-    name = writer.fresh("v")
-    writer.emit(f"{name} = {text}", 2)
-    return name
-
-
 def _formula(pattern: str, constant: float | None = None) -> Formula:
     """A one-op body: `pattern` over the widened operands `{0}`, `{1}` and a constant `{c}`."""
 
     def body(w: Writer, a: list[str]) -> str:
-        c = _scalar(w, f"arith.constant {constant!r} : f32") if constant is not None else ""
-        return _scalar(w, pattern.format(*a, c=c))
+        c = scalar_op(w, f"arith.constant {constant!r} : f32") if constant is not None else ""
+        return scalar_op(w, pattern.format(*a, c=c))
 
     return body
 
 
 def _exp_of_difference(w: Writer, a: list[str]) -> str:
-    return _scalar(w, f"math.exp {_scalar(w, f'arith.subf {a[0]}, {a[1]} : f32')} : f32")
+    return scalar_op(w, f"math.exp {scalar_op(w, f'arith.subf {a[0]}, {a[1]} : f32')} : f32")
 
 
 def reduce(writer: Writer, value: HostTensor, dims: list[int], kind: str, keepdim: bool) -> HostTensor:

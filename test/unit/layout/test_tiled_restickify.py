@@ -59,5 +59,7 @@ def test_formula_equals_swapping_the_dim_order(case: tuple[tuple[int, ...], list
     moved = restickify_target(SpyreTensorLayout(size, dtype, dim_order=order), size, old_dim, new_dim)
     swapped = [new_dim if d == old_dim else old_dim if d == new_dim else d for d in order]
     assert moved == SpyreTensorLayout(size, dtype, dim_order=swapped)
+    if np.prod(size) > 1 << 18:  # the layout above is checked at any size; the packing on small ones
+        return
     host = np.arange(np.prod(size), dtype=dtype).reshape(size)
     assert (to_host(to_device(host, moved), moved, size) == host).all()
