@@ -314,6 +314,7 @@ def reshaped(writer: Writer, value: HostTensor, shape: tuple[int, ...]) -> HostT
 
 
 def transpose(writer: Writer, value: HostTensor, perm: Sequence[int]) -> HostTensor:
+    """`linalg.transpose` of a tile (result dim i is `value`'s dim `perm[i]`, as NumPy's)."""
     if list(perm) == list(range(len(perm))):
         return value
     out = HostTensor(writer.fresh("t"), tuple(value.shape[p] for p in perm), value.element)
