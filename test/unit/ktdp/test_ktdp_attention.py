@@ -78,10 +78,11 @@ def test_paged_attention_matches_numpy() -> None:
     # q K^T and P V over the whole 128-position window (masked positions included), per token
     # and query head: 2 matmuls of 128 x 128 MACs.
     assert report.matmul_flops == 2 * (2 * TOKENS * HEADS * 128 * DIM)
-    # Per tile (4 per token), in 128-byte sticks: its context length (1), then per KV head its
-    # 4 query and 4 output rows (2 sticks each), the block table row read for each gather
-    # (8 x i32, one stick), and the 16 positions x 2 sticks of each distinct page of the token's
-    # keys and values: a gather moves the pad page once however often its row repeats it.
+    # Per token, in 128-byte sticks: its context length (1), one broadcast read for its 4 tiles;
+    # then per tile and KV head its 4 query and 4 output rows (2 sticks each), the block table
+    # row read for each gather (8 x i32, one stick), and the 16 positions x 2 sticks of each
+    # distinct page of the token's keys and values: a gather moves the pad page once however
+    # often its row repeats it.
     pages = np.array([len(np.unique(row)) for row in arrays["block_table"]])
-    sticks = 4 * (1 + 2 * (4 * 2 + 4 * 2 + 2 * 1 + 2 * pages * PAGE * 2))
+    sticks = 1 + 4 * 2 * (4 * 2 + 4 * 2 + 2 * 1 + 2 * pages * PAGE * 2)
     assert line.bytes == sticks.sum() * SPYRE.stick_bytes
