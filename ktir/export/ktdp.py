@@ -46,6 +46,7 @@ from ktir.export.ktdp_payload import (
     GELU,
     HostTensor,
     Writer,
+    copied,
     elementwise,
     generic,
     matmul,
@@ -56,6 +57,9 @@ from ktir.export.ktdp_payload import (
 )
 from ktir.export.ktdp_structured import STRUCTURED
 from ktir.ir.diagnostics import Diagnostic, DiagnosticError, Severity, location_of, op_error
+
+_RELAYOUTS = (st.RestickifyOp, st.CopyOp, st.ReshapeOp)
+"""Kernel payloads that move a tile into another device layout."""
 
 
 @dataclass(frozen=True)
@@ -171,11 +175,12 @@ def _moved(
         return None
     if isinstance(op, st.PermuteOp):
         return transpose(writer, value, st.ints(op.perm))
+    if isinstance(op, _RELAYOUTS) and extent is not None:
+        # A relayout kernel moves its tile through the SFU into the output's layout: a copy.
+        return copied(writer, reshaped(writer, value, extent))
     if isinstance(op, st.RestickifyOp | st.CopyOp):  # the same host values in another device layout
-        return value if extent is None else reshaped(writer, value, extent)
+        return value
     if isinstance(op, st.ReshapeOp):
-        if extent is not None:
-            return reshaped(writer, value, extent)
         if (shape := size_one_reshape(op, value)) is not None:
             return reshaped(writer, value, shape.shape)
     return None

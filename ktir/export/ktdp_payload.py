@@ -313,6 +313,18 @@ def reshaped(writer: Writer, value: HostTensor, shape: tuple[int, ...]) -> HostT
     return out
 
 
+def copied(writer: Writer, value: HostTensor) -> HostTensor:
+    """`linalg.copy` of a tile into a new tensor (the data movement of a relayout kernel)."""
+    out = HostTensor(writer.fresh("t"), value.shape, value.element)
+    empty = writer.fresh("e")
+    writer.emit(f"{empty} = tensor.empty() : {out.type_text}")
+    writer.emit(
+        f"{out.name} = linalg.copy ins({value.name} : {value.type_text}) outs({empty} : {out.type_text}) "
+        f"-> {out.type_text}"
+    )
+    return out
+
+
 def transpose(writer: Writer, value: HostTensor, perm: Sequence[int]) -> HostTensor:
     """`linalg.transpose` of a tile (result dim i is `value`'s dim `perm[i]`, as NumPy's)."""
     if list(perm) == list(range(len(perm))):
@@ -355,6 +367,7 @@ __all__ = [
     "Formula",
     "HostTensor",
     "Writer",
+    "copied",
     "elementwise",
     "generic",
     "matmul",

@@ -220,6 +220,12 @@ def _broadcast(run: TileProgram, op: Any) -> list[np.ndarray]:
     return [np.broadcast_to(expanded, (run.tiles, *out_shape)).copy()]
 
 
+def _copy(run: TileProgram, op: Any) -> list[np.ndarray]:
+    """`linalg.copy`: the input moved into a new tensor, one SFU pass (a relayout in LX)."""
+    _charge_sfu(run, "copy", op.results[0])
+    return [store(np.asarray(run.env[op.inputs[0]]), element_of(op.results[0]))]
+
+
 def _transpose(run: TileProgram, op: Any) -> list[np.ndarray]:
     perm = [0, *(p + 1 for p in op.permutation.get_values())]
     _charge_sfu(run, "transpose", op.results[0])
@@ -473,6 +479,7 @@ _LINALG: dict[str, Handler] = {
     "fill": _fill,
     "broadcast": _broadcast,
     "transpose": _transpose,
+    "copy": _copy,
     "reduce": _reduce,
     "matmul": _matmul,
     "batch_matmul": _matmul,
