@@ -412,10 +412,21 @@ def _over_space(run: TileProgram, array: Any, value: SSAValue, map_: Any, dims: 
 
 
 def _generic_cycles(run: TileProgram, block: Any, space: Sequence[int]) -> float:
-    """The body's ops as SFU passes over the iteration space, in whole sticks."""
+    """
+    The body's ops as SFU passes over the iteration space, in whole sticks, at least one. Casts
+    and constants in a body take no pass: the SFU widens its operands to fp32 and rounds its
+    result as part of an op's pass, as ktir's own ops are costed (an fp16 add is one pass).
+    Example: `extf, extf, addf, truncf` is one pass; `negf, exp, addf, divf` six.
+    """
     itemsize = max(8 if isinstance(a.type, IndexType) else numpy_dtype(a.type).itemsize for a in block.args)
     elements = sticks(space, itemsize, run.target.stick_bytes)
-    body = [op for op in block.ops if op.name != "linalg.yield"]
+    body = [
+        op
+        for op in block.ops
+        if op.name != "linalg.yield"
+        and not isinstance(op, arith.ConstantOp)
+        and op.name.split(".")[-1] not in _CASTS
+    ]
     passes = sum(2.0 if op.name.split(".")[-1] in _TWO_PASS else 1.0 for op in body)
     return elements * max(passes, 1.0) / run.target.sfu_pass_elems_per_us * run.target.clock_mhz
 
