@@ -41,8 +41,11 @@ def test_every_kernel_is_written_and_gives_ktirs_outputs_bit_for_bit(name: str) 
     assert [r for r in results if r.skipped] == []
     written = [r for r in results if not r.skipped]
     assert written and all(r.equal for r in written), [r for r in written if not r.equal]
-    # Not the same time: the ktdp engine charges op after op (module docstring of docs/ktdp.md).
-    assert all(r.ktdp_cycles > 0 and r.ktir_cycles > 0 for r in written)
+    # The same time where both engines cost the work alike: matmuls and relayouts of whole
+    # sticks (docs/ktdp.md, "Emission", says where and why the others differ).
+    for r in written:
+        if r.name.endswith(("_matmul", "_restickify")):
+            assert abs(r.ktdp_cycles - r.ktir_cycles) <= 0.015 * r.ktir_cycles, r
 
 
 def test_the_pass_replaces_the_module_by_the_ktdp_program() -> None:
