@@ -56,6 +56,7 @@ from ktir.export.ktdp_payload import (
     transpose,
 )
 from ktir.export.ktdp_structured import STRUCTURED
+from ktir.export.ktdp_subscripts import linear_subscript, start_subscript
 from ktir.ir.diagnostics import Diagnostic, DiagnosticError, Severity, location_of, op_error
 
 _RELAYOUTS = (st.RestickifyOp, st.CopyOp, st.ReshapeOp)
@@ -78,52 +79,6 @@ class _Chunk:
 
     name: str | None
     values: tuple[int, ...]
-
-
-def _linear_subscript(values: np.ndarray, chunks: Sequence[int], variable: str) -> str | None:
-    """`variable * a + b` when `values[i] == a * chunks[i] + b` for every i; None otherwise."""
-    ks = np.array(chunks)
-    slope = int(values[1] - values[0]) // (ks[1] - ks[0]) if len(ks) > 1 else 0
-    offset = int(values[0] - slope * ks[0])
-    if not (values == slope * ks + offset).all():
-        return None
-    text = variable if slope == 1 else f"{variable} * {slope}" if slope else ""
-    if not text:
-        return str(offset)
-    return text if offset == 0 else f"{text} + {offset}" if offset > 0 else f"{text} - {-offset}"
-
-
-def start_subscript(column: np.ndarray) -> str | None:
-    """
-    Each core's start along one device dim as an affine subscript of `%id`, when it has the
-    form `((id floordiv q) mod r) * a + b` (a work division's mixed-radix core coordinate times
-    the tile extent, plus an offset); None otherwise.
-
-    Example: starts [0, 2, 4, 6, 0, 2, 4, 6] (4 row tiles of 2, repeated for 2 column tiles)
-    are `%id mod 4 * 2`; [0, 0, 0, 0, 64, 64, 64, 64] are `%id floordiv 4 * 64`.
-    """
-    cores, first = len(column), int(column[0])
-    if (column == first).all():
-        return str(first)
-    ids = np.arange(cores)
-    for q in range(1, cores):
-        for r in range(2, cores // q + 1):
-            digit = (ids // q) % r
-            scale = int(column[q] - first)
-            if scale and (column == first + scale * digit).all():
-                return _affine_text(q, r, scale, first, cores)
-    return None
-
-
-def _affine_text(q: int, r: int, scale: int, offset: int, cores: int) -> str:
-    text = "%id" if q == 1 else f"%id floordiv {q}"
-    if q * r < cores:  # the digit wraps
-        text = f"{text} mod {r}" if q == 1 else f"({text}) mod {r}"
-    if scale != 1:
-        text = f"({text}) * {scale}" if " " in text else f"{text} * {scale}"
-    if offset:
-        text = f"{text} + {offset}" if offset > 0 else f"{text} - {-offset}"
-    return text
 
 
 def _box_set(extents: Sequence[int]) -> str:
@@ -348,9 +303,7 @@ class _KernelWriter:
             chunk_part = str(int(chunks[chunk.values[0]]))
         else:
             values = np.array([chunks[k] for k in chunk.values])
-            chunk_part = _linear_subscript(values, chunk.values, chunk.name) or self._table(
-                chunks, chunk.name
-            )
+            chunk_part = linear_subscript(values, chunk.values, chunk.name) or self._table(chunks, chunk.name)
         if chunk_part == "0":
             return core_part
         return chunk_part if core_part == "0" else f"{core_part} + {chunk_part}"
@@ -519,4 +472,4 @@ def emit_module(module: ModuleOp) -> str:
     return "builtin.module {\n" + "\n".join(functions) + "\n}\n"
 
 
-__all__ = ["emit_kernel", "emit_module", "kernel_names", "tensor_type"]
+__all__ = ["emit_kernel", "emit_module", "emit_payload", "kernel_names", "tensor_type"]

@@ -17,7 +17,8 @@ from xdsl.dialects.builtin import ModuleOp
 
 import ktir
 import ktir.ktdp as ktdp
-from ktir.export.ktdp import emit_module, kernel_names, start_subscript
+from ktir.export.ktdp import emit_module, kernel_names
+from ktir.export.ktdp_subscripts import start_subscript
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, module_text, parse_module
 from ktir.passes.emit_ktdp import EmitKtdpPass
