@@ -18,6 +18,7 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 from ktir.dialects import ktdp
 from ktir.hardware import cost_model
 from ktir.ir.diagnostics import location_of
+from ktir.ktdp.compare import compare
 from ktir.ktdp.memory import KtdpError
 from ktir.ktdp.numerics import compute_precision, elementwise
 from ktir.ktdp.state import element_of, sticks
@@ -77,7 +78,7 @@ def _arith(run: TileProgram, op: Operation) -> list[Any]:
     if isinstance(op, arith.ConstantOp):
         return [_constant(run, op)]
     if short in ("cmpi", "cmpf"):
-        return [_compare(run, op)]
+        return [compare(op, *(np.asarray(run.env[v]) for v in op.operands))]
     if short == "select":
         cond, a, b = (np.asarray(run.env[v]) for v in op.operands)
         return [np.where(cond.reshape(cond.shape + (1,) * (np.ndim(a) - cond.ndim)), a, b)]
@@ -112,42 +113,6 @@ def _divisor(run: TileProgram, op: Operation, divisor: np.ndarray) -> np.ndarray
     if (divisor == 0).any():
         raise KtdpError(f"'{op.name}' divides by zero", location_of(op))
     return divisor
-
-
-_PREDICATES = {
-    "cmpi": ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"),
-    "cmpf": (
-        "false",
-        "oeq",
-        "ogt",
-        "oge",
-        "olt",
-        "ole",
-        "one",
-        "ord",
-        "ueq",
-        "ugt",
-        "uge",
-        "ult",
-        "ule",
-        "une",
-    ),
-}
-_COMPARE = {
-    "eq": np.equal, "oeq": np.equal, "ueq": np.equal, "ne": np.not_equal, "one": np.not_equal,
-    "une": np.not_equal, "slt": np.less, "ult": np.less, "olt": np.less, "sle": np.less_equal,
-    "ule": np.less_equal, "ole": np.less_equal, "sgt": np.greater, "ugt": np.greater,
-    "ogt": np.greater, "sge": np.greater_equal, "uge": np.greater_equal, "oge": np.greater_equal,
-}  # fmt: skip
-
-
-def _compare(run: TileProgram, op: Any) -> np.ndarray:
-    """arith.cmpi / cmpf by predicate (index operands per tile, tensors elementwise)."""
-    name = _PREDICATES[op.name.split(".")[1]][op.predicate.value.data]
-    if name not in _COMPARE:
-        raise KtdpError(f"comparison predicate '{name}' is not supported", location_of(op))
-    a, b = (np.asarray(run.env[v]) for v in op.operands)
-    return _COMPARE[name](a, b)
 
 
 def _constant(run: TileProgram, op: arith.ConstantOp) -> Any:
