@@ -3,8 +3,8 @@ The emission round trip: every kernel of a core-level module written as `ktdp`
 (`ktir.export.ktdp`), re-read, run by ktir's `ktdp` engine, and compared with ktir's own
 simulation of the kernel on the same device buffers.
 
-For each kernel the inputs are seeded random host tensors (standard normal floats, small
-integers) packed into their device layouts; ktir's simulator runs the kernel (`SimKernel`) and
+For each kernel the inputs are seeded random host tensors (`ktir-run`'s `random_input`) packed
+into their device layouts; ktir's simulator runs the kernel (`SimKernel`) and
 the `ktdp` engine runs the emitted function on the same device buffers, each output starting as
 zeros. `KernelRoundTrip` holds whether the host outputs are equal bit for bit (NaNs equal) and
 the cycles of both runs.
@@ -33,6 +33,7 @@ from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, parse_module, render
 from ktir.sim.engine import SimKernel
 from ktir.sim.memory import Scratchpad
+from ktir.tools.ktir_run import random_input
 
 
 @dataclass(frozen=True)
@@ -48,17 +49,7 @@ class KernelRoundTrip:
 
 
 def _inputs(kernel: core.KernelOp, rng: np.random.Generator) -> list[np.ndarray]:
-    buffers = []
-    for value_type in kernel.inputs.types:
-        _, shape, dtype = tensor_layout(value_type)
-        if dtype.kind == "f":
-            host = rng.standard_normal(shape).astype(dtype)
-        elif dtype.kind == "b":
-            host = rng.integers(0, 2, shape).astype(bool)
-        else:
-            host = rng.integers(-8, 8, shape).astype(dtype)
-        buffers.append(to_device(host, value_type))
-    return buffers
+    return [to_device(random_input(t, rng), t) for t in kernel.inputs.types]  # type: ignore[arg-type]
 
 
 def roundtrip_kernel(

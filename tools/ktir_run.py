@@ -190,7 +190,7 @@ def _load_module(filename: str, text: str, args: argparse.Namespace) -> ModuleOp
     return module
 
 
-def _random_input(tensor: TensorType[Attribute], rng: np.random.Generator) -> np.ndarray:
+def random_input(tensor: TensorType[Attribute], rng: np.random.Generator) -> np.ndarray:
     """Seeded random values made in the tensor's own dtype (f16 by way of f32, which NumPy draws)."""
     shape = tuple(tensor.get_shape())
     dtype = numpy_dtype(tensor.element_type)
@@ -294,7 +294,7 @@ def _inputs(module: ModuleOp, args: argparse.Namespace) -> list[np.ndarray]:
     if args.inputs is None:  # random where no weight is given
         rng = np.random.default_rng(args.seed)
         return [
-            weights[n] if n in weights else _random_input(t, rng) for n, t in zip(names, types, strict=True)
+            weights[n] if n in weights else random_input(t, rng) for n, t in zip(names, types, strict=True)
         ]
     arrays = _arrays(args.inputs, "inputs")
     values = []

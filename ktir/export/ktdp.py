@@ -47,8 +47,11 @@ from ktir.export.ktdp_payload import (
     HostTensor,
     Writer,
     copied,
+    dims_text,
     elementwise,
+    extract_slice,
     generic,
+    insert_slice,
     matmul,
     reshaped,
     size_one_reshape,
@@ -91,7 +94,7 @@ def _box_set(extents: Sequence[int]) -> str:
 
 
 def _memref(shape: Sequence[int], element: Attribute) -> str:
-    return f"memref<{''.join(f'{n}x' for n in shape)}{element}>"
+    return f"memref<{dims_text(shape)}{element}>"
 
 
 def emit_payload(
@@ -172,7 +175,7 @@ class _KernelWriter:
         self.name = name
         self.cores = kernel.cores.value.data
         self.writer = Writer()
-        self.index: dict[SSAValue, int | str | _Chunk | None] = {}
+        self.index: dict[SSAValue, int | _Chunk | None] = {}
         self.buffers: dict[SSAValue, HostTensor] = {}
         self.tensors: dict[SSAValue, _Tensor] = {}
         self.tiles = list(kernel.tiles.data)
@@ -204,12 +207,10 @@ class _KernelWriter:
         return "\n".join([head, *w.lines, "}"])
 
     def _op(self, op: Operation) -> None:
-        if isinstance(op, core.CoreIdOp):
-            self.index[op.results[0]] = "%id"
-        elif isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
             self.index[op.result] = op.value.value.data
-        elif isinstance(op, core.LxAllocOp) or isinstance(op, core.YieldOp):
-            return
+        elif isinstance(op, core.CoreIdOp | core.LxAllocOp | core.YieldOp):
+            return  # tile starts come from the kernel's tiles; LX slots are ktdp values
         elif isinstance(op, core.DmaLoadOp):
             self._load(op)
         elif isinstance(op, core.DmaStoreOp):
@@ -259,7 +260,7 @@ class _KernelWriter:
         tile = self.tiles[tile_index]
         layout, shape, _ = tensor_layout(self.kernel.body.block.args[tile_index].type)
         extent = tuple(int(e) for e in tile.extent_array)
-        maps = []
+        maps, first = [], None
         for k in chunk.values:
             starts = tile.starts_array + tile.chunk_starts_array[k]
             host = HostTiles.of(layout, shape, extent, starts, self.cores, padded=True)
@@ -279,16 +280,9 @@ class _KernelWriter:
                 )
             picks = tuple(-1 if isinstance(pick, slice) else pick for pick in host.index)
             maps.append((picks, host.perm, host.extent, tuple(int(n) for n in held[0])))
+            first = first or host
         if any(m != maps[0] for m in maps):
             raise op_error(op, f"tile {tile_index} maps onto the host differently in different chunks")
-        first = HostTiles.of(
-            layout,
-            shape,
-            extent,
-            tile.starts_array + tile.chunk_starts_array[chunk.values[0]],
-            self.cores,
-            padded=True,
-        )
         assert first is not None
         return first, maps[0][3]
 
@@ -348,7 +342,7 @@ class _KernelWriter:
             f"{name} = ktdp.construct_access_tile {tensor.view}[{subscripts}] {{access_tile_set = "
             f"{_box_set(extent)}, access_tile_order = affine_map<({dims}) -> "
             f"({', '.join(f'd{d}' for d in order)})>}} : {_memref(tensor.device_size, tensor.element)} -> "
-            f"!ktdp.access_tile<{''.join(f'{n}x' for n in loaded)}index>"
+            f"!ktdp.access_tile<{dims_text(loaded)}index>"
         )
         return name, loaded, host, held
 
@@ -363,39 +357,22 @@ class _KernelWriter:
         tile, loaded, host, held = self._access_tile(op, tile_index, chunk)
         element = self.tensors[op.source].element  # type: ignore[index]
         value = HostTensor(self.writer.fresh("t"), loaded, element)
-        self.writer.emit(
-            f"{value.name} = ktdp.load {tile} : <{''.join(f'{n}x' for n in loaded)}index> "
-            f"-> {value.type_text}"
-        )
+        self.writer.emit(f"{value.name} = ktdp.load {tile} : <{dims_text(loaded)}index> -> {value.type_text}")
         self.buffers[op.target] = self._slice(self._reshaped(value, host.extent), held)
 
     def _slice(self, value: HostTensor, held: tuple[int, ...]) -> HostTensor:
         """The host positions of a padded host tile (its leading `held` box)."""
         if value.shape == held:
             return value
-        out = HostTensor(self.writer.fresh("t"), held, value.element)
-        rank = len(held)
-        self.writer.emit(
-            f"{out.name} = tensor.extract_slice {value.name}[{', '.join(['0'] * rank)}] "
-            f"[{', '.join(map(str, held))}] [{', '.join(['1'] * rank)}] : "
-            f"{value.type_text} to {out.type_text}"
-        )
-        return out
+        return extract_slice(self.writer, value, [0] * len(held), held)
 
     def _padded(self, value: HostTensor, extent: tuple[int, ...]) -> HostTensor:
         """A host tile placed at the start of a zero tile of the padded `extent`."""
         if value.shape == extent:
             return value
-        w = self.writer
-        zeros, out = w.fresh("z"), HostTensor(w.fresh("t"), extent, value.element)
-        rank = len(extent)
-        w.emit(f"{zeros} = arith.constant dense<0.0> : {out.type_text}")
-        w.emit(
-            f"{out.name} = tensor.insert_slice {value.name} into {zeros}[{', '.join(['0'] * rank)}] "
-            f"[{', '.join(map(str, value.shape))}] [{', '.join(['1'] * rank)}] : {value.type_text} into "
-            f"{out.type_text}"
-        )
-        return out
+        zeros = HostTensor(self.writer.fresh("z"), extent, value.element)
+        self.writer.emit(f"{zeros.name} = arith.constant dense<0.0> : {zeros.type_text}")
+        return insert_slice(self.writer, value, zeros, [0] * len(extent))
 
     def _store(self, op: core.DmaStoreOp) -> None:
         if op.writers is not None and op.writers.value.data != 1:
@@ -411,9 +388,7 @@ class _KernelWriter:
         if value.shape != held:
             raise op_error(op, f"its buffer holds a {value.shape} tile, the store moves {held}")
         data = self._reshaped(self._padded(value, host.extent), loaded)
-        self.writer.emit(
-            f"ktdp.store {data.name}, {tile} : {data.type_text}, <{''.join(f'{n}x' for n in loaded)}index>"
-        )
+        self.writer.emit(f"ktdp.store {data.name}, {tile} : {data.type_text}, <{dims_text(loaded)}index>")
 
     def _compute(self, op: core.ComputeOp) -> None:
         if op.accumulate is not None:

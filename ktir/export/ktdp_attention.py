@@ -24,7 +24,7 @@ from collections.abc import Callable
 from xdsl.dialects.builtin import Float64Type, i1
 
 from ktir.dialects import ktir_structured as st
-from ktir.export.ktdp_payload import HostTensor, Writer, generic, reshaped, scalar_op, transpose
+from ktir.export.ktdp_payload import HostTensor, Writer, generic, product, reshaped, scalar_op, transpose
 from ktir.export.ktdp_structured import reduce
 from ktir.ir.diagnostics import op_error
 
@@ -40,13 +40,7 @@ def _product(writer: Writer, x: HostTensor, y: HostTensor) -> HostTensor:
     batch = x.shape[:-2]
     x3 = reshaped(writer, x, (math.prod(batch), *x.shape[-2:]))
     y3 = reshaped(writer, y, (math.prod(batch), *y.shape[-2:]))
-    out = HostTensor(writer.fresh("t"), (x3.shape[0], x3.shape[1], y3.shape[2]), _F64)
-    empty = writer.fresh("e")
-    writer.emit(f"{empty} = tensor.empty() : {out.type_text}")
-    writer.emit(
-        f"{out.name} = linalg.batch_matmul ins({x3.name}, {y3.name} : {x3.type_text}, {y3.type_text}) "
-        f"outs({empty} : {out.type_text}) -> {out.type_text}"
-    )
+    out = product(writer, "linalg.batch_matmul", x3, y3, _F64)
     return reshaped(writer, out, (*batch, x.shape[-2], y.shape[-1]))
 
 

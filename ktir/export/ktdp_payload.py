@@ -44,9 +44,14 @@ class HostTensor:
         return tensor_type(self.shape, self.element)
 
 
+def dims_text(shape: Sequence[int]) -> str:
+    """The dims of a shaped type: `2x64x` for (2, 64), empty for rank 0."""
+    return "".join(f"{n}x" for n in shape)
+
+
 def tensor_type(shape: Sequence[int], element: Attribute) -> str:
     """`tensor<2x64xf16>` (`tensor<f16>` for rank 0)."""
-    return f"tensor<{''.join(f'{n}x' for n in shape)}{element}>"
+    return f"tensor<{dims_text(shape)}{element}>"
 
 
 @dataclass
@@ -113,14 +118,19 @@ def _silu(w: Writer, a: list[str]) -> str:
     )
 
 
+def _half_x_times_one_plus(w: Writer, x: str, t: str) -> str:
+    """GELU's `0.5 * x * (1 + t)`, in the reference's order: `(0.5 * x) * (1 + t)`."""
+    half = scalar_op(w, f"arith.mulf {_constant(w, 0.5)}, {x} : f32")
+    return scalar_op(
+        w, f"arith.mulf {half}, {scalar_op(w, f'arith.addf {_constant(w, 1.0)}, {t} : f32')} : f32"
+    )
+
+
 def _erf_gelu(w: Writer, a: list[str]) -> str:
     # 0.5 * x * (1 + erf(x * (1 / sqrt 2))), in the reference's order of operations
     scaled = scalar_op(w, f"arith.mulf {a[0]}, {_constant(w, float(np.float32(1 / math.sqrt(2))))} : f32")
     erf = scalar_op(w, f"math.erf {scaled} : f32")
-    half = scalar_op(w, f"arith.mulf {_constant(w, 0.5)}, {a[0]} : f32")
-    return scalar_op(
-        w, f"arith.mulf {half}, {scalar_op(w, f'arith.addf {_constant(w, 1.0)}, {erf} : f32')} : f32"
-    )
+    return _half_x_times_one_plus(w, a[0], erf)
 
 
 def _tanh_gelu(w: Writer, a: list[str]) -> str:
@@ -132,10 +142,7 @@ def _tanh_gelu(w: Writer, a: list[str]) -> str:
         w, f"arith.mulf {_constant(w, float(np.float32(math.sqrt(2 / math.pi))))}, {inner} : f32"
     )
     tanh = scalar_op(w, f"math.tanh {inner} : f32")
-    half = scalar_op(w, f"arith.mulf {_constant(w, 0.5)}, {a[0]} : f32")
-    return scalar_op(
-        w, f"arith.mulf {half}, {scalar_op(w, f'arith.addf {_constant(w, 1.0)}, {tanh} : f32')} : f32"
-    )
+    return _half_x_times_one_plus(w, a[0], tanh)
 
 
 GELU: dict[bool, Formula] = {False: _erf_gelu, True: _tanh_gelu}
@@ -266,7 +273,7 @@ def matmul(writer: Writer, op: Operation, operands: list[HostTensor]) -> HostTen
     if all(n == 1 for n in y.shape[:-2]):  # one y for every row of x: a 2-D product
         x2 = reshaped(writer, x, (math.prod(x.shape[:-1]), x.shape[-1]))
         y2 = reshaped(writer, y, y.shape[-2:])
-        return reshaped(writer, _product(writer, "linalg.matmul", x2, y2, element), out_shape)
+        return reshaped(writer, product(writer, "linalg.matmul", x2, y2, element), out_shape)
     if x.shape[:-2] != y.shape[:-2]:
         raise op_error(
             op, f"ktir-emit-ktdp writes batched matmuls of equal batches, not {x.shape} x {y.shape}"
@@ -274,10 +281,11 @@ def matmul(writer: Writer, op: Operation, operands: list[HostTensor]) -> HostTen
     batch = math.prod(x.shape[:-2])
     x3 = reshaped(writer, x, (batch, *x.shape[-2:]))
     y3 = reshaped(writer, y, (batch, *y.shape[-2:]))
-    return reshaped(writer, _product(writer, "linalg.batch_matmul", x3, y3, element), out_shape)
+    return reshaped(writer, product(writer, "linalg.batch_matmul", x3, y3, element), out_shape)
 
 
-def _product(writer: Writer, name: str, x: HostTensor, y: HostTensor, element: Attribute) -> HostTensor:
+def product(writer: Writer, name: str, x: HostTensor, y: HostTensor, element: Attribute) -> HostTensor:
+    """`name` (`linalg.matmul` or `linalg.batch_matmul`) of `x` and `y` into a `tensor.empty`."""
     out = HostTensor(writer.fresh("t"), (*x.shape[:-1], y.shape[-1]), element)
     empty = writer.fresh("e")
     writer.emit(f"{empty} = tensor.empty() : {out.type_text}")
@@ -351,12 +359,32 @@ def size_one_reshape(op: st.ReshapeOp, value: HostTensor) -> HostTensor | None:
 
 def _k_rows(writer: Writer, y: HostTensor, k: int) -> HostTensor:
     """The first `k` rows (dim -2) of a y tile."""
-    shape = (*y.shape[:-2], k, y.shape[-1])
-    out = HostTensor(writer.fresh("t"), shape, y.element)
-    zeros = ", ".join(["0"] * len(shape))
+    return extract_slice(writer, y, [0] * len(y.shape), (*y.shape[:-2], k, y.shape[-1]))
+
+
+def extract_slice(
+    writer: Writer,
+    value: HostTensor,
+    offsets: Sequence[int],
+    shape: tuple[int, ...],
+    strides: Sequence[int] | None = None,
+) -> HostTensor:
+    """`tensor.extract_slice` of `shape` at `offsets` (unit strides unless given)."""
+    out = HostTensor(writer.fresh("t"), shape, value.element)
+    steps = list(strides) if strides is not None else [1] * len(shape)
     writer.emit(
-        f"{out.name} = tensor.extract_slice {y.name}[{zeros}] [{', '.join(map(str, shape))}] "
-        f"[{', '.join(['1'] * len(shape))}] : {y.type_text} to {out.type_text}"
+        f"{out.name} = tensor.extract_slice {value.name}{list(offsets)} {list(shape)} {steps} : "
+        f"{value.type_text} to {out.type_text}"
+    )
+    return out
+
+
+def insert_slice(writer: Writer, value: HostTensor, into: HostTensor, offsets: Sequence[int]) -> HostTensor:
+    """`tensor.insert_slice` of `value` into `into` at `offsets` (unit strides)."""
+    out = HostTensor(writer.fresh("t"), into.shape, into.element)
+    writer.emit(
+        f"{out.name} = tensor.insert_slice {value.name} into {into.name}{list(offsets)} {list(value.shape)} "
+        f"{[1] * len(offsets)} : {value.type_text} into {into.type_text}"
     )
     return out
 
@@ -368,9 +396,13 @@ __all__ = [
     "HostTensor",
     "Writer",
     "copied",
+    "dims_text",
     "elementwise",
+    "extract_slice",
     "generic",
+    "insert_slice",
     "matmul",
+    "product",
     "reshaped",
     "scalar_op",
     "size_one_reshape",

@@ -23,7 +23,16 @@ from xdsl.dialects.builtin import Float32Type
 from xdsl.ir import Attribute, Operation
 
 from ktir.dialects import ktir_structured as st
-from ktir.export.ktdp_payload import Formula, HostTensor, Writer, generic, reshaped, scalar_op
+from ktir.export.ktdp_payload import (
+    Formula,
+    HostTensor,
+    Writer,
+    extract_slice,
+    generic,
+    insert_slice,
+    reshaped,
+    scalar_op,
+)
 from ktir.ir.diagnostics import op_error
 from ktir.reference.ops import store
 
@@ -139,23 +148,9 @@ def _slice(writer: Writer, op: st.SliceOp, operands: list[HostTensor]) -> HostTe
     )
     count = len(range(start, stop, step))
     shape = tuple(count if d == dim else n for d, n in enumerate(x.shape))
-    out = HostTensor(writer.fresh("t"), shape, x.element)
     offsets = [start if d == dim else 0 for d in range(len(shape))]
     strides = [step if d == dim else 1 for d in range(len(shape))]
-    writer.emit(
-        f"{out.name} = tensor.extract_slice {x.name}{offsets} {list(shape)} {strides} : "
-        f"{x.type_text} to {out.type_text}"
-    )
-    return out
-
-
-def _insert(writer: Writer, value: HostTensor, into: HostTensor, offsets: list[int]) -> HostTensor:
-    out = HostTensor(writer.fresh("t"), into.shape, into.element)
-    writer.emit(
-        f"{out.name} = tensor.insert_slice {value.name} into {into.name}{offsets} {list(value.shape)} "
-        f"{[1] * len(offsets)} : {value.type_text} into {into.type_text}"
-    )
-    return out
+    return extract_slice(writer, x, offsets, shape, strides)
 
 
 def _cat(writer: Writer, op: st.CatOp, operands: list[HostTensor]) -> HostTensor:
@@ -167,7 +162,7 @@ def _cat(writer: Writer, op: st.CatOp, operands: list[HostTensor]) -> HostTensor
     writer.emit(f"{result.name} = tensor.empty() : {result.type_text}")
     offset = 0
     for t in operands:
-        result = _insert(writer, t, result, [offset if d == dim else 0 for d in range(rank)])
+        result = insert_slice(writer, t, result, [offset if d == dim else 0 for d in range(rank)])
         offset += t.shape[dim]
     return result
 
@@ -182,7 +177,7 @@ def _pad(writer: Writer, op: st.PadOp, operands: list[HostTensor]) -> HostTensor
     fill = float(store(np.asarray(op.value.value.data), element))
     filled = HostTensor(writer.fresh("z"), shape, element)
     writer.emit(f"{filled.name} = arith.constant dense<{fill!r}> : {filled.type_text}")
-    return _insert(writer, x, filled, list(low))
+    return insert_slice(writer, x, filled, list(low))
 
 
 STRUCTURED = {

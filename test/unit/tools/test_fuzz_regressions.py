@@ -291,7 +291,7 @@ def test_random_inputs_are_made_in_their_own_dtype(element, dtype):
     shape = (512, 512)
     tracemalloc.start()
     try:
-        array = ktir_run._random_input(TensorType(element, shape), np.random.default_rng(0))
+        array = ktir_run.random_input(TensorType(element, shape), np.random.default_rng(0))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
