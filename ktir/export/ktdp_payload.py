@@ -286,12 +286,19 @@ def matmul(writer: Writer, op: Operation, operands: list[HostTensor]) -> HostTen
 
 def product(writer: Writer, name: str, x: HostTensor, y: HostTensor, element: Attribute) -> HostTensor:
     """`name` (`linalg.matmul` or `linalg.batch_matmul`) of `x` and `y` into a `tensor.empty`."""
-    out = HostTensor(writer.fresh("t"), (*x.shape[:-1], y.shape[-1]), element)
+    return _into_empty(writer, name, [x, y], (*x.shape[:-1], y.shape[-1]), element)
+
+
+def _into_empty(
+    writer: Writer, name: str, ins: Sequence[HostTensor], shape: tuple[int, ...], element: Attribute
+) -> HostTensor:
+    """A named `linalg` op of `ins` whose destination is a new `tensor.empty` of `shape`."""
+    out = HostTensor(writer.fresh("t"), shape, element)
     empty = writer.fresh("e")
     writer.emit(f"{empty} = tensor.empty() : {out.type_text}")
+    names, types = ", ".join(t.name for t in ins), ", ".join(t.type_text for t in ins)
     writer.emit(
-        f"{out.name} = {name} ins({x.name}, {y.name} : {x.type_text}, {y.type_text}) "
-        f"outs({empty} : {out.type_text}) -> {out.type_text}"
+        f"{out.name} = {name} ins({names} : {types}) outs({empty} : {out.type_text}) -> {out.type_text}"
     )
     return out
 
@@ -323,14 +330,7 @@ def reshaped(writer: Writer, value: HostTensor, shape: tuple[int, ...]) -> HostT
 
 def copied(writer: Writer, value: HostTensor) -> HostTensor:
     """`linalg.copy` of a tile into a new tensor (the data movement of a relayout kernel)."""
-    out = HostTensor(writer.fresh("t"), value.shape, value.element)
-    empty = writer.fresh("e")
-    writer.emit(f"{empty} = tensor.empty() : {out.type_text}")
-    writer.emit(
-        f"{out.name} = linalg.copy ins({value.name} : {value.type_text}) outs({empty} : {out.type_text}) "
-        f"-> {out.type_text}"
-    )
-    return out
+    return _into_empty(writer, "linalg.copy", [value], value.shape, value.element)
 
 
 def transpose(writer: Writer, value: HostTensor, perm: Sequence[int]) -> HostTensor:
