@@ -60,10 +60,14 @@ def test_the_text_parses_back_to_the_same_value(expr: AffineExpr, point: list[in
 
 @settings(max_examples=100, deadline=None)
 @given(_EXPRESSIONS)
-def test_printing_the_reparsed_expression_gives_the_same_text(expr: AffineExpr) -> None:
-    again = _reparsed(expr).results[0]
+def test_the_text_is_a_fixed_point_after_one_reparse(expr: AffineExpr) -> None:
+    """
+    As with mlir-opt: the parser folds constants (`d0 + 1 + 1` reads as `d0 + 2`), so the
+    first reparse may print shorter, and from then on the text stays the same."""
     names = ["d0", "d1", "d2"]
-    assert affine_text(again, names, 0, ["s0"]) == affine_text(expr, names, 0, ["s0"])
+    once = _reparsed(expr).results[0]
+    twice = _reparsed(once).results[0]
+    assert affine_text(twice, names, 0, ["s0"]) == affine_text(once, names, 0, ["s0"])
 
 
 def test_a_set_prints_its_constraints_in_mlir_opt_form() -> None:
