@@ -85,8 +85,7 @@ def _matmul_cycles(n: int) -> tuple[float, float]:
     """The cycles and matmul FLOPs of a 2x4 @ 4xn f32 matmul (one tile), from its report."""
     body = f"""  %w = arith.constant dense<1.0> : tensor<4x{n}xf32>
   %e = tensor.empty() : tensor<2x{n}xf32>
-  %m = linalg.matmul ins(%a, %w : tensor<2x4xf32>, tensor<4x{n}xf32>)
-    outs(%e : tensor<2x{n}xf32>) -> tensor<2x{n}xf32>
+  %m = linalg.matmul ins(%a, %w : tensor<2x4xf32>, tensor<4x{n}xf32>) outs(%e : tensor<2x{n}xf32>) -> tensor<2x{n}xf32>
   %s = tensor.extract_slice %m[0, 0] [2, 4] [1, 1] : tensor<2x{n}xf32> to tensor<2x4xf32>
   ktdp.store %s, %ty : tensor<2x4xf32>, <2x4xindex>"""
     x = np.ones((2, 4), np.float32)
