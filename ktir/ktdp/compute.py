@@ -244,14 +244,10 @@ def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
     product = np.matmul(a, b)
     if out not in run.empty:
         product = product + compute_precision(np.asarray(run.env[out]))
-    rows, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    macs = float(math.prod(a.shape[1:-1]) * k * n)  # a batch_matmul: every batch's rows
+    rows, k = a.shape[-2], a.shape[-1]
+    macs = float(math.prod(a.shape[1:-1]) * k * b.shape[-1])  # a batch_matmul: every batch's rows
     run.charges.matmul_flops += 2 * macs * run.active_tiles
-    # The PE arrays stream K and N in whole sticks, as ktir's simulator counts a matmul tile:
-    # a 3x64 @ 64x32 product takes the time of 3x64 @ 64x64 (its FLOPs stay the real ones).
-    per = run.target.stick_bytes // numpy_dtype(element_of(op.inputs[0])).itemsize
-    stick_macs = float(math.prod(a.shape[1:-1]) * -(-k // per) * per * -(-n // per) * per)
-    run.charges.charge("pt", cost_model.pt_cycles(stick_macs, rows, run.target), 2 * macs * run.tiles)
+    run.charges.charge("pt", cost_model.pt_cycles(macs, rows, run.target), 2 * macs * run.tiles)
     return [store(product, element_of(op.results[0]))]
 
 

@@ -17,7 +17,7 @@ in program order (no overlap between DMA and compute, unlike ktir's pipelined ke
 - `ktdp.load` / `ktdp.store` of device memory: a DMA setup plus the chip-wide traffic, each
   tile moving every 128-byte stick its elements touch (`dma_cycles`); of a scratchpad view, an
   LX copy (`lx_copy_cycles`);
-- `linalg.matmul` on the PE arrays (`pt_cycles`), K and N in whole sticks as ktir counts them;
+- `linalg.matmul` on the PE arrays (`pt_cycles`);
 - elementwise ops, in whole sticks, at the SFU's pass rate (two passes for exp, log, sqrt,
   rsqrt, tanh and division), and reductions at its reduction rate.
 """

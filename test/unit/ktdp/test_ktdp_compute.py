@@ -79,25 +79,3 @@ def test_a_masked_tile_does_not_divide_by_its_zero() -> None:
     x = np.arange(3 * 64, dtype=np.float32).reshape(3, 64)
     outputs, _ = ktdp.run(text, "carried", {"x": x, "out": np.zeros((2, 64), np.float32)})
     np.testing.assert_array_equal(outputs["out"], np.stack([x[0] + x[1], x[2]]))
-
-
-def _matmul_cycles(n: int) -> tuple[float, float]:
-    """The cycles and matmul FLOPs of a 2x4 @ 4xn f32 matmul (one tile), from its report."""
-    body = f"""  %w = arith.constant dense<1.0> : tensor<4x{n}xf32>
-  %e = tensor.empty() : tensor<2x{n}xf32>
-  %m = linalg.matmul ins(%a, %w : tensor<2x4xf32>, tensor<4x{n}xf32>) outs(%e : tensor<2x{n}xf32>) -> tensor<2x{n}xf32>
-  %s = tensor.extract_slice %m[0, 0] [2, 4] [1, 1] : tensor<2x{n}xf32> to tensor<2x4xf32>
-  ktdp.store %s, %ty : tensor<2x4xf32>, <2x4xindex>"""
-    x = np.ones((2, 4), np.float32)
-    outputs, report = ktdp.run(_kernel(body), "k", {"x": x, "y": np.zeros_like(x)})
-    np.testing.assert_array_equal(outputs["y"], np.full((2, 4), 4, np.float32))
-    line = report.kernels[0]
-    return line.cycles, line.matmul_flops
-
-
-def test_a_matmul_streams_k_and_n_in_whole_sticks() -> None:
-    """f32 sticks hold 32: N = 4 and N = 32 take the same time, N = 33 a second stick's."""
-    (four, four_flops), (stick, _), (over, _) = (_matmul_cycles(n) for n in (4, 32, 33))
-    assert four == stick
-    assert over > stick
-    assert four_flops == 2 * 2 * 4 * 4  # the real work, not the padded
