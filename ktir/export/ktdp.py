@@ -18,7 +18,8 @@ tile on core c is extent [1, 2, 64] at start [c // 8, 2 (c mod 8), 0] is written
 `%v[%s0, %s1, 0]` with `access_tile_order = (d0, d1, d2) -> (d1, d0, d2)`: the loaded 2 x 1 x 64
 tensor collapses to the 2 x 64 host tile (rows, then the stick's 64 columns).
 
-What is not written yet is a located error: chunk loops (`scf.for`), accumulating computes,
+Chunk loops are `scf.for` loops over the chunks. What is not written yet is a located error:
+accumulating computes,
 `lx_fill`, ring reductions, whole-slice and resident loads, stores by some cores only, tiles
 whose device box is not one host box (`ktir.cores.host_tiles.HostTiles`), and payload ops without a
 `linalg` form (`ktdp_payload.emit_payload`).
@@ -37,6 +38,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.cores.executor import tensor_layout
 from ktir.cores.host_tiles import HostTiles
+from ktir.cores.iteration import iteration_space
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
@@ -51,12 +53,13 @@ from ktir.export.ktdp_payload import (
     elementwise,
     extract_slice,
     generic,
-    insert_slice,
     matmul,
+    permutes_elements,
     reshaped,
     size_one_reshape,
     tensor_type,
     transpose,
+    zero_padded,
 )
 from ktir.export.ktdp_structured import STRUCTURED
 from ktir.export.ktdp_subscripts import linear_subscript, start_subscript
@@ -112,7 +115,8 @@ def emit_payload(
     if type(op) in FORMULAS:
         return elementwise(writer, op, operands)
     if (structured := STRUCTURED.get(type(op))) is not None:
-        return structured(writer, op, operands)
+        result = structured(writer, op, operands)
+        return copied(writer, result) if _copies_a_view(op, extent) else result
     if isinstance(op, ew.GeluOp):
         tanh = op.approximate is not None and op.approximate.data == "tanh"
         return generic(writer, op, operands, op.result.type.element_type, GELU[tanh])  # type: ignore[attr-defined]
@@ -121,8 +125,21 @@ def emit_payload(
     if isinstance(op, st.AttentionOp) and start_of is not None:
         return attention(writer, op, operands, start_of)
     if (moved := _moved(writer, op, operands[0] if operands else None, extent)) is not None:
-        return moved
+        return copied(writer, moved) if _copies_a_view(op, extent) else moved
     raise op_error(op, f"ktir-emit-ktdp does not write '{op.name}' payloads yet")
+
+
+def _copies_a_view(op: Operation, extent: tuple[int, ...] | None) -> bool:
+    """
+    Whether a data-movement op written as tensor views (`extract_slice`, `insert_slice`,
+    a reshape, or nothing) needs a `linalg.copy`: ktir moves its tile through the SFU (one pass)
+    when it is a kernel's whole payload, or a fused op that is a kernel of its own
+    (`iteration_space`); a fused view that moves no data stays a view. A relayout kernel is
+    copied by `_moved` itself.
+    """
+    if isinstance(op, st.SliceOp | st.CatOp):
+        return extent is not None or iteration_space(op) is not None
+    return isinstance(op, _RELAYOUTS) and extent is None and iteration_space(op) is not None
 
 
 def _moved(
@@ -134,8 +151,9 @@ def _moved(
     if isinstance(op, st.PermuteOp):
         return transpose(writer, value, st.ints(op.perm))
     if isinstance(op, _RELAYOUTS) and extent is not None:
-        # A relayout kernel moves its tile through the SFU into the output's layout: a copy.
-        return copied(writer, reshaped(writer, value, extent))
+        # A relayout kernel moves its tile through the SFU into the output's device layout;
+        # the store writes that move (`_KernelWriter._relayout`).
+        return reshaped(writer, value, extent)
     if isinstance(op, st.RestickifyOp | st.CopyOp):  # the same host values in another device layout
         return value
     if isinstance(op, st.ReshapeOp):
@@ -156,14 +174,23 @@ def _emit_fused(writer: Writer, op: Operation, operands: list[HostTensor]) -> Ho
 
 
 def _emit_compute_payload(
-    writer: Writer, payload: Operation, operands: list[HostTensor], extent: tuple[int, ...], start_of: StartOf
+    writer: Writer,
+    payload: Operation,
+    operands: list[HostTensor],
+    extent: tuple[int, ...],
+    start_of: StartOf,
+    sticks: tuple[int, int],
 ) -> HostTensor:
     """
     The payload of a `ktir.compute` (one graph op, or a fused region); `extent`: its output
-    tile; `start_of`: the core's host start of an input tile along a dim.
+    tile; `start_of`: the core's host start of an input tile along a dim; `sticks`: K and N of
+    a matmul kernel's tiles in whole sticks (ktir's PE arrays run a matmul kernel on them; a
+    fused matmul on its host tile).
     """
     if payload.name == "ktir.fused":
         return _emit_fused(writer, payload, operands)
+    if isinstance(payload, st.MatmulOp | st.BmmOp):
+        return matmul(writer, payload, operands, sticks)
     return emit_payload(writer, payload, operands, extent, start_of)
 
 
@@ -177,6 +204,7 @@ class _KernelWriter:
         self.writer = Writer()
         self.index: dict[SSAValue, int | _Chunk | None] = {}
         self.buffers: dict[SSAValue, HostTensor] = {}
+        self.relayouts: set[SSAValue] = set()  # buffers a relayout kernel computes (`_relayout`)
         self.tensors: dict[SSAValue, _Tensor] = {}
         self.tiles = list(kernel.tiles.data)
         args = list(kernel.body.block.args)
@@ -316,27 +344,38 @@ class _KernelWriter:
         w.emit(f"{start} = arith.index_cast {entry} : i64 to index")
         return start
 
-    def _access_tile(
-        self, op: Operation, tile_index: int, chunk: _Chunk
-    ) -> tuple[str, tuple[int, ...], HostTiles, tuple[int, ...]]:
-        """The access tile of a DMA (its name and loaded shape), the tile's host map and held extent."""
-        host, held = self._host_map(op, tile_index, chunk)
-        tile = self.tiles[tile_index]
-        tensor = self.tensors[self.kernel.body.block.args[tile_index]]
+    def _device_dims(self, host: HostTiles, tile_index: int) -> tuple[tuple[int, ...], list[int]]:
+        """
+        A DMA's extent along each device dim and the device dims in host order. A device dim
+        that holds no host data in the box (size 1, or synthetic: data at position 0 only) is
+        moved at position 0 only (extent 1) and comes first.
+        """
         kept = [d for d, pick in enumerate(host.index) if isinstance(pick, slice)]
         dropped = [d for d, pick in enumerate(host.index) if not isinstance(pick, slice)]
-        # A device dim that holds no host data in the box (size 1, or synthetic: data at
-        # position 0 only) is read at position 0: the access tile is one position wide there.
         extent = tuple(
             1 if d in dropped else int(e) for d, e in enumerate(self.tiles[tile_index].extent_array)
         )
-        order = dropped + [kept[p - 1] for p in host.perm[1:]]
+        return extent, dropped + [kept[p - 1] for p in host.perm[1:]]
+
+    def _access_tile(
+        self, op: Operation, tile_index: int, chunk: _Chunk, device_order: bool = False
+    ) -> tuple[str, tuple[int, ...], HostTiles, tuple[int, ...]]:
+        """
+        The access tile of a DMA (its name and the shape it moves, device dims in host order
+        unless `device_order`), the tile's host map and held extent.
+        """
+        host, held = self._host_map(op, tile_index, chunk)
+        tile = self.tiles[tile_index]
+        tensor = self.tensors[self.kernel.body.block.args[tile_index]]
+        extent, order = self._device_dims(host, tile_index)
         subscripts = ", ".join(
             self._start(tile.starts_array[:, d], tile.chunk_starts_array[:, d], chunk)
             for d in range(len(extent))
         )
         dims = ", ".join(f"d{d}" for d in range(len(extent)))
         name = self.writer.fresh("tile")
+        if device_order:
+            order = list(range(len(extent)))
         loaded = tuple(extent[d] for d in order)
         self.writer.emit(
             f"{name} = ktdp.construct_access_tile {tensor.view}[{subscripts}] {{access_tile_set = "
@@ -366,14 +405,6 @@ class _KernelWriter:
             return value
         return extract_slice(self.writer, value, [0] * len(held), held)
 
-    def _padded(self, value: HostTensor, extent: tuple[int, ...]) -> HostTensor:
-        """A host tile placed at the start of a zero tile of the padded `extent`."""
-        if value.shape == extent:
-            return value
-        zeros = HostTensor(self.writer.fresh("z"), extent, value.element)
-        self.writer.emit(f"{zeros.name} = arith.constant dense<0.0> : {zeros.type_text}")
-        return insert_slice(self.writer, value, zeros, [0] * len(extent))
-
     def _store(self, op: core.DmaStoreOp) -> None:
         if op.writers is not None and op.writers.value.data != 1:
             raise op_error(op, "a store by some cores only (writers) is not written yet")
@@ -384,11 +415,29 @@ class _KernelWriter:
         if value is None:
             raise op_error(op, "it stores a buffer no load or compute before it wrote")
         tile_index = op.tile.value.data
-        tile, loaded, host, held = self._access_tile(op, tile_index, chunk)
+        relayout = op.source in self.relayouts
+        tile, loaded, host, held = self._access_tile(op, tile_index, chunk, device_order=relayout)
         if value.shape != held:
             raise op_error(op, f"its buffer holds a {value.shape} tile, the store moves {held}")
-        data = self._reshaped(self._padded(value, host.extent), loaded)
+        padded = zero_padded(self.writer, value, host.extent)
+        data = self._relayout(op, padded, tile_index, chunk) if relayout else self._reshaped(padded, loaded)
         self.writer.emit(f"ktdp.store {data.name}, {tile} : {data.type_text}, <{dims_text(loaded)}index>")
+
+    def _relayout(self, op: Operation, padded: HostTensor, tile_index: int, chunk: _Chunk) -> HostTensor:
+        """
+        A relayout kernel's move (ktir: one SFU pass over the output tile in its device
+        layout): the padded host tile, as device dims in host order, transposed into device
+        order, or copied when the orders agree. Example: a 1 x 24 x 64 tile stored as device
+        [4, 16, 1, 1, 64] (host dim 1 in the sticks) is the 1 x 1 x 64 x 4 x 16 tensor
+        transposed by [3, 4, 0, 1, 2]: 4,096 elements, 64 sticks.
+        """
+        host, _ = self._host_map(op, tile_index, chunk)
+        extent, order = self._device_dims(host, tile_index)
+        in_host_order = self._reshaped(padded, tuple(extent[d] for d in order))
+        perm = [order.index(d) for d in range(len(order))]
+        if not permutes_elements(in_host_order.shape, perm):
+            return copied(self.writer, self._reshaped(in_host_order, extent))
+        return transpose(self.writer, in_host_order, perm)
 
     def _compute(self, op: core.ComputeOp) -> None:
         if op.accumulate is not None:
@@ -409,10 +458,13 @@ class _KernelWriter:
             host, _ = self._host_map(op, tiles[operand], chunk)
             return self._table(host.lo[:, dim], "%id")
 
-        result = _emit_compute_payload(self.writer, payload, operands, held, start_of)
+        k_sticks, n_sticks = (self._host_map(op, tiles[t], chunk)[0].extent[-1] for t in (0, -1))
+        result = _emit_compute_payload(self.writer, payload, operands, held, start_of, (k_sticks, n_sticks))
         if math.prod(result.shape) != math.prod(held):
             raise op_error(op, f"its payload gives a {result.shape} tile, its output tile holds {held}")
         self.buffers[op.outs[0]] = self._reshaped(result, held)
+        if isinstance(payload, _RELAYOUTS):
+            self.relayouts.add(op.outs[0])
 
 
 def kernel_names(module: ModuleOp) -> list[tuple[str, core.KernelOp]]:

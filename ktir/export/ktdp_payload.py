@@ -257,13 +257,19 @@ def elementwise(writer: Writer, op: Operation, operands: list[HostTensor]) -> Ho
     return generic(writer, op, operands, element, FORMULAS[type(op)])
 
 
-def matmul(writer: Writer, op: Operation, operands: list[HostTensor]) -> HostTensor:
+def matmul(
+    writer: Writer, op: Operation, operands: list[HostTensor], sticks: tuple[int, int] | None = None
+) -> HostTensor:
     """
     `ktir.matmul` / `ktir.bmm` of host tiles: `linalg.matmul` of 2-D tiles (an x tile with
     leading dims, against a 2-D y, is collapsed to rows first), `linalg.batch_matmul` of 3-D
-    tiles with the same batch.
+    tiles with the same batch. With `sticks` (K, N of the tiles in whole sticks), the product
+    runs on tiles zero-padded to them, as a matmul kernel's PE arrays do, and is cut back to N:
+    a 3 x 64 @ 64 x 32 tile is 3 x 64 @ 64 x 64, its last 32 columns dropped.
     """
     x, y = operands
+    if sticks is not None:
+        return _in_whole_sticks(writer, op, x, y, sticks)
     if x.shape[-1] > y.shape[-2]:
         raise op_error(op, f"its x tile {x.shape} is longer than its y tile {y.shape} along K")
     if x.shape[-1] < y.shape[-2]:  # y carries matmul padding rows: the product reads x's K only
@@ -282,6 +288,29 @@ def matmul(writer: Writer, op: Operation, operands: list[HostTensor]) -> HostTen
     x3 = reshaped(writer, x, (batch, *x.shape[-2:]))
     y3 = reshaped(writer, y, (batch, *y.shape[-2:]))
     return reshaped(writer, product(writer, "linalg.batch_matmul", x3, y3, element), out_shape)
+
+
+def _in_whole_sticks(
+    writer: Writer, op: Operation, x: HostTensor, y: HostTensor, sticks: tuple[int, int]
+) -> HostTensor:
+    """`matmul` on zero-padded K and N (`sticks`), cut back to y's N."""
+    k, n = x.shape[-1], y.shape[-1]
+    k_padded, n_padded = max(sticks[0], k), max(sticks[1], n)
+    if y.shape[-2] > k:
+        y = _k_rows(writer, y, k)
+    x = zero_padded(writer, x, (*x.shape[:-1], k_padded))
+    y = zero_padded(writer, y, (*y.shape[:-2], k_padded, n_padded))
+    out = matmul(writer, op, [x, y])
+    return extract_slice(writer, out, [0] * len(out.shape), (*out.shape[:-1], n))
+
+
+def zero_padded(writer: Writer, value: HostTensor, shape: tuple[int, ...]) -> HostTensor:
+    """`value` at the start of a zero tensor of `shape` (itself when the shapes agree)."""
+    if value.shape == tuple(shape):
+        return value
+    zeros = HostTensor(writer.fresh("z"), tuple(shape), value.element)
+    writer.emit(f"{zeros.name} = arith.constant dense<0.0> : {zeros.type_text}")
+    return insert_slice(writer, value, zeros, [0] * len(shape))
 
 
 def product(writer: Writer, name: str, x: HostTensor, y: HostTensor, element: Attribute) -> HostTensor:
@@ -333,11 +362,23 @@ def copied(writer: Writer, value: HostTensor) -> HostTensor:
     return _into_empty(writer, "linalg.copy", [value], value.shape, value.element)
 
 
+def permutes_elements(shape: Sequence[int], perm: Sequence[int]) -> bool:
+    """Whether permuting dims by `perm` reorders elements (it does not when only size-1 dims move)."""
+    moved = [p for p in perm if shape[p] != 1]
+    return moved != sorted(moved)
+
+
 def transpose(writer: Writer, value: HostTensor, perm: Sequence[int]) -> HostTensor:
-    """`linalg.transpose` of a tile (result dim i is `value`'s dim `perm[i]`, as NumPy's)."""
+    """
+    `linalg.transpose` of a tile (result dim i is `value`'s dim `perm[i]`, as NumPy's); a
+    reshape when only size-1 dims move (1 x 24 x 1 x 16 by [0, 2, 1, 3] is 1 x 1 x 24 x 16).
+    """
     if list(perm) == list(range(len(perm))):
         return value
-    out = HostTensor(writer.fresh("t"), tuple(value.shape[p] for p in perm), value.element)
+    shape = tuple(value.shape[p] for p in perm)
+    if not permutes_elements(value.shape, perm):
+        return reshaped(writer, value, shape)
+    out = HostTensor(writer.fresh("t"), shape, value.element)
     empty = writer.fresh("e")
     writer.emit(f"{empty} = tensor.empty() : {out.type_text}")
     writer.emit(
@@ -402,10 +443,12 @@ __all__ = [
     "generic",
     "insert_slice",
     "matmul",
+    "permutes_elements",
     "product",
     "reshaped",
     "scalar_op",
     "size_one_reshape",
     "tensor_type",
     "transpose",
+    "zero_padded",
 ]

@@ -8,7 +8,7 @@ value ktir's reference computes on the same tile (`ktir.reference.structured`):
 - `ktir.rms_norm` / `ktir.layer_norm`: the statistics over the normalized dims in f32, the
   weight and bias applied in f32, rounded once;
 - `ktir.slice` / `ktir.cat` / `ktir.pad`: `tensor.extract_slice` / `insert_slice` of the tiles
-  (a slice as NumPy slices the tile, a pad into a tile of the fill value).
+  (a slice as NumPy slices the tile, a pad into a `linalg.fill` of the fill value).
 
 Example: `ktir.rms_norm` of a 32 x 128 f16 tile over its last dim with a 128-wide weight is
 `extf`, `x * x`, a sum over dim 1, `/ 128`, `+ eps`, `sqrt`, `x / rms`, `* w`, `truncf`.
@@ -175,8 +175,16 @@ def _pad(writer: Writer, op: st.PadOp, operands: list[HostTensor]) -> HostTensor
     shape = tuple(n + a + b for n, a, b in zip(x.shape, low, high, strict=True))
     element = op.result.type.element_type  # type: ignore[attr-defined]
     fill = float(store(np.asarray(op.value.value.data), element))
-    filled = HostTensor(writer.fresh("z"), shape, element)
-    writer.emit(f"{filled.name} = arith.constant dense<{fill!r}> : {filled.type_text}")
+    # tensor.pad's decomposition: fill the padded tile (the pass over it ktir charges a pad),
+    # then insert the source.
+    value, empty = writer.fresh("c"), writer.fresh("e")
+    filled = HostTensor(writer.fresh("t"), shape, element)
+    writer.emit(f"{value} = arith.constant {fill!r} : {element}")
+    writer.emit(f"{empty} = tensor.empty() : {filled.type_text}")
+    writer.emit(
+        f"{filled.name} = linalg.fill ins({value} : {element}) outs({empty} : {filled.type_text}) "
+        f"-> {filled.type_text}"
+    )
     return insert_slice(writer, x, filled, list(low))
 
 

@@ -42,11 +42,11 @@ def test_every_kernel_is_written_and_gives_ktirs_outputs_bit_for_bit(name: str) 
     assert [r for r in results if r.skipped] == []
     written = [r for r in results if not r.skipped]
     assert written and all(r.equal for r in written), [r for r in written if not r.equal]
-    # The same time where both engines cost the work alike: matmuls and relayouts of whole
-    # sticks (docs/ktdp.md, "Emission", says where and why the others differ).
+    # The same time where both engines cost the work alike: matmuls (in whole sticks),
+    # relayouts, slices and pads (docs/ktdp.md, "Emission", says where and why others differ).
     for r in written:
-        if r.name.endswith(("_matmul", "_restickify")):
-            assert abs(r.ktdp_cycles - r.ktir_cycles) <= 0.015 * r.ktir_cycles, r
+        if r.name.endswith(("_matmul", "_restickify", "_reshape", "_slice", "_pad")):
+            assert r.ktdp_cycles == pytest.approx(r.ktir_cycles, rel=1e-9), r
 
 
 def test_the_pass_replaces_the_module_by_the_ktdp_program() -> None:
