@@ -542,6 +542,17 @@ KTDP_OPS = (
     RuntimeArgExtractOp,
     *COMM_OPS,
 )
+ROUTINE_ATTRIBUTE = "ktir.routine"
+"""
+ktir's extension of ktdp programs: a private `func.func` with this attribute (a string, a ktir
+graph op's name such as "ktir.rms_norm") is that op's device routine, called with `func.call`.
+Its body gives the values; ktir's engine times the call with ktir's cost for the op on the
+shapes it is called with (`ktir.ktdp.routines`). Other MLIR tools see an ordinary function.
+"""
+
+CAUSAL_ATTRIBUTE = "ktir.causal"
+"""On a "ktir.attention" routine: the causal offset (a key past `query + causal` is hidden)."""
+
 Ktdp = Dialect(
     "ktdp",
     list(KTDP_OPS),
@@ -550,7 +561,9 @@ Ktdp = Dialect(
 """The `ktdp` dialect (load it into a context with `ktir.ir.context.make_context`)."""
 
 __all__ = [
+    "CAUSAL_ATTRIBUTE",
     "KTDP_OPS",
+    "ROUTINE_ATTRIBUTE",
     "AccessTileType",
     "ConstructAccessTileOp",
     "ConstructDistributedMemoryViewOp",

@@ -140,29 +140,51 @@ def sfu_cycles(op: Operation, in_elements: int, out_elements: int, target: Targe
 
     Example: exp on 64 x 64 fp16 = 4096 elements x 2 passes / 8.8e3 per µs = 0.93 µs = 1396 cycles.
     """
-    if isinstance(op, _REDUCTIONS):
+    return sfu_cycles_of(type(op), in_elements, out_elements, target, sfu_passes(op))
+
+
+def sfu_cycles_of(
+    kind: type[Operation],
+    in_elements: int,
+    out_elements: int,
+    target: Target = SPYRE,
+    passes: float | None = None,
+) -> float:
+    """
+    `sfu_cycles` of a graph op given by its class (`passes`: the elementwise passes per element,
+    by default `_SFU_PASSES`'): how a ktdp program's routine for that op is timed.
+    """
+    if issubclass(kind, _REDUCTIONS):
         us = in_elements / target.reduce_elems_per_us
-    elif isinstance(op, st.SoftmaxOp):
+    elif issubclass(kind, st.SoftmaxOp):
         us = in_elements / target.softmax_elems_per_us
-    elif isinstance(op, st.NormOp):
-        extra = _NORM_EXTRA_PASSES.get(type(op), 3.0)
+    elif issubclass(kind, st.NormOp):
+        extra = _NORM_EXTRA_PASSES.get(kind, 3.0)
         us = in_elements / target.reduce_elems_per_us + in_elements * extra / target.sfu_pass_elems_per_us
     else:
-        us = out_elements * sfu_passes(op) / target.sfu_pass_elems_per_us
+        per = passes if passes is not None else _SFU_PASSES.get(kind, 1.0)
+        us = out_elements * per / target.sfu_pass_elems_per_us
     return us * target.clock_mhz
 
 
 def sfu_flops(op: Operation, in_elements: int, out_elements: int) -> float:
     """Floating-point operations the report credits to an SFU op: one per element and pass."""
-    if isinstance(op, _REDUCTIONS):
+    return sfu_flops_of(type(op), in_elements, out_elements, sfu_passes(op))
+
+
+def sfu_flops_of(
+    kind: type[Operation], in_elements: int, out_elements: int, passes: float | None = None
+) -> float:
+    """`sfu_flops` of a graph op given by its class (`passes` as in `sfu_cycles_of`)."""
+    if issubclass(kind, _REDUCTIONS):
         return float(in_elements)
-    if isinstance(op, st.SoftmaxOp):
+    if issubclass(kind, st.SoftmaxOp):
         return 5.0 * in_elements  # max, subtract, exp, sum, divide
-    if isinstance(op, st.NormOp):
-        return in_elements * (2.0 + _NORM_EXTRA_PASSES.get(type(op), 3.0))
-    if isinstance(op, st.ShapeChangeOp | st.CatOp):
+    if issubclass(kind, st.NormOp):
+        return in_elements * (2.0 + _NORM_EXTRA_PASSES.get(kind, 3.0))
+    if issubclass(kind, st.ShapeChangeOp | st.CatOp):
         return 0.0  # data movement
-    return out_elements * sfu_passes(op)
+    return out_elements * (passes if passes is not None else _SFU_PASSES.get(kind, 1.0))
 
 
 ATTENTION_BLOCK = 64
