@@ -42,6 +42,7 @@ from ktir.cores.iteration import iteration_space
 from ktir.dialects import ktir_core as core
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktdp import CAUSAL_ATTRIBUTE
 from ktir.export.ktdp_attention import StartOf, attention
 from ktir.export.ktdp_payload import (
     FORMULAS,
@@ -61,6 +62,7 @@ from ktir.export.ktdp_payload import (
     transpose,
     zero_padded,
 )
+from ktir.export.ktdp_routines import ROUTINE_OPS, outlined
 from ktir.export.ktdp_structured import STRUCTURED
 from ktir.export.ktdp_subscripts import linear_subscript, start_subscript
 from ktir.ir.diagnostics import Diagnostic, DiagnosticError, Severity, location_of, op_error
@@ -108,10 +110,35 @@ def emit_payload(
     start_of: StartOf | None = None,
 ) -> HostTensor:
     """
-    One graph op of a payload on host tiles (`ktdp_payload`, `ktdp_structured`). `extent` is
-    the output tile's host shape when the op is a kernel's whole payload (a reshape of a tile
-    needs it). A located `DiagnosticError` for an op without an emission.
+    One graph op of a payload on host tiles (`ktdp_payload`, `ktdp_structured`), a routine call
+    for the ops ktir times as routines (`ktdp_routines`). `extent` is the output tile's host
+    shape when the op is a kernel's whole payload (a reshape of a tile needs it); `start_of`
+    gives the core's tile starts (attention needs them). A located `DiagnosticError` for an op
+    without an emission.
     """
+    if not isinstance(op, ROUTINE_OPS):
+        return _inline(writer, op, operands, extent)
+    if not isinstance(op, st.AttentionOp):
+        return outlined(writer, op, operands, lambda w, params, _: _inline(w, op, params))
+    if start_of is None:
+        raise op_error(op, "ktir-emit-ktdp writes attention as a kernel's whole payload only")
+    if op.causal is None:
+        return outlined(writer, op, operands, lambda w, params, _: attention(w, op, params, None))
+    starts = [start_of(0, 3), start_of(1, 2)]  # the core's first query and first key
+    return outlined(
+        writer,
+        op,
+        operands,
+        lambda w, params, indices: attention(w, op, params, (indices[0], indices[1])),
+        starts,
+        {CAUSAL_ATTRIBUTE: f"{op.causal.value.data} : i64"},
+    )
+
+
+def _inline(
+    writer: Writer, op: Operation, operands: list[HostTensor], extent: tuple[int, ...] | None = None
+) -> HostTensor:
+    """A graph op other than attention as `linalg` ops in place (`emit_payload`)."""
     if type(op) in FORMULAS:
         return elementwise(writer, op, operands)
     if (structured := STRUCTURED.get(type(op))) is not None:
@@ -122,8 +149,6 @@ def emit_payload(
         return generic(writer, op, operands, op.result.type.element_type, GELU[tanh])  # type: ignore[attr-defined]
     if isinstance(op, st.MatmulOp | st.BmmOp):
         return matmul(writer, op, operands)
-    if isinstance(op, st.AttentionOp) and start_of is not None:
-        return attention(writer, op, operands, start_of)
     if (moved := _moved(writer, op, operands[0] if operands else None, extent)) is not None:
         return copied(writer, moved) if _copies_a_view(op, extent) else moved
     raise op_error(op, f"ktir-emit-ktdp does not write '{op.name}' payloads yet")
@@ -201,7 +226,7 @@ class _KernelWriter:
         self.kernel = kernel
         self.name = name
         self.cores = kernel.cores.value.data
-        self.writer = Writer()
+        self.writer = Writer(function=name)
         self.index: dict[SSAValue, int | _Chunk | None] = {}
         self.buffers: dict[SSAValue, HostTensor] = {}
         self.relayouts: set[SSAValue] = set()  # buffers a relayout kernel computes (`_relayout`)
@@ -232,7 +257,7 @@ class _KernelWriter:
         w.emit("return")
         args = ", ".join(f"{t.arg}: index" for t in self.tensors.values())
         head = f"func.func @{self.name}({args}) attributes {{grid = [{self.cores}]}} {{"
-        return "\n".join([head, *w.lines, "}"])
+        return "\n".join([head, *w.lines, "}", *w.routines])
 
     def _op(self, op: Operation) -> None:
         if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):

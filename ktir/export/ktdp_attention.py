@@ -85,9 +85,12 @@ def _normalized(w: Writer, a: list[str]) -> str:
 
 
 def attention(
-    writer: Writer, op: st.AttentionOp, operands: list[HostTensor], start_of: StartOf
+    writer: Writer, op: st.AttentionOp, operands: list[HostTensor], starts: tuple[str, str] | None
 ) -> HostTensor:
-    """One core's `ktir.attention` tile (module docstring); `start_of` gives tile starts."""
+    """
+    One core's `ktir.attention` tile (module docstring); `starts`: the SSA indices of the core's
+    first query and first key (a causal op's).
+    """
     q, k, v = operands[:3]
     if len(q.shape) != 5 or len(k.shape) != 4 or len(v.shape) != 4:
         raise op_error(op, f"its tiles {q.shape}, {k.shape}, {v.shape} are not q [B,H,G,S,D], k, v [B,H,L,*]")
@@ -103,7 +106,6 @@ def attention(
         mask = operands[3]
         masked = "keep" if mask.element == i1 else "add"
         ins.append(mask)
-    starts = (start_of(0, 3), start_of(1, 2)) if op.causal is not None else None
     scores = generic(writer, op, ins, _F64, _scores_formula(op, masked, starts), _F64)
     top = reduce(writer, scores, [4], "max", True)
     top = generic(writer, op, [top], _F64, _zero_if_hidden, _F64)

@@ -56,12 +56,19 @@ def tensor_type(shape: Sequence[int], element: Attribute) -> str:
 
 @dataclass
 class Writer:
-    """The lines of one emitted function and a supply of fresh SSA names."""
+    """
+    The lines of one emitted function, a supply of fresh SSA names, and the routine functions
+    it calls (`ktdp_routines.outlined`), shared with their writers.
+    """
 
     lines: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     depth: int = 0
     """Regions the next line is nested in beyond the function body (an `scf.for`'s)."""
+    function: str = "kernel"
+    """The kernel function's name (routines are named after it)."""
+    routines: list[str] = field(default_factory=list)
+    """The text of every routine function the kernel calls."""
 
     def fresh(self, stem: str) -> str:
         """A new SSA name `%stem<k>`."""

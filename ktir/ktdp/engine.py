@@ -19,7 +19,8 @@ in program order (no overlap between DMA and compute, unlike ktir's pipelined ke
   LX copy (`lx_copy_cycles`);
 - `linalg.matmul` on the PE arrays (`pt_cycles`);
 - elementwise ops, in whole sticks, at the SFU's pass rate (two passes for exp, log, sqrt,
-  rsqrt, tanh and division), and reductions at its reduction rate.
+  rsqrt, tanh and division), and reductions at its reduction rate;
+- a `func.call` of a `ktir.routine` function as ktir times that graph op (`ktir.ktdp.routines`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from xdsl.ir import Operation, SSAValue
 from ktir.dialects import ktdp_comm
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
-from ktir.ktdp import comm, compute, control, transfers
+from ktir.ktdp import comm, compute, control, routines, transfers
 from ktir.ktdp.memory import DeviceMemory, KtdpError
 from ktir.ktdp.state import UNITS, Charges, Tile, View
 from ktir.ktdp.tiles import TileError
@@ -65,22 +66,42 @@ class TileProgram:
         self.charges = Charges(self.tiles)
         self.space: list[int] = []  # the iteration space of the linalg.generic running (linalg.index)
         self.iterations = 0
+        module = function.parent_op()
+        self.functions: dict[str, func.FuncOp] = {
+            op.sym_name.data: op
+            for op in (module.walk() if module is not None else [function])
+            if isinstance(op, func.FuncOp)
+        }
+        self.depth = 0  # calls in progress (`ktir.ktdp.routines`)
 
     def run(self, arguments: Sequence[np.ndarray]) -> None:
         """Bind each argument (a per-tile vector) and run the body."""
-        for arg, value in zip(self.function.body.block.args, arguments, strict=True):
+        self.call(self.function, arguments)
+
+    def call(self, function: func.FuncOp, arguments: Sequence[Any]) -> list[Any]:
+        """Run `function`'s body on `arguments` (batched over tiles); the values it returns."""
+        for arg, value in zip(function.body.block.args, arguments, strict=True):
             self.env[arg] = value
-        self.run_block(self.function.body.block.ops)
+        self.depth += 1
+        try:
+            return self.run_block(function.body.block.ops)
+        finally:
+            self.depth -= 1
 
     def run_block(self, ops: Any) -> list[Any]:
-        """Run ops in order up to a terminator; the values it yields (none for a return)."""
+        """Run ops in order up to a terminator; the values it yields or returns."""
         for op in ops:
             if isinstance(
-                op, (scf.YieldOp, LinalgYieldOp, ktdp_comm.YieldPartialOp, ktdp_comm.YieldReducedOp)
+                op,
+                (
+                    scf.YieldOp,
+                    LinalgYieldOp,
+                    ktdp_comm.YieldPartialOp,
+                    ktdp_comm.YieldReducedOp,
+                    func.ReturnOp,
+                ),
             ):
                 return [self.env[v] for v in op.operands]
-            if isinstance(op, func.ReturnOp):
-                return []
             try:
                 self._op(op)
             except (TileError, ValueError, TypeError, IndexError, OverflowError, FloatingPointError) as error:
@@ -171,6 +192,7 @@ HANDLERS: dict[str, Handler] = {
     **compute.HANDLERS,
     **control.HANDLERS,
     **comm.HANDLERS,
+    **routines.HANDLERS,
 }
 """Every op the engine runs, by name (`dialect.*`: every op of that dialect)."""
 

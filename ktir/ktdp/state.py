@@ -133,6 +133,24 @@ class Charges:
             self.flops += flops * np.count_nonzero(self.active) / self.tiles
         self.cycles += cycles
 
+    def charge_tiles(
+        self, cycles: dict[str, np.ndarray], flops: np.ndarray, matmul_flops: np.ndarray
+    ) -> None:
+        """
+        An op whose tiles take different cycles (per tile and unit, the units one after the
+        other on a tile): it ends when the slowest active tile does. `flops` and `matmul_flops`
+        are per tile; the active tiles' count.
+        """
+        live = np.ones(self.tiles, dtype=bool) if self.active is None else self.active
+        total = np.zeros(self.tiles)
+        for unit, per_tile in cycles.items():
+            per_tile = np.broadcast_to(per_tile, (self.tiles,))
+            self.busy[live, UNITS.index(unit)] += per_tile[live]
+            total += per_tile
+        self.cycles += float(total[live].max(initial=0.0))
+        self.flops += float(np.broadcast_to(flops, (self.tiles,))[live].sum())
+        self.matmul_flops += float(np.broadcast_to(matmul_flops, (self.tiles,))[live].sum())
+
 
 def sticks(shape: Sequence[int], itemsize: int, stick_bytes: int) -> int:
     """Elements of a tile shape counted in whole sticks along its last dim."""

@@ -42,10 +42,10 @@ def test_every_kernel_is_written_and_gives_ktirs_outputs_bit_for_bit(name: str) 
     assert [r for r in results if r.skipped] == []
     written = [r for r in results if not r.skipped]
     assert written and all(r.equal for r in written), [r for r in written if not r.equal]
-    # The same time where both engines cost the work alike: matmuls (in whole sticks),
-    # relayouts, slices and pads (docs/ktdp.md, "Emission", says where and why others differ).
+    # The same time, but for the decoder block's chunked attention, whose second chunk's loads
+    # ktir overlaps with the first's compute (docs/ktdp.md, "Emission").
     for r in written:
-        if r.name.endswith(("_matmul", "_restickify", "_reshape", "_slice", "_pad")):
+        if (name, r.name) != ("decoder_block", "k7_fused"):
             assert r.ktdp_cycles == pytest.approx(r.ktir_cycles, rel=1e-9), r
 
 
@@ -53,8 +53,10 @@ def test_the_pass_replaces_the_module_by_the_ktdp_program() -> None:
     module = _compiled("mlp").clone()
     EmitKtdpPass().apply(make_context(), module)
     text = module_text(module)
-    assert [op.sym_name.data for op in module.body.block.ops] == ["k0_fused", "k1_fused"]  # type: ignore[attr-defined]
-    assert "ktir." not in text  # no ktir op or type is left
+    names = [op.sym_name.data for op in module.body.block.ops]  # type: ignore[attr-defined]
+    assert names == ["k0_fused", "k0_fused_gelu0", "k1_fused"]  # GELU is a routine of its kernel
+    assert 'attributes {ktir.routine = "ktir.gelu"}' in text
+    assert "ktir." not in text.replace('ktir.routine = "ktir.gelu"', "")  # no ktir op or type is left
     assert "ktdp.construct_access_tile %vin0[0, %id mod 8 * 2, 0]" in text
     assert "math.erf" in text and "linalg.matmul" in text
     # The printed program is what ktir-run --function runs: the second kernel's output.
@@ -117,4 +119,8 @@ def test_the_generic_form_is_valid_upstream_mlir() -> None:
         upstream = mlir.Module.parse(module_text(module, generic=True))
         assert upstream.operation.verify()
     functions = [op for op in upstream.body.operations]
-    assert len(functions) == len(kernel_names(_compiled("hf_llama")))
+    public = [f for f in functions if "sym_visibility" not in f.attributes]
+    assert len(public) == len(kernel_names(_compiled("hf_llama")))
+    # the routines (RMSNorm, SiLU, attention) are private functions marked for ktir
+    assert len(functions) > len(public)
+    assert all("ktir.routine" in f.attributes for f in functions if f not in public)

@@ -4,7 +4,8 @@
 
 // The MLP of the model zoo (Linear 64 -> 256, GELU, Linear 256 -> 32 on 16 rows of fp16), as
 // `ktir.compile` lowers it: two fused kernels. Each becomes a ktdp function in the emitter's
-// form, which ktir's ktdp reader reads back (custom and generic form).
+// form, GELU a call of a routine function, which ktir's ktdp reader reads back (custom and
+// generic form).
 // Input generated with
 //   ktir.compile(MLP(), (x,)) of test/unit/model_zoo.py, printed with ktir.ir.diagnostics.module_text
 
@@ -15,10 +16,13 @@
 // CHECK-NEXT:   %t0 = ktdp.load %tile0 : <1x2x64xindex> -> tensor<1x2x64xf16>
 // CHECK:        %tile1 = ktdp.construct_access_tile %vin1[%id floordiv 8, 0, 0] {access_tile_order = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
 // CHECK:        linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2x64xf16>, tensor<64x64xf16>) outs(%{{.*}} : tensor<2x64xf16>) -> tensor<2x64xf16>
-// CHECK:        math.erf %{{.*}} : f32
+// CHECK:        %r0 = func.call @k0_fused_gelu0(%t9) : (tensor<2x64xf16>) -> tensor<2x64xf16>
 // CHECK:        %tile3 = ktdp.construct_access_tile %vout0[%id floordiv 8, %id mod 8 * 2, 0]
-// CHECK:        ktdp.store %t12, %tile3 : tensor<2x1x64xf16>, <2x1x64xindex>
+// CHECK:        ktdp.store %t11, %tile3 : tensor<2x1x64xf16>, <2x1x64xindex>
 // CHECK-NEXT:   func.return
+// CHECK:      func.func private @k0_fused_gelu0(%p0: tensor<2x64xf16>) -> tensor<2x64xf16> attributes {ktir.routine = "ktir.gelu"} {
+// CHECK:        math.erf %{{.*}} : f32
+// CHECK:        func.return %t0 : tensor<2x64xf16>
 // CHECK:      func.func @k1_fused(%in0: index, %in1: index, %in2: index, %out0: index) attributes {grid = [8 : i64]} {
 // CHECK-NOT:  ktir.
 builtin.module {

@@ -1,0 +1,135 @@
+"""
+`func.call` in a ktdp program, and ktir's routines: functions that compute one ktir graph op.
+
+A call runs the callee's body on every tile at once, its values batched like the caller's. A
+plain callee's ops are charged as they run. A callee marked `ktir.routine = "<graph op>"`
+(`dialects.ktdp.ROUTINE_ATTRIBUTE`) is that op's device routine, as `ktir-emit-ktdp` writes
+RMSNorm, softmax, SiLU or attention: the body gives the values, and the call is timed as ktir's
+chip model times the op on the shapes it is called with (`ktir.hardware.cost_model`), not op by
+op. Example: RMSNorm of a 24 x 128 fp16 tile is one reduction over its 3,072 elements and three
+SFU passes over them, whatever the body's ops.
+
+- elementwise ops (SiLU, sigmoid, GELU): their passes over the result, in whole sticks;
+- reductions, softmax and norms: their calibrated rates over the first argument, in whole
+  sticks of the result's element type;
+- attention (q [B, H, G, S, D], k [B, H, L, D], v [B, H, L, E], an optional mask, then with
+  `ktir.causal` each tile's first query and first key as `index` arguments): its two products on
+  the PE arrays and its softmax on the SFU for the key blocks the queries see, per tile.
+
+A routine computes on its arguments only: its body may not load, store or call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, StringAttr
+from xdsl.ir import Operation
+
+from ktir.dialects import ktir_elementwise as ew
+from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktdp import CAUSAL_ATTRIBUTE, ROUTINE_ATTRIBUTE
+from ktir.hardware import cost_model
+from ktir.ir.diagnostics import location_of
+from ktir.ktdp.memory import KtdpError
+from ktir.ktdp.state import sticks
+
+if TYPE_CHECKING:
+    from ktir.ktdp.engine import Handler, TileProgram
+
+GRAPH_OPS: dict[str, type[Operation]] = {op.name: op for op in [*ew.ELEMENTWISE_OPS, *st.STRUCTURED_OPS]}
+"""ktir's graph ops by name: what a routine may name."""
+
+MAX_CALL_DEPTH = 32
+"""Calls a run may nest (a recursive program stops here with a located error)."""
+
+
+def _callee(run: TileProgram, op: func.CallOp) -> func.FuncOp:
+    name = op.callee.root_reference.data
+    callee = run.functions.get(name)
+    if callee is None:
+        raise KtdpError(f"no function '@{name}' in the module", location_of(op))
+    if len(callee.body.block.args) != len(op.arguments):
+        raise KtdpError(
+            f"'@{name}' takes {len(callee.body.block.args)} arguments, the call passes {len(op.arguments)}",
+            location_of(op),
+        )
+    return callee
+
+
+def _check_routine(callee: func.FuncOp) -> type[Operation]:
+    """The graph op a routine computes; a located error for a body that moves data or calls."""
+    attribute = callee.attributes[ROUTINE_ATTRIBUTE]
+    name = attribute.data if isinstance(attribute, StringAttr) else None
+    kind = GRAPH_OPS.get(name or "")
+    if kind is None or issubclass(kind, st.MatmulBase):
+        raise KtdpError(
+            f"'{ROUTINE_ATTRIBUTE}' names {attribute}, which is not a ktir graph op ktir times as a routine",
+            location_of(callee),
+        )
+    for inner in callee.walk():
+        if inner.name.startswith("ktdp.") or isinstance(inner, func.CallOp):
+            raise KtdpError(
+                f"a routine computes on its arguments only: '{inner.name}' in its body", location_of(inner)
+            )
+    return kind
+
+
+def _call(run: TileProgram, op: func.CallOp) -> list[Any]:
+    callee = _callee(run, op)
+    if run.depth >= MAX_CALL_DEPTH:
+        raise KtdpError(f"calls nest more than {MAX_CALL_DEPTH} deep", location_of(op))
+    arguments = [run.env[v] for v in op.arguments]
+    if ROUTINE_ATTRIBUTE not in callee.attributes:
+        return run.call(callee, arguments)
+    kind = _check_routine(callee)
+    charges = run.charges
+    saved = (charges.busy.copy(), charges.cycles, charges.flops, charges.matmul_flops)
+    results = run.call(callee, arguments)
+    charges.busy, charges.cycles, charges.flops, charges.matmul_flops = saved
+    if kind is st.AttentionOp:
+        _charge_attention(run, callee, arguments)
+    else:
+        _charge_sfu_routine(run, kind, arguments, results)
+    return results
+
+
+def _charge_sfu_routine(
+    run: TileProgram, kind: type[Operation], arguments: list[Any], results: list[Any]
+) -> None:
+    """An SFU routine: ktir's cost of `kind` on the first argument's and the result's sticks."""
+    result = np.asarray(results[0])
+    first = next((np.asarray(a) for a in arguments if np.ndim(a) > 1), result)
+    stick, itemsize = run.target.stick_bytes, result.dtype.itemsize
+    in_elements = sticks(first.shape[1:], itemsize, stick)
+    out_elements = sticks(result.shape[1:], itemsize, stick)
+    cycles = cost_model.sfu_cycles_of(kind, in_elements, out_elements, run.target)
+    run.charges.charge("sfu", cycles, cost_model.sfu_flops_of(kind, in_elements, out_elements) * run.tiles)
+
+
+def _charge_attention(run: TileProgram, callee: func.FuncOp, arguments: list[Any]) -> None:
+    """An attention routine: ktir's products and softmax for the key blocks each tile's queries see."""
+    q, k, v = (np.asarray(a) for a in arguments[:3])
+    causal_attribute = callee.attributes.get(CAUSAL_ATTRIBUTE)
+    batch, heads, group, rows, head = q.shape[1:]
+    keys = k.shape[3]
+    if isinstance(causal_attribute, IntegerAttr):
+        query_starts, key_starts = (run.per_tile(a) for a in arguments[-2:])
+        pairs = cost_model.attention_pairs(query_starts, rows, key_starts, keys, causal_attribute.value.data)
+    else:
+        pairs = np.full(run.tiles, float(rows * keys))
+    pt, sfu, flops, matmul_flops = cost_model.attention_cycles(
+        (batch, heads, group, rows), pairs, head, v.shape[-1], q.dtype.itemsize, run.target
+    )
+    run.charges.charge_tiles(
+        {"pt": np.asarray(pt), "sfu": np.asarray(sfu)}, np.asarray(flops), np.asarray(matmul_flops)
+    )
+
+
+HANDLERS: dict[str, Handler] = {"func.call": _call}
+"""Calls, by name."""
+
+
+__all__ = ["GRAPH_OPS", "HANDLERS", "MAX_CALL_DEPTH"]

@@ -1,0 +1,104 @@
+"""`func.call` and ktir's routine functions in the ktdp engine (ktir/ktdp/routines.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ktir.ktdp as ktdp
+from ktir.dialects import ktir_elementwise as ew
+from ktir.hardware import cost_model
+from ktir.ir.diagnostics import DiagnosticError
+from ktir.ktdp.memory import KtdpError
+
+_SET = "affine_set<(d0, d1) : (d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)>"
+_VIEW = (
+    f"sizes: [2, 64], strides: [64, 1] {{coordinate_set = {_SET}, memory_space = "
+    "#ktdp.memory_space<global>} : memref<2x64xf16>"
+)
+_TILE = (
+    f"{{access_tile_set = {_SET}, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>}} : "
+    "memref<2x64xf16> -> !ktdp.access_tile<2x64xindex>"
+)
+_T = "tensor<2x64xf16>"
+# SiLU as tensor ops: neg (1 pass), exp (2), add (1), divide (2): six passes one by one.
+_SILU = f"""  %one = arith.constant dense<1.0> : {_T}
+  %n = arith.negf %p : {_T}
+  %e = math.exp %n : {_T}
+  %d = arith.addf %e, %one : {_T}
+  %s = arith.divf %p, %d : {_T}
+  return %s : {_T}"""
+
+
+def _program(callee_body: str, attributes: str = "") -> str:
+    marks = f" attributes {{{attributes}}}" if attributes else ""
+    return f"""func.func @k(%x: index, %y: index) attributes {{grid = [1]}} {{
+  %vx = ktdp.construct_memory_view %x, {_VIEW}
+  %vy = ktdp.construct_memory_view %y, {_VIEW}
+  %tx = ktdp.construct_access_tile %vx[0, 0] {_TILE}
+  %ty = ktdp.construct_access_tile %vy[0, 0] {_TILE}
+  %a = ktdp.load %tx : <2x64xindex> -> {_T}
+  %r = func.call @f(%a) : ({_T}) -> {_T}
+  ktdp.store %r, %ty : {_T}, <2x64xindex>
+  return
+}}
+func.func private @f(%p: {_T}) -> {_T}{marks} {{
+{callee_body}
+}}
+"""
+
+
+def _run(text: str) -> tuple[np.ndarray, float]:
+    x = np.linspace(-3, 3, 128, dtype=np.float16).reshape(2, 64)
+    outputs, report = ktdp.run(text, "k", {"x": x, "y": np.zeros_like(x)})
+    return outputs["y"], report.kernels[0].cycles
+
+
+def test_a_call_runs_its_callee_and_charges_its_ops() -> None:
+    y, cycles = _run(_program(_SILU))
+    x = np.linspace(-3, 3, 128, dtype=np.float16).reshape(2, 64)
+    with np.errstate(all="ignore"):
+        e = np.exp(-x)
+        expected = x / (e + np.float16(1))  # op by op in f16, as the body rounds
+    np.testing.assert_array_equal(y, expected)
+    inline = _program(_SILU).replace("%r = func.call @f(%a)", "%r = func.call @g(%a)")
+    assert _run(inline.replace("@f(%p", "@g(%p"))[1] == cycles
+
+
+def test_a_routine_gives_its_body_values_in_ktirs_time_for_the_op() -> None:
+    plain_y, plain = _run(_program(_SILU))
+    routine_y, routine = _run(_program(_SILU, 'ktir.routine = "ktir.silu"'))
+    np.testing.assert_array_equal(routine_y, plain_y)
+    one_pass = cost_model.sfu_cycles_of(ew.AddOp, 128, 128)
+    silu = cost_model.sfu_cycles_of(ew.SiluOp, 128, 128)
+    assert silu == pytest.approx(5 * one_pass)  # ktir's calibration point: five passes
+    assert routine == pytest.approx(plain - 6 * one_pass + silu)
+
+
+@pytest.mark.parametrize(
+    ("body", "attributes", "message"),
+    [
+        (_SILU, 'ktir.routine = "ktir.frobnicate"', "not a ktir graph op ktir times as a routine"),
+        (_SILU, 'ktir.routine = "ktir.matmul"', "not a ktir graph op ktir times as a routine"),
+        (_SILU, "ktir.routine = 3 : i64", "not a ktir graph op"),
+        (
+            f"  %c = func.call @f(%p) : ({_T}) -> {_T}\n  return %c : {_T}",
+            'ktir.routine = "ktir.silu"',
+            "a routine computes on its arguments only: 'func.call' in its body",
+        ),
+        (f"  %c = func.call @f(%p) : ({_T}) -> {_T}\n  return %c : {_T}", "", "calls nest more than 32 deep"),
+    ],
+)
+def test_a_bad_routine_or_call_is_a_located_error(body: str, attributes: str, message: str) -> None:
+    with pytest.raises(KtdpError, match=message) as caught:
+        _run(_program(body, attributes))
+    assert caught.value.location is not None
+
+
+def test_a_call_of_a_missing_function_is_a_located_verifier_error() -> None:
+    text = _program(_SILU).replace("func.call @f(%a)", "func.call @missing(%a)")
+    with pytest.raises(DiagnosticError) as caught:
+        _run(text)
+    (diagnostic,) = caught.value.diagnostics
+    assert "'@missing' could not be found in symbol table" in diagnostic.message
+    assert diagnostic.location is not None and diagnostic.location.line == 7
