@@ -288,7 +288,8 @@ def _generic(run: TileProgram, op: Any) -> list[np.ndarray]:
     results = run.run_block(block.ops)
     run.env.update(outer)
     elements = math.prod(space) * run.tiles
-    run.charges.charge("sfu", _generic_cycles(run, block, space), elements * len(list(block.ops)))
+    cycles = _generic_cycles(run, block, space, len(op.outputs))
+    run.charges.charge("sfu", cycles, elements * len(list(block.ops)))
     parallel = [d for d in range(len(space)) if d not in reductions]
     outputs = []
     for j, (value, result) in enumerate(zip(results, op.results, strict=True)):
@@ -376,14 +377,17 @@ def _over_space(run: TileProgram, array: Any, value: SSAValue, map_: Any, dims: 
     return compute_precision(moved.reshape(shape))
 
 
-def _generic_cycles(run: TileProgram, block: Any, space: Sequence[int]) -> float:
+def _generic_cycles(run: TileProgram, block: Any, space: Sequence[int], outputs: int) -> float:
     """
-    The body's ops as SFU passes over the iteration space, in whole sticks, at least one. Casts
-    and constants in a body take no pass: the SFU widens its operands to fp32 and rounds its
-    result as part of an op's pass, as ktir's own ops are costed (an fp16 add is one pass).
-    Example: `extf, extf, addf, truncf` is one pass; `negf, exp, addf, divf` six.
+    The body's ops as SFU passes over the iteration space, in whole sticks of its results'
+    element type (as ktir counts an op's tile), at least one. Casts and constants in a body take
+    no pass: the SFU widens its operands to fp32 and rounds its result as part of an op's pass,
+    as ktir's own ops are costed (an fp16 add is one pass). Example: `extf, extf, addf, truncf`
+    is one pass; `negf, exp, addf, divf` six; an fp16 32 x 32 result is 32 sticks, even when an
+    operand is f32.
     """
-    itemsize = max(8 if isinstance(a.type, IndexType) else numpy_dtype(a.type).itemsize for a in block.args)
+    results = block.args[len(block.args) - outputs :]
+    itemsize = max(8 if isinstance(a.type, IndexType) else numpy_dtype(a.type).itemsize for a in results)
     elements = sticks(space, itemsize, run.target.stick_bytes)
     body = [
         op

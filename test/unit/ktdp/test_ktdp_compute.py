@@ -5,8 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import ktir.ktdp as ktdp
+from ktir.dialects import ktir_elementwise as ew
+from ktir.hardware import cost_model
 
 KERNELS = Path(__file__).resolve().parents[2] / "lit" / "Inputs" / "ktdp"
 _SET = "affine_set<(d0, d1) : (d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 3 >= 0)>"
@@ -79,3 +82,25 @@ def test_a_masked_tile_does_not_divide_by_its_zero() -> None:
     x = np.arange(3 * 64, dtype=np.float32).reshape(3, 64)
     outputs, _ = ktdp.run(text, "carried", {"x": x, "out": np.zeros((2, 64), np.float32)})
     np.testing.assert_array_equal(outputs["out"], np.stack([x[0] + x[1], x[2]]))
+
+
+def _generic_cycles(result: str) -> float:
+    """The cycles of a kernel with one generic adding 1 to the f32 tile, its result `result`."""
+    wide = "" if result == "f32" else f"\n      %w = arith.truncf %s : f32 to {result}"
+    body = f"""  %e = tensor.empty() : tensor<2x4x{result}>
+  %g = linalg.generic {{indexing_maps = [{_ORDER}, {_ORDER}], iterator_types = ["parallel", "parallel"]}}
+      ins(%a : tensor<2x4xf32>) outs(%e : tensor<2x4x{result}>) {{
+    ^bb0(%in: f32, %out: {result}):
+      %one = arith.constant 1.0 : f32
+      %s = arith.addf %in, %one : f32{wide}
+      linalg.yield {"%s" if result == "f32" else "%w"} : {result}
+  }} -> tensor<2x4x{result}>
+  ktdp.store %a, %ty : tensor<2x4xf32>, <2x4xindex>"""
+    x = np.zeros((2, 4), np.float32)
+    return ktdp.run(_kernel(body), "k", {"x": x, "y": x.copy()})[1].kernels[0].cycles
+
+
+def test_a_generic_is_counted_in_sticks_of_its_result_type() -> None:
+    """An fp16 result row is one 64-element stick, an f32 row a 32-element one: twice the pass."""
+    one_f32_pass = cost_model.sfu_cycles_of(ew.AddOp, 0, 2 * 32)
+    assert _generic_cycles("f16") - _generic_cycles("f32") == pytest.approx(one_f32_pass)
