@@ -212,8 +212,8 @@ def _emit_compute_payload(
     a matmul kernel's tiles in whole sticks (ktir's PE arrays run a matmul kernel on them; a
     fused matmul on its host tile).
     """
-    if payload.name == "ktir.fused":
-        return _emit_fused(writer, payload, operands)
+    if payload.name == "ktir.fused":  # one compute: a routine whose ops run as one (`ktdp_routines`)
+        return outlined(writer, payload, operands, lambda w, params, _: _emit_fused(w, payload, params))
     if isinstance(payload, st.MatmulOp | st.BmmOp):
         return matmul(writer, payload, operands, sticks)
     return emit_payload(writer, payload, operands, extent, start_of)

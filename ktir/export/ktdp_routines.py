@@ -43,8 +43,12 @@ ROUTINE_OPS: tuple[type[Operation], ...] = (
     st.RmsNormOp,
     st.LayerNormOp,
     st.AttentionOp,
+    st.PadOp,
 )
-"""Graph ops written as routines: those ktir times by a cost of their own (module docstring)."""
+"""
+Graph ops written as routines: those ktir times by a cost of their own (module docstring), and
+a pad, whose fill does not wait for its input as ktir's pad does.
+"""
 
 Body = Callable[[Writer, list[HostTensor], list[str]], HostTensor]
 """Writes an op's lowering: (routine's writer, its tensor parameters, its index parameters) -> result."""
@@ -62,7 +66,9 @@ def outlined(
     `op` on `operands` (and the `index` values `indices`) as a call of a new routine whose body
     `body` writes; `attributes` are added to the routine's (name -> attribute text).
     """
-    name = f"@{writer.function}_{op.name.removeprefix('ktir.')}{len(writer.routines)}"
+    index = len(writer.routines)
+    writer.routines.append("")  # its place (and number), before the routines its body calls
+    name = f"@{writer.function}_{op.name.removeprefix('ktir.')}{index}"
     inner = Writer(function=writer.function, routines=writer.routines)
     params = [HostTensor(inner.fresh("p"), t.shape, t.element) for t in operands]
     index_params = [inner.fresh("i") for _ in indices]
@@ -73,7 +79,7 @@ def outlined(
         f"{k} = {v}" for k, v in {ROUTINE_ATTRIBUTE: f'"{op.name}"', **(attributes or {})}.items()
     )
     head = f"func.func private {name}({', '.join(signature)}) -> {result.type_text}"
-    writer.routines.append("\n".join([f"{head} attributes {{{marks}}} {{", *inner.lines, "}"]))
+    writer.routines[index] = "\n".join([f"{head} attributes {{{marks}}} {{", *inner.lines, "}"])
     out = HostTensor(writer.fresh("r"), result.shape, result.element)
     arguments = ", ".join([*(t.name for t in operands), *indices])
     types = ", ".join([*(t.type_text for t in operands), *("index" for _ in indices)])

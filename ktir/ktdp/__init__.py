@@ -37,7 +37,7 @@ from ktir.ir.diagnostics import (
 )
 from ktir.ktdp.engine import UNITS, TileProgram
 from ktir.ktdp.memory import DeviceMemory, KtdpError
-from ktir.ktdp.scratchpad import check_scratchpad
+from ktir.ktdp.scratchpad import buffers_per_loop_tensor, check_scratchpad
 from ktir.sim.report import KernelReport, Report
 
 
@@ -98,8 +98,11 @@ def run(
     memory = DeviceMemory(target, target.cores)
     _place_arrays(memory, arrays, place or {})
     arguments = _bind(entry, arrays, memory)
-    check_scratchpad(entry, target.lx_bytes, memory.lx_placed_bytes())
-    program = TileProgram(entry, dims, memory, target)
+    placed = memory.lx_placed_bytes()
+    check_scratchpad(entry, target.lx_bytes, placed)
+    program = TileProgram(
+        entry, dims, memory, target, buffers_per_loop_tensor(entry, target.lx_bytes, placed)
+    )
     program.run(arguments)
     outputs = {name: memory.array(name) for name in memory.placements}
     return outputs, _report(program, function, arrays, target)
@@ -155,13 +158,13 @@ def _report(program: TileProgram, function: str, arrays: Mapping[str, np.ndarray
         cores=program.tiles,
         chunks=1,
         start=0.0,
-        cycles=charges.cycles,
+        cycles=program.schedule.end,
         bytes=charges.bytes,
         flops=charges.flops,
         compulsory_bytes=float(charges.touched.sum()) * target.stick_bytes,
         matmul_flops=charges.matmul_flops,
         busy=busy,
-        finish=np.full(program.tiles, charges.cycles),
+        finish=program.schedule.timeline.end_per_core,
         target=target,
     )
     return Report([line], target, compulsory_bytes=line.compulsory_bytes)

@@ -246,8 +246,8 @@ def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
         product = product + compute_precision(np.asarray(run.env[out]))
     rows, k = a.shape[-2], a.shape[-1]
     macs = float(math.prod(a.shape[1:-1]) * k * b.shape[-1])  # a batch_matmul: every batch's rows
-    run.charges.matmul_flops += 2 * macs * run.active_tiles
-    run.charges.charge("pt", cost_model.pt_cycles(macs, rows, run.target), 2 * macs * run.tiles)
+    cycles = cost_model.pt_cycles(macs, rows, run.target)
+    run.charges.charge("pt", cycles, 2 * macs * run.tiles, matmul_flops=2 * macs * run.tiles)
     return [store(product, element_of(op.results[0]))]
 
 

@@ -26,7 +26,13 @@ def _if(run: TileProgram, op: Any) -> list[Any]:
     if (condition != condition[0]).any():
         raise KtdpError("an scf.if condition differs between compute tiles: not supported", location_of(op))
     region = op.true_region if condition[0] else op.false_region
-    return run.run_block(region.block.ops) if region.blocks else []
+    if not region.blocks:
+        return []
+    results = run.run_block(region.block.ops)
+    terminator = region.block.last_op
+    if terminator is not None:
+        run.schedule.alias(op.results, terminator.operands)
+    return results
 
 
 def _runtime_arg(run: TileProgram, op: Any) -> list[Any]:
@@ -57,6 +63,9 @@ def _for(run: TileProgram, op: scf.ForOp) -> list[Any]:
     shapes = [(run.tiles, *_shape_of(v)) for v in op.iter_args]
     longest = int(trips.max(initial=0))
     run.count_iterations(op, longest)
+    schedule, outer_iteration = run.schedule, run.schedule.iteration
+    carried_values = list(op.iter_args)
+    yielded = list(block.last_op.operands) if block.last_op is not None else []
     for k in range(longest):
         live = trips > k if outer is None else outer & (trips > k)
         if not live.any():
@@ -66,12 +75,17 @@ def _for(run: TileProgram, op: scf.ForOp) -> list[Any]:
         run.env[block.args[0]] = np.where(live, induction, induction[np.argmax(live)])
         for arg, value in zip(block.args[1:], carried, strict=True):
             run.env[arg] = value
+        schedule.iteration = k
+        schedule.alias(block.args[1:], carried_values)
         results = run.run_block(block.ops)
+        carried_values = yielded
         carried = [
             _select(live, new, old, shape) if run.charges.active is not None else new
             for new, old, shape in zip(results, carried, shapes, strict=True)
         ]
     run.charges.active = outer
+    schedule.iteration = outer_iteration
+    schedule.alias(op.results, carried_values)
     return carried
 
 

@@ -25,6 +25,7 @@ from xdsl.ir.affine import AffineMap
 from ktir.hardware import cost_model
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp.memory import KtdpError
+from ktir.ktdp.schedule import Access
 from ktir.ktdp.state import View
 
 if TYPE_CHECKING:
@@ -116,24 +117,24 @@ def _pieces(run: TileProgram, tile: DistributedTile) -> list[tuple[View, np.ndar
     return pieces
 
 
-def _charge(run: TileProgram, pieces: list[tuple[View, np.ndarray, np.ndarray]]) -> None:
+def _charge(run: TileProgram, pieces: list[tuple[View, np.ndarray, np.ndarray]], queue: str) -> None:
     """Each member's share: a DMA of the sticks it touches, or an LX copy."""
     target = run.target
     for member, inside, flat in pieces:
         if not flat.size:
             continue
+        run.schedule.accesses.append(Access(run.memory.key_of(member), write=queue == "store"))
         itemsize = member.dtype.itemsize
         if member.space == "ct_local":
             per_tile = np.count_nonzero(inside.reshape(len(inside), -1), axis=1).max()
-            run.charges.charge("dma", cost_model.lx_copy_cycles(int(per_tile) * itemsize, target))
+            cycles = cost_model.lx_copy_cycles(int(per_tile) * itemsize, target)
+            run.charges.charge("dma", cycles, queue=queue)
             continue
         tile_of = np.nonzero(inside)[0]
         per = target.stick_bytes // itemsize
         sticks = len(np.unique(tile_of * (1 << 40) + flat // per))
-        moved = float(sticks * target.stick_bytes)
-        run.charges.bytes += moved
         run.charges.touch(flat, itemsize, target.stick_bytes)
-        run.charges.charge("dma", cost_model.dma_cycles(moved, target))
+        run.charges.charge_transfer(queue, float(sticks * target.stick_bytes), target)
 
 
 def load_distributed(run: TileProgram, tile: DistributedTile) -> np.ndarray:
@@ -142,7 +143,7 @@ def load_distributed(run: TileProgram, tile: DistributedTile) -> np.ndarray:
     data = np.zeros(tile.shape, tile.view.dtype)
     for member, inside, flat in pieces:
         data[inside] = run.memory.read(member, flat)
-    _charge(run, pieces)
+    _charge(run, pieces, "load")
     return data
 
 
@@ -152,7 +153,7 @@ def store_distributed(run: TileProgram, tile: DistributedTile, values: np.ndarra
     data = np.broadcast_to(values, tile.shape)
     for member, inside, flat in pieces:
         run.memory.write(member, flat, data[inside])
-    _charge(run, pieces)
+    _charge(run, pieces, "store")
 
 
 __all__ = [

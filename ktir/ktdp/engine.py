@@ -12,8 +12,9 @@ f32 and wider) and rounds once to its result type, as ktir's own simulator does.
 matmul into an uninitialised `tensor.empty` starts from its combiner's identity (the emitter's
 convention); `linalg.fill` sets a start value.
 
-Time, on the same chip model as ktir's own programs (`ktir.hardware.cost_model`), op after op
-in program order (no overlap between DMA and compute, unlike ktir's pipelined kernels):
+Time, on the same chip model as ktir's own programs (`ktir.hardware.cost_model`), each op's
+charges placed on per-tile queues as ktir's kernels are (`ktir.ktdp.schedule`: loads overlap
+compute and stores where the tensors allow):
 - `ktdp.load` / `ktdp.store` of device memory: a DMA setup plus the chip-wide traffic, each
   tile moving every 128-byte stick its elements touch (`dma_cycles`); of a scratchpad view, an
   LX copy (`lx_copy_cycles`);
@@ -40,6 +41,7 @@ from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp import comm, compute, control, routines, transfers
 from ktir.ktdp.memory import DeviceMemory, KtdpError
+from ktir.ktdp.schedule import Schedule
 from ktir.ktdp.state import UNITS, Charges, Tile, View
 from ktir.ktdp.tiles import TileError
 
@@ -54,7 +56,12 @@ class TileProgram:
     """One ktdp function on every tile of a grid (module docstring)."""
 
     def __init__(
-        self, function: func.FuncOp, grid: Sequence[int], memory: DeviceMemory, target: Target
+        self,
+        function: func.FuncOp,
+        grid: Sequence[int],
+        memory: DeviceMemory,
+        target: Target,
+        buffers: int = 1,
     ) -> None:
         self.function = function
         self.grid = list(grid)
@@ -64,6 +71,7 @@ class TileProgram:
         self.env: dict[SSAValue, Any] = {}
         self.empty: set[SSAValue] = set()
         self.charges = Charges(self.tiles)
+        self.schedule = Schedule(self.tiles, buffers)
         self.space: list[int] = []  # the iteration space of the linalg.generic running (linalg.index)
         self.iterations = 0
         module = function.parent_op()
@@ -130,6 +138,13 @@ class TileProgram:
         results = handler(self, op)
         if results is not None:
             self.env.update(zip(op.results, results, strict=True))
+        if op.name not in _SCHEDULED_BY_HANDLER:
+            self.place(op)
+
+    def place(self, op: Operation) -> None:
+        """Put the op's charges on the timeline (inside a fused payload, they are the call's)."""
+        if not self.schedule.collecting:
+            self.schedule.issue(op, self.charges.take())
 
     def per_tile(self, value: Any) -> np.ndarray:
         """An index value as a vector over tiles."""
@@ -186,6 +201,9 @@ class TileProgram:
             raise KtdpError(f"{what} differs between compute tiles: not supported", location_of(value.owner))  # type: ignore[arg-type]
         return int(values[0])
 
+
+_SCHEDULED_BY_HANDLER = ("scf.for", "scf.if", "func.call")
+"""Ops whose handler places their time and their results' buffers itself (their bodies' ops)."""
 
 HANDLERS: dict[str, Handler] = {
     **transfers.HANDLERS,

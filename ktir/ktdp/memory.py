@@ -11,6 +11,7 @@ against the memory's size.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -57,6 +58,7 @@ class DeviceMemory:
         self.placements: dict[str, Placement] = {}
         self.global_bytes = np.zeros(0, np.uint8)
         self.lx = np.zeros((cores, target.lx_bytes), np.uint8)
+        self._keys: dict[tuple[str, int, int], Hashable] = {}  # `key_of`, by (space, core, byte offset)
 
     def place(self, name: str, array: np.ndarray, offset: int, core: int | None = None) -> Placement:
         """Put `array` at element `offset` (of its dtype) of LPDDR5, or of core `core`'s LX."""
@@ -77,6 +79,24 @@ class DeviceMemory:
         self.placements[name] = placement
         self._write_bytes(placement, np.ascontiguousarray(array).view(np.uint8).reshape(-1))
         return placement
+
+    def key_of(self, view: View) -> Hashable:
+        """
+        What a view's accesses are ordered by (`ktir.ktdp.schedule.Access`): the placed array
+        its first tile's offset falls in, else its whole memory.
+        """
+        space = "lx" if view.space == "ct_local" else "global"
+        core = view.core if space == "lx" else 0
+        start = int(np.min(view.offset)) * view.dtype.itemsize
+        key = self._keys.get((space, core, start))
+        if key is None:
+            names = [
+                name
+                for name, p in self.placements.items()
+                if (p.space, p.core) == (space, core) and p.start <= start < p.end
+            ]
+            key = self._keys[(space, core, start)] = names[0] if names else (space, core)
+        return key
 
     def lx_placed_bytes(self) -> int:
         """The most LX bytes any one core's placed arrays reach (their highest end)."""

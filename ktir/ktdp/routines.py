@@ -16,7 +16,9 @@ SFU passes over them, whatever the body's ops.
   `ktir.causal` each tile's first query and first key as `index` arguments): its two products on
   the PE arrays and its softmax on the SFU for the key blocks the queries see, per tile.
 
-A routine computes on its arguments only: its body may not load, store or call.
+A routine computes on its arguments only: its body may not load, store or call (but for
+"ktir.fused", a fused kernel's payload: its ops, routines among them, run as one compute that
+takes their PE-array time, then their SFU time, once all its arguments are ready).
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ def _check_routine(callee: func.FuncOp) -> type[Operation]:
             location_of(callee),
         )
     for inner in callee.walk():
-        if inner.name.startswith("ktdp.") or isinstance(inner, func.CallOp):
+        # a fused payload calls the routines of its ops; any other routine is one op
+        if inner.name.startswith("ktdp.") or (isinstance(inner, func.CallOp) and kind is not st.FusedOp):
             raise KtdpError(
                 f"a routine computes on its arguments only: '{inner.name}' in its body", location_of(inner)
             )
@@ -83,16 +86,44 @@ def _call(run: TileProgram, op: func.CallOp) -> list[Any]:
         raise KtdpError(f"calls nest more than {MAX_CALL_DEPTH} deep", location_of(op))
     arguments = [run.env[v] for v in op.arguments]
     if ROUTINE_ATTRIBUTE not in callee.attributes:
-        return run.call(callee, arguments)
+        run.schedule.alias(callee.body.block.args, op.arguments)
+        results = run.call(callee, arguments)
+        returned = callee.body.block.last_op
+        run.schedule.alias(op.results, returned.operands if returned is not None else [])
+        return results
     kind = _check_routine(callee)
-    charges = run.charges
-    saved = (charges.busy.copy(), charges.cycles, charges.flops, charges.matmul_flops)
-    results = run.call(callee, arguments)
-    charges.busy, charges.cycles, charges.flops, charges.matmul_flops = saved
+    if kind is st.FusedOp:
+        return _fused(run, op, callee, arguments)
+    run.charges.muted += 1
+    try:
+        results = run.call(callee, arguments)
+    finally:
+        run.charges.muted -= 1
     if kind is st.AttentionOp:
         _charge_attention(run, callee, arguments)
     else:
         _charge_sfu_routine(run, kind, arguments, results)
+    run.place(op)
+    return results
+
+
+def _fused(run: TileProgram, op: func.CallOp, callee: func.FuncOp, arguments: list[Any]) -> list[Any]:
+    """
+    A fused payload ("ktir.fused"): one compute, as ktir runs a fused kernel's chunk. Its ops
+    are charged as they run (each routine as its op), and the call takes their PE-array time,
+    then their SFU time, once all its arguments are ready.
+    """
+    run.schedule.collecting += 1
+    try:
+        results = run.call(callee, arguments)
+    finally:
+        run.schedule.collecting -= 1
+    pieces = run.charges.take()
+    for unit in ("pt", "sfu"):
+        cycles = [c for queue, c, _ in pieces if queue == unit]
+        if cycles:
+            run.charges.pending.append((unit, np.sum(cycles, axis=0), None))
+    run.place(op)
     return results
 
 

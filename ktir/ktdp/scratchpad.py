@@ -115,26 +115,52 @@ def check_scratchpad(function: func.FuncOp, lx_bytes: int, placed_bytes: int) ->
     The most LX a tile of `function` holds at any op (live tensors plus `placed_bytes` of arrays
     placed in its LX); a `KtdpError` located at the op where it first exceeds `lx_bytes`.
     """
-    lifetimes = _Lifetimes(function)
+    peak, where, live = _peak(_Lifetimes(function), placed_bytes, lx_bytes, doubled=False)
+    if where is not None:
+        raise KtdpError(
+            f"LX overflow: {live:,} bytes live on each tile at this op ({placed_bytes:,} of them "
+            f"placed arrays), the scratchpad holds {lx_bytes:,}; a tensor lives from the op that "
+            "makes it to its last use",
+            location_of(where),
+        )
+    return peak
+
+
+def buffers_per_loop_tensor(function: func.FuncOp, lx_bytes: int, placed_bytes: int) -> int:
+    """
+    2 when every tensor made in a loop body fits twice in LX with everything else live (double
+    buffering: an iteration's loads may run while the previous one computes), else 1.
+    """
+    _, where, _ = _peak(_Lifetimes(function), placed_bytes, lx_bytes, doubled=True)
+    return 2 if where is None else 1
+
+
+def _in_loop(value: SSAValue) -> bool:
+    op = value.owner.parent_op()
+    while op is not None and not isinstance(op, func.FuncOp):
+        if isinstance(op, scf.ForOp):
+            return True
+        op = op.parent_op()
+    return False
+
+
+def _peak(
+    lifetimes: _Lifetimes, placed_bytes: int, lx_bytes: int, doubled: bool
+) -> tuple[int, Operation | None, int]:
+    """(peak bytes, the first op where more than `lx_bytes` are live or None, the bytes live there)."""
     order, values = lifetimes.order, lifetimes.values
-    if not values:
-        return placed_bytes
     change = [0] * (len(order) + 2)
-    for value in values.values():
-        change[value.start] += value.bytes
-        change[value.end + 1] -= value.bytes
+    for value, held in values.items():
+        size = held.bytes * (2 if doubled and _in_loop(value) else 1)
+        change[held.start] += size
+        change[held.end + 1] -= size
     live, peak = placed_bytes, placed_bytes
     for i, op in enumerate(order):
         live += change[i]
         if live > lx_bytes:
-            raise KtdpError(
-                f"LX overflow: {live:,} bytes live on each tile at this op ({placed_bytes:,} of them "
-                f"placed arrays), the scratchpad holds {lx_bytes:,}; a tensor lives from the op that "
-                "makes it to its last use",
-                location_of(op),
-            )
+            return peak, op, live
         peak = max(peak, live)
-    return peak
+    return peak, None, live
 
 
-__all__ = ["check_scratchpad"]
+__all__ = ["buffers_per_loop_tensor", "check_scratchpad"]

@@ -14,6 +14,9 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
+from ktir.hardware import cost_model
+from ktir.hardware.target import Target
+from ktir.ktdp.schedule import Piece
 from ktir.ktdp.tiles import (
     Box,
 )
@@ -74,11 +77,13 @@ class Tile:
 
 @dataclass
 class Charges:
-    """Cycles and work charged per tile and unit, in program order."""
+    """
+    Cycles and work charged per tile and unit. Each op's charges are pieces of its time
+    (`pending`), which the engine places on the run's timeline after the op (`Schedule`).
+    """
 
     tiles: int
     busy: np.ndarray = field(init=False)
-    cycles: float = 0.0
     bytes: float = 0.0
     flops: float = 0.0
     matmul_flops: float = 0.0
@@ -87,6 +92,16 @@ class Charges:
         self.busy = np.zeros((self.tiles, len(UNITS)))
         self.touched = np.zeros(0, dtype=bool)
         self.active: np.ndarray | None = None  # the tiles an op runs on (None: all of them)
+        self.pending: list[Piece] = []
+        self.muted = 0  # > 0 inside a routine's body: its ops are not charged (`ktir.ktdp.routines`)
+
+    def _live(self) -> np.ndarray:
+        return np.ones(self.tiles, dtype=bool) if self.active is None else self.active
+
+    def take(self) -> list[Piece]:
+        """The pieces charged since the last call."""
+        pieces, self.pending = self.pending, []
+        return pieces
 
     def touch(self, indices: np.ndarray, itemsize: int, stick_bytes: int) -> None:
         """
@@ -120,34 +135,52 @@ class Charges:
         np.add.at(edges, last.reshape(-1) + 1 - low, -1)
         self.touched[low:top] |= np.cumsum(edges)[:-1] > 0
 
-    def charge(self, unit: str, cycles: float, flops: float = 0.0) -> None:
+    def charge(
+        self,
+        unit: str,
+        cycles: float,
+        flops: float = 0.0,
+        queue: str | None = None,
+        matmul_flops: float = 0.0,
+    ) -> None:
         """
-        An op the active tiles run in lockstep for `cycles`; `flops` are all tiles' work, of
-        which the active tiles' share counts.
+        An op the active tiles run for `cycles` on `unit` (its `queue`: a DMA's "load" or
+        "store"); `flops` and `matmul_flops` are all tiles' work, of which the active tiles'
+        share counts.
         """
-        if self.active is None:
-            self.busy[:, UNITS.index(unit)] += cycles
-            self.flops += flops
-        else:
-            self.busy[self.active, UNITS.index(unit)] += cycles
-            self.flops += flops * np.count_nonzero(self.active) / self.tiles
-        self.cycles += cycles
+        if self.muted:
+            return
+        live = self._live()
+        share = np.count_nonzero(live) / self.tiles
+        self.busy[live, UNITS.index(unit)] += cycles
+        self.flops += flops * share
+        self.matmul_flops += matmul_flops * share
+        self.pending.append((queue or unit, np.where(live, float(cycles), 0.0), None))
+
+    def charge_transfer(self, queue: str, moved_bytes: float, target: Target) -> None:
+        """A DMA of `moved_bytes` in all by the active tiles: a setup each, then the chip-wide traffic."""
+        if self.muted:
+            return
+        live = self._live()
+        self.bytes += moved_bytes
+        self.busy[live, UNITS.index("dma")] += cost_model.dma_cycles(moved_bytes, target)
+        setup = np.where(live, float(target.dma_setup_cycles), 0.0)
+        self.pending.append((queue, setup, cost_model.transfer_cycles(moved_bytes, target)))
 
     def charge_tiles(
         self, cycles: dict[str, np.ndarray], flops: np.ndarray, matmul_flops: np.ndarray
     ) -> None:
         """
-        An op whose tiles take different cycles (per tile and unit, the units one after the
-        other on a tile): it ends when the slowest active tile does. `flops` and `matmul_flops`
-        are per tile; the active tiles' count.
+        An op whose tiles take different cycles per unit, the units one after the other on a
+        tile (PE arrays, then SFU); `flops` and `matmul_flops` per tile, the active tiles' count.
         """
-        live = np.ones(self.tiles, dtype=bool) if self.active is None else self.active
-        total = np.zeros(self.tiles)
+        if self.muted:
+            return
+        live = self._live()
         for unit, per_tile in cycles.items():
-            per_tile = np.broadcast_to(per_tile, (self.tiles,))
+            per_tile = np.broadcast_to(per_tile, (self.tiles,)).astype(float)
             self.busy[live, UNITS.index(unit)] += per_tile[live]
-            total += per_tile
-        self.cycles += float(total[live].max(initial=0.0))
+            self.pending.append((unit, np.where(live, per_tile, 0.0), None))
         self.flops += float(np.broadcast_to(flops, (self.tiles,))[live].sum())
         self.matmul_flops += float(np.broadcast_to(matmul_flops, (self.tiles,))[live].sum())
 

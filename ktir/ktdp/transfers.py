@@ -27,6 +27,7 @@ from ktir.ktdp.distributed import (
     store_distributed,
 )
 from ktir.ktdp.memory import KtdpError
+from ktir.ktdp.schedule import Access
 from ktir.ktdp.state import Tile, View
 from ktir.ktdp.tiles import (
     Box,
@@ -134,7 +135,7 @@ def _indirect_tile(run: TileProgram, op: Any) -> list[Tile]:
         index_view = next(views)
         where = _flat_index(index_view, values, run.tiles)
         coords.append(run.memory.read(index_view, where).astype(np.int64))
-        _charge_transfer(run, Tile(index_view, where))
+        _charge_transfer(run, Tile(index_view, where), "load")
     indices = _flat_index(view, coords, run.tiles)
     perm = [r.position for r in op.variables_space_order.data.results]
     return [Tile(view, indices.transpose(0, *(p + 1 for p in perm)))]
@@ -175,7 +176,7 @@ def _load(run: TileProgram, op: ktdp.LoadOp) -> list[np.ndarray]:
     if isinstance(tile, DistributedTile):
         return [store(load_distributed(run, tile), cast(TensorType[Attribute], op.result.type).element_type)]
     data = run.memory.read(tile.view, tile.indices if tile.box is None else tile.box)
-    _charge_transfer(run, tile, load=True)
+    _charge_transfer(run, tile, "load", broadcast=True)
     return [store(data, cast(TensorType[Attribute], op.result.type).element_type)]
 
 
@@ -190,10 +191,10 @@ def _store(run: TileProgram, op: ktdp.StoreOp) -> None:
         tile, data = tile.only(active), data[active]
     where = tile.indices if tile.box is None else tile.box
     run.memory.write(tile.view, where, data)
-    _charge_transfer(run, tile)
+    _charge_transfer(run, tile, "store")
 
 
-def _charge_transfer(run: TileProgram, tile: Tile, load: bool = False) -> None:
+def _charge_transfer(run: TileProgram, tile: Tile, queue: str, broadcast: bool = False) -> None:
     """
     The DMA of the active tiles' part of an access tile (stores pass that part already). Tiles
     that load the same box share one broadcast read per `broadcast_cohort` of them, as the
@@ -204,21 +205,21 @@ def _charge_transfer(run: TileProgram, tile: Tile, load: bool = False) -> None:
     if run.charges.active is not None and tile.shape[0] == run.tiles:
         tile = tile.only(run.charges.active)
     itemsize = tile.view.dtype.itemsize
+    run.schedule.accesses.append(Access(run.memory.key_of(tile.view), write=queue == "store"))
     if tile.view.space == "ct_local":
         core_bytes = math.prod(tile.shape[1:]) * itemsize
-        run.charges.charge("dma", cost_model.lx_copy_cycles(core_bytes, target))
+        run.charges.charge("dma", cost_model.lx_copy_cycles(core_bytes, target), queue=queue)
         return
-    sticks = _broadcast_sticks(tile, target) if load and tile.box is not None else None
+    sticks = _broadcast_sticks(tile, target) if broadcast and tile.box is not None else None
     if sticks is None:
         sticks = _sticks(tile, target)
     moved = float(sticks) * target.stick_bytes
-    run.charges.bytes += moved
     rows = tile.box.rows() if tile.box is not None else None
     if rows is not None:
         run.charges.touch_rows(*row_sticks(rows[0], rows[1], target.stick_bytes // itemsize))
     else:
         run.charges.touch(tile.indices, itemsize, target.stick_bytes)
-    run.charges.charge("dma", cost_model.dma_cycles(moved, target))
+    run.charges.charge_transfer(queue, moved, target)
 
 
 def _sticks(tile: Tile, target: Target) -> int:

@@ -42,11 +42,10 @@ def test_every_kernel_is_written_and_gives_ktirs_outputs_bit_for_bit(name: str) 
     assert [r for r in results if r.skipped] == []
     written = [r for r in results if not r.skipped]
     assert written and all(r.equal for r in written), [r for r in written if not r.equal]
-    # The same time, but for the decoder block's chunked attention, whose second chunk's loads
-    # ktir overlaps with the first's compute (docs/ktdp.md, "Emission").
+    # The same time, to rounding: the same costs on the same schedule (the decoder block's
+    # chunked attention overlaps its second chunk's loads with the first's compute in both).
     for r in written:
-        if (name, r.name) != ("decoder_block", "k7_fused"):
-            assert r.ktdp_cycles == pytest.approx(r.ktir_cycles, rel=1e-9), r
+        assert r.ktdp_cycles == pytest.approx(r.ktir_cycles, rel=1e-9), r
 
 
 def test_the_pass_replaces_the_module_by_the_ktdp_program() -> None:
@@ -54,9 +53,11 @@ def test_the_pass_replaces_the_module_by_the_ktdp_program() -> None:
     EmitKtdpPass().apply(make_context(), module)
     text = module_text(module)
     names = [op.sym_name.data for op in module.body.block.ops]  # type: ignore[attr-defined]
-    assert names == ["k0_fused", "k0_fused_gelu0", "k1_fused"]  # GELU is a routine of its kernel
+    # each fused payload is a routine, GELU a routine within the first
+    assert names == ["k0_fused", "k0_fused_fused0", "k0_fused_gelu1", "k1_fused", "k1_fused_fused0"]
     assert 'attributes {ktir.routine = "ktir.gelu"}' in text
-    assert "ktir." not in text.replace('ktir.routine = "ktir.gelu"', "")  # no ktir op or type is left
+    marks = ('ktir.routine = "ktir.gelu"', 'ktir.routine = "ktir.fused"')
+    assert "ktir." not in text.replace(marks[0], "").replace(marks[1], "")  # no ktir op or type is left
     assert "ktdp.construct_access_tile %vin0[0, %id mod 8 * 2, 0]" in text
     assert "math.erf" in text and "linalg.matmul" in text
     # The printed program is what ktir-run --function runs: the second kernel's output.

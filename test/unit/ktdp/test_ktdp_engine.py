@@ -28,7 +28,9 @@ def test_the_rfc_add_matches_numpy() -> None:
     (line,) = report.kernels
     # 3 iterations x 3 transfers of one 128-byte stick per tile, 32 tiles: 9 DMAs of 4 KiB.
     assert line.bytes == 9 * 32 * 128 and line.cores == 32
-    assert report.total_cycles >= 9 * SPYRE.dma_setup_cycles
+    # The loads queue on each tile's DMA load queue (6 setups); each store overlaps the next
+    # iteration's loads (the loop's tensors are double-buffered), so only the last one adds.
+    assert 7 * SPYRE.dma_setup_cycles <= report.total_cycles < 9 * SPYRE.dma_setup_cycles
 
 
 def test_a_row_softmax_matches_numpy() -> None:

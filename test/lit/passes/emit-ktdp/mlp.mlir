@@ -4,8 +4,8 @@
 
 // The MLP of the model zoo (Linear 64 -> 256, GELU, Linear 256 -> 32 on 16 rows of fp16), as
 // `ktir.compile` lowers it: two fused kernels. Each becomes a ktdp function in the emitter's
-// form, GELU a call of a routine function, which ktir's ktdp reader reads back (custom and
-// generic form).
+// form, each fused payload a routine function (GELU a routine within it), which ktir's ktdp
+// reader reads back (custom and generic form).
 // Input generated with
 //   ktir.compile(MLP(), (x,)) of test/unit/model_zoo.py, printed with ktir.ir.diagnostics.module_text
 
@@ -15,16 +15,19 @@
 // CHECK:        %tile0 = ktdp.construct_access_tile %vin0[0, %id mod 8 * 2, 0] {access_tile_order = affine_map<(d0, d1, d2) -> (d0, d1, d2)>, access_tile_set = affine_set<(d0, d1, d2) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 1 >= 0, d2 >= 0, -d2 + 63 >= 0)>} : memref<1x16x64xf16> -> !ktdp.access_tile<1x2x64xindex>
 // CHECK-NEXT:   %t0 = ktdp.load %tile0 : <1x2x64xindex> -> tensor<1x2x64xf16>
 // CHECK:        %tile1 = ktdp.construct_access_tile %vin1[%id floordiv 8, 0, 0] {access_tile_order = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
-// CHECK:        linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2x64xf16>, tensor<64x64xf16>) outs(%{{.*}} : tensor<2x64xf16>) -> tensor<2x64xf16>
-// CHECK:        %r0 = func.call @k0_fused_gelu0(%t9) : (tensor<2x64xf16>) -> tensor<2x64xf16>
+// CHECK:        %r0 = func.call @k0_fused_fused0(%t2, %t5, %t7) : (tensor<2x64xf16>, tensor<64x64xf16>, tensor<64xf16>) -> tensor<2x64xf16>
 // CHECK:        %tile3 = ktdp.construct_access_tile %vout0[%id floordiv 8, %id mod 8 * 2, 0]
-// CHECK:        ktdp.store %t11, %tile3 : tensor<2x1x64xf16>, <2x1x64xindex>
+// CHECK:        ktdp.store %t9, %tile3 : tensor<2x1x64xf16>, <2x1x64xindex>
 // CHECK-NEXT:   func.return
-// CHECK:      func.func private @k0_fused_gelu0(%p0: tensor<2x64xf16>) -> tensor<2x64xf16> attributes {ktir.routine = "ktir.gelu"} {
+// CHECK:      func.func private @k0_fused_fused0(%p0: tensor<2x64xf16>, %p1: tensor<64x64xf16>, %p2: tensor<64xf16>) -> tensor<2x64xf16> attributes {ktir.routine = "ktir.fused"} {
+// CHECK:        linalg.matmul ins(%p0, %p1 : tensor<2x64xf16>, tensor<64x64xf16>) outs(%{{.*}} : tensor<2x64xf16>) -> tensor<2x64xf16>
+// CHECK:        %r0 = func.call @k0_fused_gelu1(%t1) : (tensor<2x64xf16>) -> tensor<2x64xf16>
+// CHECK-NEXT:   func.return %r0 : tensor<2x64xf16>
+// CHECK:      func.func private @k0_fused_gelu1(%p0: tensor<2x64xf16>) -> tensor<2x64xf16> attributes {ktir.routine = "ktir.gelu"} {
 // CHECK:        math.erf %{{.*}} : f32
 // CHECK:        func.return %t0 : tensor<2x64xf16>
 // CHECK:      func.func @k1_fused(%in0: index, %in1: index, %in2: index, %out0: index) attributes {grid = [8 : i64]} {
-// CHECK-NOT:  ktir.
+// CHECK-NOT:  {{#ktir\.|ktir\.(?!routine)[a-z_]+ }}
 builtin.module {
   func.func @forward(%x: tensor<16x64xf16, #ktir.tiled<device_size = [1, 16, 64], stride_map = [64, 64, 1]>> {ktir.name = "x"}, %p_fc1_weight: tensor<256x64xf16, #ktir.tiled<device_size = [4, 64, 64], stride_map = [4096, 1, 64]>> {ktir.name = "p_fc1_weight", ktir.parameter = "fc1.weight"}, %p_fc1_bias: tensor<256xf16, #ktir.tiled<device_size = [4, 64], stride_map = [64, 1]>> {ktir.name = "p_fc1_bias", ktir.parameter = "fc1.bias"}, %p_fc2_weight: tensor<32x256xf16, #ktir.tiled<device_size = [1, 256, 64], stride_map = [16384, 1, 256]>> {ktir.name = "p_fc2_weight", ktir.parameter = "fc2.weight"}, %p_fc2_bias: tensor<32xf16, #ktir.tiled<device_size = [1, 64], stride_map = [64, 1]>> {ktir.name = "p_fc2_bias", ktir.parameter = "fc2.bias"}) -> tensor<16x32xf16, #ktir.tiled<device_size = [1, 16, 64], stride_map = [64, 32, 1]>> attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {
     %linear = ktir.permute %p_fc1_weight perm [1, 0] : tensor<256x64xf16, #ktir.tiled<device_size = [4, 64, 64], stride_map = [4096, 1, 64]>> -> tensor<64x256xf16, #ktir.tiled<device_size = [4, 64, 64], stride_map = [64, 256, 1]>>

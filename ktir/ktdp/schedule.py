@@ -1,0 +1,113 @@
+"""
+When a ktdp program's ops run: every tile issues its ops in program order onto its units, as
+ktir's own kernels run (`ktir.sim.timeline.Timeline`, one core per tile).
+
+- Queues: `ktdp.load` on the DMA unit's load queue and `ktdp.store` on its store queue, both
+  sharing the chip's LPDDR5 channel (a DMA setup per tile, then the chip-wide traffic);
+  `linalg.matmul` on the PE arrays; other compute on the SFU; an inter-tile reduction on the
+  ring, its group of tiles starting together. An op starts when its queue is free and its
+  operands are ready.
+- Tensors live in LX buffers. A tensor made in a loop body alternates between `buffers`
+  buffers from one iteration to the next (2: double buffering, when the loop's tensors fit
+  twice in LX; `ktir.ktdp.scratchpad.buffers_per_loop_tensor`), as ktir's planner gives a chunk
+  loop; an op waits for the op that writes each tensor it reads, and a write waits until the
+  buffer's earlier readers are done. Ops that move no data (reshapes, slices, constants) cost
+  nothing: their result shares its first operand's buffer and is ready when all operands are.
+- Device memory orders a load after an earlier store to the same placed array, and a store
+  after earlier loads and stores of it (`Access`).
+
+So a chunk loop's next loads run while the previous chunk computes and stores, and a program
+without loops runs op after op. Example: two chunks, each loading for 560 cycles, computing
+for 214 and storing for 560: the second chunk's loads start when the first chunk's end, not
+after its store, and the function ends 560 cycles after its second compute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+
+from ktir.sim.timeline import Slot, Timeline
+
+Piece = tuple[str, np.ndarray, float | None]
+"""Part of an op's time: (queue, cycles per tile or a DMA's setup per tile, chip cycles of a DMA)."""
+
+
+@dataclass(frozen=True)
+class Access:
+    """A load's or store's use of device memory: the placed array (or memory) it reaches."""
+
+    key: Hashable
+    write: bool
+
+
+@dataclass
+class Schedule:
+    """The timeline of a run and the LX buffer of each tensor value (module docstring)."""
+
+    tiles: int
+    buffers: int = 1
+    timeline: Timeline = field(init=False)
+    slots: dict[SSAValue, Slot] = field(default_factory=dict)
+    iteration: int = 0
+    """The innermost loop's iteration (0 outside loops): which of a loop tensor's buffers it uses."""
+    accesses: list[Access] = field(default_factory=list)
+    """The device memory the running op reaches."""
+    collecting: int = 0
+    """> 0 inside a fused payload, whose ops' time is the call's (`ktir.ktdp.routines`)."""
+
+    def __post_init__(self) -> None:
+        self.timeline = Timeline(self.tiles, 0.0)
+
+    def alias(self, values: Sequence[SSAValue], to: Sequence[SSAValue]) -> None:
+        """`values` (block arguments, loop results) are the tensors `to`: the same buffers."""
+        for value, other in zip(values, to, strict=True):
+            if other in self.slots:
+                self.slots[value] = self.slots[other]
+
+    def issue(self, op: Operation, pieces: list[Piece]) -> None:
+        """Place an op that ran on the timeline: its pieces in order, or a free view."""
+        if not pieces and not self.accesses and not any(isinstance(r.type, TensorType) for r in op.results):
+            return  # index arithmetic, views and tiles: nothing to place
+        reads = [self.slots[v] for v in op.operands if v in self.slots]
+        accesses, self.accesses = self.accesses, []
+        reads += [("memory", a.key) for a in accesses if not a.write]
+        tensors = [r for r in op.results if isinstance(r.type, TensorType)]
+        if not pieces:
+            self._view(reads, tensors)
+            return
+        for result in tensors:
+            self.slots[result] = (result, self.iteration % self.buffers)
+        writes = [self.slots[r] for r in tensors] + [("memory", a.key) for a in accesses if a.write]
+        line = self.timeline
+        for k, (queue, cycles, chip) in enumerate(pieces):
+            after = reads if k == 0 else [*reads, *writes]  # a later piece uses the earlier's result
+            if queue == "ring":
+                line.issue_group(queue, [*after, *writes], cycles, self.tiles, op.name)
+            elif chip is None:
+                line.issue(queue, after, writes, cycles, op.name)
+            else:
+                line.transfer(queue, after, writes, cycles, chip, op.name)
+
+    def _view(self, reads: list[Slot], tensors: list[SSAValue]) -> None:
+        """Results that move no data: in their first operand's buffer, ready with every operand."""
+        if not reads:
+            return
+        ready = self.timeline.written
+        when = [ready[s] for s in reads if s in ready]
+        for result in tensors:
+            self.slots[result] = reads[0]
+            if when:
+                ready[reads[0]] = np.maximum.reduce(when)
+
+    @property
+    def end(self) -> float:
+        """The cycle the last tile finishes."""
+        return self.timeline.end
+
+
+__all__ = ["Access", "Piece", "Schedule"]
