@@ -1,0 +1,107 @@
+"""When a ktdp program's ops run (ktir/ktdp/schedule.py): queues, LX buffers, memory order."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+import ktir.ktdp as ktdp
+from ktir.dialects import ktir_elementwise as ew
+from ktir.hardware import cost_model
+from ktir.hardware.target import SPYRE, Target
+
+_SET = "affine_set<(d0, d1) : (d0 >= 0, -d0 + 7 >= 0, d1 >= 0, -d1 + 63 >= 0)>"
+_ROW = "affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>"
+_ORDER = "affine_map<(d0, d1) -> (d0, d1)>"
+_T = "tensor<1x64xf16>"
+
+
+def _view(name: str) -> str:
+    return (
+        f"%v{name} = ktdp.construct_memory_view %{name}, sizes: [8, 64], strides: [64, 1] "
+        f"{{coordinate_set = {_SET}, memory_space = #ktdp.memory_space<global>}} : memref<8x64xf16>"
+    )
+
+
+def _tile(name: str, view: str, row: str) -> str:
+    return (
+        f"%{name} = ktdp.construct_access_tile %v{view}[{row}, 0] {{access_tile_set = {_ROW}, "
+        f"access_tile_order = {_ORDER}}} : memref<8x64xf16> -> !ktdp.access_tile<1x64xindex>"
+    )
+
+
+def _loop(rows: int) -> str:
+    """exp of `rows` rows of x into y, a row per iteration: load, exp, store."""
+    return f"""func.func @k(%x: index, %y: index) {{
+  {_view("x")}
+  {_view("y")}
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant {rows} : index
+  scf.for %i = %c0 to %n step %c1 {{
+    {_tile("tx", "x", "%i")}
+    {_tile("ty", "y", "%i")}
+    %a = ktdp.load %tx : <1x64xindex> -> {_T}
+    %e = math.exp %a : {_T}
+    ktdp.store %e, %ty : {_T}, <1x64xindex>
+  }}
+  return
+}}
+"""
+
+
+def _cycles(text: str, target: Target = SPYRE) -> float:
+    x = np.linspace(-1, 1, 512, dtype=np.float16).reshape(8, 64)
+    outputs, report = ktdp.run(text, "k", {"x": x, "y": np.zeros_like(x)}, target=target)
+    rows = int(text.split("arith.constant ")[-1].split(" ")[0]) if "scf.for" in text else 8
+    np.testing.assert_array_equal(outputs["y"][:rows], np.exp(x[:rows].astype(np.float32)).astype(np.float16))
+    return report.kernels[0].cycles
+
+
+def test_one_iteration_runs_op_after_op() -> None:
+    one = _cycles(_loop(1))
+    load = SPYRE.dma_setup_cycles  # one stick: the setup and a few cycles of traffic
+    assert 2 * load < one < 2 * load + 200  # load, exp, store in turn
+
+
+def test_a_loop_overlaps_the_next_load_with_this_compute_and_store() -> None:
+    one, eight = _cycles(_loop(1)), _cycles(_loop(8))
+    # Serial would be 8 x one; double buffering queues the loads back to back and hides each
+    # store behind the next load, so eight rows take about 9 transfers, not 16.
+    assert eight < 0.6 * 8 * one
+    assert eight > 8 * SPYRE.dma_setup_cycles  # the eight loads still queue one after another
+
+
+def test_with_one_buffer_the_next_load_waits_for_this_compute() -> None:
+    tiny = replace(SPYRE, lx_bytes=2 * 128 + 64)  # a load and its exp fit once, not twice
+    one, single, double = _cycles(_loop(1), tiny), _cycles(_loop(8), tiny), _cycles(_loop(8))
+    # each load waits for the exp that reads the buffer before it: the exps no longer hide
+    # behind the loads (the stores still do)
+    exp = cost_model.sfu_cycles_of(ew.ExpOp, 64, 64)
+    assert double + 7 * exp <= single + 1e-6 and single < 8 * one
+
+
+def test_a_load_after_a_store_to_the_same_array_waits_for_it() -> None:
+    text = f"""func.func @k(%x: index, %y: index) {{
+  {_view("x")}
+  {_view("y")}
+  {_tile("tx", "x", "0")}
+  {_tile("ty", "y", "0")}
+  %a = ktdp.load %tx : <1x64xindex> -> {_T}
+  %e = math.exp %a : {_T}
+  ktdp.store %e, %ty : {_T}, <1x64xindex>
+  %b = ktdp.load %ty : <1x64xindex> -> {_T}
+  ktdp.store %b, %ty : {_T}, <1x64xindex>
+  return
+}}
+"""
+    x = np.linspace(-1, 1, 512, dtype=np.float16).reshape(8, 64)
+    outputs, report = ktdp.run(text, "k", {"x": x, "y": np.zeros_like(x)})
+    np.testing.assert_array_equal(outputs["y"][0], np.exp(x[0].astype(np.float32)).astype(np.float16))
+    # load, exp, store, then the second load (it reads what the store wrote) and its store
+    assert report.kernels[0].cycles > 4 * SPYRE.dma_setup_cycles
+    other = text.replace("%b = ktdp.load %ty", "%b = ktdp.load %tx")  # reads x: no wait
+    assert (
+        ktdp.run(other, "k", {"x": x, "y": np.zeros_like(x)})[1].kernels[0].cycles < report.kernels[0].cycles
+    )
