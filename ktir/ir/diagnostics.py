@@ -260,9 +260,11 @@ def parse_error_diagnostic(error: ParseError) -> Diagnostic:
     """A located diagnostic for an xDSL `ParseError`."""
     span = error.span
     loc = span.get_location()
+    # a control character in the message (xDSL's "Unexpected character: ...") is shown escaped
+    message = "".join(c if c.isprintable() or c in "\n\t" else f"\\x{ord(c):02x}" for c in error.msg)
     return Diagnostic(
         Severity.ERROR,
-        error.msg,
+        message,
         Location(span.input.name, loc.line, loc.col, max(span.end - span.start, 1)),
     )
 
@@ -338,7 +340,11 @@ def parse_module(ctx: Context, text: str, filename: str = "<stdin>") -> ModuleOp
     input nested deeper than `MAX_NESTING`.
     """
     check_nesting(text, filename)
-    parser = KtirParser(ctx, text, filename)
+    try:
+        # the lexer reads the first token here: an unexpected first character fails at once
+        parser = KtirParser(ctx, text, filename)
+    except ParseError as error:
+        raise DiagnosticError([parse_error_diagnostic(error)]) from error
     try:
         return parser.parse_module()
     except ParseError as error:

@@ -87,6 +87,14 @@ def test_not_utf8_names_file_line_and_byte_offset(tmp_path, capsys, tool):
     assert err.splitlines()[1:] == ["// café \ufffd", "        ^"]
 
 
+@pytest.mark.parametrize("tool", [opt, run])
+def test_a_control_character_as_the_first_token_is_located_and_shown_escaped(tmp_path, capsys, tool):
+    """The lexer reads the first token when the parser is made: it failed outside the error handling."""
+    code, err = tool(tmp_path, capsys, "// a comment\n\n\x0e" + ABS)
+    assert code == 1
+    assert_located(err, "Unexpected character: \\x0e", "3:1")
+
+
 def test_decode_source_locates_the_first_bad_byte():
     with pytest.raises(DiagnosticError) as info:
         decode_source(b"ok\n\xe2\x82", "f.mlir")
