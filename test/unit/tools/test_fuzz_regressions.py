@@ -95,6 +95,19 @@ def test_a_control_character_as_the_first_token_is_located_and_shown_escaped(tmp
     assert_located(err, "Unexpected character: \\x0e", "3:1")
 
 
+@pytest.mark.parametrize(("name", "batch"), [("linalg.matmul", ""), ("linalg.batch_matmul", "2x")])
+def test_a_named_linalg_op_without_outs_is_located(tmp_path, capsys, name, batch):
+    text = (
+        f"func.func @f(%p: tensor<{batch}8x16xf32>, %q: tensor<{batch}16x4xf32>) {{\n"
+        f"  %b = {name} ins(%p, %q : tensor<{batch}8x16xf32>, tensor<{batch}16x4xf32>)"
+        f" -> tensor<{batch}8x4xf32>\n"
+        "  return\n}\n"
+    )
+    code, err = opt(tmp_path, capsys, text)
+    assert code == 1
+    assert_located(err, f"'{name}' has operands that do not fit its form", "2:8")
+
+
 def test_decode_source_locates_the_first_bad_byte():
     with pytest.raises(DiagnosticError) as info:
         decode_source(b"ok\n\xe2\x82", "f.mlir")
