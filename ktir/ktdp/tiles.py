@@ -59,8 +59,22 @@ def box_of(tile_set: AffineSet, symbols: Sequence[np.ndarray], tiles: int) -> tu
     """
     (lower, upper) inclusive bounds of each dim of a box-shaped set, per compute tile
     (tiles x dims); `symbols` are the set's symbol values per tile. `TileError` if a constraint
-    bounds more than one dim or a dim is unbounded.
+    bounds more than one dim or a dim is unbounded. A set without symbols is the same box on
+    every call (cached: an access tile in a loop builds it once).
     """
+    if not symbols:
+        return _static_box(tile_set, tiles)
+    return _bounds(tile_set, symbols, tiles)
+
+
+@functools.lru_cache(maxsize=1024)
+def _static_box(tile_set: AffineSet, tiles: int) -> tuple[np.ndarray, np.ndarray]:
+    lower, upper = _bounds(tile_set, [], tiles)
+    lower.flags.writeable = upper.flags.writeable = False  # shared by every call
+    return lower, upper
+
+
+def _bounds(tile_set: AffineSet, symbols: Sequence[np.ndarray], tiles: int) -> tuple[np.ndarray, np.ndarray]:
     lower = np.full((tiles, tile_set.num_dims), np.iinfo(np.int64).min)
     upper = np.full((tiles, tile_set.num_dims), np.iinfo(np.int64).max)
     for equality, d, coef, sym_coefs, constant in _box_constraints(tile_set):
