@@ -59,6 +59,9 @@ def _produce(run: TileProgram, op: Any) -> list[Future]:
     gid = np.array(groups)[producers.argmax(axis=0)]
     run.env[op.body.block.args[0]] = gid
     partials = run.run_block(op.body.block.ops)
+    yielded = op.body.block.last_op
+    if yielded is not None and yielded.operands:  # the reduce waits for the partial
+        run.schedule.alias(op.results[:1], yielded.operands[:1])
     return [Future([np.asarray(p) for p in partials], groups, producers)]
 
 
@@ -72,13 +75,17 @@ def _inter_tile_reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
     longest = max((len(m) for m in members), default=0)
     block = op.combiner.block
     accumulated = identity.copy()
-    for k in range(longest):
-        picks = np.array([members[g][k] if g >= 0 and k < len(members[g]) else -1 for g in group_of])
-        rhs = np.where(
-            (picks >= 0).reshape(-1, *[1] * (identity.ndim - 1)), future.partials[0][picks], identity
-        )
-        run.env[block.args[0]], run.env[block.args[1]] = accumulated, rhs
-        accumulated = np.asarray(run.run_block(block.ops)[0])
+    run.schedule.collecting += 1  # the combiner's ops are the reduce's time
+    try:
+        for k in range(longest):
+            picks = np.array([members[g][k] if g >= 0 and k < len(members[g]) else -1 for g in group_of])
+            rhs = np.where(
+                (picks >= 0).reshape(-1, *[1] * (identity.ndim - 1)), future.partials[0][picks], identity
+            )
+            run.env[block.args[0]], run.env[block.args[1]] = accumulated, rhs
+            accumulated = np.asarray(run.run_block(block.ops)[0])
+    finally:
+        run.schedule.collecting -= 1
     partial = future.partials[0][0]
     group = max(longest, 1)
     reduce = float(cost_model.ring_cycles(partial.size, partial.dtype.itemsize, group, run.target))

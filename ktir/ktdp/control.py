@@ -63,7 +63,7 @@ def _for(run: TileProgram, op: scf.ForOp) -> list[Any]:
     shapes = [(run.tiles, *_shape_of(v)) for v in op.iter_args]
     longest = int(trips.max(initial=0))
     run.count_iterations(op, longest)
-    schedule, outer_iteration = run.schedule, run.schedule.iteration
+    schedule = run.schedule
     carried_values = list(op.iter_args)
     yielded = list(block.last_op.operands) if block.last_op is not None else []
     for k in range(longest):
@@ -75,7 +75,6 @@ def _for(run: TileProgram, op: scf.ForOp) -> list[Any]:
         run.env[block.args[0]] = np.where(live, induction, induction[np.argmax(live)])
         for arg, value in zip(block.args[1:], carried, strict=True):
             run.env[arg] = value
-        schedule.iteration = k
         schedule.alias(block.args[1:], carried_values)
         results = run.run_block(block.ops)
         carried_values = yielded
@@ -84,7 +83,6 @@ def _for(run: TileProgram, op: scf.ForOp) -> list[Any]:
             for new, old, shape in zip(results, carried, shapes, strict=True)
         ]
     run.charges.active = outer
-    schedule.iteration = outer_iteration
     schedule.alias(op.results, carried_values)
     return carried
 

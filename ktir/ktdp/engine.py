@@ -80,7 +80,7 @@ class TileProgram:
             for op in (module.walk() if module is not None else [function])
             if isinstance(op, func.FuncOp)
         }
-        self.depth = 0  # calls in progress (`ktir.ktdp.routines`)
+        self.stack: list[func.FuncOp] = []  # the functions running (`ktir.ktdp.routines`)
 
     def run(self, arguments: Sequence[np.ndarray]) -> None:
         """Bind each argument (a per-tile vector) and run the body."""
@@ -90,11 +90,11 @@ class TileProgram:
         """Run `function`'s body on `arguments` (batched over tiles); the values it returns."""
         for arg, value in zip(function.body.block.args, arguments, strict=True):
             self.env[arg] = value
-        self.depth += 1
+        self.stack.append(function)
         try:
             return self.run_block(function.body.block.ops)
         finally:
-            self.depth -= 1
+            self.stack.pop()
 
     def run_block(self, ops: Any) -> list[Any]:
         """Run ops in order up to a terminator; the values it yields or returns."""
@@ -185,12 +185,6 @@ class TileProgram:
             strides=[self.addressed(n) for n in view.strides],
             covers=covers,
         )
-
-    @property
-    def active_tiles(self) -> int:
-        """How many tiles the current op runs on."""
-        active = self.charges.active
-        return self.tiles if active is None else int(np.count_nonzero(active))
 
     def uniform(self, value: SSAValue, what: str) -> int:
         """An index that must be the same on every active tile (a slice bound)."""

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType
 from xdsl.ir import Operation
 
 from ktir.dialects import ktir_elementwise as ew
@@ -43,9 +43,6 @@ if TYPE_CHECKING:
 
 GRAPH_OPS: dict[str, type[Operation]] = {op.name: op for op in [*ew.ELEMENTWISE_OPS, *st.STRUCTURED_OPS]}
 """ktir's graph ops by name: what a routine may name."""
-
-MAX_CALL_DEPTH = 32
-"""Calls a run may nest (a recursive program stops here with a located error)."""
 
 
 def _callee(run: TileProgram, op: func.CallOp) -> func.FuncOp:
@@ -71,6 +68,12 @@ def _check_routine(callee: func.FuncOp) -> type[Operation]:
             f"'{ROUTINE_ATTRIBUTE}' names {attribute}, which is not a ktir graph op ktir times as a routine",
             location_of(callee),
         )
+    results = callee.function_type.outputs.data
+    if len(results) != 1 or not isinstance(results[0], TensorType):
+        returned = ", ".join(str(t) for t in results) or "nothing"
+        raise KtdpError(
+            f"a routine returns one tensor; '@{callee.sym_name.data}' returns {returned}", location_of(callee)
+        )
     for inner in callee.walk():
         # a fused payload calls the routines of its ops; any other routine is one op
         if inner.name.startswith("ktdp.") or (isinstance(inner, func.CallOp) and kind is not st.FusedOp):
@@ -82,8 +85,10 @@ def _check_routine(callee: func.FuncOp) -> type[Operation]:
 
 def _call(run: TileProgram, op: func.CallOp) -> list[Any]:
     callee = _callee(run, op)
-    if run.depth >= MAX_CALL_DEPTH:
-        raise KtdpError(f"calls nest more than {MAX_CALL_DEPTH} deep", location_of(op))
+    if callee in run.stack:  # its values live in one environment: a second frame would clobber them
+        raise KtdpError(
+            f"'@{callee.sym_name.data}' is called while it runs (recursion): not supported", location_of(op)
+        )
     arguments = [run.env[v] for v in op.arguments]
     if ROUTINE_ATTRIBUTE not in callee.attributes:
         run.schedule.alias(callee.body.block.args, op.arguments)
@@ -113,12 +118,19 @@ def _fused(run: TileProgram, op: func.CallOp, callee: func.FuncOp, arguments: li
     are charged as they run (each routine as its op), and the call takes their PE-array time,
     then their SFU time, once all its arguments are ready.
     """
+    before = len(run.charges.pending)
     run.schedule.collecting += 1
     try:
         results = run.call(callee, arguments)
     finally:
         run.schedule.collecting -= 1
-    pieces = run.charges.take()
+    pieces = run.charges.pending[before:]
+    del run.charges.pending[before:]
+    if moved := sorted({queue for queue, _, _ in pieces} - {"pt", "sfu"}):
+        raise KtdpError(
+            f"a fused routine computes on its arguments only: its body reaches the {', '.join(moved)} queue",
+            location_of(op),
+        )
     for unit in ("pt", "sfu"):
         cycles = [c for queue, c, _ in pieces if queue == unit]
         if cycles:
@@ -163,4 +175,4 @@ HANDLERS: dict[str, Handler] = {"func.call": _call}
 """Calls, by name."""
 
 
-__all__ = ["GRAPH_OPS", "HANDLERS", "MAX_CALL_DEPTH"]
+__all__ = ["GRAPH_OPS", "HANDLERS"]

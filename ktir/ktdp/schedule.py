@@ -7,12 +7,13 @@ ktir's own kernels run (`ktir.sim.timeline.Timeline`, one core per tile).
   `linalg.matmul` on the PE arrays; other compute on the SFU; an inter-tile reduction on the
   ring, its group of tiles starting together. An op starts when its queue is free and its
   operands are ready.
-- Tensors live in LX buffers. A tensor made in a loop body alternates between `buffers`
-  buffers from one iteration to the next (2: double buffering, when the loop's tensors fit
-  twice in LX; `ktir.ktdp.scratchpad.buffers_per_loop_tensor`), as ktir's planner gives a chunk
-  loop; an op waits for the op that writes each tensor it reads, and a write waits until the
-  buffer's earlier readers are done. Ops that move no data (reshapes, slices, constants) cost
-  nothing: their result shares its first operand's buffer and is ready when all operands are.
+- Tensors live in LX buffers. Each time a tensor value is made (a loop's iterations) it takes
+  the next of `buffers` buffers in turn (2: double buffering, when the loops' tensors fit twice
+  in LX; `ktir.ktdp.scratchpad.buffers_per_loop_tensor`), as ktir's planner gives a chunk loop;
+  an op waits for the op that writes each tensor it reads, and a write waits until the buffer's
+  earlier readers are done. Ops that move no data (reshapes, slices, inserts) cost nothing:
+  their result is a view of the buffers of its operands, ready when they all are, and reading
+  it reads them all.
 - Device memory orders a load after an earlier store to the same placed array, and a store
   after earlier loads and stores of it (`Access`).
 
@@ -53,12 +54,14 @@ class Schedule:
     buffers: int = 1
     timeline: Timeline = field(init=False)
     slots: dict[SSAValue, Slot] = field(default_factory=dict)
-    iteration: int = 0
-    """The innermost loop's iteration (0 outside loops): which of a loop tensor's buffers it uses."""
+    covers: dict[Slot, tuple[Slot, ...]] = field(default_factory=dict)
+    """The buffers a view's data lives in (an `insert_slice`: its source's and its dest's)."""
+    definitions: dict[SSAValue, int] = field(default_factory=dict)
+    """How often each tensor value was made: its next buffer is the next of `buffers`, in turn."""
     accesses: list[Access] = field(default_factory=list)
     """The device memory the running op reaches."""
     collecting: int = 0
-    """> 0 inside a fused payload, whose ops' time is the call's (`ktir.ktdp.routines`)."""
+    """> 0 inside a fused payload (or a reduce's combiner), whose ops' time is the op's."""
 
     def __post_init__(self) -> None:
         self.timeline = Timeline(self.tiles, 0.0)
@@ -73,16 +76,14 @@ class Schedule:
         """Place an op that ran on the timeline: its pieces in order, or a free view."""
         if not pieces and not self.accesses and not any(isinstance(r.type, TensorType) for r in op.results):
             return  # index arithmetic, views and tiles: nothing to place
-        reads = [self.slots[v] for v in op.operands if v in self.slots]
+        reads = self._covered([self.slots[v] for v in op.operands if v in self.slots])
         accesses, self.accesses = self.accesses, []
         reads += [("memory", a.key) for a in accesses if not a.write]
         tensors = [r for r in op.results if isinstance(r.type, TensorType)]
         if not pieces:
             self._view(reads, tensors)
             return
-        for result in tensors:
-            self.slots[result] = (result, self.iteration % self.buffers)
-        writes = [self.slots[r] for r in tensors] + [("memory", a.key) for a in accesses if a.write]
+        writes = [self._define(r) for r in tensors] + [("memory", a.key) for a in accesses if a.write]
         line = self.timeline
         for k, (queue, cycles, chip) in enumerate(pieces):
             after = reads if k == 0 else [*reads, *writes]  # a later piece uses the earlier's result
@@ -93,16 +94,32 @@ class Schedule:
             else:
                 line.transfer(queue, after, writes, cycles, chip, op.name)
 
+    def _define(self, value: SSAValue) -> Slot:
+        """A new buffer for `value`: each time it is made (a loop's iterations), the next in turn."""
+        count = self.definitions.get(value, 0)
+        self.definitions[value] = count + 1
+        slot = (value, count % self.buffers)
+        self.slots[value] = slot
+        return slot
+
+    def _covered(self, slots: list[Slot]) -> list[Slot]:
+        """`slots` and the buffers of the views among them."""
+        return [*slots, *(c for s in slots for c in self.covers.get(s, ()))]
+
     def _view(self, reads: list[Slot], tensors: list[SSAValue]) -> None:
-        """Results that move no data: in their first operand's buffer, ready with every operand."""
+        """
+        Results that move no data: a view of the buffers it reads (reading it reads them all,
+        so none is overwritten while it is read), ready when all of them are written.
+        """
         if not reads:
             return
         ready = self.timeline.written
         when = [ready[s] for s in reads if s in ready]
         for result in tensors:
-            self.slots[result] = reads[0]
+            slot = self._define(result)
+            self.covers[slot] = tuple(dict.fromkeys(reads))
             if when:
-                ready[reads[0]] = np.maximum.reduce(when)
+                ready[slot] = np.maximum.reduce(when)
 
     @property
     def end(self) -> float:

@@ -115,7 +115,7 @@ def check_scratchpad(function: func.FuncOp, lx_bytes: int, placed_bytes: int) ->
     The most LX a tile of `function` holds at any op (live tensors plus `placed_bytes` of arrays
     placed in its LX); a `KtdpError` located at the op where it first exceeds `lx_bytes`.
     """
-    peak, where, live = _peak(_Lifetimes(function), placed_bytes, lx_bytes, doubled=False)
+    peak, where, live = _peak(function, placed_bytes, lx_bytes, doubled=False)
     if where is not None:
         raise KtdpError(
             f"LX overflow: {live:,} bytes live on each tile at this op ({placed_bytes:,} of them "
@@ -131,12 +131,11 @@ def buffers_per_loop_tensor(function: func.FuncOp, lx_bytes: int, placed_bytes: 
     2 when every tensor made in a loop body fits twice in LX with everything else live (double
     buffering: an iteration's loads may run while the previous one computes), else 1.
     """
-    _, where, _ = _peak(_Lifetimes(function), placed_bytes, lx_bytes, doubled=True)
+    _, where, _ = _peak(function, placed_bytes, lx_bytes, doubled=True)
     return 2 if where is None else 1
 
 
-def _in_loop(value: SSAValue) -> bool:
-    op = value.owner.parent_op()
+def _in_loop(op: Operation | None) -> bool:
     while op is not None and not isinstance(op, func.FuncOp):
         if isinstance(op, scf.ForOp):
             return True
@@ -144,16 +143,40 @@ def _in_loop(value: SSAValue) -> bool:
     return False
 
 
+def _callee(call: func.CallOp) -> func.FuncOp | None:
+    module = call.get_toplevel_object()
+    name = call.callee.root_reference.data
+    return next((f for f in module.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == name), None)
+
+
 def _peak(
-    lifetimes: _Lifetimes, placed_bytes: int, lx_bytes: int, doubled: bool
+    function: func.FuncOp,
+    placed_bytes: int,
+    lx_bytes: int,
+    doubled: bool,
+    calling: tuple[func.FuncOp, ...] = (),
 ) -> tuple[int, Operation | None, int]:
-    """(peak bytes, the first op where more than `lx_bytes` are live or None, the bytes live there)."""
+    """
+    (peak bytes, the first op where more than `lx_bytes` are live or None, the bytes live there).
+    A call holds its callee's own peak while it runs (its arguments are the caller's tensors);
+    with `doubled`, a tensor made in a loop, or a call in one, counts twice.
+    """
+    lifetimes = _Lifetimes(function)
     order, values = lifetimes.order, lifetimes.values
     change = [0] * (len(order) + 2)
     for value, held in values.items():
-        size = held.bytes * (2 if doubled and _in_loop(value) else 1)
+        size = held.bytes * (2 if doubled and _in_loop(value.owner.parent_op()) else 1)
         change[held.start] += size
         change[held.end + 1] -= size
+    for i, op in enumerate(order):
+        callee = _callee(op) if isinstance(op, func.CallOp) else None
+        if callee is None or callee in calling:  # a recursive call is the engine's error
+            continue
+        peak, overflow, live = _peak(callee, 0, lx_bytes, doubled, (*calling, function))
+        held = live if overflow is not None else peak  # a callee that overflows alone, at its call
+        held *= 2 if doubled and _in_loop(op.parent_op()) else 1
+        change[i] += held
+        change[i + 1] -= held
     live, peak = placed_bytes, placed_bytes
     for i, op in enumerate(order):
         live += change[i]

@@ -86,7 +86,11 @@ def test_a_routine_gives_its_body_values_in_ktirs_time_for_the_op() -> None:
             'ktir.routine = "ktir.silu"',
             "a routine computes on its arguments only: 'func.call' in its body",
         ),
-        (f"  %c = func.call @f(%p) : ({_T}) -> {_T}\n  return %c : {_T}", "", "calls nest more than 32 deep"),
+        (
+            f"  %c = func.call @f(%p) : ({_T}) -> {_T}\n  return %c : {_T}",
+            "",
+            r"'@f' is called while it runs \(recursion\): not supported",
+        ),
     ],
 )
 def test_a_bad_routine_or_call_is_a_located_error(body: str, attributes: str, message: str) -> None:
@@ -102,3 +106,55 @@ def test_a_call_of_a_missing_function_is_a_located_verifier_error() -> None:
     (diagnostic,) = caught.value.diagnostics
     assert "'@missing' could not be found in symbol table" in diagnostic.message
     assert diagnostic.location is not None and diagnostic.location.line == 7
+
+
+def test_a_routine_without_a_tensor_result_is_a_located_error() -> None:
+    text = (
+        _program(_SILU, 'ktir.routine = "ktir.silu"')
+        .replace(f"%r = func.call @f(%a) : ({_T}) -> {_T}", f"func.call @f(%a) : ({_T}) -> ()")
+        .replace("ktdp.store %r,", "ktdp.store %a,")
+        .replace(f"-> {_T} attributes", "attributes")
+        .replace(f"return %s : {_T}", "return")
+    )
+    with pytest.raises(KtdpError, match="a routine returns one tensor; '@f' returns nothing") as caught:
+        _run(text)
+    assert caught.value.location is not None
+
+
+def test_a_fused_routine_that_reaches_memory_is_a_located_error() -> None:
+    """A fused payload is one compute: a load under it (through a plain call) would go untimed."""
+    text = (
+        _program("", "")
+        .replace(f"func.call @f(%a) : ({_T})", f"func.call @f(%a, %x) : ({_T}, index)")
+        .split("func.func private")[0]
+    )
+    fused = 'attributes {ktir.routine = "ktir.fused"}'
+    text += f"""func.func private @f(%p: {_T}, %at: index) -> {_T} {fused} {{
+  %c = func.call @g(%at) : (index) -> {_T}
+  return %c : {_T}
+}}
+func.func private @g(%at: index) -> {_T} {{
+  %v = ktdp.construct_memory_view %at, {_VIEW}
+  %t = ktdp.construct_access_tile %v[0, 0] {_TILE}
+  %a = ktdp.load %t : <2x64xindex> -> {_T}
+  return %a : {_T}
+}}
+"""
+    with pytest.raises(
+        KtdpError, match="a fused routine computes on its arguments only: its body reaches the load queue"
+    ):
+        _run(text)
+
+
+def test_a_callee_holds_its_own_tensors_in_lx_at_its_call() -> None:
+    """An 8 MiB tensor made inside a callee overflows LX at the call, as it would inline."""
+    big = "tensor<4096x1024xf16>"
+    body = f"""  %one = arith.constant 1.0 : f16
+  %e = tensor.empty() : {big}
+  %f = linalg.fill ins(%one : f16) outs(%e : {big}) -> {big}
+  %s = tensor.extract_slice %f[0, 0] [2, 64] [1, 1] : {big} to {_T}
+  %q = arith.addf %p, %s : {_T}
+  return %q : {_T}"""
+    with pytest.raises(KtdpError, match="LX overflow: 8,389,120 bytes live on each tile") as caught:
+        _run(_program(body))
+    assert caught.value.location is not None and caught.value.location.line == 7  # the call

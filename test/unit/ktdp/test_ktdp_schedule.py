@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 import ktir.ktdp as ktdp
 from ktir.dialects import ktir_elementwise as ew
 from ktir.hardware import cost_model
 from ktir.hardware.target import SPYRE, Target
 
+KERNELS = Path(__file__).resolve().parents[2] / "lit" / "Inputs" / "ktdp"
 _SET = "affine_set<(d0, d1) : (d0 >= 0, -d0 + 7 >= 0, d1 >= 0, -d1 + 63 >= 0)>"
 _ROW = "affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>"
 _ORDER = "affine_map<(d0, d1) -> (d0, d1)>"
@@ -105,3 +108,71 @@ def test_a_load_after_a_store_to_the_same_array_waits_for_it() -> None:
     assert (
         ktdp.run(other, "k", {"x": x, "y": np.zeros_like(x)})[1].kernels[0].cycles < report.kernels[0].cycles
     )
+
+
+def test_a_buffer_read_through_an_insert_is_not_overwritten_while_the_insert_is_read() -> None:
+    """
+    Each iteration makes %d (an exp) and stores it with a loaded row inserted. With one buffer,
+    the next iteration's exp must wait until this iteration's store has read %d through the
+    insert: the two stores and the two exps run one after another.
+    """
+    rows = "affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>"
+    view = (
+        "sizes: [64, 64], strides: [64, 1] {coordinate_set = "
+        + rows
+        + (", memory_space = #ktdp.memory_space<global>} : memref<64x64xf16>")
+    )
+    big = "tensor<64x64xf16>"
+    text = f"""func.func @k(%x: index, %y: index) {{
+  %vx = ktdp.construct_memory_view %x, {view}
+  %vy = ktdp.construct_memory_view %y, {view}
+  %ty = ktdp.construct_access_tile %vy[0, 0] {{access_tile_set = {rows}, access_tile_order = {_ORDER}}}
+      : memref<64x64xf16> -> !ktdp.access_tile<64x64xindex>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %cst = arith.constant dense<1.0> : {big}
+  scf.for %i = %c0 to %c2 step %c1 {{
+    %tx = ktdp.construct_access_tile %vx[%i, 0] {{access_tile_set = {_ROW}, access_tile_order = {_ORDER}}}
+        : memref<64x64xf16> -> !ktdp.access_tile<1x64xindex>
+    %d = math.exp %cst : {big}
+    %a = ktdp.load %tx : <1x64xindex> -> {_T}
+    %r = tensor.insert_slice %a into %d[0, 0] [1, 64] [1, 1] : {_T} into {big}
+    ktdp.store %r, %ty : {big}, <64x64xindex>
+  }}
+  return
+}}
+"""
+    x = np.ones((64, 64), np.float16)
+    one_buffer = replace(SPYRE, lx_bytes=26000)  # %d and %a fit once, not twice
+    report = ktdp.run(text, "k", {"x": x, "y": np.zeros_like(x)}, target=one_buffer)[1]
+    exp = cost_model.sfu_cycles_of(ew.ExpOp, 64 * 64, 64 * 64)
+    store = SPYRE.dma_setup_cycles  # and a few cycles of traffic
+    assert report.kernels[0].cycles >= 2 * exp + 2 * store
+
+
+def test_an_inter_tile_reduce_waits_for_the_partials_it_folds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reduce's identity is ready early; its ring time still starts after the partial sums."""
+    from ktir.ktdp.engine import TileProgram
+
+    programs: list[TileProgram] = []
+    init = TileProgram.__init__
+
+    def keep(self: TileProgram, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+        programs.append(self)
+
+    monkeypatch.setattr(TileProgram, "__init__", keep)
+    lines = (KERNELS / "rmsnorm_distributed.mlir").read_text().splitlines()
+    # the reduce's identity (a fill) made first, before the partials exist
+    first = next(i for i, line in enumerate(lines) if line.strip().startswith("%zero ="))
+    identity = lines[first : first + 3]  # %zero, %ze, %zeros = linalg.fill
+    body = lines[:first] + lines[first + 3 :]
+    at = next(i for i, line in enumerate(body) if "ktdp.get_compute_tile_id" in line) + 1
+    text = "\n".join([*body[:at], *identity, *body[at:]])
+    x = np.random.default_rng(0).standard_normal((16, 4096)).astype(np.float16)
+    ktdp.run(text, "rmsnorm", {"x": x, "y": np.zeros_like(x)})
+    events = programs[0].schedule.timeline.events
+    partial = next(e for e in events if e.label == "linalg.reduce")
+    ring = next(e for e in events if e.queue == "ring")
+    assert len(identity) == 3 and (ring.start >= partial.end).all()
