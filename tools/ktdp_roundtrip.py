@@ -76,7 +76,7 @@ def roundtrip_kernel(
         got_host, want_host = to_host(outputs[f"out{j}"], value_type), to_host(want, value_type)
         equal &= bool(np.array_equal(got_host, want_host, equal_nan=True))
         both = np.isfinite(got_host) & np.isfinite(want_host) if got_host.dtype.kind == "f" else True
-        gap = np.abs(got_host.astype(np.float64) - want_host.astype(np.float64))[both]
+        gap = np.abs(got_host.astype(np.float64)[both] - want_host.astype(np.float64)[both])
         difference = max(difference, float(gap.max(initial=0.0)))
     return KernelRoundTrip(
         name,

@@ -38,37 +38,23 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.cores.executor import tensor_layout
 from ktir.cores.host_tiles import HostTiles
-from ktir.cores.iteration import iteration_space
 from ktir.dialects import ktir_core as core
-from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
-from ktir.dialects.ktdp import CAUSAL_ATTRIBUTE
-from ktir.export.ktdp_attention import StartOf, attention
+from ktir.export.ktdp_compute import RELAYOUTS, emit_compute_payload
 from ktir.export.ktdp_payload import (
-    FORMULAS,
-    GELU,
     HostTensor,
     Writer,
     copied,
     dims_text,
-    elementwise,
     extract_slice,
-    generic,
-    matmul,
     permutes_elements,
     reshaped,
-    size_one_reshape,
     tensor_type,
     transpose,
     zero_padded,
 )
-from ktir.export.ktdp_routines import ROUTINE_OPS, outlined
-from ktir.export.ktdp_structured import STRUCTURED
 from ktir.export.ktdp_subscripts import linear_subscript, start_subscript
 from ktir.ir.diagnostics import Diagnostic, DiagnosticError, Severity, location_of, op_error
-
-_RELAYOUTS = (st.RestickifyOp, st.CopyOp, st.ReshapeOp)
-"""Kernel payloads that move a tile into another device layout."""
 
 
 @dataclass(frozen=True)
@@ -100,123 +86,6 @@ def _box_set(extents: Sequence[int]) -> str:
 
 def _memref(shape: Sequence[int], element: Attribute) -> str:
     return f"memref<{dims_text(shape)}{element}>"
-
-
-def emit_payload(
-    writer: Writer,
-    op: Operation,
-    operands: list[HostTensor],
-    extent: tuple[int, ...] | None = None,
-    start_of: StartOf | None = None,
-) -> HostTensor:
-    """
-    One graph op of a payload on host tiles (`ktdp_payload`, `ktdp_structured`), a routine call
-    for the ops ktir times as routines (`ktdp_routines`). `extent` is the output tile's host
-    shape when the op is a kernel's whole payload (a reshape of a tile needs it); `start_of`
-    gives the core's tile starts (attention needs them). A located `DiagnosticError` for an op
-    without an emission.
-    """
-    if not isinstance(op, ROUTINE_OPS):
-        return _inline(writer, op, operands, extent)
-    if not isinstance(op, st.AttentionOp):
-        return outlined(writer, op, operands, lambda w, params, _: _inline(w, op, params))
-    if start_of is None:
-        raise op_error(op, "ktir-emit-ktdp writes attention as a kernel's whole payload only")
-    if op.causal is None:
-        return outlined(writer, op, operands, lambda w, params, _: attention(w, op, params, None))
-    starts = [start_of(0, 3), start_of(1, 2)]  # the core's first query and first key
-    return outlined(
-        writer,
-        op,
-        operands,
-        lambda w, params, indices: attention(w, op, params, (indices[0], indices[1])),
-        starts,
-        {CAUSAL_ATTRIBUTE: f"{op.causal.value.data} : i64"},
-    )
-
-
-def _inline(
-    writer: Writer, op: Operation, operands: list[HostTensor], extent: tuple[int, ...] | None = None
-) -> HostTensor:
-    """A graph op other than attention as `linalg` ops in place (`emit_payload`)."""
-    if type(op) in FORMULAS:
-        return elementwise(writer, op, operands)
-    if (structured := STRUCTURED.get(type(op))) is not None:
-        result = structured(writer, op, operands)
-        return copied(writer, result) if _copies_a_view(op, extent) else result
-    if isinstance(op, ew.GeluOp):
-        tanh = op.approximate is not None and op.approximate.data == "tanh"
-        return generic(writer, op, operands, op.result.type.element_type, GELU[tanh])  # type: ignore[attr-defined]
-    if isinstance(op, st.MatmulOp | st.BmmOp):
-        return matmul(writer, op, operands)
-    if (moved := _moved(writer, op, operands[0] if operands else None, extent)) is not None:
-        return copied(writer, moved) if _copies_a_view(op, extent) else moved
-    raise op_error(op, f"ktir-emit-ktdp does not write '{op.name}' payloads yet")
-
-
-def _copies_a_view(op: Operation, extent: tuple[int, ...] | None) -> bool:
-    """
-    Whether a data-movement op written as tensor views (`extract_slice`, `insert_slice`,
-    a reshape, or nothing) needs a `linalg.copy`: ktir moves its tile through the SFU (one pass)
-    when it is a kernel's whole payload, or a fused op that is a kernel of its own
-    (`iteration_space`); a fused view that moves no data stays a view. A relayout kernel is
-    copied by `_moved` itself.
-    """
-    if isinstance(op, st.SliceOp | st.CatOp):
-        return extent is not None or iteration_space(op) is not None
-    return isinstance(op, _RELAYOUTS) and extent is None and iteration_space(op) is not None
-
-
-def _moved(
-    writer: Writer, op: Operation, value: HostTensor | None, extent: tuple[int, ...] | None
-) -> HostTensor | None:
-    """A payload that moves a tile's values (permute, relayout, reshape); None for other ops."""
-    if value is None:
-        return None
-    if isinstance(op, st.PermuteOp):
-        return transpose(writer, value, st.ints(op.perm))
-    if isinstance(op, _RELAYOUTS) and extent is not None:
-        # A relayout kernel moves its tile through the SFU into the output's device layout;
-        # the store writes that move (`_KernelWriter._relayout`).
-        return reshaped(writer, value, extent)
-    if isinstance(op, st.RestickifyOp | st.CopyOp):  # the same host values in another device layout
-        return value
-    if isinstance(op, st.ReshapeOp):
-        if (shape := size_one_reshape(op, value)) is not None:
-            return reshaped(writer, value, shape.shape)
-    return None
-
-
-def _emit_fused(writer: Writer, op: Operation, operands: list[HostTensor]) -> HostTensor:
-    """A `ktir.fused` region, op by op; its yielded tile."""
-    block = op.regions[0].block
-    env: dict[SSAValue, HostTensor] = dict(zip(block.args, operands, strict=True))
-    for inner in block.ops:
-        if inner.name == "ktir.yield":
-            return env[inner.operands[0]]
-        env[inner.results[0]] = emit_payload(writer, inner, [env[v] for v in inner.operands])
-    raise op_error(op, "its region has no ktir.yield")
-
-
-def _emit_compute_payload(
-    writer: Writer,
-    payload: Operation,
-    operands: list[HostTensor],
-    extent: tuple[int, ...],
-    start_of: StartOf,
-    sticks: tuple[int, int],
-) -> HostTensor:
-    """
-    The payload of a `ktir.compute` (one graph op, or a fused region); `extent`: its output
-    tile; `start_of`: the core's host start of an input tile along a dim; `sticks`: K and N of
-    a matmul kernel's tiles in whole sticks (ktir's PE arrays run a matmul kernel on them; a
-    fused matmul on its host tile).
-    """
-    if payload.name == "ktir.fused":  # one compute: a routine whose ops run as one (`ktdp_routines`)
-        return outlined(writer, payload, operands, lambda w, params, _: _emit_fused(w, payload, params))
-    if isinstance(payload, st.MatmulOp | st.BmmOp):
-        return matmul(writer, payload, operands, sticks)
-    return emit_payload(writer, payload, operands, extent, start_of)
 
 
 class _KernelWriter:
@@ -483,12 +352,15 @@ class _KernelWriter:
             host, _ = self._host_map(op, tiles[operand], chunk)
             return self._table(host.lo[:, dim], "%id")
 
-        k_sticks, n_sticks = (self._host_map(op, tiles[t], chunk)[0].extent[-1] for t in (0, -1))
-        result = _emit_compute_payload(self.writer, payload, operands, held, start_of, (k_sticks, n_sticks))
+        sticks = None
+        if isinstance(payload, st.MatmulOp | st.BmmOp):  # K and N of its tiles in whole sticks
+            k_sticks, n_sticks = (self._host_map(op, tiles[t], chunk)[0].extent[-1] for t in (0, -1))
+            sticks = (k_sticks, n_sticks)
+        result = emit_compute_payload(self.writer, payload, operands, held, start_of, sticks)
         if math.prod(result.shape) != math.prod(held):
             raise op_error(op, f"its payload gives a {result.shape} tile, its output tile holds {held}")
         self.buffers[op.outs[0]] = self._reshaped(result, held)
-        if isinstance(payload, _RELAYOUTS):
+        if isinstance(payload, RELAYOUTS):
             self.relayouts.add(op.outs[0])
 
 
@@ -524,4 +396,4 @@ def emit_module(module: ModuleOp) -> str:
     return "builtin.module {\n" + "\n".join(functions) + "\n}\n"
 
 
-__all__ = ["emit_kernel", "emit_module", "emit_payload", "kernel_names", "tensor_type"]
+__all__ = ["emit_kernel", "emit_module", "kernel_names", "tensor_type"]

@@ -28,6 +28,7 @@ from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.ir.diagnostics import op_error
 from ktir.ir.values import shape_of
+from ktir.reference.ops import numpy_dtype
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,21 @@ class HostTensor:
     def type_text(self) -> str:
         """Its MLIR type: `tensor<2x64xf16>`."""
         return tensor_type(self.shape, self.element)
+
+
+def float_literal(value: float, element: Attribute) -> str:
+    """
+    A float attribute's literal: its decimal form, or for an infinity or NaN (which MLIR has
+    no decimal for) its bits in hex: -inf in f16 is `0xFC00`.
+    """
+    if math.isfinite(value):
+        return repr(value)
+    if isinstance(element, BFloat16Type):
+        bits = int(np.float32(value).view(np.uint32)) >> 16
+        return f"0x{bits:04X}"
+    dtype = numpy_dtype(element)
+    unsigned = np.dtype(f"u{dtype.itemsize}")
+    return f"0x{int(np.asarray(value, dtype).view(unsigned)):0{2 * dtype.itemsize}X}"
 
 
 def dims_text(shape: Sequence[int]) -> str:
@@ -340,11 +356,27 @@ def _into_empty(
 
 
 def reshaped(writer: Writer, value: HostTensor, shape: tuple[int, ...]) -> HostTensor:
-    """`value` in `shape` (the same elements in row-major order): a collapse to 1-D and an expand."""
+    """
+    `value` in `shape` (the same elements in row-major order): a collapse to 1-D and an expand.
+    To rank 0, a collapse with no groups (`collapse_shape %t [] : tensor<1x1xf32> into
+    tensor<f32>`); from rank 0, its element splat (xDSL's verifier refuses MLIR's group-less
+    expand).
+    """
     if value.shape == shape:
         return value
     if math.prod(shape) != math.prod(value.shape):
         raise ValueError(f"cannot reshape a {value.shape} tile to {shape}")
+    if not shape:
+        out = HostTensor(writer.fresh("t"), shape, value.element)
+        writer.emit(
+            f"{out.name} = tensor.collapse_shape {value.name} [] : {value.type_text} into {out.type_text}"
+        )
+        return out
+    if not value.shape:
+        out, element = HostTensor(writer.fresh("t"), shape, value.element), writer.fresh("v")
+        writer.emit(f"{element} = tensor.extract {value.name}[] : {value.type_text}")
+        writer.emit(f"{out.name} = tensor.splat {element} : {out.type_text}")
+        return out
     flat = value
     if len(value.shape) != 1:
         flat = HostTensor(writer.fresh("t"), (math.prod(shape),), value.element)
@@ -447,6 +479,7 @@ __all__ = [
     "dims_text",
     "elementwise",
     "extract_slice",
+    "float_literal",
     "generic",
     "insert_slice",
     "matmul",

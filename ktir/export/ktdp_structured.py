@@ -28,6 +28,7 @@ from ktir.export.ktdp_payload import (
     HostTensor,
     Writer,
     extract_slice,
+    float_literal,
     generic,
     insert_slice,
     reshaped,
@@ -174,12 +175,12 @@ def _pad(writer: Writer, op: st.PadOp, operands: list[HostTensor]) -> HostTensor
         raise op_error(op, "a pad with negative amounts (a crop) is not written yet")
     shape = tuple(n + a + b for n, a, b in zip(x.shape, low, high, strict=True))
     element = op.result.type.element_type  # type: ignore[attr-defined]
-    fill = float(store(np.asarray(op.value.value.data), element))
+    fill = float_literal(float(store(np.asarray(op.value.value.data), element)), element)
     # tensor.pad's decomposition: fill the padded tile (the pass over it ktir charges a pad),
     # then insert the source.
     value, empty = writer.fresh("c"), writer.fresh("e")
     filled = HostTensor(writer.fresh("t"), shape, element)
-    writer.emit(f"{value} = arith.constant {fill!r} : {element}")
+    writer.emit(f"{value} = arith.constant {fill} : {element}")
     writer.emit(f"{empty} = tensor.empty() : {filled.type_text}")
     writer.emit(
         f"{filled.name} = linalg.fill ins({value} : {element}) outs({empty} : {filled.type_text}) "

@@ -179,16 +179,11 @@ class KtirParser(Parser):
             raise self._bad_literal(start, error) from error
         except MemoryError:  # xDSL expands a splat `dense<0.0>` of a huge shape element by element
             raise self._located(start, TOO_LARGE) from None
-        except IndexError:
-            # An op's syntax built its body from operands it did not get (a named linalg op
-            # without `outs(...)` builds a payload reading its missing accumulator).
+        except IndexError:  # an op's syntax built its body from operands it did not get
             position = self._op_name_position(start)
-            name = re.match(r'"?([\w.$]+)', self.lexer.input.content[position:])
-            what = f"'{name.group(1)}'" if name else "this op"
-            message = f"{what} has operands that do not fit its form"
-            raise self._located(
-                position, message + " (a named linalg op needs ins(...) and outs(...))"
-            ) from None
+            name = (re.match(r'"?([\w.$]+)', self.lexer.input.content[position:]) or [None, "op"])[1]
+            hint = " (a named linalg op needs ins(...) and outs(...))" if name.startswith("linalg.") else ""
+            raise self._located(position, f"'{name}' has operands that do not fit its form{hint}") from None
         if not isinstance(op.location, FileLineColLoc):
             line, column = self._line_column(self._op_name_position(start))
             op.location = FileLineColLoc(StringAttr(self.lexer.input.name), IntAttr(line), IntAttr(column))

@@ -74,15 +74,15 @@ class Schedule:
 
     def issue(self, op: Operation, pieces: list[Piece]) -> None:
         """Place an op that ran on the timeline: its pieces in order, or a free view."""
-        if not pieces and not self.accesses and not any(isinstance(r.type, TensorType) for r in op.results):
-            return  # index arithmetic, views and tiles: nothing to place
         reads = self._covered([self.slots[v] for v in op.operands if v in self.slots])
+        if not pieces and not self.accesses and not reads:
+            return  # index arithmetic, constants, views and tiles: nothing to wait for
         accesses, self.accesses = self.accesses, []
         reads += [("memory", a.key) for a in accesses if not a.write]
-        tensors = [r for r in op.results if isinstance(r.type, TensorType)]
-        if not pieces:
-            self._view(reads, tensors)
+        if not pieces:  # its results (an element `tensor.extract` reads too) wait for its operands
+            self._view(reads, list(op.results))
             return
+        tensors = [r for r in op.results if isinstance(r.type, TensorType)]
         writes = [self._define(r) for r in tensors] + [("memory", a.key) for a in accesses if a.write]
         line = self.timeline
         for k, (queue, cycles, chip) in enumerate(pieces):

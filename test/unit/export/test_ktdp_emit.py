@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from test_compile_models import MODELS
@@ -125,3 +126,21 @@ def test_the_generic_form_is_valid_upstream_mlir() -> None:
     # the routines (RMSNorm, SiLU, attention) are private functions marked for ktir
     assert len(functions) > len(public)
     assert all("ktir.routine" in f.attributes for f in functions if f not in public)
+
+
+class _ScaledSum(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.sum() * 2  # a 0-d result: rank-0 tiles
+
+
+class _PadNegInf(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.pad(x, (0, 64), value=float("-inf")) * 2  # a fill MLIR writes in hex
+
+
+@pytest.mark.parametrize("model", [_ScaledSum(), _PadNegInf()], ids=["rank-0", "pad--inf"])
+def test_rank_0_tiles_and_infinite_fills_round_trip(model: torch.nn.Module) -> None:
+    x = torch.randn(8, 64, dtype=torch.float16)
+    results = roundtrip_module(ktir.compile(model, (x,), {}).module)
+    assert results and all(r.skipped is None and r.equal for r in results), results
+    assert all(r.ktdp_cycles == pytest.approx(r.ktir_cycles, rel=1e-9) for r in results)
