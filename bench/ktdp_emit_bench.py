@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         written = [r for r in results if not r.skipped]
         ktir_cycles = sum(r.ktir_cycles for r in written)
         ktdp_cycles = sum(r.ktdp_cycles for r in written)
-        close = sum(abs(r.ktdp_cycles - r.ktir_cycles) <= 1e-9 * r.ktir_cycles for r in written)
+        close = sum(r.same_cycles for r in written)
         row = [len(results), len(written), sum(r.equal for r in written), close, ktir_cycles, ktdp_cycles]
         totals = [t + v for t, v in zip(totals, row, strict=True)]
         table.add_row(

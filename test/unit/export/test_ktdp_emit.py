@@ -45,8 +45,7 @@ def test_every_kernel_is_written_and_gives_ktirs_outputs_bit_for_bit(name: str) 
     assert written and all(r.equal for r in written), [r for r in written if not r.equal]
     # The same time, to rounding: the same costs on the same schedule (the decoder block's
     # chunked attention overlaps its second chunk's loads with the first's compute in both).
-    for r in written:
-        assert r.ktdp_cycles == pytest.approx(r.ktir_cycles, rel=1e-9), r
+    assert all(r.same_cycles for r in written), [r for r in written if not r.same_cycles]
 
 
 def test_the_pass_replaces_the_module_by_the_ktdp_program() -> None:
@@ -143,4 +142,4 @@ def test_rank_0_tiles_and_infinite_fills_round_trip(model: torch.nn.Module) -> N
     x = torch.randn(8, 64, dtype=torch.float16)
     results = roundtrip_module(ktir.compile(model, (x,), {}).module)
     assert results and all(r.skipped is None and r.equal for r in results), results
-    assert all(r.ktdp_cycles == pytest.approx(r.ktir_cycles, rel=1e-9) for r in results)
+    assert all(r.same_cycles for r in results)

@@ -19,7 +19,7 @@ def test_each_kernel_is_compared_and_counted(tmp_path: Path, capsys: pytest.Capt
     assert main([str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("k0_fused: equal, cycles ktir ")
-    assert lines[-1] == "2 of 2 kernels written, 2 with equal outputs"
+    assert lines[-1] == "2 of 2 kernels written, 2 with equal outputs, 2 with ktir's cycles"
 
 
 def test_a_file_that_does_not_parse_is_an_input_error(
