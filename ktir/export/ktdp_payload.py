@@ -70,6 +70,14 @@ def tensor_type(shape: Sequence[int], element: Attribute) -> str:
     return f"tensor<{dims_text(shape)}{element}>"
 
 
+def destination(writer: Writer, shape: Sequence[int], element: Attribute) -> tuple[HostTensor, str]:
+    """A linalg op's result (a fresh name) and its `tensor.empty` destination, emitted."""
+    out = HostTensor(writer.fresh("t"), tuple(shape), element)
+    empty = writer.fresh("e")
+    writer.emit(f"{empty} = tensor.empty() : {out.type_text}")
+    return out, empty
+
+
 @dataclass
 class Writer:
     """
@@ -253,9 +261,7 @@ def generic(
     shape = broadcast_shape(op, [t.shape for t in operands])
     rank = len(shape)
     maps = [_indexing_map(t.shape, shape) for t in operands] + [_indexing_map(shape, shape)]
-    out = HostTensor(writer.fresh("t"), shape, element)
-    empty = writer.fresh("e")
-    writer.emit(f"{empty} = tensor.empty() : {out.type_text}")
+    out, empty = destination(writer, shape, element)
     iterators = ", ".join(['"parallel"'] * rank)
     ins = ", ".join(t.name for t in operands)
     in_types = ", ".join(t.type_text for t in operands)
@@ -345,9 +351,7 @@ def _into_empty(
     writer: Writer, name: str, ins: Sequence[HostTensor], shape: tuple[int, ...], element: Attribute
 ) -> HostTensor:
     """A named `linalg` op of `ins` whose destination is a new `tensor.empty` of `shape`."""
-    out = HostTensor(writer.fresh("t"), shape, element)
-    empty = writer.fresh("e")
-    writer.emit(f"{empty} = tensor.empty() : {out.type_text}")
+    out, empty = destination(writer, shape, element)
     names, types = ", ".join(t.name for t in ins), ", ".join(t.type_text for t in ins)
     writer.emit(
         f"{out.name} = {name} ins({names} : {types}) outs({empty} : {out.type_text}) -> {out.type_text}"
@@ -417,9 +421,7 @@ def transpose(writer: Writer, value: HostTensor, perm: Sequence[int]) -> HostTen
     shape = tuple(value.shape[p] for p in perm)
     if not permutes_elements(value.shape, perm):
         return reshaped(writer, value, shape)
-    out = HostTensor(writer.fresh("t"), shape, value.element)
-    empty = writer.fresh("e")
-    writer.emit(f"{empty} = tensor.empty() : {out.type_text}")
+    out, empty = destination(writer, shape, value.element)
     writer.emit(
         f"{out.name} = linalg.transpose ins({value.name} : {value.type_text}) "
         f"outs({empty} : {out.type_text}) "
@@ -476,6 +478,7 @@ __all__ = [
     "HostTensor",
     "Writer",
     "copied",
+    "destination",
     "dims_text",
     "elementwise",
     "extract_slice",

@@ -27,6 +27,7 @@ from ktir.export.ktdp_payload import (
     Formula,
     HostTensor,
     Writer,
+    destination,
     extract_slice,
     float_literal,
     generic,
@@ -58,9 +59,7 @@ def _exp_of_difference(w: Writer, a: list[str]) -> str:
 def reduce(writer: Writer, value: HostTensor, dims: list[int], kind: str, keepdim: bool) -> HostTensor:
     """`linalg.reduce` of an f32 (or exactly combined) tile over `dims`, in the tile's type."""
     kept = tuple(n for d, n in enumerate(value.shape) if d not in dims)
-    out = HostTensor(writer.fresh("t"), kept, value.element)
-    empty = writer.fresh("e")
-    writer.emit(f"{empty} = tensor.empty() : {out.type_text}")
+    out, empty = destination(writer, kept, value.element)
     writer.emit(
         f"{out.name} = linalg.reduce ins({value.name} : {value.type_text}) "
         f"outs({empty} : {out.type_text}) dimensions = {sorted(dims)}"

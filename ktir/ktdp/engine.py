@@ -74,12 +74,6 @@ class TileProgram:
         self.schedule = Schedule(self.tiles, buffers)
         self.space: list[int] = []  # the iteration space of the linalg.generic running (linalg.index)
         self.iterations = 0
-        module = function.parent_op()
-        self.functions: dict[str, func.FuncOp] = {
-            op.sym_name.data: op
-            for op in (module.walk() if module is not None else [function])
-            if isinstance(op, func.FuncOp)
-        }
         self.stack: list[func.FuncOp] = []  # the functions running (`ktir.ktdp.routines`)
 
     def run(self, arguments: Sequence[np.ndarray]) -> None:

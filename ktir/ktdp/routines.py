@@ -29,6 +29,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType
 from xdsl.ir import Operation
+from xdsl.traits import SymbolTable
 
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
@@ -45,16 +46,11 @@ GRAPH_OPS: dict[str, type[Operation]] = {op.name: op for op in [*ew.ELEMENTWISE_
 """ktir's graph ops by name: what a routine may name."""
 
 
-def _callee(run: TileProgram, op: func.CallOp) -> func.FuncOp:
-    name = op.callee.root_reference.data
-    callee = run.functions.get(name)
-    if callee is None:
-        raise KtdpError(f"no function '@{name}' in the module", location_of(op))
-    if len(callee.body.block.args) != len(op.arguments):
-        raise KtdpError(
-            f"'@{name}' takes {len(callee.body.block.args)} arguments, the call passes {len(op.arguments)}",
-            location_of(op),
-        )
+def _callee(op: func.CallOp) -> func.FuncOp:
+    """The called function (the verifier has checked that it exists and takes the arguments)."""
+    callee = SymbolTable.lookup_symbol(op, op.callee)
+    if not isinstance(callee, func.FuncOp):
+        raise KtdpError(f"no function '{op.callee}' in the module", location_of(op))
     return callee
 
 
@@ -84,7 +80,7 @@ def _check_routine(callee: func.FuncOp) -> type[Operation]:
 
 
 def _call(run: TileProgram, op: func.CallOp) -> list[Any]:
-    callee = _callee(run, op)
+    callee = _callee(op)
     if callee in run.stack:  # its values live in one environment: a second frame would clobber them
         raise KtdpError(
             f"'@{callee.sym_name.data}' is called while it runs (recursion): not supported", location_of(op)

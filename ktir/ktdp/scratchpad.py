@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.traits import SymbolTable
 
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp.memory import KtdpError
@@ -143,12 +144,6 @@ def _in_loop(op: Operation | None) -> bool:
     return False
 
 
-def _callee(call: func.CallOp) -> func.FuncOp | None:
-    module = call.get_toplevel_object()
-    name = call.callee.root_reference.data
-    return next((f for f in module.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == name), None)
-
-
 def _peak(
     function: func.FuncOp,
     placed_bytes: int,
@@ -169,8 +164,8 @@ def _peak(
         change[held.start] += size
         change[held.end + 1] -= size
     for i, op in enumerate(order):
-        callee = _callee(op) if isinstance(op, func.CallOp) else None
-        if callee is None or callee in calling:  # a recursive call is the engine's error
+        callee = SymbolTable.lookup_symbol(op, op.callee) if isinstance(op, func.CallOp) else None
+        if not isinstance(callee, func.FuncOp) or callee in calling:  # recursion: the engine's error
             continue
         peak, overflow, live = _peak(callee, 0, lx_bytes, doubled, (*calling, function))
         held = live if overflow is not None else peak  # a callee that overflows alone, at its call
