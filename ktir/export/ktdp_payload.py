@@ -28,6 +28,7 @@ from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.ir.diagnostics import op_error
 from ktir.ir.values import shape_of
+from ktir.layout.shapes import ShapeError, broadcast_shapes
 from ktir.reference.ops import numpy_dtype
 
 
@@ -220,14 +221,10 @@ def _rounded(writer: Writer, name: str, element: Attribute, compute: Attribute =
 
 def broadcast_shape(op: Operation, shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
     """NumPy's broadcast of host tile shapes (right-aligned); a located error if they clash."""
-    rank = max(len(s) for s in shapes)
-    out = []
-    for d in range(rank):
-        sizes = {s[d - rank + len(s)] for s in shapes if d - rank + len(s) >= 0} - {1}
-        if len(sizes) > 1:
-            raise op_error(op, f"its host tiles {list(shapes)} do not broadcast")
-        out.append(sizes.pop() if sizes else 1)
-    return tuple(out)
+    try:
+        return broadcast_shapes(*shapes)
+    except ShapeError:
+        raise op_error(op, f"its host tiles {list(shapes)} do not broadcast") from None
 
 
 def _indexing_map(shape: tuple[int, ...], out: tuple[int, ...]) -> str:
