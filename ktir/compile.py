@@ -15,6 +15,7 @@ encodings), so a pass that breaks the IR is named in the error.
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import types
 from collections.abc import Callable, Sequence
@@ -29,7 +30,7 @@ from xdsl.transforms import get_all_passes as get_xdsl_passes
 from xdsl.utils.exceptions import ArgSpecParseError
 
 from ktir.cores.executor import tensor_layout
-from ktir.hardware.target import SPYRE, Target, load_target
+from ktir.hardware.target import SPYRE, Target, TargetTypeError, resolve_target
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, verify_module
 from ktir.ir.state import updated_arguments
@@ -40,6 +41,9 @@ from ktir.progress import StageProgress
 from ktir.reference.executor import entry_function
 from ktir.sim import Report, SimResult, pack_arguments, simulate
 from ktir.sim import estimate as estimate_module
+
+TargetLike = Target | str | os.PathLike[str] | None
+"""What a `target=` argument may be: a `Target`, a TOML file, or None for Spyre."""
 
 XDSL_PASSES = ("canonicalize", "cse", "dce", "arith-add-fastmath", "convert-linalg-to-loops")
 """General-purpose xDSL passes available in ktir pipelines."""
@@ -79,20 +83,33 @@ def parse_pipeline(spec: str) -> list[ModulePass]:
         ) from error
 
 
-def with_target(passes: list[ModulePass], target: str | Path | None) -> list[ModulePass]:
-    """`passes` with `target` set on each pass that has a `target` option left at its default."""
-    if not target:
+def with_target(passes: list[ModulePass], target: TargetLike) -> list[ModulePass]:
+    """
+    `passes` with `target` (`chip_of`: a `Target` or a TOML file) set on each pass that has a
+    `target` option left at its default.
+    """
+    if target is None or target == "":
         return passes
-    try:
-        load_target(str(target))
-    except ValueError as error:
-        raise PipelineError(str(error)) from None
+    chip = chip_of(target)
     return [
-        dataclasses.replace(p, target=str(target))  # type: ignore[type-var]
+        dataclasses.replace(p, target=chip)  # type: ignore[type-var]
         if any(f.name == "target" for f in dataclasses.fields(p)) and not p.target
         else p
         for p in passes
     ]
+
+
+def chip_of(target: TargetLike) -> Target:
+    """
+    The `Target` an API argument names (`resolve_target`: a `Target`, a TOML file, or None for
+    Spyre); a file or `Target` it refuses is a `PipelineError`, a wrong type a `TargetTypeError`.
+    """
+    try:
+        return resolve_target(target)
+    except TargetTypeError:
+        raise
+    except ValueError as error:
+        raise PipelineError(str(error)) from None
 
 
 def run_pipeline(
@@ -101,14 +118,14 @@ def run_pipeline(
     *,
     ctx: Context | None = None,
     verify: bool = True,
-    target: str | Path | None = None,
+    target: TargetLike = None,
     progress: StageProgress | None = None,
 ) -> ModuleOp:
     """
     Run the passes of `spec` on `module` in place and return it.
 
-    `target` (a TOML file, see `ktir.hardware.target.load_target`) is given to every pass of
-    the pipeline that takes a `target` option and was not given one in `spec`.
+    `target` (a `Target`, or a TOML file, see `ktir.hardware.target.load_target`) is given to
+    every pass of the pipeline that takes a `target` option and was not given one in `spec`.
 
     With `verify` (the default) the module is verified after each pass; a failure raises
     `DiagnosticError` whose messages end with `(after pass '<name>')`. `ktir-compile` runs as
@@ -274,7 +291,7 @@ def compile(
     *,
     cores: int | None = None,
     policy: str = "dataflow",
-    target: str | Path | None = None,
+    target: TargetLike = None,
     fold: bool = True,
     fuse: bool = True,
     quiet: bool = False,
@@ -282,14 +299,14 @@ def compile(
     """
     Import a PyTorch model and lower it to core-level ktir over `cores` cores of `target`.
 
-    `target` is a TOML file describing the chip (`ktir.hardware.target.load_target`; default:
-    Spyre); planning, the static check and the simulator all use it. `cores` defaults to all of
-    the target's cores. With `fold` (the default) what depends on no user input (masks, rotary
-    tables, casts of weights) is computed once here and kept as state
-    (`ktir.frontend.constants.fold_constants`). With `fuse` (the default) producer-consumer
-    chains run as one kernel each (`ktir-fuse`); `fuse=False` keeps one kernel per op. A compile
-    that takes more than 2 s shows a progress bar with the stage running on stderr, if stderr
-    is a terminal (`ktir.progress`); `quiet=True` turns it off.
+    `target` is the chip: a `ktir.hardware.target.Target` or a TOML file describing one
+    (`ktir.hardware.target.load_target`; default: Spyre); planning, the static check and the
+    simulator all use it. `cores` defaults to all of the target's cores. With `fold` (the
+    default) what depends on no user input (masks, rotary tables, casts of weights) is computed
+    once here and kept as state (`ktir.frontend.constants.fold_constants`). With `fuse` (the
+    default) producer-consumer chains run as one kernel each (`ktir-fuse`); `fuse=False` keeps
+    one kernel per op. A compile that takes more than 2 s shows a progress bar with the stage
+    running on stderr, if stderr is a terminal (`ktir.progress`); `quiet=True` turns it off.
 
     ```python
     prog = ktir.compile(model, (x,), cores=32)
@@ -299,6 +316,7 @@ def compile(
     from ktir.frontend import require_torch
 
     require_torch("ktir.compile")
+    chip = chip_of(target)  # a bad target fails before the (slow) import
     from ktir.frontend.constants import fold_constants
     from ktir.frontend.fx import import_program
 
@@ -311,8 +329,8 @@ def compile(
         progress.stage("folding constants")
         if fold:
             fold_constants(imported)
-        run_pipeline(imported.module, spec, target=target, progress=progress)
-    return Program(imported.module, imported, load_target(str(target or "")))
+        run_pipeline(imported.module, spec, target=chip, progress=progress)
+    return Program(imported.module, imported, chip)
 
 
 def estimate(
@@ -322,7 +340,7 @@ def estimate(
     *,
     cores: int | None = None,
     policy: str = "dataflow",
-    target: str | Path | None = None,
+    target: TargetLike = None,
     fuse: bool = True,
     quiet: bool = True,
 ) -> Report:
