@@ -41,7 +41,7 @@ from ktir.cores.work_division import HintError, divide
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import TIMED_FUNCTION_LEVEL_OPS
 from ktir.dialects.ktir_core import WORK_DIVISION_HINT_ATTR
-from ktir.hardware.target import Target, load_target
+from ktir.hardware.target import Target, resolve_target
 from ktir.ir.diagnostics import op_error
 from ktir.ir.state import read_division, set_division
 from ktir.ir.values import functions_of
@@ -164,18 +164,19 @@ class DivideWorkPass(ModulePass):
     cores: int | None = None
     """Cores to divide over; default: all of the target's."""
     policy: str = "default"
-    target: str = ""
-    """A target TOML file (`ktir.hardware.target.load_target`); default: Spyre."""
+    target: str | Target = ""
+    """A target TOML file (`ktir.hardware.target.load_target`), or from Python a `Target`;
+    default: Spyre."""
 
     def __post_init__(self) -> None:
-        limit = load_target(self.target).cores
+        limit = resolve_target(self.target).cores
         if self.cores is not None and not 1 <= self.cores <= limit:
             raise ValueError(f"cores must be in 1..{limit}, not {self.cores}")
         if self.policy not in POLICIES:
             raise ValueError(f"unknown policy '{self.policy}' (expected one of: {', '.join(POLICIES)})")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = load_target(self.target)
+        target = resolve_target(self.target)
         cores = self.cores or target.cores
         for function in functions_of(op):
             for inner in function.body.block.ops:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,6 +161,32 @@ def load_target(path: str = "") -> Target:
     if bad := _bad_fields(target):
         raise ValueError(f"target file '{path}': {'; '.join(bad)}")
     return target
+
+
+class TargetTypeError(TypeError):
+    """A target argument that is neither a `Target`, a path to a TOML file, nor None."""
+
+
+def resolve_target(target: Target | str | os.PathLike[str] | None) -> Target:
+    """
+    The target an API argument names: a `Target` itself, a TOML file (`load_target`), or
+    Spyre for None or "". Every entry point that takes a target resolves it here.
+
+    Raises `TargetTypeError` for anything else, and `ValueError` for a file `load_target`
+    refuses or a `Target` with unusable fields (e.g. `Target(cores=0)`).
+    """
+    if target is None:
+        return SPYRE
+    if isinstance(target, Target):
+        if bad := _bad_fields(target):
+            raise ValueError(f"target '{target.name}': {'; '.join(bad)}")
+        return target
+    if isinstance(target, str | os.PathLike):
+        return load_target(os.fsdecode(target))
+    raise TargetTypeError(
+        f"target must be a ktir.hardware.target.Target, a path to a TOML file or None, "
+        f"not {type(target).__name__}"
+    )
 
 
 _FIELD_TYPES = {"int": (int,), "float": (int, float), "str": (str,)}

@@ -37,13 +37,13 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import torch
 
+from ktir.compile import TargetLike, chip_of
 from ktir.compile import compile as compile_program
-from ktir.hardware.target import SPYRE, Target, load_target
+from ktir.hardware.target import Target
 from ktir.llm.cache import static_cache_model
 from ktir.sim import Report
 from ktir.sim.report import Yardstick
@@ -149,19 +149,19 @@ def estimate_llm(
     prompt: int = 512,
     context: int = 2048,
     batch: int = 1,
-    target: str | Path | None = None,
+    target: TargetLike = None,
     cores: int | None = None,
 ) -> LlmEstimate:
     """
     Time to first token and decode time per token of a Hugging Face causal LM (a
     `PretrainedConfig`, or a model whose config is used; no weight is read) for `prompt`
-    tokens, a decode step at `context` positions and `batch` sequences, on `target` (a TOML
-    file; default Spyre). See the module docstring for how.
+    tokens, a decode step at `context` positions and `batch` sequences, on `target` (a
+    `Target` or a TOML file; default Spyre). See the module docstring for how.
     """
     start = time.perf_counter()
     config = getattr(model_or_config, "config", model_or_config)
     layers = _check(config, prompt, context, batch)
-    chip = load_target(str(target or "")) if target else SPYRE
+    chip = chip_of(target)
     prefills, decodes, assumptions = [], [], {}
     for count in (1, 2):
         model = _meta_model(config, count)
@@ -173,7 +173,7 @@ def estimate_llm(
                 (_ids(batch, 1), torch.tensor([context - 1])),
             ),
         ):
-            program = compile_program(wrapper, args, cores=cores, target=target, quiet=True)
+            program = compile_program(wrapper, args, cores=cores, target=chip, quiet=True)
             report = program.estimate()
             reports.append(report)
             assumptions.update(dict.fromkeys(report.assumptions))
