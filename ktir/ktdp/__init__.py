@@ -148,8 +148,8 @@ def _bind(entry: func.FuncOp, arrays: Mapping[str, np.ndarray], memory: DeviceMe
 
 def _report(program: TileProgram, function: str, arrays: Mapping[str, np.ndarray], target: Target) -> Report:
     charges = program.charges
-    busy = np.zeros((program.tiles, len(UNITS)))
-    busy[:] = charges.busy
+    timeline = program.schedule.timeline
+    busy = np.stack([timeline.busy[unit] for unit in UNITS], axis=1)  # the DMA queues' union
     line = KernelReport(
         index=0,
         name=f"@{function}",
@@ -164,7 +164,7 @@ def _report(program: TileProgram, function: str, arrays: Mapping[str, np.ndarray
         compulsory_bytes=float(charges.touched.sum()) * target.stick_bytes,
         matmul_flops=charges.matmul_flops,
         busy=busy,
-        finish=program.schedule.timeline.end_per_core,
+        finish=timeline.end_per_core,
         target=target,
     )
     return Report([line], target, compulsory_bytes=line.compulsory_bytes)
