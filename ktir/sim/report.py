@@ -126,6 +126,25 @@ class KernelReport(Yardstick):
         return max(0.0, self.cycles - self.bound_cycles)
 
     @property
+    def lpddr5_use(self) -> np.ndarray:
+        """
+        When its transfers used LPDDR5: rows [start, end, bytes per cycle], in cycles of the run.
+        A transfer moves its bytes at the full bandwidth in the pieces of channel time it gets
+        (`Event.channel`; a prefetch's lie before the kernel's start, in the previous kernel's
+        time). An op without a timeline (a function-level op, or a kernel read from JSON) is
+        spread evenly over its own time: its device bytes, less those sent over the host link
+        and those it prefetched.
+        """
+        pieces = [piece for event in self.events for piece in event.channel]
+        if pieces:
+            rate = self.target.device_bytes_per_cycle
+            return np.array([(start, end, rate) for start, end in pieces])
+        moved = self.bytes - self.host_bytes - self.early_bytes
+        if self.cycles <= 0 or moved <= 0:
+            return np.zeros((0, 3))
+        return np.array([(self.start, self.start + self.cycles, moved / self.cycles)])
+
+    @property
     def critical_core(self) -> int:
         """The core that finishes last."""
         return int(np.argmax(self.finish)) if self.finish.size else 0
@@ -157,6 +176,12 @@ def bound_cycles(matmul_flops: float, compulsory_bytes: float, target: Target) -
     """max(matmul FLOPs at the chip's fp16 peak, compulsory bytes at LPDDR5 bandwidth), in cycles."""
     compute = matmul_flops / target.fp16_peak_flops * target.clock_hz
     return max(compute, compulsory_bytes / target.device_bytes_per_cycle)
+
+
+def lpddr5_bytes(use: np.ndarray, start: float, end: float) -> float:
+    """The bytes `use` (`KernelReport.lpddr5_use`) moved in [start, end) cycles."""
+    overlap = np.clip(np.minimum(use[:, 1], end) - np.maximum(use[:, 0], start), 0.0, None)
+    return float((overlap * use[:, 2]).sum())
 
 
 @dataclass

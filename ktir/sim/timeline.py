@@ -108,6 +108,9 @@ class Event:
     label: str
     start: np.ndarray
     end: np.ndarray
+    channel: tuple[tuple[float, float], ...] = ()
+    """A transfer's pieces of LPDDR5 time, [start, end) cycles in which it moved its bytes at
+    the full bandwidth (the same for every core: the cores transfer in lockstep)."""
 
 
 @dataclass
@@ -185,9 +188,8 @@ class Timeline:
         finish, pieces = self.channel.fill_pieces(ready, chip_cycles)
         self._worked(active, start, setup, pieces)
         end = np.where(active, finish, start)
-        return self._occupy(
-            queue, reads, writes, start, end, np.where(active, setup + chip_cycles, 0.0), label
-        )
+        busy = np.where(active, setup + chip_cycles, 0.0)
+        return self._occupy(queue, reads, writes, start, end, busy, label, tuple(pieces))
 
     def prefetch(self, writes: Sequence[Slot], setup: np.ndarray, chip_cycles: float, label: str) -> float:
         """
@@ -212,7 +214,8 @@ class Timeline:
         # busy time counts from the kernel's start (each kernel's busy lies in its own time);
         # what ran under the previous kernel shows in the trace, not in either kernel's busy
         self._worked(active, start, setup, pieces, after=self.start)
-        self._occupy("load", [], writes, start, end, np.where(active, setup + chip_cycles, 0.0), label)
+        busy = np.where(active, setup + chip_cycles, 0.0)
+        self._occupy("load", [], writes, start, end, busy, label, tuple(pieces))
         self.free["load"] = np.maximum(queue_free, np.where(active, end, queue_free))
         return early / chip_cycles if chip_cycles else 1.0
 
@@ -242,6 +245,7 @@ class Timeline:
         end: np.ndarray,
         cycles: np.ndarray,
         label: str,
+        channel: tuple[tuple[float, float], ...] = (),
     ) -> np.ndarray:
         """
         Mark the queue occupied from `start` to `end` where `cycles` > 0. On the SFU, PE arrays
@@ -257,7 +261,7 @@ class Timeline:
             self.read[slot] = np.maximum(self.read.get(slot, end), end)
         for slot in writes:
             self.written[slot] = end
-        self.events.append(Event(QUEUES[queue], queue, label, start, end))
+        self.events.append(Event(QUEUES[queue], queue, label, start, end, channel))
         return end
 
     def _worked(
