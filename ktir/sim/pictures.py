@@ -108,6 +108,21 @@ def roofline_points(report: Report) -> list[RooflinePoint]:
     return points
 
 
+def roofline_title(report: Report, points: list[RooflinePoint]) -> str:
+    """
+    The chart's title: the target's roofs and which ops are points, in the report's counts
+    (`Report.counts`), e.g. "spyre: 98.3 TFLOP/s fp16, 204.8 GB/s" and "24 points: the ops that
+    compute, of 60 ops (37 on the chip, 23 views)".
+    """
+    target, counts = report.target, report.counts
+    hidden = counts.computing - len(points)  # ops that compute on data already in LX
+    peak, bandwidth = target.fp16_peak_flops / 1e12, target.device_memory_bandwidth / 1e9
+    roofs = f"{peak:.1f} TFLOP/s fp16, {bandwidth:.1f} GB/s"
+    what = f"{len(points)} point{'s' * (len(points) != 1)}: the ops that compute"
+    what += f" ({hidden} more move no LPDDR5 bytes)" if hidden else ""
+    return f"{target.name}: {roofs}\n{what}, of {counts}"
+
+
 def labelled_points(points: list[RooflinePoint], named: int) -> list[tuple[RooflinePoint, int]]:
     """
     The points the chart names: kernels on one spot (within a tenth of a decade on both axes,
@@ -218,11 +233,8 @@ def write_roofline_png(report: Report, path: str | Path, named: int = NAMED_KERN
     axes.set_yscale("log")
     axes.set_xlabel("arithmetic intensity (FLOPs per LPDDR5 byte moved in the kernel's time)")
     axes.set_ylabel("achieved FLOP/s")
-    axes.set_title(
-        f"{target.name}: {target.fp16_peak_flops / 1e12:.1f} TFLOP/s fp16, "
-        f"{target.device_memory_bandwidth / 1e9:.1f} GB/s; {len(points)} kernels"
-    )
-    axes.legend(loc="lower right")
+    axes.set_title(roofline_title(report, points))
+    axes.legend(loc="upper left")  # above the roof: never a point there
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
@@ -234,6 +246,7 @@ __all__ = [
     "kernel_spans",
     "labelled_points",
     "roofline_points",
+    "roofline_title",
     "write_png",
     "write_roofline_png",
 ]
