@@ -107,6 +107,12 @@ class KernelReport(Yardstick):
     early_bytes: float = 0.0
     """Bytes its prefetch loads moved before it started, in the previous kernel's time (part of
     `bytes`; its bound counts only the compulsory bytes left for its own time)."""
+    lx_bytes: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
+    """LX bytes allocated on each core of the target while it runs: its buffers and the resident
+    tensors still live (a function-level op: the resident tensors)."""
+    prefetch_lx_bytes: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
+    """LX bytes per core of the buffers its prefetch loads fill before it starts (part of
+    `lx_bytes`, in use from its first prefetch on)."""
 
     @property
     def simulated_cycles(self) -> float:

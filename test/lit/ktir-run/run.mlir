@@ -37,7 +37,7 @@
 // CHECK: │   0-1 │ 97.9% │ 0.0% │ 2.1% │ 0.0% │
 
 // TRACE: ['%y = ktir.abs', 'ktir.abs', 'load tile 0', 'store tile 1']
-// TRACE-ARGS: [{'kernel': 0, 'cores': 2, 'chunks': 1, 'work_division': 'd0=2, d1=1', {{.*}}'bottleneck': 'dma', {{.*}}}, {'kernel': 0, 'result': '%y', 'op': 'ktir.abs', 'work_division': 'd0=2, d1=1'}]
+// TRACE-ARGS: [{'kernel': 0, 'result': '%y', 'op': 'ktir.abs', 'work_division': 'd0=2, d1=1', 'cores': 2, 'chunks': 1, {{.*}}'bottleneck': 'dma', {{.*}}}, {'kernel': 0, 'result': '%y', 'op': 'ktir.abs', 'work_division': 'd0=2, d1=1'}]
 // NPZ: (4, 64) float16 True
 func.func @abs(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
   %y = ktir.abs %x : tensor<4x64xf16> -> tensor<4x64xf16>
