@@ -149,7 +149,7 @@ def _bind(entry: func.FuncOp, arrays: Mapping[str, np.ndarray], memory: DeviceMe
 def _report(program: TileProgram, function: str, arrays: Mapping[str, np.ndarray], target: Target) -> Report:
     charges = program.charges
     timeline = program.schedule.timeline
-    busy = np.stack([timeline.busy[unit] for unit in UNITS], axis=1)  # the DMA queues' union
+    busy = timeline.busy_table()  # the DMA unit's load and store queues merged, not added
     line = KernelReport(
         index=0,
         name=f"@{function}",

@@ -46,7 +46,7 @@ from ktir.sim.memory import (
     check_written,
 )
 from ktir.sim.report import KernelReport
-from ktir.sim.timeline import UNITS, PrefetchWindow, Timeline
+from ktir.sim.timeline import PrefetchWindow, Timeline
 
 
 def _element_type(value: SSAValue) -> Attribute:
@@ -153,7 +153,7 @@ class SimKernel(KernelInterpreter):
     def report(self) -> KernelReport:
         """The kernel's line of the report (call after `run`)."""
         line = self.timeline
-        busy = np.stack([line.busy[u] for u in UNITS], axis=1)
+        busy = line.busy_table()
         return KernelReport(
             index=self.index,
             name=self.name,

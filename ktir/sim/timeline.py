@@ -297,6 +297,11 @@ class Timeline:
         """
         return self.queued | {"dma": covered(self.dma_spans, self.cores)}
 
+    def busy_table(self) -> np.ndarray:
+        """`busy` as one array, shape (cores, units) in `UNITS` order (the report's `busy`)."""
+        busy = self.busy
+        return np.stack([busy[unit] for unit in UNITS], axis=1)
+
     @property
     def end_per_core(self) -> np.ndarray:
         """The cycle each core finishes its last op."""
