@@ -437,7 +437,9 @@ def _dominance(op: Operation, positions: dict[Block, dict[Operation, int]]) -> t
         if user is not None and isinstance(owner, Block):
             continue
         if user is not None:
-            order = positions.setdefault(block, {o: i for i, o in enumerate(block.ops)})
+            order = positions.get(block)
+            if order is None:  # numbered once per block (setdefault would number it per operand)
+                order = positions[block] = {o: i for i, o in enumerate(block.ops)}
             if order[owner] < order[user]:
                 continue
         return op, f"operand #{index} does not dominate this use"

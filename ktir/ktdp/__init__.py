@@ -157,8 +157,8 @@ def _bind(entry: func.FuncOp, arrays: Mapping[str, np.ndarray], memory: DeviceMe
 
 def _report(program: TileProgram, function: str, arrays: Mapping[str, np.ndarray], target: Target) -> Report:
     charges = program.charges
-    busy = np.zeros((program.tiles, len(UNITS)))
-    busy[:] = charges.busy
+    timeline = program.schedule.timeline
+    busy = timeline.busy_table()  # the DMA unit's load and store queues merged, not added
     line = KernelReport(
         index=0,
         name=f"@{function}",
@@ -173,7 +173,7 @@ def _report(program: TileProgram, function: str, arrays: Mapping[str, np.ndarray
         compulsory_bytes=float(charges.touched.sum()) * target.stick_bytes,
         matmul_flops=charges.matmul_flops,
         busy=busy,
-        finish=program.schedule.timeline.end_per_core,
+        finish=timeline.end_per_core,
         target=target,
     )
     return Report([line], target, compulsory_bytes=line.compulsory_bytes)

@@ -46,7 +46,7 @@ from ktir.sim.memory import (
     check_written,
 )
 from ktir.sim.report import KernelReport
-from ktir.sim.timeline import UNITS, PrefetchWindow, Timeline
+from ktir.sim.timeline import PrefetchWindow, Timeline
 
 
 def _element_type(value: SSAValue) -> Attribute:
@@ -100,6 +100,8 @@ class SimKernel(KernelInterpreter):
         self.target = target
         self.timeline = Timeline(self.cores, start, window)
         self.lx_ranges: list[tuple[int, int]] = []  # [address, end) of every LX buffer it allocates
+        self.lx_bytes = np.zeros(target.cores)  # LX allocated per core while it runs (at its end)
+        self.prefetched: dict[int, LxBuffer] = {}  # the buffers its prefetches fill, by address
         self.where = f"kernel {index} ({name} = {op.op_name.data})"
         self.buffers: dict[SSAValue, LxBuffer] = {}
         self.owners: dict[SSAValue, WriteOwners] = {}
@@ -135,6 +137,7 @@ class SimKernel(KernelInterpreter):
             self._block(self.op.body.block)
             return outputs
         finally:
+            self.lx_bytes = self.scratchpad.live_bytes(self.target.cores)
             self.scratchpad.end_kernel()
 
     def _op(self, op: Operation) -> None:
@@ -150,7 +153,7 @@ class SimKernel(KernelInterpreter):
     def report(self) -> KernelReport:
         """The kernel's line of the report (call after `run`)."""
         line = self.timeline
-        busy = np.stack([line.busy[u] for u in UNITS], axis=1)
+        busy = line.busy_table()
         return KernelReport(
             index=self.index,
             name=self.name,
@@ -170,6 +173,8 @@ class SimKernel(KernelInterpreter):
             target=self.target,
             division={d: n.value.data for d, n in self.op.work_division.data.items()},  # type: ignore[attr-defined]
             early_bytes=self.early_bytes,
+            lx_bytes=self.lx_bytes,
+            prefetch_lx_bytes=Scratchpad.sum_bytes(self.prefetched.values(), self.target.cores),
         )
 
     def _label(self) -> str:
@@ -341,6 +346,7 @@ class SimKernel(KernelInterpreter):
         chip_cycles = cost_model.transfer_cycles(traffic, self.target)
         if load and cast(core.DmaLoadOp, op).prefetch is not None:
             self._check_prefetch(cast(core.DmaLoadOp, op))
+            self.prefetched[self.buffers[slot[0]].address] = self.buffers[slot[0]]
             early = self.timeline.prefetch(writes, cycles, chip_cycles, label + " (prefetch)")
             self.early_bytes += early * len(boxes) * tile_bytes  # distinct bytes, as compulsory ones count
             return

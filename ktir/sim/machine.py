@@ -190,6 +190,7 @@ class _Run:
         self.partly_read.read(op, known)
         line = Line(index, name, self.clock, target)
         self.lines.append(function_level_line(op, known, line, set(self.function.body.block.args)))
+        self.lines[-1].lx_bytes = self.scratchpad.live_bytes(target.cores)  # resident tensors
         self.clock += self.lines[-1].cycles
         self.previous = self.previous.after(op) if self.previous is not None else None
         return results

@@ -5,6 +5,8 @@ Every core has four units: `dma`, `pt` (the two corelets' PE arrays, matmul), `s
 else) and `ring`. The DMA unit has a load queue and a store queue, each in program order, and
 all cores' transfers share one LPDDR5 channel (`Channel`): a transfer uses the channel's free
 time after it is ready, so a load may go ahead of an earlier store still waiting for its data.
+A unit's busy time is the union of its ops' working intervals, so the DMA unit, whose two
+queues overlap, is never busy for longer than the kernel runs (`busy`).
 An op starts on its queue when the queue is free and its LX operands are ready: a read waits
 for the last write of that buffer slot, a write waits for the last read and write of it. So a
 double-buffered loop (two slots) overlaps the load of chunk i+1 with the compute and store of
@@ -106,6 +108,9 @@ class Event:
     label: str
     start: np.ndarray
     end: np.ndarray
+    channel: tuple[tuple[float, float], ...] = ()
+    """A transfer's pieces of LPDDR5 time, [start, end) cycles in which it moved its bytes at
+    the full bandwidth (the same for every core: the cores transfer in lockstep)."""
 
 
 @dataclass
@@ -132,7 +137,8 @@ class Timeline:
         self.cores = cores
         self.start = float(start)
         self.free = {queue: np.full(cores, self.start) for queue in QUEUES}
-        self.busy = {unit: np.zeros(cores) for unit in UNITS}
+        self.queued = {unit: np.zeros(cores) for unit in UNITS}  # `busy`, but for the DMA unit
+        self.dma_spans: list[tuple[np.ndarray, np.ndarray]] = []  # per core: [start, end) worked
         self.window = window
         self.channel = window.channel if window is not None else Channel()
         self.written: dict[Slot, np.ndarray] = {}
@@ -156,6 +162,8 @@ class Timeline:
         it writes has been read and written by the ops before it.
         """
         start = self._ready_to_start(queue, reads, writes)
+        if QUEUES[queue] == "dma":
+            self.dma_spans.append((start, start + cycles))
         return self._occupy(queue, reads, writes, start, start + cycles, cycles, label)
 
     def transfer(
@@ -177,10 +185,11 @@ class Timeline:
         if not active.any():
             return self._occupy(queue, reads, writes, start, start, setup, label)
         ready = float((start + setup)[active].max())
-        end = np.where(active, self.channel.fill(ready, chip_cycles), start)
-        return self._occupy(
-            queue, reads, writes, start, end, np.where(active, setup + chip_cycles, 0.0), label
-        )
+        finish, pieces = self.channel.fill_pieces(ready, chip_cycles)
+        self._worked(active, start, setup, pieces)
+        end = np.where(active, finish, start)
+        busy = np.where(active, setup + chip_cycles, 0.0)
+        return self._occupy(queue, reads, writes, start, end, busy, label, tuple(pieces))
 
     def prefetch(self, writes: Sequence[Slot], setup: np.ndarray, chip_cycles: float, label: str) -> float:
         """
@@ -204,8 +213,9 @@ class Timeline:
         queue_free = self.free["load"]
         # busy time counts from the kernel's start (each kernel's busy lies in its own time);
         # what ran under the previous kernel shows in the trace, not in either kernel's busy
-        within = np.where(active, np.maximum(end - np.maximum(start, self.start), 0.0), 0.0)
-        self._occupy("load", [], writes, start, end, within, label)
+        self._worked(active, start, setup, pieces, after=self.start)
+        busy = np.where(active, setup + chip_cycles, 0.0)
+        self._occupy("load", [], writes, start, end, busy, label, tuple(pieces))
         self.free["load"] = np.maximum(queue_free, np.where(active, end, queue_free))
         return early / chip_cycles if chip_cycles else 1.0
 
@@ -235,17 +245,62 @@ class Timeline:
         end: np.ndarray,
         cycles: np.ndarray,
         label: str,
+        channel: tuple[tuple[float, float], ...] = (),
     ) -> np.ndarray:
-        """Mark the queue busy from `start` to `end` where `cycles` > 0; `cycles` count as busy time."""
+        """
+        Mark the queue occupied from `start` to `end` where `cycles` > 0. On the SFU, PE arrays
+        and ring (one in-order queue each) `cycles` count as busy time; a DMA that is not a
+        transfer (an LX copy) works from `start` for `cycles` (`transfer` records its own).
+        """
         active = cycles > 0
         self.free[queue] = np.where(active, end, self.free[queue])
-        self.busy[QUEUES[queue]] += cycles
+        unit = QUEUES[queue]
+        if unit != "dma":
+            self.queued[unit] += cycles
         for slot in reads:
             self.read[slot] = np.maximum(self.read.get(slot, end), end)
         for slot in writes:
             self.written[slot] = end
-        self.events.append(Event(QUEUES[queue], queue, label, start, end))
+        self.events.append(Event(QUEUES[queue], queue, label, start, end, channel))
         return end
+
+    def _worked(
+        self,
+        active: np.ndarray,
+        start: np.ndarray,
+        setup: np.ndarray,
+        pieces: list[tuple[float, float]],
+        after: float = -np.inf,
+    ) -> None:
+        """
+        A transfer's working time on each active core: its setup from `start`, then the LPDDR5
+        channel time it took (`pieces`, the same for every core in lockstep), from `after` on.
+        The wait between them (for the other cores, or for the channel) is not work.
+        """
+        lo = np.maximum(start, after)
+        hi = np.maximum(start + setup, lo)
+        self.dma_spans.append((np.where(active, lo, 0.0), np.where(active, hi, 0.0)))
+        for piece_start, piece_end in pieces:
+            lo_piece = max(piece_start, after)
+            hi_piece = max(piece_end, lo_piece)
+            self.dma_spans.append((np.where(active, lo_piece, 0.0), np.where(active, hi_piece, 0.0)))
+
+    @property
+    def busy(self) -> dict[str, np.ndarray]:
+        """
+        Cycles each unit of each core works, per unit: the union of its working intervals. The
+        DMA unit's load and store queues run at once (a double-buffered loop loads chunk i+1
+        while it stores chunk i), so its intervals are merged, not added: busy <= the kernel's
+        time. Example: a load and a store issued together at cycle 0, each a 500-cycle setup
+        and 30 cycles of the channel, work [0, 530) and [0, 500) + [530, 560): the DMA unit
+        is busy 560 cycles, not 1,060.
+        """
+        return self.queued | {"dma": covered(self.dma_spans, self.cores)}
+
+    def busy_table(self) -> np.ndarray:
+        """`busy` as one array, shape (cores, units) in `UNITS` order (the report's `busy`)."""
+        busy = self.busy
+        return np.stack([busy[unit] for unit in UNITS], axis=1)
 
     @property
     def end_per_core(self) -> np.ndarray:
@@ -257,3 +312,20 @@ class Timeline:
     def end(self) -> float:
         """The kernel's end: the last core's finish (kernels are separated by a barrier)."""
         return float(self.end_per_core.max())
+
+
+def covered(spans: Sequence[tuple[np.ndarray, np.ndarray]], cores: int) -> np.ndarray:
+    """
+    The length of the union of the intervals [start, end) per core (each span holds one
+    interval per core; start == end: none). Sorted by start, an interval adds what reaches past
+    the furthest end before it. Example: [0, 4), [2, 6), [8, 9) cover 7.
+    """
+    if not spans:
+        return np.zeros(cores)
+    starts = np.stack([s for s, _ in spans])
+    ends = np.stack([e for _, e in spans])
+    order = np.argsort(starts, axis=0, kind="stable")
+    starts, ends = np.take_along_axis(starts, order, 0), np.take_along_axis(ends, order, 0)
+    reach = np.maximum.accumulate(ends, axis=0)
+    before = np.vstack([np.full((1, cores), -np.inf), reach[:-1]])
+    return np.maximum(ends - np.maximum(starts, before), 0.0).sum(axis=0)
