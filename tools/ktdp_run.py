@@ -23,7 +23,7 @@ import numpy as np
 from rich.console import Console
 
 from ktir.ktdp import run
-from ktir.tools.output_files import Writer, write_all
+from ktir.tools.output_files import Writer, announce_written, write_all
 
 
 class PlaceError(ValueError):
@@ -89,6 +89,7 @@ def run_ktdp(args: argparse.Namespace, source: str | Path) -> int:
         text = report.to_json()
         files.append((args.json, lambda target: Path(target).write_text(text + "\n", encoding="utf-8")))
     write_all(files)
+    announce_written([path for path, _ in files], quiet=args.quiet)
     return 0
 
 

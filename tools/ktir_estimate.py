@@ -11,11 +11,11 @@ ktir-estimate path/to/model --target big.toml --target wide.toml --json est.json
 The config is a `config.json` or the model folder that holds one. One column per target: Spyre
 first, then each `--target` TOML file in order. `--png` draws the time to first token and the
 decode step per target, each split by op kind, with each one's roofline bound marked (needs
-matplotlib). On a terminal an estimate that takes more than 2 s shows a progress bar on stderr
-(`-q`: none). A missing or malformed config, an architecture that is not a decoder-only causal
-LM (an encoder such as BERT, an encoder-decoder) or a bad target file is one line on stderr and
-exit code 1; a bad option exits with 2; no output file is written on failure. See
-docs/estimating.md.
+matplotlib). On a terminal an estimate that takes more than 2 s shows a progress bar on stderr,
+and each file written is named there (`wrote est.png`); `-q` shows neither. A missing or
+malformed config, an architecture that is not a decoder-only causal LM (an encoder such as
+BERT, an encoder-decoder) or a bad target file is one line on stderr and exit code 1; a bad
+option exits with 2; no output file is written on failure. See docs/estimating.md.
 """
 
 from __future__ import annotations
@@ -35,7 +35,15 @@ from rich.table import Table
 from ktir import __version__
 from ktir.hardware.target import load_target
 from ktir.progress import StageProgress
-from ktir.tools.output_files import OutputError, Writer, check_writable, repeated_output, write_all
+from ktir.tools.arguments import ArgumentParser
+from ktir.tools.output_files import (
+    OutputError,
+    Writer,
+    announce_written,
+    check_writable,
+    repeated_output,
+    write_all,
+)
 
 
 class EstimateUsageError(Exception):
@@ -43,7 +51,7 @@ class EstimateUsageError(Exception):
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="ktir-estimate", description="Estimate a language model's latency on the simulated Spyre chip."
     )
     parser.add_argument(
@@ -71,7 +79,12 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--png", metavar="FILE.png", help="plot latency per target and op kind, bounds marked (matplotlib)"
     )
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="nothing but errors on stderr: no progress bar, no 'wrote FILE'",
+    )
     parser.add_argument("--version", action="version", version=f"ktir-estimate {__version__}")
     args = parser.parse_args(argv)
     for name in ("prompt", "context", "batch"):
@@ -262,6 +275,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     if args.png:
         files.append((args.png, lambda path: write_png(estimates, path)))
     write_all(files)
+    announce_written([path for path, _ in files], quiet=args.quiet)
     return 0
 
 

@@ -20,7 +20,8 @@ output path is checked first, and `-o`, `--trace` and `--png` are written all or
 whose arrays and device copies exceed the memory available are refused before allocation;
 random inputs are drawn in each argument's own dtype. `--timing-only` takes no inputs and
 computes no values: it prints the report `ktir.sim.estimate` gives (the same cycles as a run on
-values; what it assumed where time depends on values is listed under the report).
+values; what it assumed where time depends on values is listed under the report). Each file
+written is named on stderr (`wrote trace.json`); `-q` leaves stderr to errors.
 """
 
 from __future__ import annotations
@@ -73,8 +74,16 @@ from ktir.sim import (
     write_roofline_png,
     write_trace,
 )
+from ktir.tools.arguments import ArgumentParser
 from ktir.tools.ktdp_run import PlaceError
-from ktir.tools.output_files import OutputError, Writer, check_writable, repeated_output, write_all
+from ktir.tools.output_files import (
+    OutputError,
+    Writer,
+    announce_written,
+    check_writable,
+    repeated_output,
+    write_all,
+)
 
 GIB = 1024**3
 
@@ -88,7 +97,7 @@ class UsageError(Exception):
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="ktir-run", description="Run ktir IR on the simulated Spyre chip.")
+    parser = ArgumentParser(prog="ktir-run", description="Run ktir IR on the simulated Spyre chip.")
     parser.add_argument("input_file", help="a .mlir file (graph- or core-level); '-' reads stdin")
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
@@ -153,7 +162,10 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         help="kernel rows slowest first (time, the default) or in program order",
     )
     parser.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress bars (compile and simulation) on stderr"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="nothing but errors on stderr: no progress bars (compile, simulation), no 'wrote FILE' lines",
     )
     parser.add_argument("--version", action="version", version=f"ktir-run {__version__}")
     args = parser.parse_args(argv)
@@ -437,6 +449,7 @@ def _write_outputs(args: argparse.Namespace, report: Report, outputs: list[np.nd
         text = report.to_json()
         files.append((args.json, lambda path: Path(path).write_text(text + "\n", encoding="utf-8")))
     write_all(files)
+    announce_written([path for path, _ in files], quiet=args.quiet)
 
 
 def run(argv: Sequence[str] | None = None) -> int:
