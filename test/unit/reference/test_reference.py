@@ -1028,9 +1028,9 @@ def test_module_errors() -> None:
     """
     module = parse_module(CTX, text, "<test>")
     x = normal((4,))
-    with pytest.raises(ExecutionError, match=r"^expected one function with a body, found 2$"):
+    with pytest.raises(ExecutionError, match=r"^expected one function with a body, found 2: @f, @g$"):
         run(module, [x])
-    with pytest.raises(ExecutionError, match=r"^expected @h with a body, found 0$"):
+    with pytest.raises(ExecutionError, match=r"^no function @h with a body; the module has: @f, @g$"):
         run(module, [x], func_name="h")
     with pytest.raises(
         ExecutionError, match=r"^the reference executor has no implementation of 'func.call'$"
