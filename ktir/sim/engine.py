@@ -28,6 +28,7 @@ from ktir.cores.fused_execution import Trace, fp32_matmul, run_fused
 from ktir.cores.host_tiles import HostTiles
 from ktir.cores.prefetch import block_operands
 from ktir.dialects import ktir_core as core
+from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import device_dtype_of_element
 from ktir.hardware import cost_model
@@ -53,7 +54,7 @@ def _element_type(value: SSAValue) -> Attribute:
     return cast(MemRefType[Attribute] | TensorType[Attribute], value.type).element_type
 
 
-def shaped_matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def shaped_matmul(op: st.MatmulBase, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """A matmul's result shape (zeros): what a timing-only run needs of a fused matmul."""
     batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
     return np.zeros((*batch, x.shape[-2], y.shape[-1]), np.float32)
@@ -438,7 +439,7 @@ class SimKernel(KernelInterpreter):
             x, y, o = host_maps
             hx, x_index = self._distinct(x, op.ins[0], slot, tiles[0], chunk)
             hy, y_index = self._distinct(y, op.ins[1], slot, tiles[1], chunk)
-            product = matmul_f32(hx, x_index, hy, y_index)
+            product = matmul_f32(hx, x_index, hy, y_index, _element_type(payload.x))  # type: ignore[attr-defined]
             if accumulate:
                 product += o.to_host(out)
             o.to_device(store(product, _element_type(op.outs[0])), out)
@@ -583,8 +584,7 @@ class SimKernel(KernelInterpreter):
             return result
         if not isinstance(payload, st.MatmulBase):
             return tile_result(payload, hosts, extent, accumulate)
-        x, y = hosts
-        product = np.matmul(x.astype(np.float32), y[..., : x.shape[-1], :].astype(np.float32))
+        product = fp32_matmul(payload, *hosts)
         return product if accumulate else store(product, _element_type(payload.results[0]))
 
     def _charge_compute(
@@ -613,12 +613,28 @@ class SimKernel(KernelInterpreter):
             cycles = cost_model.pt_cycles(macs, rows, self.target)
             flops = 2.0 * macs
             self.matmul_flops += flops * self.cores
+            self._convert_operands(op, payload, tiles, slot)
         else:
             cycles = cost_model.sfu_cycles(payload, in_elements, out_elements, self.target)
             flops = cost_model.sfu_flops(payload, in_elements, out_elements)
         self.flops += flops * self.cores
         label = payload.name + (" (accumulate)" if accumulate else "")
         self.timeline.issue(op.unit.data, reads, [(op.outs[0], out_slot)], np.full(self.cores, cycles), label)
+
+    def _convert_operands(
+        self, op: core.ComputeOp, payload: st.MatmulBase, tiles: list[int], slot: int
+    ) -> None:
+        """
+        An f32 matmul's operand tiles converted to fp16 in LX on the SFU before the PE arrays read
+        them (`cost_model.converts_to_fp16`): one pass over each tile's elements, every chunk.
+        """
+        if not cost_model.converts_to_fp16(_element_type(payload.x)):
+            return
+        elements = sum(int(np.prod(self.tiles[t].extent_array)) for t in tiles[:2])
+        operands = [(v, self._slot_of(v, slot)) for v in op.ins]
+        self.flops += cost_model.sfu_flops_of(ew.ConvertOp, 0, elements) * self.cores
+        cycles = np.full(self.cores, cost_model.conversion_cycles(elements, self.target))
+        self.timeline.issue("sfu", operands, operands, cycles, "convert to fp16")
 
     def _charge_fused(self, op: core.ComputeOp, reads: list[tuple[SSAValue, int]], out_slot: int) -> None:
         """
