@@ -7,7 +7,7 @@ Helpers shared by the unit tests (`test/unit` is on sys.path: `from helpers impo
 - whole models against eager and the fp64 truth: `model_output`, `to_double`,
   `check_against_eager`;
 - values unchanged by a pipeline: `assert_pipeline_keeps_values`;
-- tiny graphs: `t`, `unary`, `matmul` (IR text), `compiled` (through `ktir-compile`),
+- tiny graphs: `t`, `unary`, `matmul`, `attention` (IR text), `compiled` (through `ktir-compile`),
   `import_f16` (a torch function imported on fp16 inputs).
 
 The real models themselves are in `model_zoo.py`.
@@ -219,6 +219,26 @@ def matmul(m: int, k: int, n: int, hint: str = "") -> str:
     return (
         f"func.func @mm(%x: {x}, %w: {w}) -> {y} {{\n"
         f"  %y = ktir.matmul %x, %w{attributes} : {x}, {w} -> {y}\n  return %y : {y}\n}}"
+    )
+
+
+def attention(
+    batch: int, heads: int, group: int, queries: int, keys: int, causal: int, hint: str = ""
+) -> str:
+    """
+    @attention(%q, %k, %v): `ktir.attention` of fp16 queries [batch, heads * group, queries, 64]
+    (viewed grouped) over `heads` key and value heads of `keys` keys, under `causal c`,
+    optionally with a work-division hint.
+    """
+    q4, q5 = t(f"{batch}x{heads * group}x{queries}x64"), t(f"{batch}x{heads}x{group}x{queries}x64")
+    kv = t(f"{batch}x{heads}x{keys}x64")
+    attributes = f" {{ktir.work_division_hint = {{{hint}}}}}" if hint else ""
+    return (
+        f"func.func @attention(%q: {q4}, %k: {kv}, %v: {kv}) -> {q4} {{\n"
+        f"  %g = ktir.reshape %q : {q4} -> {q5}\n"
+        f"  %o = ktir.attention %g, %k, %v scale 0.125 causal {causal}{attributes}"
+        f" : {q5}, {kv}, {kv} -> {q5}\n"
+        f"  %r = ktir.reshape %o : {q5} -> {q4}\n  return %r : {q4}\n}}"
     )
 
 
