@@ -24,6 +24,7 @@ from rich.console import Console
 
 from ktir.ktdp import run
 from ktir.tools.output_files import Writer, announce_written, write_all
+from ktir.tools.run_inputs import RunError, read_arrays
 
 
 class PlaceError(ValueError):
@@ -66,11 +67,9 @@ def run_ktdp(args: argparse.Namespace, source: str | Path) -> int:
     Run `args.function` of the ktdp kernel `source` (its path, or its text when read from stdin)
     with the npz inputs; print and write the report.
     """
-    from ktir.tools.ktir_run import RunError, _arrays  # a cycle at import time otherwise
-
     if not args.inputs:
         raise RunError("a ktdp kernel runs on --inputs FILE.npz (one array per argument)")
-    arrays = _arrays(args.inputs, "inputs")
+    arrays = read_arrays(args.inputs, "inputs")
     grid = parse_grid(args.grid) if args.grid else None
     outputs, report = run(
         source, args.function, arrays, grid=grid, place=parse_place(args.place), target=args.chip

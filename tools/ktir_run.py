@@ -44,8 +44,8 @@ from xdsl.ir import Attribute
 
 from ktir import __version__
 from ktir.compile import PipelineError, parse_pipeline, run_pipeline
-from ktir.dialects.ktir import TiledLayoutAttr, device_dtype_of_element
-from ktir.dialects.ktir_core import KernelOp
+from ktir.dialects.ktir.attributes import TiledLayoutAttr, device_dtype_of_element
+from ktir.dialects.ktir.core import KernelOp
 from ktir.hardware.target import Target, load_target
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import (
@@ -84,12 +84,9 @@ from ktir.tools.output_files import (
     repeated_output,
     write_all,
 )
+from ktir.tools.run_inputs import RunError, read_arrays
 
 GIB = 1024**3
-
-
-class RunError(Exception):
-    """A user-facing failure outside the IR (a file, the inputs); printed as one line."""
 
 
 class UsageError(Exception):
@@ -337,7 +334,7 @@ def _inputs(module: ModuleOp, args: argparse.Namespace) -> list[np.ndarray]:
     names = argument_names(function)
     types = _argument_types(function)
     _check_memory(types)
-    weights = _arrays(args.weights, "weights") if args.weights else {}
+    weights = read_arrays(args.weights, "weights") if args.weights else {}
     if args.weights and not set(weights) & set(names):
         raise RunError(
             f"weights '{args.weights}' name no argument of the function; found: {', '.join(weights)}"
@@ -347,7 +344,7 @@ def _inputs(module: ModuleOp, args: argparse.Namespace) -> list[np.ndarray]:
         return [
             weights[n] if n in weights else random_input(t, rng) for n, t in zip(names, types, strict=True)
         ]
-    arrays = _arrays(args.inputs, "inputs")
+    arrays = read_arrays(args.inputs, "inputs")
     values = []
     for i, name in enumerate(names):
         for key in (name, f"arg{i}"):
@@ -363,18 +360,6 @@ def _inputs(module: ModuleOp, args: argparse.Namespace) -> list[np.ndarray]:
                 + (f"; weights '{args.weights}' have none either" if args.weights else "")
             )
     return values
-
-
-def _arrays(path: str, what: str) -> dict[str, np.ndarray]:
-    """The arrays of an .npz file, by name; a `RunError` naming the file if it cannot be read."""
-    try:
-        archive = np.load(path)
-        if not isinstance(archive, np.lib.npyio.NpzFile):  # a plain .npy array
-            raise RunError(f"{what} '{path}' is not an .npz archive of named arrays")
-        with archive:
-            return {name: archive[name] for name in archive.files}  # read now: errors surface here
-    except (OSError, ValueError) as error:
-        raise RunError(f"cannot read {what} '{path}': {error}") from error
 
 
 def _simulate(

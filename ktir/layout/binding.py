@@ -23,11 +23,14 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ktir.layout.tiled import LayoutError, TiledLayout, contiguous_strides
+from ktir.layout.common import LayoutError, contiguous_strides
+
+if TYPE_CHECKING:
+    from ktir.layout.tiled import TiledLayout
 
 __all__ = [
     "BoundLayout",

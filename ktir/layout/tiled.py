@@ -15,9 +15,10 @@ padding and are zero-filled.
 `TiledLayout` is the pair in the form the compiler plans with (the common form of Spyre, XLA and
 HTP layouts, see `ktir.layout.formats`); `TiledLayout.bind(host_size, host_strides)` checks it
 against a host tensor and returns a `BoundLayout` that packs, unpacks, indexes and tiles (see
-`ktir.layout.binding`). This module also holds what every layout module shares: `LayoutError`,
-`contiguous_strides` and the data formats (`device_dtype_of`). The Spyre stick layout is in
-`ktir.layout.spyre`, moving data between host and device in `ktir.layout.transfer`.
+`ktir.layout.binding`). This module also exports what every layout module shares, `LayoutError`
+and `contiguous_strides` (defined in `ktir.layout.common`), and holds the data formats
+(`device_dtype_of`). The Spyre stick layout is in `ktir.layout.spyre`, moving data between host
+and device in `ktir.layout.transfer`.
 """
 
 from __future__ import annotations
@@ -25,14 +26,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ktir.layout.binding import BoundLayout, bind_layout
+from ktir.layout.common import LayoutError, contiguous_strides
 from ktir.layout.dtypes import HOST_TO_DEVICE_DTYPE, DeviceDType
-
-if TYPE_CHECKING:
-    from ktir.layout.binding import BoundLayout
 
 __all__ = [
     "LayoutError",
@@ -43,10 +42,6 @@ __all__ = [
 
 MAX_HOST_RANK = 6
 """The reference stack supports host ranks up to 6 (7 entries in a sparse `dim_order`)."""
-
-
-class LayoutError(ValueError):
-    """A layout that cannot exist, or that does not fit the host tensor it is used with."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -81,14 +76,6 @@ def dtype_name(dtype: object) -> str:
         return np.dtype(dtype).name  # type: ignore[arg-type]
     except TypeError:
         return repr(dtype)
-
-
-def contiguous_strides(size: Sequence[int]) -> tuple[int, ...]:
-    """Row-major strides of `size`: `contiguous_strides((5, 100, 150)) == (15000, 150, 1)`."""
-    strides = [1] * len(size)
-    for i in range(len(size) - 2, -1, -1):
-        strides[i] = strides[i + 1] * max(size[i + 1], 1)
-    return tuple(strides)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -138,10 +125,6 @@ class TiledLayout:
         `host_strides` defaults to the contiguous strides of `host_size`. Raises `LayoutError`
         saying why when some host element would be missed, stored twice, or aliased.
         """
-        # `ktir.layout.binding` imports this module (LayoutError, TiledLayout, the checks), so a
-        # top-level import of it here would be circular: it is imported when a layout is bound.
-        from ktir.layout.binding import bind_layout
-
         strides = None if host_strides is None else int_tuple(host_strides, "host strides")
         return bind_layout(self, int_tuple(host_size, "host size"), strides)
 
