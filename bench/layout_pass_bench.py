@@ -25,7 +25,7 @@ from rich.table import Table
 from xdsl.dialects.builtin import ModuleOp
 
 from ktir.compile import run_pipeline
-from ktir.dialects.ktir import LAYOUT_PLAN
+from ktir.dialects.ktir.functions import LAYOUT_PLAN
 from ktir.frontend.fx import export_program, import_exported
 from ktir.passes.propagate_layouts import functions_of
 

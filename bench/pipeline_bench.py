@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from ktir.dialects.ktir_core import KernelOp
+from ktir.dialects.ktir.core import KernelOp
 from ktir.ir.context import make_context
 from ktir.passes.propagate_layouts import functions_of
 

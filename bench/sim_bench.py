@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.parser import Parser
 
 import ktir
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import structured as st
 from ktir.ir.context import make_context
 from ktir.reference import executor as reference
 from ktir.reference.ops import numpy_dtype, store

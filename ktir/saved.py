@@ -35,7 +35,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from ktir.cores.executor import tensor_layout
-from ktir.dialects import ktir_core as core
+from ktir.dialects.ktir import core
 from ktir.hardware.target import Target, target_from_fields
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, module_text, parse_module, verify_module

@@ -27,7 +27,7 @@ from xdsl.passes import ModulePass
 
 from ktir.cores.fusion import FusionError
 from ktir.cores.iteration import IterationError, iteration_space
-from ktir.dialects.ktir_core import WORK_DIVISION_ATTR
+from ktir.dialects.ktir.core import WORK_DIVISION_ATTR
 from ktir.export.superdsc import kernel_spec
 from ktir.ir.diagnostics import Diagnostic, DiagnosticError, op_error
 from ktir.ir.values import functions_of

@@ -40,9 +40,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from ktir.cores.chunking import smallest_footprint
 from ktir.cores.fusion import FUSABLE, FusionError, anchors_of, fused_space
 from ktir.cores.iteration import iteration_space
-from ktir.dialects import ktir_core as core
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import core
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import structured as st
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import Severity, emit
 from ktir.ir.values import is_tensor

@@ -30,8 +30,8 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 from xdsl.rewriter import InsertPoint
 
-from ktir.dialects.ktir import TiledLayoutAttr
-from ktir.dialects.ktir_structured import RestickifyOp
+from ktir.dialects.ktir.attributes import TiledLayoutAttr
+from ktir.dialects.ktir.structured import RestickifyOp
 from ktir.ir.diagnostics import op_error
 from ktir.ir.values import encoding_of, is_tensor, shape_of
 from ktir.layout import sticks

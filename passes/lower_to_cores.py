@@ -1,6 +1,6 @@
 """
 `ktir-lower-to-cores`: turn every divided graph op into a `ktir.kernel`, the program its
-cores run (core-level ktir, `ktir.dialects.ktir_core`).
+cores run (core-level ktir, `ktir.dialects.ktir.core`).
 
 For each op with a `work_division` the pass
 
@@ -58,22 +58,17 @@ from ktir.cores.kernels import Kernel, kernel_of
 from ktir.cores.prefetch import PreviousKernel
 from ktir.cores.scratchpad import align, free_ranges, live_sets
 from ktir.cores.tiling import Access, combine, device_box, nested
-from ktir.dialects import ktir_core as core
-from ktir.dialects import ktir_structured as st
-from ktir.dialects.ktir_core import (
-    LX_ADDRESS_ATTR,
-    LX_BYTES_ATTR,
-    STATE_ATTRIBUTES,
-    WORK_DIVISION_ATTR,
-    ComputeUnit,
-)
+from ktir.dialects.ktir import core
+from ktir.dialects.ktir import structured as st
+from ktir.dialects.ktir.attributes import CombineKind, ComputeUnit, TileAttr
+from ktir.dialects.ktir.core import LX_ADDRESS_ATTR, LX_BYTES_ATTR, STATE_ATTRIBUTES, WORK_DIVISION_ATTR
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import op_error
 from ktir.ir.state import read_division, read_lx_placement
 from ktir.passes.function_pass import FunctionPass
 
 
-def tile_of(access: Access, kernel: Kernel, plan: ChunkPlan) -> core.TileAttr:
+def tile_of(access: Access, kernel: Kernel, plan: ChunkPlan) -> TileAttr:
     """The `#ktir.tile` of `access`: its box extent, each core's start and each chunk's offset."""
     total = combine(kernel.splits, plan.cuts)
     no_chunk = {d: 0 for d in plan.cuts}
@@ -83,7 +78,7 @@ def tile_of(access: Access, kernel: Kernel, plan: ChunkPlan) -> core.TileAttr:
     ]
     chunk_starts = [device_box(access, total, piece)[0] for piece in plan.pieces(kernel.space.reduction)]
     _, extent = device_box(access, total, {})
-    return core.TileAttr.make(extent, starts, chunk_starts)
+    return TileAttr.make(extent, starts, chunk_starts)
 
 
 def _resident(value: SSAValue) -> tuple[int, int] | None:
@@ -290,7 +285,7 @@ class _KernelBody:
         k_split = self.kernel.k_split
         if k_split > 1:
             for role in self.accumulators:
-                builder.add(core.RingReduceOp(self.buffers[role], acc_slot, k_split, core.CombineKind.ADD))
+                builder.add(core.RingReduceOp(self.buffers[role], acc_slot, k_split, CombineKind.ADD))
 
     def _last_chunk(self, builder: _Builder, outer: SSAValue) -> SSAValue:
         """The chunk index of output tile `outer`'s last K chunk (its tiles' chunk offsets)."""

@@ -37,9 +37,9 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from ktir.dialects.ktir import TiledLayoutAttr
-from ktir.dialects.ktir_elementwise import MulOp
-from ktir.dialects.ktir_structured import MatmulBase, PadOp, padded_k
+from ktir.dialects.ktir.attributes import TiledLayoutAttr
+from ktir.dialects.ktir.elementwise import MulOp
+from ktir.dialects.ktir.structured import MatmulBase, PadOp, padded_k
 from ktir.ir.diagnostics import op_error
 from ktir.ir.values import device_dtype, encoding_of, shape_of
 from ktir.layout import sticks

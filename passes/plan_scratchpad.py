@@ -33,9 +33,9 @@ from xdsl.passes import ModulePass
 from ktir.cores.iteration import IterationError
 from ktir.cores.kernels import Kernel, kernel_of
 from ktir.cores.scratchpad import SOLVERS, plan
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_structured as st
-from ktir.dialects.ktir_core import WORK_DIVISION_ATTR
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import structured as st
+from ktir.dialects.ktir.core import WORK_DIVISION_ATTR
 from ktir.hardware.target import Target, resolve_target
 from ktir.ir.diagnostics import op_error
 from ktir.ir.state import clear_lx_placement, read_division, set_lx_placement

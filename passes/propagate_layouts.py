@@ -32,7 +32,8 @@ from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from ktir.dialects.ktir import LAYOUT_PLAN, TiledLayoutAttr
+from ktir.dialects.ktir.attributes import TiledLayoutAttr
+from ktir.dialects.ktir.functions import LAYOUT_PLAN
 from ktir.ir.diagnostics import Severity, emit, op_error
 from ktir.ir.values import functions_of
 from ktir.passes.verify_layouts import check_layouts_in_debug_mode

@@ -18,7 +18,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType
 
-from ktir.dialects import ktdp
+from ktir.dialects.ktdp import ops as ktdp
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, parse_module
 from ktir.reference.ops import numpy_dtype

@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 
 import ktir.ktdp as ktdp
 from ktir.cores.executor import tensor_layout, to_device, to_host
-from ktir.dialects import ktir_core as core
+from ktir.dialects.ktir import core
 from ktir.export.ktdp import emit_kernel, kernel_names
 from ktir.hardware.target import SPYRE, Target
 from ktir.ir.context import make_context

@@ -33,7 +33,7 @@ import numpy as np
 
 from ktir.cores.chunking import load_bytes
 from ktir.cores.kernels import Kernel
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import structured as st
 from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.ir.values import shape_of

@@ -23,7 +23,7 @@ from xdsl.ir import Operation
 
 from ktir.cores.prefetch import PreviousKernel, block_operands
 from ktir.cores.scratchpad import live_sets
-from ktir.dialects import ktir_core as core
+from ktir.dialects.ktir import core
 from ktir.hardware.target import SPYRE, Target
 
 
@@ -167,6 +167,6 @@ def _check_dma(kernel: core.KernelOp, op: core.DmaLoadOp | core.DmaStoreOp) -> N
 
 
 def _element_bytes(memref: MemRefType) -> int:
-    from ktir.dialects.ktir import device_dtype_of_element
+    from ktir.dialects.ktir.attributes import device_dtype_of_element
 
     return device_dtype_of_element(memref.element_type).element_bytes

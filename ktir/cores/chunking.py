@@ -30,7 +30,7 @@ from ktir.cores.scratchpad import align
 from ktir.cores.space import IterationSpace
 from ktir.cores.tiling import Access, combine, device_box, granules, nested
 from ktir.cores.work_division import core_slices
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import structured as st
 from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.ir.values import is_tensor, shape_of

@@ -31,9 +31,10 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ktir.cores.fused_execution import run_fused
-from ktir.dialects import ktir_core as core
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import core
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import structured as st
+from ktir.dialects.ktir.attributes import TileAttr
 from ktir.ir.values import layout_of_type
 from ktir.layout.spyre import SpyreTensorLayout
 from ktir.reference.executor import IMPLEMENTATIONS, entry_function
@@ -208,13 +209,13 @@ class KernelInterpreter:
         self.lx[address] = np.zeros(shape, dtype=dtype)
         return self.lx[address]
 
-    def _box(self, tile: core.TileAttr, core_index: int, chunk: int, resident: bool) -> tuple[slice, ...]:
+    def _box(self, tile: TileAttr, core_index: int, chunk: int, resident: bool) -> tuple[slice, ...]:
         extent = tile.extent_array
         first = tile.chunk_starts_array[chunk] + (0 if resident else tile.starts_array[core_index])
         return tuple(slice(int(s), int(s) + int(e)) for s, e in zip(first, extent, strict=True))
 
     @staticmethod
-    def _whole_box(tile: core.TileAttr, core_index: int, resident: bool) -> tuple[slice, ...]:
+    def _whole_box(tile: TileAttr, core_index: int, resident: bool) -> tuple[slice, ...]:
         """The core's whole slice of a tile (`ktir.dma_load ... whole`)."""
         first = np.zeros_like(tile.extent_array) if resident else tile.starts_array[core_index]
         return tuple(slice(int(s), int(s) + e) for s, e in zip(first, tile.whole_extent, strict=True))

@@ -16,8 +16,8 @@ import numpy as np
 from xdsl.dialects.builtin import Float16Type
 from xdsl.ir import Attribute, Operation
 
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import structured as st
 from ktir.hardware.cost_model import converts_to_fp16
 from ktir.ir.values import shape_of
 from ktir.reference.executor import IMPLEMENTATIONS, run_body

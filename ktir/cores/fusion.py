@@ -36,9 +36,9 @@ from xdsl.ir import Operation, SSAValue
 
 from ktir.cores.space import IterationError, IterationSpace, layout_of, normalized_dims
 from ktir.cores.tiling import Access
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_structured as st
-from ktir.dialects.ktir_core import ComputeUnit
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import structured as st
+from ktir.dialects.ktir.attributes import ComputeUnit
 from ktir.ir.values import is_tensor, shape_of
 
 Dims = tuple[str | None, ...]

@@ -27,11 +27,11 @@ from xdsl.ir import Operation, SSAValue
 from ktir.cores import fusion
 from ktir.cores.space import IterationError, IterationSpace, layout_of, normalized_dims
 from ktir.cores.tiling import Access
-from ktir.dialects import ktir_data as data
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_structured as st
-from ktir.dialects.ktir import TIMED_FUNCTION_LEVEL_OPS
-from ktir.dialects.ktir_core import ComputeUnit
+from ktir.dialects.ktir import data
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import structured as st
+from ktir.dialects.ktir.attributes import ComputeUnit
+from ktir.dialects.ktir.functions import TIMED_FUNCTION_LEVEL_OPS
 from ktir.ir.values import is_tensor, shape_of
 from ktir.planning.plan import copying_view
 from ktir.planning.rules import POINTWISE, VIEWS, rule_of

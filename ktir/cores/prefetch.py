@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
-from ktir.dialects import ktir_core as core
-from ktir.dialects import ktir_structured as st
-from ktir.dialects.ktir import TIMED_FUNCTION_LEVEL_OPS
+from ktir.dialects.ktir import core
+from ktir.dialects.ktir import structured as st
+from ktir.dialects.ktir.functions import TIMED_FUNCTION_LEVEL_OPS
 
 
 @dataclass

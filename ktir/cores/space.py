@@ -11,8 +11,8 @@ from typing import cast
 from xdsl.ir import Operation, SSAValue
 
 from ktir.cores.tiling import Access
-from ktir.dialects import ktir_structured as st
-from ktir.dialects.ktir_core import ComputeUnit
+from ktir.dialects.ktir import structured as st
+from ktir.dialects.ktir.attributes import ComputeUnit
 from ktir.ir.values import encoding_of, shape_of
 from ktir.layout.spyre import SpyreTensorLayout
 

@@ -38,8 +38,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.cores.executor import tensor_layout
 from ktir.cores.host_tiles import HostTiles
-from ktir.dialects import ktir_core as core
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import core
+from ktir.dialects.ktir import structured as st
 from ktir.export.ktdp_compute import RELAYOUTS, emit_compute_payload
 from ktir.export.ktdp_payload import (
     HostTensor,

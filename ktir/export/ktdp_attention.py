@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from xdsl.dialects.builtin import Float64Type, i1
 
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import structured as st
 from ktir.export.ktdp_payload import HostTensor, Writer, generic, product, reshaped, scalar_op, transpose
 from ktir.export.ktdp_structured import reduce
 from ktir.ir.diagnostics import op_error

@@ -17,9 +17,9 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from ktir.cores.iteration import iteration_space
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktdp import CAUSAL_ATTRIBUTE
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import structured as st
 from ktir.export.ktdp_attention import StartOf, attention
 from ktir.export.ktdp_payload import (
     FORMULAS,

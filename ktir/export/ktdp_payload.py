@@ -24,8 +24,8 @@ import numpy as np
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, i1
 from xdsl.ir import Attribute, Operation
 
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import structured as st
 from ktir.ir.diagnostics import op_error
 from ktir.ir.values import shape_of
 from ktir.layout.shapes import ShapeError, broadcast_shapes

@@ -26,9 +26,9 @@ from collections.abc import Callable, Sequence
 
 from xdsl.ir import Operation
 
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktdp import ROUTINE_ATTRIBUTE
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import structured as st
 from ktir.export.ktdp_payload import HostTensor, Writer
 
 ROUTINE_OPS: tuple[type[Operation], ...] = (

@@ -22,7 +22,7 @@ import numpy as np
 from xdsl.dialects.builtin import Float32Type
 from xdsl.ir import Attribute, Operation
 
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import structured as st
 from ktir.export.ktdp_payload import (
     Formula,
     HostTensor,

@@ -25,8 +25,8 @@ from xdsl.ir import Operation
 from ktir.cores.iteration import IterationError, IterationSpace, iteration_space
 from ktir.cores.tiling import Access
 from ktir.cores.work_division import core_slices
-from ktir.dialects import ktir_structured as st
-from ktir.dialects.ktir_core import WORK_DIVISION_ATTR
+from ktir.dialects.ktir import structured as st
+from ktir.dialects.ktir.core import WORK_DIVISION_ATTR
 from ktir.export.superdsc_fields import (
     LAYOUT_LABELS,
     MATMUL_LAYOUT_LABELS,

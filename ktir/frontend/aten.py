@@ -33,9 +33,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation
 
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_routing as routing
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import routing
+from ktir.dialects.ktir import structured as st
 from ktir.frontend.emitter import (
     ELEMENT_TYPE_TO_TORCH,
     Emitter,

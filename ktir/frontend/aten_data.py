@@ -25,7 +25,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import structured as st
+from ktir.dialects.ktir.attributes import OperandRefAttr
 from ktir.frontend.aten import CONVERTERS, CPU_FALLBACK, arg, converts, f64_attr, i64_attr, make
 from ktir.frontend.emitter import (
     Emitter,
@@ -284,7 +285,7 @@ def fallback_attr(e: Emitter, value: Any, operands: list[SSAValue]) -> Attribute
     """
     if isinstance(value, torch.fx.Node):
         operands.append(e.value(value))
-        return st.OperandRefAttr(len(operands) - 1)
+        return OperandRefAttr(len(operands) - 1)
     if value is None:
         return NoneAttr()
     if isinstance(value, bool):

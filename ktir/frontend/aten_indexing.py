@@ -13,9 +13,9 @@ import torch
 from xdsl.dialects.builtin import IntegerType, TensorType, i64
 from xdsl.ir import SSAValue
 
-from ktir.dialects import ktir_data as data
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import data
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import structured as st
 from ktir.frontend.aten import CONVERTERS, CPU_FALLBACK, arg, converts, i64_attr, make
 from ktir.frontend.emitter import Emitter, node_type, tensor_type
 from ktir.ir.values import shape_of

@@ -21,8 +21,8 @@ import torch
 from xdsl.dialects.builtin import Float32Type, TensorType, UnitAttr
 from xdsl.ir import SSAValue
 
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import structured as st
 from ktir.frontend.aten import arg, converts, f64_attr, make
 from ktir.frontend.emitter import Emitter, UnsupportedNode, int_list, node_type, tensor_type, type_of_fake
 from ktir.ir.values import shape_of

@@ -1,5 +1,5 @@
 """
-ATen -> graph-level ktir converters for mixture-of-experts routing (`dialects/ktir_routing.py`):
+ATen -> graph-level ktir converters for mixture-of-experts routing (`dialects/ktir/routing.py`):
 `topk`, `sort`, `histc`, `index_put` with one row index, and transformers' `grouped_mm_fallback`
 custom op (its MoE layers' per-expert matmuls). Forms the ops do not cover (a `topk` of the
 smallest, a descending sort, a `histc` over the data's own range, an accumulating `index_put`)
@@ -12,8 +12,8 @@ import torch
 from xdsl.dialects.builtin import TensorType, i64
 from xdsl.ir import SSAValue
 
-from ktir.dialects import ktir_routing as routing
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import routing
+from ktir.dialects.ktir import structured as st
 from ktir.frontend.aten import CONVERTERS, CPU_FALLBACK, arg, converts, converts_named, f64_attr, i64_attr
 from ktir.frontend.emitter import Emitter, node_type, tensor_type, type_of_fake
 from ktir.ir.values import shape_of

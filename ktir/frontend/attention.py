@@ -30,7 +30,7 @@ import torch
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import structured as st
 from ktir.frontend.aten import arg, converts, f64_attr, i64_attr, make
 from ktir.frontend.aten_data import cpu_fallback
 from ktir.frontend.emitter import Emitter, node_type, tensor_type

@@ -39,9 +39,9 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, String
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_structured as st
-from ktir.dialects.ktir import CONSTANT_ARG
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import structured as st
+from ktir.dialects.ktir.functions import CONSTANT_ARG
 from ktir.frontend.fx import FxImport
 from ktir.frontend.gathered_tables import split_gathered_tables
 from ktir.frontend.shared_input import merge_shared_input_matmuls

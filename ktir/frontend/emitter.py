@@ -28,8 +28,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from ktir.dialects.ktir_elementwise import ConvertOp, FullOp
-from ktir.dialects.ktir_structured import PermuteOp, ReshapeOp, int_array
+from ktir.dialects.ktir.elementwise import ConvertOp, FullOp
+from ktir.dialects.ktir.structured import PermuteOp, ReshapeOp, int_array
 from ktir.ir.diagnostics import Diagnostic, Location, Severity
 from ktir.layout.dtypes import FORMATS
 

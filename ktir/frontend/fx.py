@@ -44,7 +44,7 @@ import ktir.frontend.aten_indexing
 import ktir.frontend.aten_norms
 import ktir.frontend.aten_routing
 import ktir.frontend.attention  # noqa: F401  (registers the attention converter)
-from ktir.dialects.ktir import BUFFER_ARG, CONSTANT_ARG, PARAMETER_ARG
+from ktir.dialects.ktir.functions import BUFFER_ARG, CONSTANT_ARG, PARAMETER_ARG
 from ktir.frontend.aten import converter_of
 from ktir.frontend.emitter import (
     Emitter,

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
 
-from ktir.dialects import ktir_data as data
-from ktir.dialects.ktir import CONSTANT_ARG
+from ktir.dialects.ktir import data
+from ktir.dialects.ktir.functions import CONSTANT_ARG
 from ktir.frontend.fx import FxImport
 from ktir.ir.values import functions_of
 

@@ -34,8 +34,8 @@ from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ktir.dialects import ktir_structured as st
-from ktir.dialects.ktir import device_dtype_of_element
+from ktir.dialects.ktir import structured as st
+from ktir.dialects.ktir.attributes import device_dtype_of_element
 from ktir.frontend.fx import FxImport
 from ktir.ir.values import functions_of, position_in_block, shape_of
 

@@ -24,8 +24,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, UnitAttr, i64
 from xdsl.ir import BlockArgument, SSAValue
 
-from ktir.dialects import ktir_routing as routing
-from ktir.dialects.ktir import UPDATED_BY_ARG
+from ktir.dialects.ktir import routing
+from ktir.dialects.ktir.functions import UPDATED_BY_ARG
 
 
 def split_outputs(program: ExportedProgram, output: torch.fx.Node) -> tuple[list[Any], list[tuple[Any, str]]]:

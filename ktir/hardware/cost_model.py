@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 from xdsl.ir import Operation
 
-from ktir.dialects import ktir_data as data
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import data
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import structured as st
 from ktir.hardware.target import SPYRE, Target
 from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE, DeviceDType
 

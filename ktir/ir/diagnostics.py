@@ -48,7 +48,8 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer
 
-from ktir.dialects.ktir import OpVerifyException, verify_function, verify_tiled_tensor
+from ktir.dialects.ktir.attributes import verify_tiled_tensor
+from ktir.dialects.ktir.functions import OpVerifyException, verify_function
 
 
 class Severity(StrEnum):

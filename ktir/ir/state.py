@@ -1,5 +1,5 @@
 """
-Accessors of the IR state the dialect declares (`ktir.dialects.ktir_core.STATE_ATTRIBUTES`):
+Accessors of the IR state the dialect declares (`ktir.dialects.ktir.core.STATE_ATTRIBUTES`):
 build, write and read what one pass hands on to a later one, with located errors for values of
 the wrong kind.
 
@@ -17,12 +17,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, i64
 from xdsl.ir import Operation
 
-from ktir.dialects.ktir import UPDATED_BY_ARG
-from ktir.dialects.ktir_core import (
-    LX_ADDRESS_ATTR,
-    LX_BYTES_ATTR,
-    WORK_DIVISION_ATTR,
-)
+from ktir.dialects.ktir.core import LX_ADDRESS_ATTR, LX_BYTES_ATTR, WORK_DIVISION_ATTR
+from ktir.dialects.ktir.functions import UPDATED_BY_ARG
 from ktir.ir.diagnostics import op_error
 
 
@@ -89,7 +85,7 @@ __all__ = [
 def updated_arguments(function: func.FuncOp) -> dict[int, int]:
     """
     Argument index -> index of the result holding its new value, for the model state a call
-    updates in place (`ktir.updated_by`, `ktir.dialects.ktir.UPDATED_BY_ARG`).
+    updates in place (`ktir.updated_by`, `ktir.dialects.ktir.functions.UPDATED_BY_ARG`).
     """
     found = {}
     attributes = function.arg_attrs.data if function.arg_attrs is not None else ()

@@ -20,7 +20,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from ktir.dialects.ktir import TiledLayoutAttr
+from ktir.dialects.ktir.attributes import TiledLayoutAttr
 from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE
 from ktir.layout.spyre import SpyreTensorLayout
 

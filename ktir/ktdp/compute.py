@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 
-from ktir.dialects import ktdp
+from ktir.dialects.ktdp import ops as ktdp
 from ktir.hardware import cost_model
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp.compare import compare

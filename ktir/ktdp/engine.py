@@ -36,7 +36,7 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.linalg.ops import YieldOp as LinalgYieldOp
 from xdsl.ir import Operation, SSAValue
 
-from ktir.dialects import ktdp_comm
+from ktir.dialects.ktdp import comm as ktdp_comm
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp import comm, compute, control, routines, transfers

@@ -31,9 +31,9 @@ from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType
 from xdsl.ir import Operation
 from xdsl.traits import SymbolTable
 
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktdp import CAUSAL_ATTRIBUTE, ROUTINE_ATTRIBUTE
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import structured as st
 from ktir.hardware import cost_model
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp.memory import KtdpError

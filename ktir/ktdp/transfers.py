@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
 
-from ktir.dialects import ktdp
+from ktir.dialects.ktdp import ops as ktdp
 from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of

@@ -34,9 +34,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from ktir.dialects import ktir_routing as routing
-from ktir.dialects import ktir_structured as st
-from ktir.dialects.ktir import LAYOUT_PIN, STATE_ARGS, TiledLayoutAttr
+from ktir.dialects.ktir import routing
+from ktir.dialects.ktir import structured as st
+from ktir.dialects.ktir.attributes import TiledLayoutAttr
+from ktir.dialects.ktir.functions import LAYOUT_PIN, STATE_ARGS
 from ktir.ir.values import device_dtype, encoding_of, is_tensor, numel, shape_of
 from ktir.layout import sticks
 from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE
@@ -128,7 +129,7 @@ def _argument_stick(function: func.FuncOp, index: int) -> int:
 
 def free_state_argument(function: func.FuncOp, index: int) -> bool:
     """
-    Whether argument `index` is model state (`ktir.dialects.ktir.STATE_ARGS`) with no pinned
+    Whether argument `index` is model state (`ktir.dialects.ktir.functions.STATE_ARGS`) with no pinned
     or encoded layout: it is packed once at load time, so its stick is the planner's choice.
     """
     if function.arg_attrs is None or encoding_of(function.body.block.args[index]) is not None:

@@ -42,10 +42,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation
 
-from ktir.dialects import ktir_data as data
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_routing as routing
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import data, routing
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import structured as st
 from ktir.ir.values import shape_of
 from ktir.layout import sticks
 from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE

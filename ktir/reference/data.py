@@ -1,5 +1,5 @@
 """
-Reference semantics of the data-dependent ops (`dialects/ktir_data.py`, `dialects/ktir_routing.py`)
+Reference semantics of the data-dependent ops (`dialects/ktir/data.py`, `dialects/ktir/routing.py`)
 on NumPy arrays.
 
 `gather_rows` takes whole rows (exact: nothing is computed); `cumsum` accumulates floats in
@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import Operation
 
-from ktir.dialects import ktir_data as data
-from ktir.dialects import ktir_routing as routing
+from ktir.dialects.ktir import data, routing
 from ktir.reference.ops import ExecutionError, Registry, result_element, store, widen
 
 DATA = Registry()
@@ -53,7 +52,7 @@ def _cumsum(op: data.CumsumOp, args: list[np.ndarray]) -> list[np.ndarray]:
     return [store(np.cumsum(widen(source), axis=op.dim.value.data), result_element(op))]
 
 
-#### Routing (dialects/ktir_routing.py) ####
+#### Routing (dialects/ktir/routing.py) ####
 
 
 def stable_order(keys: np.ndarray, descending: bool = False) -> np.ndarray:

@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import structured as st
 from ktir.reference.data import DATA
 from ktir.reference.ops import ELEMENTWISE, ExecutionError, numpy_dtype, to_numpy
 from ktir.reference.structured import STRUCTURED

@@ -30,8 +30,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir.attributes import OperandRefAttr
 from ktir.layout.dtypes import format_of_element
 
 Implementation = Callable[[Any, list[np.ndarray]], list[np.ndarray]]
@@ -56,7 +56,7 @@ class Registry(dict[type[Operation], Implementation]):
 
 
 ELEMENTWISE = Registry()
-"""Implementations of the ops in `ktir.dialects.ktir_elementwise`."""
+"""Implementations of the ops in `ktir.dialects.ktir.elementwise`."""
 implements = ELEMENTWISE.register
 
 
@@ -299,7 +299,7 @@ def decode_argument(attr: Attribute, tensors: list[Any], dtype_of: Callable[[Att
     `i1` integers -> bool, other integers -> int, floats, strings, `none`, arrays -> lists,
     element types -> `dtype_of(type)`.
     """
-    if isinstance(attr, st.OperandRefAttr):
+    if isinstance(attr, OperandRefAttr):
         return tensors[attr.index.data]
     if isinstance(attr, NoneAttr | NoneType):  # `none` parses as the none type
         return None

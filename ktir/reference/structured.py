@@ -14,7 +14,7 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation
 
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import structured as st
 from ktir.layout.dtypes import format_of_element
 from ktir.reference.ops import (
     ExecutionError,
@@ -28,7 +28,7 @@ from ktir.reference.ops import (
 )
 
 STRUCTURED = Registry()
-"""Implementations of the ops in `ktir.dialects.ktir_structured`."""
+"""Implementations of the ops in `ktir.dialects.ktir.structured`."""
 implements = STRUCTURED.register
 
 

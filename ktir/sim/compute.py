@@ -22,8 +22,8 @@ from ktir.cores.fused_execution import Trace, pe_operand
 from ktir.cores.fusion import in_sticks
 from ktir.cores.host_tiles import HostTiles
 from ktir.cores.iteration import iteration_space
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import structured as st
 from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.reference.executor import IMPLEMENTATIONS

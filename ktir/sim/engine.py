@@ -27,10 +27,10 @@ from ktir.cores.executor import KernelInterpreter, attention_tile, tensor_layout
 from ktir.cores.fused_execution import Trace, fp32_matmul, run_fused
 from ktir.cores.host_tiles import HostTiles
 from ktir.cores.prefetch import block_operands
-from ktir.dialects import ktir_core as core
-from ktir.dialects import ktir_elementwise as ew
-from ktir.dialects import ktir_structured as st
-from ktir.dialects.ktir import device_dtype_of_element
+from ktir.dialects.ktir import core
+from ktir.dialects.ktir import elementwise as ew
+from ktir.dialects.ktir import structured as st
+from ktir.dialects.ktir.attributes import device_dtype_of_element
 from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of

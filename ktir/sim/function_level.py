@@ -31,9 +31,8 @@ from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 
 from ktir.cores.executor import tensor_layout, to_host
-from ktir.dialects import ktir_data as data
-from ktir.dialects import ktir_routing as routing
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import data, routing
+from ktir.dialects.ktir import structured as st
 from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.ir.state import read_division

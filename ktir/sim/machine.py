@@ -23,8 +23,8 @@ from xdsl.ir import Operation, SSAValue
 
 from ktir.cores.executor import host_op, to_device, to_host
 from ktir.cores.prefetch import PreviousKernel
-from ktir.dialects import ktir_core as core
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import core
+from ktir.dialects.ktir import structured as st
 from ktir.hardware.target import SPYRE, Target
 from ktir.ir.diagnostics import location_of
 from ktir.ir.state import read_lx_placement, updated_arguments

@@ -6,7 +6,7 @@ import torch
 from model_zoo import MLP, pair
 
 import ktir
-from ktir.dialects import ktir_core as core
+from ktir.dialects.ktir import core
 from ktir.ir.values import functions_of, layout_of_type
 
 

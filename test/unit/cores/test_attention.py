@@ -10,7 +10,7 @@ import ktir.sim
 from ktir.cores.attention import attention_cycles
 from ktir.cores.chunking import plan_chunks
 from ktir.cores.kernels import kernel_of
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import structured as st
 from ktir.hardware.target import SPYRE
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module

@@ -8,8 +8,8 @@ import ktir
 import ktir.sim
 from ktir.cores.chunking import PIPELINE_CHUNK_BYTES, PIPELINE_MIN_CHUNKS, SFU_BOUND_CHUNK_BYTES, load_bytes
 from ktir.cores.kernels import Kernel, kernel_of
-from ktir.dialects import ktir_core as core
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import core
+from ktir.dialects.ktir import structured as st
 from ktir.hardware.target import SPYRE
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module

@@ -136,7 +136,7 @@ def test_an_epilogue_with_its_weights_out_of_order_is_refused() -> None:
     """Product p reads operand p: a hand-written `ktir.fused` listing up's weight first is an error."""
     from ktir.cores.fusion import op_space
     from ktir.cores.space import IterationError
-    from ktir.dialects import ktir_structured as st
+    from ktir.dialects.ktir import structured as st
 
     module = parse_module(make_context(), SWIGLU.replace("%INPUT", "%x"))
     ktir.run_pipeline(module, "ktir-propagate-layouts,ktir-fuse")

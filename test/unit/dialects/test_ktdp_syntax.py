@@ -1,4 +1,4 @@
-"""mlir-opt's affine syntax as the ktdp ops print it (dialects/ktdp_syntax.py)."""
+"""mlir-opt's affine syntax as the ktdp ops print it (dialects/ktdp/syntax.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from xdsl.dialects.builtin import AffineMapAttr
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.parser import Parser
 
-from ktir.dialects.ktdp_syntax import affine_attribute_text, affine_text
+from ktir.dialects.ktdp.syntax import affine_attribute_text, affine_text
 from ktir.ir.context import make_context
 
 _DIMS = [AffineExpr.dimension(i) for i in range(3)]

@@ -4,7 +4,7 @@ import pytest
 from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType, TensorType
 from xdsl.utils.exceptions import VerifyException
 
-from ktir.dialects.ktir import TiledLayoutAttr, verify_tiled_tensor
+from ktir.dialects.ktir.attributes import TiledLayoutAttr, verify_tiled_tensor
 from ktir.layout.dtypes import DeviceDType
 from ktir.layout.spyre import SpyreTensorLayout
 

@@ -29,9 +29,10 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
 from ktir.dialects.ktir import Ktir
-from ktir.dialects.ktir_core import CORE_OPS
-from ktir.dialects.ktir_data import DATA_OPS
-from ktir.dialects.ktir_elementwise import (
+from ktir.dialects.ktir.attributes import ATTRIBUTES, OperandRefAttr, operand_refs
+from ktir.dialects.ktir.core import CORE_OPS
+from ktir.dialects.ktir.data import DATA_OPS
+from ktir.dialects.ktir.elementwise import (
     ELEMENTWISE_OPS,
     AbsOp,
     AddOp,
@@ -44,17 +45,14 @@ from ktir.dialects.ktir_elementwise import (
     UnaryOp,
     WhereOp,
 )
-from ktir.dialects.ktir_routing import ROUTING_OPS
-from ktir.dialects.ktir_structured import (
-    STRUCTURED_ATTRIBUTES,
+from ktir.dialects.ktir.routing import ROUTING_OPS
+from ktir.dialects.ktir.structured import (
     STRUCTURED_OPS,
     CpuFallbackOp,
     LayerNormOp,
     MatmulOp,
-    OperandRefAttr,
     SumOp,
     int_array,
-    operand_refs,
 )
 
 ALL_OPS = [*ELEMENTWISE_OPS, *STRUCTURED_OPS, *DATA_OPS, *ROUTING_OPS, *CORE_OPS]
@@ -255,7 +253,7 @@ def test_dialect_registers_every_op_and_attribute():
     assert set(registered) == set(ALL_OPS)
     assert len(registered) == len(ALL_OPS)
     attributes = list(Ktir.attributes)
-    assert set(STRUCTURED_ATTRIBUTES) <= set(attributes)
+    assert attributes == ATTRIBUTES
     assert {attr.name for attr in attributes} == {
         "ktir.tiled",
         "ktir.device_dtype",

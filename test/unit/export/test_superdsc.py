@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 import ktir
-from ktir.dialects.ktir_core import WORK_DIVISION_ATTR
+from ktir.dialects.ktir.core import WORK_DIVISION_ATTR
 from ktir.export.superdsc import kernel_spec
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, parse_module

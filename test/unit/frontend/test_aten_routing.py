@@ -1,5 +1,5 @@
 """
-Mixture-of-experts routing on the chip (`ktir.frontend.aten_routing`, `dialects/ktir_routing.py`):
+Mixture-of-experts routing on the chip (`ktir.frontend.aten_routing`, `dialects/ktir/routing.py`):
 topk, sort, histc, index_put and transformers' grouped_mm import as ktir ops, compile, simulate
 with no host op and give eager's values (the selections and counts exactly; a grouped matmul
 accumulates in fp32 and rounds once, as torch.mm does). A tiny Mixtral runs end to end, and its

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 import ktir
-from ktir.dialects.ktir import CONSTANT_ARG
+from ktir.dialects.ktir.functions import CONSTANT_ARG
 from ktir.frontend.constants import causal_offset, fold_constants
 from ktir.frontend.fx import import_program
 from ktir.ir.values import functions_of

@@ -9,8 +9,8 @@ from __future__ import annotations
 import torch
 
 import ktir
-from ktir.dialects import ktir_data as data
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import data
+from ktir.dialects.ktir import structured as st
 from ktir.frontend.fx import import_program
 from ktir.frontend.gathered_tables import split_gathered_tables
 from ktir.ir.values import functions_of

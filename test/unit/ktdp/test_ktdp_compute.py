@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ktir.ktdp as ktdp
-from ktir.dialects import ktir_elementwise as ew
+from ktir.dialects.ktir import elementwise as ew
 from ktir.hardware import cost_model
 from ktir.ktdp.state import UNITS
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ktir.ktdp as ktdp
-from ktir.dialects import ktir_elementwise as ew
+from ktir.dialects.ktir import elementwise as ew
 from ktir.hardware import cost_model
 from ktir.hardware.target import SPYRE, Target
 from ktir.tools.fuzz_ktdp import KERNELS as CORPUS

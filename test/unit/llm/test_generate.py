@@ -14,7 +14,7 @@ import torch
 from helpers import fp16_ulp_at_largest
 
 import ktir
-from ktir.dialects import ktir_routing as routing
+from ktir.dialects.ktir import routing
 from ktir.llm.cache import static_cache_model
 from ktir.reference.executor import entry_function
 

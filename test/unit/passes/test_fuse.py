@@ -10,8 +10,8 @@ from xdsl.dialects import func
 
 import ktir
 from ktir import reference
-from ktir.dialects.ktir_core import ComputeOp, KernelOp
-from ktir.dialects.ktir_structured import FusedOp
+from ktir.dialects.ktir.core import ComputeOp, KernelOp
+from ktir.dialects.ktir.structured import FusedOp
 from ktir.hardware.target import SPYRE
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import Severity, collect_diagnostics, parse_module

@@ -9,8 +9,8 @@ from helpers import import_f16
 from xdsl.dialects.builtin import ModuleOp
 
 import ktir
-from ktir.dialects.ktir import LAYOUT_PLAN
-from ktir.dialects.ktir_structured import RestickifyOp
+from ktir.dialects.ktir.functions import LAYOUT_PLAN
+from ktir.dialects.ktir.structured import RestickifyOp
 from ktir.ir.values import encoding_of
 from ktir.layout.spyre import SpyreTensorLayout, restickify_target
 from ktir.passes.propagate_layouts import functions_of

@@ -13,8 +13,8 @@ import torch
 from helpers import assert_pipeline_keeps_values
 from model_zoo import MLP, DecoderBlock, pair, tiny_llama_config
 
-from ktir.dialects.ktir import LAYOUT_PLAN
-from ktir.dialects.ktir_structured import PadOp, RestickifyOp
+from ktir.dialects.ktir.functions import LAYOUT_PLAN
+from ktir.dialects.ktir.structured import PadOp, RestickifyOp
 from ktir.passes.propagate_layouts import functions_of
 from ktir.planning.plan import relayout_elements
 

@@ -14,7 +14,8 @@ from model_zoo import MLP, DecoderBlock, pair, tiny_llama_config
 
 import ktir
 from ktir.cores import executor as core_executor
-from ktir.dialects import ktir_core as core
+from ktir.dialects.ktir import core
+from ktir.dialects.ktir.attributes import TileAttr
 from ktir.frontend.fx import import_program
 from ktir.hardware.target import SPYRE
 from ktir.ir.context import make_context
@@ -76,7 +77,7 @@ def test_the_static_check_rejects_a_dma_out_of_its_tensor() -> None:
     module = compiled(unary("ktir.abs", "4x64"), cores=2)
     kernel = next(op for op in module.walk() if isinstance(op, core.KernelOp))
     tiles = list(kernel.tiles.data)
-    tiles[0] = core.TileAttr.make((1, 2, 64), [(0, 0, 0), (0, 3, 0)], [(0, 0, 0)])
+    tiles[0] = TileAttr.make((1, 2, 64), [(0, 0, 0), (0, 3, 0)], [(0, 0, 0)])
     kernel.properties["tiles"] = type(kernel.tiles)(tiles)
     with pytest.raises(DiagnosticError, match=r"on core 1, chunk 0 ends at device position \[1, 5, 64\]"):
         ktir.run_pipeline(module, "ktir-check-cores")

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 import ktir
-from ktir.dialects.ktir_structured import BmmOp, MatmulOp, PadOp, ints
+from ktir.dialects.ktir.structured import BmmOp, MatmulOp, PadOp, ints
 from ktir.frontend.fx import import_program
 from ktir.ir.values import encoding_of
 from ktir.layout.sticks import layout_stick

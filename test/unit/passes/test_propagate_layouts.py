@@ -9,7 +9,8 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 
 import ktir
 from ktir.compile import PipelineError, parse_pipeline
-from ktir.dialects.ktir import LAYOUT_PLAN, TiledLayoutAttr
+from ktir.dialects.ktir.attributes import TiledLayoutAttr
+from ktir.dialects.ktir.functions import LAYOUT_PLAN
 from ktir.passes.propagate_layouts import PropagateLayoutsPass, functions_of
 
 S = 128

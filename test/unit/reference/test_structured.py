@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ktir.dialects import ktir_structured as ks
+from ktir.dialects.ktir import structured as ks
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module
 from ktir.reference.structured import attention_partial, combine_online, normalized

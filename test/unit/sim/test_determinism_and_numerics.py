@@ -23,7 +23,7 @@ from xdsl.ir import Attribute
 import ktir
 import ktir.reference
 import ktir.sim
-from ktir.dialects import ktir_core as core
+from ktir.dialects.ktir import core
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module
 

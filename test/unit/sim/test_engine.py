@@ -99,7 +99,7 @@ def test_a_matmul_keeping_x_whole_reads_each_chunk_window() -> None:
     crosses LPDDR5 once: the traffic is the compulsory bytes.
     """
     from ktir.cores import executor
-    from ktir.dialects import ktir_core as core
+    from ktir.dialects.ktir import core
 
     text = matmul(128, 4096, 4096)
     module = compiled(text, 8)
@@ -135,7 +135,7 @@ def test_a_prefetch_loads_the_weights_first_tile_in_the_previous_kernels_time() 
     the exp's loads, before the matmul starts. The outputs are the same as without it; the
     program is faster; the matmul's bound counts only the bytes left for its own time.
     """
-    from ktir.dialects import ktir_core as core
+    from ktir.dialects.ktir import core
     from ktir.ir.diagnostics import module_text
 
     module = compiled(PREFETCHED, 4)

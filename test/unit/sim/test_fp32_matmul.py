@@ -21,7 +21,7 @@ import ktir.reference
 import ktir.sim
 from ktir.cores.dataflow import best_schedule
 from ktir.cores.iteration import iteration_space
-from ktir.dialects import ktir_core as core
+from ktir.dialects.ktir import core
 from ktir.hardware import cost_model
 from ktir.hardware.target import SPYRE
 from ktir.ir.context import make_context

@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 import ktir
 import ktir.sim
-from ktir.dialects import ktir_core as core
+from ktir.dialects.ktir import core
 from ktir.hardware.target import SPYRE
 from ktir.sim import KernelReport, SimResult
 from ktir.sim.timeline import UNITS

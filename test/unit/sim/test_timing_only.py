@@ -56,7 +56,7 @@ def test_a_gather_takes_the_same_cycles_and_states_its_assumption() -> None:
     same_timing(run, estimated)
     # The run read 3 distinct rows; the estimate assumes 6 (one per index).
     assert estimated.compulsory_bytes - run.compulsory_bytes == 3 * 128
-    assert estimated.assumptions == [ASSUMPTIONS[ktir.dialects.ktir_data.GatherRowsOp]]
+    assert estimated.assumptions == [ASSUMPTIONS[ktir.dialects.ktir.data.GatherRowsOp]]
     assert run.assumptions == []
 
 
@@ -68,7 +68,7 @@ def test_a_grouped_matmul_assumes_uniform_routing(counts: list[int]) -> None:
     experts = rng.standard_normal((8, 64, 256)).astype(np.float16)
     run = ktir.sim.simulate(module, [x, experts, np.cumsum(counts)]).report
     estimated = ktir.sim.estimate(module)
-    routing = ASSUMPTIONS[ktir.dialects.ktir_routing.GroupedMatmulOp]
+    routing = ASSUMPTIONS[ktir.dialects.ktir.routing.GroupedMatmulOp]
     assert routing in estimated.assumptions
     if counts == [4] * 8:  # the routing it assumes: the same cycles
         same_timing(run, estimated)

@@ -12,7 +12,7 @@ import torch
 
 import ktir
 from ktir.compile import Program
-from ktir.dialects import ktir_core as core
+from ktir.dialects.ktir import core
 from ktir.sim import write_trace
 from ktir.sim.trace import bandwidth, bin_us
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ktir.dialects.ktir import Ktir
-from ktir.dialects.ktir_core import CORE_OPS
+from ktir.dialects.ktir.core import CORE_OPS
 from ktir.tools import ktir_opt
 
 ROOT = Path(__file__).resolve().parents[3]

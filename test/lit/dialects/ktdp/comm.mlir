@@ -1,7 +1,7 @@
 // RUN: KTIR_ROUNDTRIP
 // RUN: KTIR_GENERIC_ROUNDTRIP
 
-// Inter-tile communication (dialects/ktdp_comm.py): a future produced by every tile of one group
+// Inter-tile communication (dialects/ktdp/comm.py): a future produced by every tile of one group
 // and all-reduced back to them (ktdp_invalid.mlir: a future used twice).
 
 // CHECK-LABEL: func.func @all_reduce

@@ -1,7 +1,7 @@
 // RUN: KTIR_ROUNDTRIP
 // RUN: KTIR_GENERIC_ROUNDTRIP
 
-// Round trips of ktdp.construct_indirect_access_tile (dialects/ktdp_indirect.py): a gather
+// Round trips of ktdp.construct_indirect_access_tile (dialects/ktdp/indirect.py): a gather
 // X[IDX[p, q], q], a captured variable composed with an intermediate one (printed as MLIR prints
 // the composed map, `%i + %off`), two index views, and zero intermediate variables.
 

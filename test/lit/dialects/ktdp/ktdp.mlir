@@ -1,7 +1,7 @@
 // RUN: KTIR_ROUNDTRIP
 // RUN: KTIR_GENERIC_ROUNDTRIP
 
-// Round trips of the RFC 0682 `ktdp` ops (dialects/ktdp.py): the RFC's worked example (a 96x64
+// Round trips of the RFC 0682 `ktdp` ops (dialects/ktdp/ops.py): the RFC's worked example (a 96x64
 // add on 32 tiles, 3 rows each, in the emitter's form: one index argument per buffer), views
 // with SSA sizes and a scratchpad memory space, a distributed view, subscript expressions,
 // `symbols(...)` and both spellings of the access-tile type in load and store.

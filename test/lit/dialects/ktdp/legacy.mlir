@@ -1,7 +1,7 @@
 // RUN: KTIR_ROUNDTRIP
 // RUN: KTIR_GENERIC_ROUNDTRIP
 
-// The reference snapshot's spellings (dialects/ktdp_types.py): #ktdp.spyre_memory_space on a view
+// The reference snapshot's spellings (dialects/ktdp/legacy.py): #ktdp.spyre_memory_space on a view
 // and as a memref memory space, !ktdp.runtime_arg (keywords in any order, printed granularity
 // first) and ktdp.runtime_arg_extract of a value, an i32 value and a granularity.
 

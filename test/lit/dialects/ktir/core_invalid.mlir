@@ -1,6 +1,6 @@
 // RUN: ktir-opt %s --split-input-file --verify-diagnostics
 
-// Invalid core-level ops: the verifier rules of dialects/ktir_core.py.
+// Invalid core-level ops: the verifier rules of dialects/ktir/core.py.
 
 func.func @tile_count(%x: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>) -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> {
   // expected-error @+1 {{expected 2 tiles (one per block argument), got 1}}

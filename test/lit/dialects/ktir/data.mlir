@@ -1,7 +1,7 @@
 // RUN: KTIR_ROUNDTRIP
 // RUN: KTIR_GENERIC_ROUNDTRIP
 
-// Round trips of the data-dependent ops (dialects/ktir_data.py).
+// Round trips of the data-dependent ops (dialects/ktir/data.py).
 
 // gather_rows: the result is the indices' shape followed by a row's; a 1-D table gathers
 // single elements; i32 indices are fine. cumsum keeps its input's type.

@@ -1,7 +1,7 @@
 // RUN: ktir-opt %s --split-input-file --verify-diagnostics
 // RUN: not ktir-opt %s --split-input-file 2>&1 | filecheck %s
 
-// Invalid data-dependent ops: every verifier rule of dialects/ktir_data.py, each message
+// Invalid data-dependent ops: every verifier rule of dialects/ktir/data.py, each message
 // checked by --verify-diagnostics and, with its location, by FileCheck.
 
 // CHECK: data_invalid.mlir:[[# @LINE + 3]]:8: error: 'ktir.gather_rows' op indices must be integers, not f16

@@ -1,7 +1,7 @@
 // RUN: KTIR_ROUNDTRIP
 // RUN: KTIR_GENERIC_ROUNDTRIP
 
-// Round trips of the graph-level elementwise ops (dialects/ktir_elementwise.py).
+// Round trips of the graph-level elementwise ops (dialects/ktir/elementwise.py).
 
 // Unary ops keep the input type: one type in the custom form. abs, neg, relu, floor and square
 // also take integer tensors; a rank-0 tensor is a valid operand.

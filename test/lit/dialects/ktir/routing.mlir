@@ -1,7 +1,7 @@
 // RUN: KTIR_ROUNDTRIP
 // RUN: KTIR_GENERIC_ROUNDTRIP
 
-// Round trips of the mixture-of-experts routing ops (dialects/ktir_routing.py).
+// Round trips of the mixture-of-experts routing ops (dialects/ktir/routing.py).
 // CHECK-LABEL: func.func @routing
 // CHECK-NEXT:    %w, %e = ktir.topk %probs k 2 : tensor<16x8xf16> -> tensor<16x2xf16>, tensor<16x2xi64>
 // CHECK-NEXT:    %v, %p = ktir.sort %ids : tensor<32xi64> -> tensor<32xi64>, tensor<32xi64>

@@ -1,7 +1,7 @@
 // RUN: ktir-opt %s --split-input-file --verify-diagnostics
 // RUN: not ktir-opt %s --split-input-file 2>&1 | filecheck %s
 
-// Invalid routing ops: every verifier rule of dialects/ktir_routing.py, each message checked by
+// Invalid routing ops: every verifier rule of dialects/ktir/routing.py, each message checked by
 // --verify-diagnostics and, with its location, by FileCheck.
 
 // CHECK: routing_invalid.mlir:[[# @LINE + 3]]:12: error: 'ktir.topk' op k 9 must be in 1..8 (the last dim)

@@ -1,7 +1,7 @@
 // RUN: KTIR_ROUNDTRIP
 // RUN: KTIR_GENERIC_ROUNDTRIP
 
-// Round trips of the graph-level structured ops (dialects/ktir_structured.py).
+// Round trips of the graph-level structured ops (dialects/ktir/structured.py).
 
 // matmul: 2D x 2D and 3D x 2D (shared weight). bmm: 3D x 3D, 4D x 4D and 3D x 2D.
 // CHECK-LABEL: func.func @matmul

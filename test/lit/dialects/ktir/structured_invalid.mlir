@@ -1,7 +1,7 @@
 // RUN: ktir-opt %s --split-input-file --verify-diagnostics
 // RUN: not ktir-opt %s --split-input-file 2>&1 | filecheck %s
 
-// Invalid graph-level structured ops: every verifier rule of dialects/ktir_structured.py.
+// Invalid graph-level structured ops: every verifier rule of dialects/ktir/structured.py.
 // Each case checks the located message twice: --verify-diagnostics matches the
 // expected-error annotation, FileCheck the full `file:line:col: error: '<op>' op ...` text.
 
