@@ -268,6 +268,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     if capacity_only(args):
         return run_fit(args, config)
     shape = {"prompt": args.prompt, "context": args.context, "batch": args.batch, "cores": args.cores}
+    shape |= {"dtype": args.dtype, "kv_dtype": args.kv_dtype}
     targets = [None, *args.target]
     with progress_for(args.quiet, len(targets)) as progress:
         estimates = [estimate_llm(config, target=t, progress=progress, **shape) for t in targets]
@@ -307,6 +308,19 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
         help="cards the model is split over (tensor parallelism, 1 to 8): checks the memory "
         "of each card only; several cards are not simulated, so with more than 1 no time is given",
     )
+    group.add_argument(
+        "--dtype",
+        choices=("fp16", "fp8", "int8"),
+        default=None,
+        help="weight format the memory counts (default: the config's quantization_config, else fp16); "
+        "linear layers only, with fp32 scales per output row; timing stays fp16",
+    )
+    group.add_argument(
+        "--kv-dtype",
+        choices=("fp16", "fp8"),
+        default=None,
+        help="KV-cache format the memory counts (default: the config's, else fp16); timing stays fp16",
+    )
 
 
 def check_fit_arguments(args: argparse.Namespace) -> None:
@@ -331,7 +345,9 @@ def run_fit(args: argparse.Namespace, config: Any) -> int:
     from ktir.llm.capacity import MemoryModel
 
     shape = {"prompt": args.prompt, "context": args.context, "batch": args.batch}
-    models = [MemoryModel(config, target=t) for t in [None, *args.target]]
+    models = [
+        MemoryModel(config, dtype=args.dtype, kv_dtype=args.kv_dtype, target=t) for t in [None, *args.target]
+    ]
     data = _max_fit(models, config, shape) if args.max_fit else _cards_fit(models, args.cards, shape)
     if args.json:
         text = json.dumps(data, indent=2)

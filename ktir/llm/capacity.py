@@ -8,9 +8,13 @@ card holds, against `Target.device_memory_bytes` (128 GiB on Spyre):
   `device_bytes`: the last dim padded to whole 128-byte sticks), counted on the model built on
   PyTorch's `meta` device with one and with two decoder layers, as `estimate_llm` builds it,
   and extrapolated to N layers as `W(1) + (N - 1) * (W(2) - W(1))` (no weight is allocated).
+  fp16, or the format of `ktir.llm.quantization` (the config's `quantization_config` or a
+  `dtype`): fp8 or int8 linear layers take 1 byte an element, 128 to a stick, plus their fp32
+  scales (a vector per output row, or one stick per tensor); the rest stays fp16.
 - **KV cache**: `2 (keys, values) x layers x batch x kv_heads_per_card x context x head_dim`
-  elements at the static cache's device-layout size (`[batch, kv heads, context, head_dim]`
-  per layer, as `ktir.llm.cache` allocates it; head_dim padded to whole sticks).
+  elements (fp16, or fp8 with `kv_dtype` or a `kv_cache_scheme`) at the static cache's
+  device-layout size (`[batch, kv heads, context, head_dim]` per layer, as `ktir.llm.cache`
+  allocates it; head_dim padded to whole sticks).
 - **activations**: the prefill's largest live set of one decoder layer (layers run one after
   another, so one layer's buffers are live at a time; attention is a fused kernel, so its
   scores stay in the scratchpad). Before attention: the residual stream, the normed input,
@@ -62,10 +66,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import torch
+
 from ktir.compile import TargetLike, chip_of
 from ktir.hardware.target import Target
 from ktir.layout.spyre import SpyreTensorLayout
 from ktir.llm.estimate import EstimateError, _check_architecture, _meta_model
+from ktir.llm.quantization import WeightFormat, weight_format
 
 GIB = 1024**3
 """Bytes per GiB: the card's "128 GB" is `device_memory_bytes` = 128 x 1024**3 (docs/hardware.md)."""
@@ -76,8 +83,6 @@ CARD_COUNTS = (1, 2, 4, 8)
 ACTIVATION_BYTES = 2
 """Bytes per activation element: ktir runs activations in fp16."""
 
-WEIGHT_DTYPES = {"fp16": "float16"}
-"""Weight formats `card_memory` knows (`--dtype`), by their short name -> PyTorch dtype name."""
 
 _KV_PROJECTIONS = ("k_proj", "v_proj")
 _ROW_PARALLEL = ("o_proj", "down_proj")  # split by input columns: the stick dim
@@ -185,14 +190,14 @@ class MemoryModel:
     each card count are counted once (from two `meta` models built here) and reused.
     """
 
-    def __init__(self, config: Any, *, dtype: str = "fp16", target: TargetLike = None) -> None:
+    def __init__(
+        self, config: Any, *, dtype: str | None = None, kv_dtype: str | None = None, target: TargetLike = None
+    ) -> None:
         config = getattr(config, "config", config)
-        if dtype not in WEIGHT_DTYPES:
-            raise EstimateError(f"unknown weight dtype '{dtype}' (known: {', '.join(WEIGHT_DTYPES)})")
+        self.format = weight_format(config, dtype, kv_dtype)
         _check_architecture(config)
         self.shape = _Shape.of(config)
         self.target: Target = chip_of(target)
-        self.dtype = dtype
         self._models = [_meta_model(config, count) for count in (1, 2)]
         self._weights: dict[int, int] = {}
 
@@ -200,7 +205,7 @@ class MemoryModel:
         """Weight bytes on each of `cards` cards: `W(1) + (N - 1) * (W(2) - W(1))`."""
         if cards not in self._weights:
             kv_card = self.shape.kv_heads_per_card(cards)
-            one, two = (_card_weight_bytes(m, cards, kv_card, self.shape, self.dtype) for m in self._models)
+            one, two = (_card_weight_bytes(m, cards, kv_card, self.shape, self.format) for m in self._models)
             self._weights[cards] = one + (self.shape.layers - 1) * (two - one)
         return self._weights[cards]
 
@@ -208,7 +213,9 @@ class MemoryModel:
         """Each card's bytes on `cards` cards: `context` positions, `batch` sequences, `prompt` tokens."""
         s = self.shape
         kv_card = s.kv_heads_per_card(cards)
-        cache = SpyreTensorLayout((batch, kv_card, context, s.head_dim), "float16").device_bytes
+        cache = SpyreTensorLayout(
+            (batch, kv_card, context, s.head_dim), self.format.kv_torch_dtype
+        ).device_bytes
         attention = 2 * s.hidden + (2 * s.heads // cards + 2 * kv_card) * s.head_dim
         mlp = 2 * s.hidden + math.ceil(s.intermediate / cards)
         live = batch * prompt * max(attention, mlp) + batch * math.ceil(s.vocab / cards)
@@ -222,12 +229,27 @@ class MemoryModel:
         )
 
 
-def _card_weight_bytes(model: Any, cards: int, kv_card: int, shape: _Shape, dtype: str) -> int:
-    """Device bytes of one card's share of every parameter of `model` (Megatron split, module docstring)."""
+def _card_weight_bytes(model: Any, cards: int, kv_card: int, shape: _Shape, form: WeightFormat) -> int:
+    """
+    Device bytes of one card's share of every parameter of `model` (Megatron split, module
+    docstring): a quantized linear weight in its format (128 fp8 or int8 elements per stick)
+    plus its fp32 scales (one per output row of the card's share, or one stick per tensor);
+    every other parameter in fp16.
+    """
+    quantized = {
+        f"{name}.weight"
+        for name, module in model.named_modules()
+        if isinstance(module, torch.nn.Linear) and form.quantizes(name)
+    }
     total = 0
     for name, parameter in model.named_parameters():
         card = _card_shape(name, tuple(parameter.shape), cards, kv_card, shape.kv_heads)
-        total += SpyreTensorLayout(card, WEIGHT_DTYPES[dtype]).device_bytes
+        if name not in quantized:
+            total += SpyreTensorLayout(card, "float16").device_bytes
+            continue
+        total += SpyreTensorLayout(card, form.torch_dtype).device_bytes
+        scales = (card[0],) if form.scales == "channel" else (1,)
+        total += SpyreTensorLayout(scales, "float32").device_bytes
     return total
 
 
@@ -257,11 +279,12 @@ def card_memory(
     batch: int = 1,
     prompt: int = 512,
     cards: int = 1,
-    dtype: str = "fp16",
+    dtype: str | None = None,
+    kv_dtype: str | None = None,
     target: TargetLike = None,
 ) -> CardMemory:
     """The bytes each of `cards` cards holds for `config` (a transformers config or a model)."""
-    return MemoryModel(config, dtype=dtype, target=target).per_card(
+    return MemoryModel(config, dtype=dtype, kv_dtype=kv_dtype, target=target).per_card(
         context=context, batch=batch, prompt=prompt, cards=cards
     )
 
@@ -327,5 +350,5 @@ def _largest(fits: Callable[[int], bool], low: int) -> int:
 
 
 __all__ = [
-    "CARD_COUNTS", "GIB", "WEIGHT_DTYPES", "CardMemory", "MaxFit", "MemoryModel", "card_memory", "max_fit",
+    "CARD_COUNTS", "GIB", "CardMemory", "MaxFit", "MemoryModel", "card_memory", "max_fit",
 ]  # fmt: skip

@@ -166,21 +166,25 @@ def estimate_llm(
     target: TargetLike = None,
     cores: int | None = None,
     progress: StageProgress | None = None,
+    dtype: str | None = None,
+    kv_dtype: str | None = None,
 ) -> LlmEstimate:
     """
     Time to first token and decode time per token of a Hugging Face causal LM (a
     `PretrainedConfig`, or a model whose config is used; no weight is read) for `prompt`
     tokens, a decode step at `context` positions and `batch` sequences, on `target` (a
     `Target` or a TOML file; default Spyre). See the module docstring for how. Each of its
-    `STAGES` programs is announced to `progress` before it is compiled.
+    `STAGES` programs is announced to `progress` before it is compiled. `dtype` and
+    `kv_dtype` (`ktir.llm.quantization`; default: the config's `quantization_config`, else
+    fp16) set the formats the device-memory check counts; the programs are timed in fp16.
     """
     start = time.perf_counter()
     config = getattr(model_or_config, "config", model_or_config)
     layers = _check(config, prompt, context, batch)
     _check_architecture(config)
     chip = chip_of(target)
-    memory = _check_fit(config, chip, prompt, context, batch)
-    prefills, decodes, assumptions = [], [], {}
+    memory, stored = _check_fit(config, chip, (prompt, context, batch), dtype, kv_dtype)
+    prefills, decodes, assumptions = [], [], dict.fromkeys(stored)
     for count in (1, 2):
         model = _meta_model(config, count)
         for reports, phase, wrapper, args in (
@@ -212,17 +216,29 @@ def estimate_llm(
     )
 
 
-def _check_fit(config: Any, chip: Target, prompt: int, context: int, batch: int) -> CardMemory:
-    """The card's memory for the model (`ktir.llm.capacity`); `EstimateError` if it does not fit."""
+def _check_fit(
+    config: Any, chip: Target, sizes: tuple[int, int, int], dtype: str | None, kv_dtype: str | None
+) -> tuple[CardMemory, list[str]]:
+    """
+    The card's memory for the model at (prompt, context, batch) `sizes` (`ktir.llm.capacity`),
+    and the assumption to report when its weights or cache are not fp16; `EstimateError` if it
+    does not fit.
+    """
     from ktir.llm.capacity import MemoryModel
 
-    memory = MemoryModel(config, target=chip).per_card(context=context, batch=batch, prompt=prompt)
+    prompt, context, batch = sizes
+    model = MemoryModel(config, dtype=dtype, kv_dtype=kv_dtype, target=chip)
+    memory = model.per_card(context=context, batch=batch, prompt=prompt)
     if not memory.fits:
         raise EstimateError(
             f"{getattr(config, 'model_type', '?')} with {config.num_hidden_layers} layers at context "
             f"{context} x batch {batch} does not fit on {chip.name}: {memory.describe()}"
         )
-    return memory
+    form = model.format
+    if (form.dtype, form.kv_cache) == ("fp16", "fp16"):
+        return memory, []
+    stored = f"{form.dtype} weights ({form.source}) and {form.kv_cache} KV cache"
+    return memory, [f"{stored} are counted in device memory; the programs are timed with fp16 ones"]
 
 
 def _check(config: Any, prompt: int, context: int, batch: int) -> int:

@@ -7,6 +7,7 @@ bytes are computed here from the models' shapes, independently of the module's p
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,97 @@ def test_an_estimate_carries_its_memory() -> None:
         estimate.to_dict()["memory"]["kv_cache"] == 2 * 2 * 2 * 16 * 128
         and estimate.to_dict()["memory"]["fits"]
     )
+
+
+# -- Precision: fp8 / int8 weights, fp8 KV cache (`ktir.llm.quantization`) ----------------------------
+
+
+def _llama_fp8_weights(h: int, i: int, heads: int, kv: int, layers: int, vocab: int) -> int:
+    """
+    Bytes of an untied Llama on one card with 1-byte linear layers (dims multiples of 128),
+    fp32 scales per output row (each scale vector padded to whole 32-element sticks), 16-bit
+    embedding, LM head and norms.
+    """
+    head_dim = h // heads
+    rows = (h, kv * head_dim, kv * head_dim, h, i, i, h)  # q, k, v, o, gate, up, down
+    linear = 2 * h * h + 2 * kv * head_dim * h + 3 * h * i
+    scales = sum(-(-r // 32) * 128 for r in rows)
+    return layers * (linear + scales + 2 * 2 * h) + 2 * (2 * vocab * h + h)
+
+
+def test_fp8_weights_take_one_byte_and_a_scale_per_row() -> None:
+    config = transformers.AutoConfig.for_model(**json.loads((CONFIGS / "llama-3-8b.json").read_text()))
+    fp16, fp8 = (card_memory(config, dtype=d) for d in ("fp16", "fp8"))
+    assert fp8.weights == _llama_fp8_weights(4096, 14336, 32, 8, 32, 128256) == 9_086_705_664
+    assert fp8.weights / fp16.weights == pytest.approx(0.566, abs=0.001)  # embedding and LM head stay 16-bit
+    assert card_memory(config, dtype="int8").weights == fp8.weights
+    assert card_memory(config, dtype="fp8", kv_dtype="fp8").kv_cache == fp16.kv_cache // 2
+
+
+def test_a_stick_holds_128_fp8_elements() -> None:
+    # Rows of 96 elements take two 64-element fp16 sticks (256 B) but one 128-element fp8 stick.
+    config = _llama(hidden_size=96, intermediate_size=128, num_attention_heads=3, num_key_value_heads=3,
+                    num_hidden_layers=1, vocab_size=128)  # fmt: skip
+    rows = 4 * 96 + 2 * 128 + 96  # q, k, v, o: 96 rows of 96; gate, up: 128 rows of 96; down: 96 of 128
+    scale_sticks = 5 * 3 + 2 * 4  # fp32 scales, 32 per stick: 96 rows take 3 sticks, 128 rows 4
+    fp16 = card_memory(config, dtype="fp16", context=64, prompt=8).weights
+    fp8 = card_memory(config, dtype="fp8", context=64, prompt=8).weights
+    assert fp16 - fp8 == rows * 256 - rows * 128 - scale_sticks * 128 == 91_264
+
+
+COMPRESSED_FP8 = {
+    "quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"],
+    "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+        "num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True, "dynamic": False}}},
+    "kv_cache_scheme": {"num_bits": 8, "type": "float", "strategy": "tensor"},
+}  # fmt: skip
+
+
+def test_the_checkpoints_quantization_config_is_read() -> None:
+    plain = json.loads((CONFIGS / "llama-3-8b.json").read_text())
+    expected = card_memory(transformers.AutoConfig.for_model(**plain), dtype="fp8", kv_dtype="fp8")
+    compressed = transformers.AutoConfig.for_model(**plain, quantization_config=COMPRESSED_FP8)
+    assert card_memory(compressed) == expected
+    fbgemm = {
+        "quant_method": "fbgemm_fp8",
+        "modules_to_not_convert": ["lm_head"],
+        "activation_scale_ub": 1200.0,
+    }
+    memory = card_memory(transformers.AutoConfig.for_model(**plain, quantization_config=fbgemm))
+    assert (memory.weights, memory.kv_cache) == (expected.weights, 2 * expected.kv_cache)  # fp16 cache
+    # Per-tensor scales: one stick per weight instead of a vector per output row.
+    per_tensor = {
+        **COMPRESSED_FP8,
+        "config_groups": {"g": {"weights": {"num_bits": 8, "type": "float", "strategy": "tensor"}}},
+    }
+    tensor = card_memory(transformers.AutoConfig.for_model(**plain, quantization_config=per_tensor))
+    assert (
+        tensor.weights
+        == expected.weights
+        - 32 * (sum(-(-r // 32) for r in (4096, 1024, 1024, 4096, 14336, 14336, 4096)) - 7) * 128
+    )
+
+
+@pytest.mark.parametrize(
+    ("quantization", "message"),
+    [
+        ({"quant_method": "gptq", "bits": 4}, "quantization_config 'gptq' is not a form ktir reads"),
+        (
+            {
+                **COMPRESSED_FP8,
+                "config_groups": {"g": {"weights": {"num_bits": 4, "type": "int", "strategy": "group"}}},
+            },
+            "compressed-tensors weights of 4 bits, type 'int', strategy 'group'",
+        ),
+    ],
+)
+def test_a_quantization_ktir_does_not_read_is_refused(quantization: dict[str, object], message: str) -> None:
+    config = _llama(hidden_size=64, intermediate_size=128, num_attention_heads=4, num_hidden_layers=1,
+                    vocab_size=256, quantization_config=quantization)  # fmt: skip
+    with pytest.raises(EstimateError, match=re.escape(message)):
+        card_memory(config)
+
+
+def test_fp8_puts_llama_3_70b_on_one_card() -> None:
+    memory = card_memory(_llama(**LLAMA_70B), dtype="fp8")
+    assert memory.fits and memory.weights == _llama_fp8_weights(8192, 28672, 64, 8, 80, 128256)

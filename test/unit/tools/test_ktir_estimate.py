@@ -290,3 +290,31 @@ def test_bad_fit_options_exit_2(
 ) -> None:
     assert main([str(config), *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_dtype_fp8_counts_one_byte_weights(llama_70b: Path, tmp_path: Path) -> None:
+    out = tmp_path / "fit.json"
+    assert (
+        main([str(llama_70b), "--max-fit", "--dtype", "fp8", "--kv-dtype", "fp8", "--json", str(out), "-q"])
+        == 0
+    )
+    (data,) = json.loads(out.read_text())
+    one_card = data["cards"][0]
+    assert one_card["max_batch"] > 0 and one_card["weights"] < 70 * 1024**3  # fp16 needed 131.4 GiB
+
+
+def test_fp8_weights_are_an_assumption_of_the_timing(
+    config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "e.json"
+    assert (
+        main([str(config), "--prompt", "8", "--context", "16", "--dtype", "fp8", "--json", str(out), "-q"])
+        == 0
+    )
+    (estimate,) = json.loads(out.read_text())
+    assumption = (
+        "fp8 weights (--dtype fp8) and fp16 KV cache are counted in device memory; the programs are timed "
+        "with fp16 ones"
+    )
+    assert estimate["assumptions"][0] == assumption
+    assert "fp8 weights (--dtype fp8)" in capsys.readouterr().out
