@@ -389,5 +389,50 @@ __all__ = [
     "decode_bound_tokens_per_s",
     "percentiles",
     "simulate",
+    "simulate_serving",
     "single_request_ttft_us",
 ]
+
+
+def simulate_serving(
+    config: Any,
+    *,
+    rate: float | None = None,
+    requests: int = 200,
+    prompt_tokens: str | int = 512,
+    output_tokens: str | int = 128,
+    trace: str | None = None,
+    policy: Policy | None = None,
+    seed: int = 0,
+    slo: Slo | None = None,
+    target: Any = None,
+    cards: int = 1,
+    cache_dir: str | None = None,
+    progress: Any = None,
+) -> ServingResult:
+    """
+    Serve `requests` Poisson arrivals at `rate` per second (token counts: a number or a
+    `TokenCount` text such as `"uniform:256:1024"`), or the requests of `trace`, with the
+    step costs of `config` compiled for `target` (`ktir.llm.step_costs`, cached under
+    `cache_dir`). Without `policy.kv_capacity_tokens` set, the cache holds what device memory
+    leaves after the weights (`kv_capacity_tokens`).
+    """
+    from ktir.llm.step_costs import build_step_costs, grid_for, kv_capacity_tokens
+    from ktir.llm.workload import TokenCount, poisson_requests, read_trace
+
+    if cards != 1:
+        raise WorkloadError(f"cards must be 1, not {cards}: ktir times one card, not a tensor-parallel group")
+    if trace is not None:
+        workload = read_trace(trace)
+    elif rate is None:
+        raise WorkloadError("give an arrival rate or a trace")
+    else:
+        prompts, outputs = TokenCount.parse(str(prompt_tokens)), TokenCount.parse(str(output_tokens))
+        workload = poisson_requests(rate, requests, prompts, outputs, seed)
+    policy = policy or Policy(kv_capacity_tokens=kv_capacity_tokens(config, target))
+    policy.check()
+    longest = max(r.prompt_tokens + r.output_tokens for r in workload)
+    costs = build_step_costs(
+        config, target=target, grid=grid_for(policy, longest), cache_dir=cache_dir, progress=progress
+    )
+    return simulate(workload, costs, policy, cards=cards, slo=slo, rate_per_s=rate if trace is None else None)

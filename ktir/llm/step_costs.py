@@ -48,7 +48,7 @@ from ktir.compile import compile as compile_program
 from ktir.hardware.target import Target
 from ktir.llm.cache import static_cache_model
 from ktir.llm.estimate import EstimateError, _check_architecture, _extrapolate, _meta_model
-from ktir.llm.serving import Step
+from ktir.llm.serving import Policy, Step
 from ktir.progress import StageProgress
 
 PREFILL_TOKENS = (128, 256, 512, 1024, 2048)
@@ -238,6 +238,32 @@ def build_step_costs(
     return table
 
 
+def grid_for(policy: Policy, longest: int) -> Grid:
+    """
+    A grid that covers a run: chunks of 16 tokens doubling up to the step's token budget,
+    cached contexts 0, half and all of the longest request, batches 1, 2, 4, ... up to
+    `max_seqs`, decode contexts an eighth, half and all of the longest request.
+    """
+    budget = policy.max_batched_tokens
+    tokens = sorted({*(t for t in _doubling(16, budget)), budget})
+    longest = max(longest, 8)
+    batches = sorted({1, *_doubling(2, policy.max_seqs), policy.max_seqs} | {2})
+    return Grid(
+        prefill_tokens=tuple(tokens) if len(tokens) > 1 else (max(1, budget // 2), max(2, budget)),
+        prefill_cached=(0, longest // 2, longest),
+        decode_batches=tuple(b for b in batches if b <= max(policy.max_seqs, 2)),
+        decode_contexts=(longest // 8, longest // 2, longest),
+    )
+
+
+def _doubling(start: int, stop: int, factor: int = 2) -> list[int]:
+    values, value = [], start
+    while value < stop:
+        values.append(value)
+        value *= factor
+    return values
+
+
 def _pairs(xs: Sequence[int], ys: Sequence[int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     return [((i, x), (j, y)) for i, x in enumerate(xs) for j, y in enumerate(ys)]
 
@@ -317,6 +343,7 @@ __all__ = [
     "build_step_costs",
     "decode_step_us",
     "default_cache_dir",
+    "grid_for",
     "grid_programs",
     "held_out_errors",
     "kv_capacity_tokens",
