@@ -40,6 +40,7 @@ from ktir import __version__
 from ktir.hardware.target import load_target
 from ktir.progress import StageProgress
 from ktir.tools.arguments import ArgumentParser
+from ktir.tools.estimate_serve import ServeUsageError, add_serve_arguments, check_serve_arguments, run_serve
 from ktir.tools.output_files import (
     OutputError,
     Writer,
@@ -91,8 +92,11 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--version", action="version", version=f"ktir-estimate {__version__}")
     add_fit_arguments(parser)
+    add_serve_arguments(parser)
     args = parser.parse_args(argv)
     check_fit_arguments(args)
+    if args.serve:
+        check_serve_arguments(args)
     for name in ("prompt", "context", "batch"):
         if getattr(args, name) < 1:
             raise EstimateUsageError(f"argument --{name}: must be positive, not {getattr(args, name)}")
@@ -265,6 +269,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         if path:
             check_writable(path)
     config = read_config(args.config)
+    if args.serve:
+        return run_serve(args, config, args.quiet)
     if capacity_only(args):
         return run_fit(args, config)
     shape = {"prompt": args.prompt, "context": args.context, "batch": args.batch, "cores": args.cores}
@@ -446,7 +452,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(argv)
     except SystemExit as exit_:  # argparse's usage errors exit with 2
         return int(exit_.code or 0)
-    except EstimateUsageError as error:
+    except (EstimateUsageError, ServeUsageError) as error:
         print(f"ktir-estimate: error: {error}", file=sys.stderr)
         return 2
     except (ValueError, EstimateError, OutputError, ImportError) as error:
