@@ -47,6 +47,7 @@ from ktir.compile import TargetLike, chip_of
 from ktir.compile import compile as compile_program
 from ktir.hardware.target import Target
 from ktir.llm.cache import static_cache_model
+from ktir.llm.capacity import MemoryModel
 from ktir.llm.estimate import EstimateError, _check_architecture, _extrapolate, _meta_model
 from ktir.llm.serving import Policy, Step
 from ktir.progress import StageProgress
@@ -315,26 +316,20 @@ KV_BYTES = 2
 """Bytes per cached key or value element: ktir compiles models in fp16."""
 
 
-def kv_capacity_tokens(config: Any, target: TargetLike = None, cards: int = 1) -> int:
+def kv_capacity_tokens(
+    config: Any, target: TargetLike = None, cards: int = 1, step_tokens: int = 2048
+) -> int:
     """
-    Tokens the KV cache holds: the cards' device memory less the fp16 weights, over the cache
-    bytes per token (keys and values of every layer's KV heads). A simple stand-in for the
-    deployment capacity (`ktir.llm.capacity`), kept in this one function to be replaced by it.
+    Tokens the KV cache holds on each card: device memory less the weights, the runtime reserve
+    and the activations of a step of `step_tokens` tokens (`ktir.llm.capacity`, fp16), over the
+    cache bytes of one token (keys and values of every layer's KV heads at device-layout size:
+    head_dim padded to whole sticks). `EstimateError` when nothing is left for a cache.
     """
-    chip = chip_of(target)
-    layers = int(config.num_hidden_layers)
-    counts = [sum(p.numel() for p in _meta_model(config, n).parameters()) for n in (1, min(2, layers))]
-    weights = (counts[0] + (layers - 1) * (counts[-1] - counts[0])) * KV_BYTES
-    heads = int(getattr(config, "num_attention_heads", 1))
-    kv_heads = int(getattr(config, "num_key_value_heads", None) or heads)
-    head_dim = int(getattr(config, "head_dim", None) or config.hidden_size // heads)
-    per_token = 2 * layers * kv_heads * head_dim * KV_BYTES
-    free = chip.device_memory_bytes * cards - weights
-    if free < per_token:
-        raise EstimateError(
-            f"the weights ({weights / 1024**3:.1f} GiB) leave no room for a KV cache on {cards} card(s)"
-        )
-    return int(free // per_token)
+    memory = MemoryModel(config, target=target).per_card(context=1, batch=1, prompt=step_tokens, cards=cards)
+    free = memory.capacity - memory.weights - memory.reserve - memory.activations
+    if free < memory.kv_cache:
+        raise EstimateError(f"no room for a KV cache: {memory.describe()}")
+    return int(free // memory.kv_cache)
 
 
 __all__ = [

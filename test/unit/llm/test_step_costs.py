@@ -9,6 +9,7 @@ import transformers
 
 from ktir.hardware.target import SPYRE
 from ktir.llm import step_costs
+from ktir.llm.capacity import card_memory
 from ktir.llm.estimate import EstimateError
 from ktir.llm.serving import Step
 from ktir.llm.step_costs import (
@@ -123,11 +124,13 @@ def test_a_cached_table_is_read_not_compiled(compiled, monkeypatch):
         build_step_costs(tiny_config(), grid=GRID, cache_dir=cache, target=other)
 
 
-def test_kv_capacity_is_device_memory_less_weights():
+def test_kv_capacity_is_device_memory_less_weights_reserve_and_activations():
     config = tiny_config(2)
-    params = sum(p.numel() for p in transformers.LlamaForCausalLM(config).parameters())
-    per_token = 2 * 2 * 2 * 16 * 2  # keys and values, 2 layers, 2 KV heads, head_dim 16, fp16
-    assert kv_capacity_tokens(config) == (SPYRE.device_memory_bytes - 2 * params) // per_token
-    small = dataclasses.replace(SPYRE, device_memory_bytes=2 * params + 10)
-    with pytest.raises(EstimateError, match="leave no room for a KV cache"):
+    memory = card_memory(config, context=1, batch=1, prompt=2048)
+    # keys and values, 2 layers, 2 KV heads, head_dim 16 padded to a 64-element stick, fp16
+    assert memory.kv_cache == 2 * 2 * 2 * 64 * 2
+    free = SPYRE.device_memory_bytes - memory.weights - memory.reserve - memory.activations
+    assert kv_capacity_tokens(config) == free // memory.kv_cache
+    small = dataclasses.replace(SPYRE, device_memory_bytes=memory.weights)  # no room for the reserve
+    with pytest.raises(EstimateError, match="no room for a KV cache: needs"):
         kv_capacity_tokens(config, small)
