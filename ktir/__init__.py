@@ -23,6 +23,7 @@ __all__ = [
     "import_fx",
     "load",
     "run_pipeline",
+    "simulate_serving",
     "to_device",
     "to_host",
 ]
@@ -76,6 +77,13 @@ def run_pipeline(module: Any, spec: str, **options: Any) -> Any:
     from ktir.compile import run_pipeline as _run_pipeline
 
     return _run_pipeline(module, spec, **options)
+
+
+def simulate_serving(model_or_config: Any, **options: Any) -> Any:
+    """Continuous-batching serving of a causal LM on the simulated chip; see `ktir.llm.serving`."""
+    from ktir.llm.serving import simulate_serving as _simulate_serving
+
+    return _simulate_serving(getattr(model_or_config, "config", model_or_config), **options)
 
 
 def __getattr__(name: str) -> Any:

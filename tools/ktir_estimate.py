@@ -15,7 +15,11 @@ matplotlib). On a terminal an estimate that takes more than 2 s shows a progress
 and each file written is named there (`wrote est.png`); `-q` shows neither. A missing or
 malformed config, an architecture that is not a decoder-only causal LM (an encoder such as
 BERT, an encoder-decoder) or a bad target file is one line on stderr and exit code 1; a bad
-option exits with 2; no output file is written on failure. See docs/estimating.md.
+option exits with 2; no output file is written on failure. A model that does not fit the card's
+device memory (weights, KV cache, activations, runtime reserve) is such an error, with the
+numbers; `--max-fit` tables the largest batch and context that fit 1, 2, 4 and 8 cards, and
+`--cards N` each card's memory with the model split over N (capacity only, nothing is timed).
+See docs/estimating.md.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from ktir import __version__
 from ktir.hardware.target import load_target
 from ktir.progress import StageProgress
 from ktir.tools.arguments import ArgumentParser
+from ktir.tools.estimate_serve import ServeUsageError, add_serve_arguments, check_serve_arguments, run_serve
 from ktir.tools.output_files import (
     OutputError,
     Writer,
@@ -86,7 +91,12 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         help="nothing but errors on stderr: no progress bar, no 'wrote FILE'",
     )
     parser.add_argument("--version", action="version", version=f"ktir-estimate {__version__}")
+    add_fit_arguments(parser)
+    add_serve_arguments(parser)
     args = parser.parse_args(argv)
+    check_fit_arguments(args)
+    if args.serve:
+        check_serve_arguments(args)
     for name in ("prompt", "context", "batch"):
         if getattr(args, name) < 1:
             raise EstimateUsageError(f"argument --{name}: must be positive, not {getattr(args, name)}")
@@ -259,13 +269,19 @@ def run(argv: Sequence[str] | None = None) -> int:
         if path:
             check_writable(path)
     config = read_config(args.config)
+    if args.serve:
+        return run_serve(args, config, args.quiet)
+    if capacity_only(args):
+        return run_fit(args, config)
     shape = {"prompt": args.prompt, "context": args.context, "batch": args.batch, "cores": args.cores}
+    shape |= {"dtype": args.dtype, "kv_dtype": args.kv_dtype}
     targets = [None, *args.target]
     with progress_for(args.quiet, len(targets)) as progress:
         estimates = [estimate_llm(config, target=t, progress=progress, **shape) for t in targets]
     console = Console()
     console.print(table(estimates))
     console.print(op_table(estimates))
+    print_memory(console, estimates)
     for assumption in estimates[0].assumptions:
         console.print(f"assumed (timing only): {assumption}")
     files: list[tuple[str, Writer]] = []
@@ -279,6 +295,155 @@ def run(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+# -- Does it fit? `--max-fit` and `--cards` (device memory per card, `ktir.llm.capacity`) -------------
+
+
+def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The device-memory options: `--max-fit` and `--cards` (capacity only, nothing is compiled)."""
+    group = parser.add_argument_group("does it fit? (device memory per card, nothing compiled)")
+    group.add_argument(
+        "--max-fit",
+        action="store_true",
+        help="the largest batch at --context and the largest context at --batch that fit "
+        "1, 2, 4 and 8 cards (tensor parallelism); device memory only, no timing",
+    )
+    group.add_argument(
+        "--cards",
+        type=int,
+        default=1,
+        help="cards the model is split over (tensor parallelism, 1 to 8): checks the memory "
+        "of each card only; several cards are not simulated, so with more than 1 no time is given",
+    )
+    group.add_argument(
+        "--dtype",
+        choices=("fp16", "fp8", "int8"),
+        default=None,
+        help="weight format the memory counts (default: the config's quantization_config, else fp16); "
+        "linear layers only, with fp32 scales per output row; timing stays fp16",
+    )
+    group.add_argument(
+        "--kv-dtype",
+        choices=("fp16", "fp8"),
+        default=None,
+        help="KV-cache format the memory counts (default: the config's, else fp16); timing stays fp16",
+    )
+
+
+def check_fit_arguments(args: argparse.Namespace) -> None:
+    """`EstimateUsageError` for device-memory options that do not go together."""
+    if not 1 <= args.cards <= 8:
+        raise EstimateUsageError(f"argument --cards: must be 1 to 8 (cards in a group), not {args.cards}")
+    if args.max_fit and args.cards != 1:
+        raise EstimateUsageError(
+            "argument --cards: --max-fit reports 1, 2, 4 and 8 cards; give one or the other"
+        )
+    if capacity_only(args) and args.png:
+        raise EstimateUsageError("argument --png: there is no timing to plot with --max-fit or --cards")
+
+
+def capacity_only(args: argparse.Namespace) -> bool:
+    """Whether the run reports device memory only (`--max-fit`, or `--cards` above 1)."""
+    return bool(args.max_fit or args.cards > 1)
+
+
+def run_fit(args: argparse.Namespace, config: Any) -> int:
+    """`--max-fit` or `--cards`: the memory table per target (and `--json`); exit 1 if it does not fit."""
+    from ktir.llm.capacity import MemoryModel
+
+    shape = {"prompt": args.prompt, "context": args.context, "batch": args.batch}
+    models = [
+        MemoryModel(config, dtype=args.dtype, kv_dtype=args.kv_dtype, target=t) for t in [None, *args.target]
+    ]
+    data = _max_fit(models, config, shape) if args.max_fit else _cards_fit(models, args.cards, shape)
+    if args.json:
+        text = json.dumps(data, indent=2)
+        write_all([(args.json, lambda path: Path(path).write_text(text + "\n", encoding="utf-8"))])
+        announce_written([args.json], quiet=args.quiet)
+    return 0
+
+
+def _max_fit(models: Sequence[Any], config: Any, shape: dict[str, int]) -> list[dict[str, Any]]:
+    """Print the `--max-fit` table; its JSON."""
+    from ktir.llm.capacity import max_fit
+
+    fits = [max_fit(m, **shape) for m in models]
+    limit = getattr(config, "max_position_embeddings", None)
+    Console().print(max_fit_table(models, fits, **shape, positions=limit))
+    return [
+        {"format": "ktir-max-fit", "version": 1, "target": m.target.name, **shape,
+         "max_position_embeddings": limit, "cards": [row.to_dict() for row in rows]}
+        for m, rows in zip(models, fits, strict=True)
+    ]  # fmt: skip
+
+
+def _cards_fit(models: Sequence[Any], cards: int, shape: dict[str, int]) -> list[dict[str, Any]]:
+    """Print each card's memory on `cards` cards; its JSON. `EstimateError` if it does not fit."""
+    from ktir.llm.estimate import EstimateError
+
+    memories = [m.per_card(cards=cards, **shape) for m in models]
+    for m, memory in zip(models, memories, strict=True):
+        if not memory.fits:
+            where = (
+                f"at context {shape['context']} x batch {shape['batch']} on {cards} cards of {m.target.name}"
+            )
+            raise EstimateError(f"it does not fit {where}: {memory.describe()}")
+    console = Console()
+    console.print(f"{cards} cards, tensor parallelism (device memory only: several cards are not timed)")
+    for m, memory in zip(models, memories, strict=True):
+        console.print(f"{m.target.name}: {memory.describe()}")
+    return [
+        {"target": m.target.name, **shape, "memory": memory.to_dict()}
+        for m, memory in zip(models, memories, strict=True)
+    ]
+
+
+def max_fit_table(
+    models: Sequence[Any],
+    fits: Sequence[Sequence[Any]],
+    *,
+    prompt: int,
+    context: int,
+    batch: int,
+    positions: int | None = None,
+) -> Table:
+    """
+    One row per target and card count: weights per card, largest batch, largest context; the
+    caption names the model's own position limit (`positions`), which memory does not know.
+    """
+    from ktir.llm.capacity import GIB
+
+    out = Table(title=f"what fits (prompt {prompt}; device memory only, tensor parallelism over the cards)")
+    if positions:
+        out.caption = f"the model itself is trained for {positions:,} positions (max_position_embeddings)"
+    columns = (
+        "cards",
+        "weights / card (GiB)",
+        f"max batch at context {context}",
+        f"max context at batch {batch}",
+    )
+    out.add_column("target", justify="left")
+    for name in columns:
+        out.add_column(name, justify="right")
+    for model, rows in zip(models, fits, strict=True):
+        for row in rows:
+            if row.reason:
+                out.add_row(model.target.name, str(row.cards), "-", "-", escape(row.reason))
+                continue
+            batch_cell = f"{row.batch:,}" if row.batch else "does not fit"
+            context_cell = f"{row.context:,}" if row.context else "does not fit"
+            out.add_row(
+                model.target.name, str(row.cards), f"{row.weights / GIB:,.1f}", batch_cell, context_cell
+            )
+    return out
+
+
+def print_memory(console: Console, estimates: Sequence[Any]) -> None:
+    """The memory line under the latency table: what the model holds on one card of each target."""
+    for estimate in estimates:
+        if estimate.memory is not None:
+            console.print(f"device memory, {estimate.target.name}: {estimate.memory.describe()}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point: one-line errors, exit 1 for bad input and 2 for bad usage."""
     from ktir.llm.estimate import EstimateError
@@ -287,7 +452,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(argv)
     except SystemExit as exit_:  # argparse's usage errors exit with 2
         return int(exit_.code or 0)
-    except EstimateUsageError as error:
+    except (EstimateUsageError, ServeUsageError) as error:
         print(f"ktir-estimate: error: {error}", file=sys.stderr)
         return 2
     except (ValueError, EstimateError, OutputError, ImportError) as error:

@@ -221,6 +221,15 @@ def _ktdp_function(module: ModuleOp, filename: str, function: str | None) -> str
     return function
 
 
+_GRAPH_ONLY = ("--random", "--weights", "--timing-only", "--cores", "--trace", "--png", "--roofline-png")
+"""Flags of ktir IR runs that a ktdp kernel's run has no use for (its report has no timeline to draw)."""
+
+
+def _graph_only_flags(args: argparse.Namespace) -> list[str]:
+    """The `_GRAPH_ONLY` flags given on the command line (a ktdp kernel would ignore them)."""
+    return [flag for flag in _GRAPH_ONLY if getattr(args, flag[2:].replace("-", "_")) not in (None, False)]
+
+
 def _entry(module: ModuleOp, function: str | None) -> None:
     """Check, before compiling, that the function to run exists; the error names those that do."""
     try:
@@ -448,6 +457,9 @@ def run(argv: Sequence[str] | None = None) -> int:
         from ktir.tools.ktdp_run import run_ktdp
 
         args.function = _ktdp_function(module, filename, args.function)
+        if given := _graph_only_flags(args):
+            flags = ", ".join(given)
+            raise UsageError(f"{flags}: not for ktdp kernels (they run on --inputs; -o and --json)")
         return run_ktdp(args, text if args.input_file == "-" else Path(args.input_file))
     if given := [flag for flag in ("--grid", "--place") if getattr(args, flag[2:])]:
         raise UsageError(

@@ -112,6 +112,13 @@ class Target:
     Assumption: the host is not specified (IBM z17 and Power11 both carry the card); 10 GB/s
     is a single thread's order of streaming bandwidth."""
 
+    # Deployment: what a model may use of the card (`ktir.llm.capacity`, docs/estimating.md).
+    device_memory_reserved_fraction: float = 0.08
+    """Share of device memory the runtime keeps (compiled programs, descriptors, allocator slack);
+    a model's weights, KV cache and activations must fit in the rest. Assumption: not published,
+    and vllm-spyre has no available-memory API yet; 0.08 is what vLLM leaves by default on other
+    devices (`gpu_memory_utilization` 0.92). 10.24 GiB of Spyre's 128 GiB."""
+
     @property
     def fp16_peak_flops(self) -> float:
         """The chip's fp16 FLOP/s, 2 per MAC over all cores: 98.304e12 for Spyre."""
@@ -194,6 +201,9 @@ def resolve_target(target: Target | str | os.PathLike[str] | None) -> Target:
     )
 
 
+_FRACTIONS = ("lx_reserved_fraction", "device_memory_reserved_fraction")
+"""Fields that are a share in [0, 1) rather than a positive size or rate."""
+
 _FIELD_TYPES = {"int": (int,), "float": (int, float), "str": (str,)}
 
 
@@ -254,8 +264,8 @@ def _bad_fields(target: Target) -> list[str]:
         kinds = _FIELD_TYPES[str(field.type)]
         if isinstance(value, bool) or not isinstance(value, kinds):
             bad.append(f"{field.name} must be {field.type!s}, not {value!r}")
-        elif field.name == "lx_reserved_fraction" and not 0 <= value < 1:
+        elif field.name in _FRACTIONS and not 0 <= value < 1:
             bad.append(f"{field.name} must be in [0, 1), not {value}")
-        elif kinds != (str,) and field.name != "lx_reserved_fraction" and not value > 0:
+        elif kinds != (str,) and field.name not in _FRACTIONS and not value > 0:
             bad.append(f"{field.name} must be positive, not {value}")
     return bad

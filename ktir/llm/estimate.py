@@ -4,7 +4,10 @@ Whole-model LLM estimates from a Hugging Face config, without weights (`ktir.est
 The question: how long would this model take on the chip to answer a prompt (time to first
 token) and to produce each further token at a given context, and how far is that from the
 roofline? `estimate_llm(config, prompt=512, context=2048)` answers it without allocating a
-weight:
+weight. First it checks that the model fits the card (`ktir.llm.capacity`: weights, KV cache,
+activations and the runtime reserve against `Target.device_memory_bytes`); one that does not
+raises `EstimateError` with the numbers (`needs 142.3 GiB per card, has 128 GiB (...)`) and
+nothing is compiled. Then:
 
 1. The model is built on PyTorch's `meta` device in fp16 and wrapped with a static KV cache of
    `context` positions (`ktir.llm.cache`), as `ktir.generate` runs it.
@@ -37,7 +40,7 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -48,6 +51,9 @@ from ktir.llm.cache import static_cache_model
 from ktir.progress import StageProgress
 from ktir.sim import Report
 from ktir.sim.report import Yardstick
+
+if TYPE_CHECKING:
+    from ktir.llm.capacity import CardMemory
 
 CHECKED_ARCHITECTURES = ("llama", "mistral", "qwen2", "granite", "gemma")
 """Decoder architectures the tests and `bench/configs` estimate; the error for an unsupported
@@ -104,6 +110,8 @@ class LlmEstimate:
     assumptions: list[str]
     wall_seconds: float
     """Wall time of the estimate (build, export, compile and timing-only runs)."""
+    memory: CardMemory | None = None
+    """Device memory the model holds on the card (`ktir.llm.capacity`), checked before compiling."""
 
     @property
     def target(self) -> Target:
@@ -145,6 +153,7 @@ class LlmEstimate:
             "tokens_per_second": self.tokens_per_second, "prefill": phase(self.prefill),
             "decode": phase(self.decode), "assumptions": self.assumptions,
             "wall_seconds": self.wall_seconds,
+            "memory": None if self.memory is None else self.memory.to_dict(),
         }  # fmt: skip
 
 
@@ -157,20 +166,25 @@ def estimate_llm(
     target: TargetLike = None,
     cores: int | None = None,
     progress: StageProgress | None = None,
+    dtype: str | None = None,
+    kv_dtype: str | None = None,
 ) -> LlmEstimate:
     """
     Time to first token and decode time per token of a Hugging Face causal LM (a
     `PretrainedConfig`, or a model whose config is used; no weight is read) for `prompt`
     tokens, a decode step at `context` positions and `batch` sequences, on `target` (a
     `Target` or a TOML file; default Spyre). See the module docstring for how. Each of its
-    `STAGES` programs is announced to `progress` before it is compiled.
+    `STAGES` programs is announced to `progress` before it is compiled. `dtype` and
+    `kv_dtype` (`ktir.llm.quantization`; default: the config's `quantization_config`, else
+    fp16) set the formats the device-memory check counts; the programs are timed in fp16.
     """
     start = time.perf_counter()
     config = getattr(model_or_config, "config", model_or_config)
     layers = _check(config, prompt, context, batch)
     _check_architecture(config)
     chip = chip_of(target)
-    prefills, decodes, assumptions = [], [], {}
+    memory, stored = _check_fit(config, chip, (prompt, context, batch), dtype, kv_dtype)
+    prefills, decodes, assumptions = [], [], dict.fromkeys(stored)
     for count in (1, 2):
         model = _meta_model(config, count)
         for reports, phase, wrapper, args in (
@@ -198,7 +212,33 @@ def estimate_llm(
         decode=_extrapolate(*decodes, layers, chip),
         assumptions=list(assumptions),
         wall_seconds=time.perf_counter() - start,
+        memory=memory,
     )
+
+
+def _check_fit(
+    config: Any, chip: Target, sizes: tuple[int, int, int], dtype: str | None, kv_dtype: str | None
+) -> tuple[CardMemory, list[str]]:
+    """
+    The card's memory for the model at (prompt, context, batch) `sizes` (`ktir.llm.capacity`),
+    and the assumption to report when its weights or cache are not fp16; `EstimateError` if it
+    does not fit.
+    """
+    from ktir.llm.capacity import MemoryModel
+
+    prompt, context, batch = sizes
+    model = MemoryModel(config, dtype=dtype, kv_dtype=kv_dtype, target=chip)
+    memory = model.per_card(context=context, batch=batch, prompt=prompt)
+    if not memory.fits:
+        raise EstimateError(
+            f"{getattr(config, 'model_type', '?')} with {config.num_hidden_layers} layers at context "
+            f"{context} x batch {batch} does not fit on {chip.name}: {memory.describe()}"
+        )
+    form = model.format
+    if (form.dtype, form.kv_cache) == ("fp16", "fp16"):
+        return memory, []
+    stored = f"{form.dtype} weights ({form.source}) and {form.kv_cache} KV cache"
+    return memory, [f"{stored} are counted in device memory; the programs are timed with fp16 ones"]
 
 
 def _check(config: Any, prompt: int, context: int, batch: int) -> int:

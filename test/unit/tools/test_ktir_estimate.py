@@ -197,3 +197,124 @@ def test_the_png_marks_each_phases_bound() -> None:
             [(0.6, bound_ms), (1.4, bound_ms)],
         ]
         assert [t.get_text() for t in axis.texts] == [f"{phase.vs_bound:.2f}x bound"] * 2
+
+
+# -- Does it fit? (`--max-fit`, `--cards`; device memory per card, `ktir.llm.capacity`) ---------------
+
+LLAMA_70B = {
+    "model_type": "llama", "hidden_size": 8192, "intermediate_size": 28672, "num_attention_heads": 64,
+    "num_key_value_heads": 8, "num_hidden_layers": 80, "vocab_size": 128256, "max_position_embeddings": 8192,
+}  # fmt: skip
+
+
+@pytest.fixture
+def llama_70b(tmp_path: Path) -> Path:
+    path = tmp_path / "llama-70b.json"
+    path.write_text(json.dumps(LLAMA_70B))
+    return path
+
+
+def test_a_model_that_does_not_fit_is_one_line_and_writes_nothing(
+    llama_70b: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "e.json"
+    assert main([str(llama_70b), "--json", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "ktir-estimate: error: llama with 80 layers at context 2048 x batch 1 does not fit on spyre: "
+        "needs 142.3 GiB per card, has 128 GiB (weights 131.4 + KV cache 0.62 + activations 0.04 + "
+        "runtime reserve 10.2 GiB)\n"
+    )
+    assert captured.out == "" and not out.exists()
+
+
+def test_max_fit_tables_one_to_eight_cards(
+    llama_70b: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ktir.llm.capacity import MemoryModel, max_fit
+
+    out = tmp_path / "fit.json"
+    assert main([str(llama_70b), "--max-fit", "--batch", "4", "--json", str(out), "-q"]) == 0
+    text = capsys.readouterr().out
+    assert "does not fit" in text and "trained for 8,192 positions" in text
+    (data,) = json.loads(out.read_text())
+    assert (data["format"], data["target"], data["context"], data["batch"]) == (
+        "ktir-max-fit",
+        "spyre",
+        2048,
+        4,
+    )
+    expected = max_fit(MemoryModel(read_config(str(llama_70b))), context=2048, batch=4, prompt=512)
+    assert [(c["cards"], c["max_batch"], c["max_context"]) for c in data["cards"]] == [
+        (row.cards, row.batch, row.context) for row in expected
+    ]
+    assert data["cards"][0]["max_batch"] == 0 and data["cards"][1]["max_batch"] == 152
+    for row in expected[1:]:
+        assert f"{row.batch:,}" in text and f"{row.context:,}" in text
+
+
+def test_cards_reports_each_cards_memory_without_timing(
+    llama_70b: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([str(llama_70b), "--cards", "2"]) == 0
+    text = " ".join(capsys.readouterr().out.split())  # the console wraps long lines
+    assert "2 cards, tensor parallelism (device memory only: several cards are not timed)" in text
+    assert "spyre: needs 76.3 GiB on each of 2 cards, has 128 GiB (weights 65.7 +" in text
+    assert "tokens / s" not in text
+
+
+def test_cards_that_cannot_split_the_heads_exit_1(
+    llama_70b: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([str(llama_70b), "--cards", "3"]) == 1
+    assert capsys.readouterr().err == (
+        "ktir-estimate: error: 3 cards cannot split 64 attention heads evenly "
+        "(tensor parallelism gives each card whole heads)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--cards", "9"], "argument --cards: must be 1 to 8 (cards in a group), not 9"),
+        (["--cards", "0"], "argument --cards: must be 1 to 8 (cards in a group), not 0"),
+        (["--max-fit", "--cards", "2"], "argument --cards: --max-fit reports 1, 2, 4 and 8 cards"),
+        (
+            ["--max-fit", "--png", "x.png"],
+            "argument --png: there is no timing to plot with --max-fit or --cards",
+        ),
+    ],
+)
+def test_bad_fit_options_exit_2(
+    config: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert main([str(config), *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_dtype_fp8_counts_one_byte_weights(llama_70b: Path, tmp_path: Path) -> None:
+    out = tmp_path / "fit.json"
+    assert (
+        main([str(llama_70b), "--max-fit", "--dtype", "fp8", "--kv-dtype", "fp8", "--json", str(out), "-q"])
+        == 0
+    )
+    (data,) = json.loads(out.read_text())
+    one_card = data["cards"][0]
+    assert one_card["max_batch"] > 0 and one_card["weights"] < 70 * 1024**3  # fp16 needed 131.4 GiB
+
+
+def test_fp8_weights_are_an_assumption_of_the_timing(
+    config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "e.json"
+    assert (
+        main([str(config), "--prompt", "8", "--context", "16", "--dtype", "fp8", "--json", str(out), "-q"])
+        == 0
+    )
+    (estimate,) = json.loads(out.read_text())
+    assumption = (
+        "fp8 weights (--dtype fp8) and fp16 KV cache are counted in device memory; the programs are timed "
+        "with fp16 ones"
+    )
+    assert estimate["assumptions"][0] == assumption
+    assert "fp8 weights (--dtype fp8)" in capsys.readouterr().out

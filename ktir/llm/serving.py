@@ -1,0 +1,438 @@
+"""
+An event-driven serving simulator: continuous batching with vLLM's scheduling policy.
+
+`simulate(requests, step_cost, policy)` replays requests (`ktir.llm.workload`) through a
+scheduler that runs one step at a time, as vLLM's engine does; `step_cost(step)` gives each
+step's microseconds (the compiled programs' table, `ktir.llm.step_costs`, or any callable: the
+tests use an affine one). Each step, at time `t`:
+
+1. Requests that have arrived by `t` join the waiting queue (FIFO).
+2. Running requests are scheduled first, in admission order, within the step's token budget
+   (`max_batched_tokens`): a request still in its prompt gets a prefill chunk of
+   `min(rest of prompt, prefill_chunk, budget left)` tokens, a decoding request one token.
+3. Then waiting requests are admitted in FIFO order while the budget lasts, fewer than
+   `max_seqs` requests run, and the KV cache has room for the head request's prompt and output
+   tokens (`kv_capacity_tokens`); a request that does not fit blocks those behind it, as
+   vLLM's FIFO policy does. An admitted request gets its first prefill chunk in the same step.
+4. The step takes `step_cost(step)`; at its end each request whose prompt is now complete
+   emits its first token, each decoding request its next one, and a request that has emitted
+   all its output tokens leaves and frees its cache.
+
+When nothing is running or waiting, time jumps to the next arrival. Unlike vLLM, the cache is
+reserved for a request's whole output at admission, so no request is ever preempted.
+Everything is deterministic: no randomness beyond the requests themselves.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ktir.llm.workload import Request, WorkloadError
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one scheduler step computes."""
+
+    prefill_chunks: tuple[tuple[int, int], ...] = ()
+    """One `(tokens, cached)` per prefilling request: `tokens` prompt tokens written after `cached` ones."""
+    decode_contexts: tuple[int, ...] = ()
+    """One entry per decoding request: the positions its new token attends over (itself included)."""
+
+    @property
+    def tokens(self) -> int:
+        """Tokens the step computes: prefill chunk tokens plus one per decode."""
+        return sum(n for n, _ in self.prefill_chunks) + len(self.decode_contexts)
+
+
+StepCost = Callable[[Step], float]
+"""A step's time in microseconds."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The scheduler's limits (vLLM's `max_num_batched_tokens`, `max_num_seqs`, chunk size, cache)."""
+
+    max_batched_tokens: int = 2048
+    max_seqs: int = 32
+    prefill_chunk: int = 1024
+    """Largest prefill chunk of one request in one step (vLLM's `long_prefill_token_threshold`)."""
+    kv_capacity_tokens: int = 1 << 20
+    """Tokens the KV cache holds, over all running requests."""
+
+    def check(self) -> None:
+        """`WorkloadError` for a non-positive limit."""
+        for name in ("max_batched_tokens", "max_seqs", "prefill_chunk", "kv_capacity_tokens"):
+            if getattr(self, name) < 1:
+                raise WorkloadError(f"{name} must be at least 1, not {getattr(self, name)}")
+
+
+@dataclass(frozen=True)
+class Slo:
+    """Service-level objectives (ms); a request meets them if it meets every one given."""
+
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+    """Mean time per output token after the first (the request's mean inter-token latency)."""
+    e2e_ms: float | None = None
+
+
+@dataclass
+class ServingResult:
+    """Per-request times of a simulation, and the figures serving engineers read from them."""
+
+    requests: list[Request]
+    first_token_us: np.ndarray
+    finish_us: np.ndarray
+    admitted_us: np.ndarray
+    inter_token_us: np.ndarray
+    """Every gap between two consecutive tokens of a request, over all requests."""
+    steps: int
+    cards: int = 1
+    queue_integral_us: float = 0.0
+    """Integral over time of the waiting queue's length, as the scheduler held it."""
+    system_integral_us: float = 0.0
+    """Integral over time of the requests in the system (arrived, not finished)."""
+    rate_per_s: float | None = None
+    """The configured Poisson rate, if any."""
+    slo: Slo = field(default_factory=Slo)
+
+    @property
+    def arrival_us(self) -> np.ndarray:
+        """Arrival times."""
+        return np.array([r.arrival_us for r in self.requests])
+
+    @property
+    def output_tokens(self) -> np.ndarray:
+        """Output tokens of each request."""
+        return np.array([r.output_tokens for r in self.requests])
+
+    @property
+    def ttft_us(self) -> np.ndarray:
+        """Time to first token of each request: arrival to the end of the step that completes its prompt."""
+        return self.first_token_us - self.arrival_us
+
+    @property
+    def e2e_us(self) -> np.ndarray:
+        """End-to-end latency of each request: arrival to its last token."""
+        return self.finish_us - self.arrival_us
+
+    @property
+    def queue_us(self) -> np.ndarray:
+        """Queueing delay of each request: arrival to admission."""
+        return self.admitted_us - self.arrival_us
+
+    @property
+    def tpot_us(self) -> np.ndarray:
+        """Mean time per output token after the first, of each request (NaN for one-token outputs)."""
+        gaps = self.output_tokens - 1
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(gaps > 0, (self.finish_us - self.first_token_us) / np.maximum(gaps, 1), np.nan)
+
+    @property
+    def duration_us(self) -> float:
+        """From time 0 (the trace's origin) to the last token."""
+        return float(self.finish_us.max())
+
+    @property
+    def tokens_per_second_per_card(self) -> float:
+        """Output tokens per second of the whole run, per card."""
+        return float(self.output_tokens.sum()) * 1e6 / self.duration_us / self.cards
+
+    @property
+    def tokens_per_second_per_user(self) -> float:
+        """Median decode speed one user sees: 1 / TPOT (requests with at least two output tokens)."""
+        tpot = self.tpot_us[~np.isnan(self.tpot_us)]
+        return float(np.median(1e6 / tpot)) if tpot.size and tpot.min() > 0 else float("nan")
+
+    @property
+    def arrival_rate_per_s(self) -> float:
+        """Requests per second over the arrivals: count / last arrival time."""
+        return len(self.requests) * 1e6 / float(self.arrival_us.max())
+
+    def meets_slo(self) -> np.ndarray:
+        """Which requests meet every objective of `slo`."""
+        ok = np.ones(len(self.requests), dtype=bool)
+        for limit, values in (
+            (self.slo.ttft_ms, self.ttft_us),
+            (self.slo.tpot_ms, np.nan_to_num(self.tpot_us)),
+            (self.slo.e2e_ms, self.e2e_us),
+        ):
+            if limit is not None:
+                ok &= values <= limit * 1e3
+        return ok
+
+    @property
+    def goodput_per_s(self) -> float:
+        """Requests per second that meet the SLOs (all of them without SLOs)."""
+        return float(self.meets_slo().sum()) * 1e6 / self.duration_us
+
+    def littles_law(self) -> dict[str, float]:
+        """
+        Little's law on the simulated system and queue: the time-average count (integrated from
+        the scheduler's own state) against arrival rate x mean time (from the request records).
+        """
+        rate = len(self.requests) / self.duration_us
+        return {
+            "system_mean_count": self.system_integral_us / self.duration_us,
+            "system_rate_x_time": rate * float(self.e2e_us.mean()),
+            "queue_mean_count": self.queue_integral_us / self.duration_us,
+            "queue_rate_x_time": rate * float(self.queue_us.mean()),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every figure as plain data (milliseconds, tokens per second), for JSON."""
+        return {
+            "requests": len(self.requests), "steps": self.steps, "cards": self.cards,
+            "rate_per_s": self.rate_per_s, "arrival_rate_per_s": self.arrival_rate_per_s,
+            "duration_s": self.duration_us / 1e6, "ttft_ms": percentiles(self.ttft_us / 1e3),
+            "itl_ms": percentiles(self.inter_token_us / 1e3), "tpot_ms": percentiles(self.tpot_us / 1e3),
+            "e2e_ms": percentiles(self.e2e_us / 1e3), "queue_ms": percentiles(self.queue_us / 1e3),
+            "tokens_per_second_per_card": self.tokens_per_second_per_card,
+            "tokens_per_second_per_user": self.tokens_per_second_per_user,
+            "goodput_requests_per_s": self.goodput_per_s,
+            "slo": {"ttft_ms": self.slo.ttft_ms, "tpot_ms": self.slo.tpot_ms, "e2e_ms": self.slo.e2e_ms},
+            "slo_attainment": float(self.meets_slo().mean()), "littles_law": self.littles_law(),
+        }  # fmt: skip
+
+
+def percentiles(values: np.ndarray) -> dict[str, float]:
+    """p50, p90, p99 and the mean of `values` (NaNs ignored; NaN when there are none)."""
+    values = values[~np.isnan(values)]
+    if not values.size:
+        return {"p50": float("nan"), "p90": float("nan"), "p99": float("nan"), "mean": float("nan")}
+    p50, p90, p99 = np.percentile(values, [50, 90, 99])
+    return {"p50": float(p50), "p90": float(p90), "p99": float(p99), "mean": float(values.mean())}
+
+
+class _State:
+    """The scheduler's state during a simulation (one instance per run)."""
+
+    def __init__(self, requests: Sequence[Request], policy: Policy) -> None:
+        self.requests = requests
+        self.policy = policy
+        count = len(requests)
+        self.prefilled = np.zeros(count, dtype=np.int64)
+        self.emitted = np.zeros(count, dtype=np.int64)
+        self.admitted = np.full(count, np.nan)
+        self.first = np.full(count, np.nan)
+        self.finish = np.full(count, np.nan)
+        self.last_token = np.full(count, np.nan)
+        self.gaps: list[float] = []
+        self.waiting: deque[int] = deque()
+        self.running: list[int] = []
+        self.kv_used = 0
+        self.done = 0
+
+    def schedule(self, now: float) -> tuple[Step, list[tuple[int, int]], list[int]]:
+        """The next step: running requests first, then FIFO admissions (module docstring)."""
+        budget = self.policy.max_batched_tokens
+        chunks: list[tuple[int, int]] = []
+        decodes: list[int] = []
+        for index in self.running:
+            if budget == 0:
+                break
+            request = self.requests[index]
+            if self.prefilled[index] < request.prompt_tokens:
+                tokens = min(
+                    request.prompt_tokens - int(self.prefilled[index]), self.policy.prefill_chunk, budget
+                )
+                chunks.append((index, tokens))
+                budget -= tokens
+            else:
+                decodes.append(index)
+                budget -= 1
+        while self.waiting and budget > 0 and len(self.running) < self.policy.max_seqs:
+            index = self.waiting[0]
+            request = self.requests[index]
+            need = request.prompt_tokens + request.output_tokens
+            if self.kv_used + need > self.policy.kv_capacity_tokens:
+                break  # FIFO: the head blocks the queue until running requests free the cache
+            self.waiting.popleft()
+            self.running.append(index)
+            self.kv_used += need
+            self.admitted[index] = now
+            tokens = min(request.prompt_tokens, self.policy.prefill_chunk, budget)
+            chunks.append((index, tokens))
+            budget -= tokens
+        step = Step(
+            prefill_chunks=tuple((n, int(self.prefilled[i])) for i, n in chunks),
+            decode_contexts=tuple(self.requests[i].prompt_tokens + int(self.emitted[i]) for i in decodes),
+        )
+        return step, chunks, decodes
+
+    def finish_step(self, end: float, chunks: list[tuple[int, int]], decodes: list[int]) -> None:
+        """Apply a step ending at `end`: prompts advance, tokens are emitted, finished requests leave."""
+        emitting = list(decodes)
+        for index, tokens in chunks:
+            self.prefilled[index] += tokens
+            if self.prefilled[index] == self.requests[index].prompt_tokens:
+                emitting.append(index)
+                self.first[index] = end
+        for index in emitting:
+            if self.emitted[index] > 0:
+                self.gaps.append(end - self.last_token[index])
+            self.emitted[index] += 1
+            self.last_token[index] = end
+            if self.emitted[index] == self.requests[index].output_tokens:
+                self.finish[index] = end
+                self.kv_used -= self.requests[index].prompt_tokens + self.requests[index].output_tokens
+                self.running.remove(index)
+                self.done += 1
+
+
+def simulate(
+    requests: Sequence[Request],
+    step_cost: StepCost,
+    policy: Policy | None = None,
+    *,
+    cards: int = 1,
+    slo: Slo | None = None,
+    rate_per_s: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ServingResult:
+    """
+    Replay `requests` through the continuous-batching scheduler (module docstring), each step
+    timed by `step_cost`; `progress(finished, total)` is called after each step that finishes
+    a request. `WorkloadError` if a request can never fit the KV cache.
+    """
+    policy = policy or Policy()
+    policy.check()
+    requests = sorted(requests, key=lambda r: r.arrival_us)
+    if not requests:
+        raise WorkloadError("no request to simulate")
+    for request in requests:
+        if request.prompt_tokens + request.output_tokens > policy.kv_capacity_tokens:
+            raise WorkloadError(
+                f"a request of {request.prompt_tokens} prompt and {request.output_tokens} output tokens "
+                f"never fits the KV cache of {policy.kv_capacity_tokens} tokens"
+            )
+    state = _State(requests, policy)
+    now, arrived, steps = 0.0, 0, 0
+    queue_integral = system_integral = 0.0
+    while state.done < len(requests):
+        while arrived < len(requests) and requests[arrived].arrival_us <= now:
+            state.waiting.append(arrived)
+            arrived += 1
+        if not state.running and not state.waiting:
+            now = requests[arrived].arrival_us  # idle until the next arrival
+            continue
+        step, chunks, decodes = state.schedule(now)
+        duration = float(step_cost(step))
+        if not duration > 0:
+            raise WorkloadError(f"step cost must be positive, not {duration} for {step}")
+        end = now + duration
+        # Requests that arrive during the step wait from their arrival to its end.
+        late = _waits_before(requests, arrived, end)
+        in_system = len(state.waiting) + len(state.running)
+        queue_integral += len(state.waiting) * duration + sum(late)
+        system_integral += in_system * duration + sum(late)
+        done_before = state.done
+        state.finish_step(end, chunks, decodes)
+        now, steps = end, steps + 1
+        if progress is not None and state.done > done_before:
+            progress(state.done, len(requests))
+    return ServingResult(
+        requests=list(requests),
+        first_token_us=state.first,
+        finish_us=state.finish,
+        admitted_us=state.admitted,
+        inter_token_us=np.array(state.gaps),
+        steps=steps,
+        cards=cards,
+        queue_integral_us=queue_integral,
+        system_integral_us=system_integral,
+        rate_per_s=rate_per_s,
+        slo=slo or Slo(),
+    )
+
+
+def _waits_before(requests: Sequence[Request], start: int, end: float) -> list[float]:
+    """`end - arrival` of each request from index `start` on that arrives by `end` (they are sorted)."""
+    waits = []
+    for request in requests[start:]:
+        if request.arrival_us > end:
+            break
+        waits.append(end - request.arrival_us)
+    return waits
+
+
+def single_request_ttft_us(prompt_tokens: int, step_cost: StepCost, policy: Policy | None = None) -> float:
+    """A lone request's time to first token: its prompt's chunks, one step each."""
+    policy = policy or Policy()
+    chunk = min(policy.prefill_chunk, policy.max_batched_tokens)
+    total, cached = 0.0, 0
+    while cached < prompt_tokens:
+        tokens = min(chunk, prompt_tokens - cached)
+        total += float(step_cost(Step(prefill_chunks=((tokens, cached),))))
+        cached += tokens
+    return total
+
+
+def decode_bound_tokens_per_s(step_cost: StepCost, policy: Policy, context: int) -> float:
+    """Tokens per second of back-to-back decode steps of `max_seqs` requests at `context`: the ceiling."""
+    step = Step(decode_contexts=(context,) * min(policy.max_seqs, policy.max_batched_tokens))
+    return len(step.decode_contexts) * 1e6 / float(step_cost(step))
+
+
+__all__ = [
+    "Policy",
+    "ServingResult",
+    "Slo",
+    "Step",
+    "StepCost",
+    "decode_bound_tokens_per_s",
+    "percentiles",
+    "simulate",
+    "simulate_serving",
+    "single_request_ttft_us",
+]
+
+
+def simulate_serving(
+    config: Any,
+    *,
+    rate: float | None = None,
+    requests: int = 200,
+    prompt_tokens: str | int = 512,
+    output_tokens: str | int = 128,
+    trace: str | None = None,
+    policy: Policy | None = None,
+    seed: int = 0,
+    slo: Slo | None = None,
+    target: Any = None,
+    cards: int = 1,
+    cache_dir: str | None = None,
+    progress: Any = None,
+) -> ServingResult:
+    """
+    Serve `requests` Poisson arrivals at `rate` per second (token counts: a number or a
+    `TokenCount` text such as `"uniform:256:1024"`), or the requests of `trace`, with the
+    step costs of `config` compiled for `target` (`ktir.llm.step_costs`, cached under
+    `cache_dir`). Without `policy.kv_capacity_tokens` set, the cache holds what device memory
+    leaves after the weights (`kv_capacity_tokens`).
+    """
+    from ktir.llm.step_costs import build_step_costs, grid_for, kv_capacity_tokens
+    from ktir.llm.workload import TokenCount, poisson_requests, read_trace
+
+    if cards != 1:
+        raise WorkloadError(f"cards must be 1, not {cards}: ktir times one card, not a tensor-parallel group")
+    if trace is not None:
+        workload = read_trace(trace)
+    elif rate is None:
+        raise WorkloadError("give an arrival rate or a trace")
+    else:
+        prompts, outputs = TokenCount.parse(str(prompt_tokens)), TokenCount.parse(str(output_tokens))
+        workload = poisson_requests(rate, requests, prompts, outputs, seed)
+    policy = policy or Policy(kv_capacity_tokens=kv_capacity_tokens(config, target))
+    policy.check()
+    longest = max(r.prompt_tokens + r.output_tokens for r in workload)
+    costs = build_step_costs(
+        config, target=target, grid=grid_for(policy, longest), cache_dir=cache_dir, progress=progress
+    )
+    return simulate(workload, costs, policy, cards=cards, slo=slo, rate_per_s=rate if trace is None else None)

@@ -1,0 +1,347 @@
+"""
+Time per scheduler step of a language model on the chip, from compiled programs (`StepCosts`).
+
+The serving simulator (`ktir.llm.serving`) asks how long a step takes: prefill chunks of
+waiting requests, decode tokens of running ones, or both. `build_step_costs(config)` answers
+from a table of timing-only simulations (`Program.estimate`) of compiled programs, on a grid:
+
+- **prefill chunk** `(n, c)`: `n` prompt tokens at positions `c..c+n-1`, written into a static
+  KV cache of `c + n` positions (so attention reads exactly the cached tokens and the chunk),
+  the positions known to the compiler, as `ktir.estimate_llm` compiles a prefill (`c = 0`);
+- **decode step** `(b, k)`: `b` sequences of one token each at position `k - 1` over a cache of
+  `k` positions, as `estimate_llm` compiles a decode step.
+
+Each point is the whole model's time, from the model with one and two decoder layers
+(`T(1) + (N - 1) * (T(2) - T(1))`, as `estimate_llm`). Between points the rule is **piecewise
+linear in each axis** (bilinear on each grid cell; linear extrapolation past the edges): within
+a regime a step's time is affine in its tokens (matmul rows) and in its context (attention
+reads and work), and the grid's points bound the regimes (`held_out_errors` checks it against
+direct simulation at points off the grid). A step of the simulator maps onto the table as:
+
+- prefill chunks only: one chunk of all their tokens at their token-weighted mean cached context;
+- decodes only: the decode step of all of them at their mean context (a static cache has one
+  length; attention work is affine in the total positions read, which the mean keeps);
+- both (vLLM's mixed step: one forward pass over all the tokens): the prefill chunk of all the
+  step's tokens, plus the decodes' attention, their decode step's time less its value
+  extrapolated to context 0.
+
+Tables are cached as JSON under `cache_dir` (default `$KTIR_CACHE_DIR` or `~/.cache/ktir`),
+keyed by a hash of the model config, of the target's fields, of the grid and by ktir's version.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ktir.compile import TargetLike, chip_of
+from ktir.compile import compile as compile_program
+from ktir.hardware.target import Target
+from ktir.llm.cache import static_cache_model
+from ktir.llm.capacity import MemoryModel
+from ktir.llm.estimate import EstimateError, _check_architecture, _extrapolate, _meta_model
+from ktir.llm.serving import Policy, Step
+from ktir.progress import StageProgress
+
+PREFILL_TOKENS = (128, 256, 512, 1024, 2048)
+PREFILL_CACHED = (0, 1024, 2048, 4096)
+DECODE_BATCHES = (1, 4, 16, 32, 64)
+DECODE_CONTEXTS = (256, 1024, 2048, 4096)
+"""The default grid (the simulator's steps inside it are interpolated, outside extrapolated)."""
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The measured points: prefill `(tokens, cached)` and decode `(batch, context)` axes."""
+
+    prefill_tokens: tuple[int, ...] = PREFILL_TOKENS
+    prefill_cached: tuple[int, ...] = PREFILL_CACHED
+    decode_batches: tuple[int, ...] = DECODE_BATCHES
+    decode_contexts: tuple[int, ...] = DECODE_CONTEXTS
+
+    def check(self) -> None:
+        """`EstimateError` unless each axis has two or more increasing values (cached >= 0, others >= 1)."""
+        for name, axis in dataclasses.asdict(self).items():
+            low = 0 if name == "prefill_cached" else 1
+            if len(axis) < 2 or list(axis) != sorted(set(axis)) or axis[0] < low:
+                raise EstimateError(
+                    f"grid {name} must hold two or more increasing values >= {low}, not {axis}"
+                )
+
+
+@dataclass
+class StepCosts:
+    """The table, and a `StepCost` for the simulator: `costs(step)` is the step's microseconds."""
+
+    grid: Grid
+    prefill_us: np.ndarray
+    """Shape (len(prefill_tokens), len(prefill_cached))."""
+    decode_us: np.ndarray
+    """Shape (len(decode_batches), len(decode_contexts))."""
+    key: dict[str, str]
+
+    def prefill(self, tokens: float, cached: float) -> float:
+        """A prefill chunk's microseconds (piecewise bilinear)."""
+        return _bilinear(self.grid.prefill_tokens, self.grid.prefill_cached, self.prefill_us, tokens, cached)
+
+    def decode(self, batch: float, context: float) -> float:
+        """A decode step's microseconds (piecewise bilinear)."""
+        return _bilinear(self.grid.decode_batches, self.grid.decode_contexts, self.decode_us, batch, context)
+
+    def __call__(self, step: Step) -> float:
+        """A scheduler step's microseconds (the module docstring's mapping)."""
+        decodes = len(step.decode_contexts)
+        context = float(np.mean(step.decode_contexts)) if decodes else 0.0
+        if not step.prefill_chunks:
+            return self.decode(decodes, context)
+        tokens = sum(n for n, _ in step.prefill_chunks)
+        cached = sum(n * c for n, c in step.prefill_chunks) / tokens
+        time = self.prefill(tokens + decodes, cached)
+        if decodes:
+            time += self.decode(decodes, context) - self.decode(decodes, 0.0)
+        return time
+
+    def to_dict(self) -> dict[str, Any]:
+        """The table as plain data (the cache file)."""
+        return {
+            "format": "ktir-step-costs", "key": self.key, "grid": dataclasses.asdict(self.grid),
+            "prefill_us": self.prefill_us.tolist(), "decode_us": self.decode_us.tolist(),
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StepCosts:
+        """The table `to_dict` wrote."""
+        grid = Grid(**{k: tuple(v) for k, v in data["grid"].items()})
+        return cls(grid, np.array(data["prefill_us"]), np.array(data["decode_us"]), dict(data["key"]))
+
+
+def _interp(xs: Sequence[int], x: float) -> tuple[int, float]:
+    """The segment of `xs` for `x` (the edge one outside) and `x`'s fraction along it."""
+    i = int(np.clip(np.searchsorted(xs, x) - 1, 0, len(xs) - 2))
+    return i, (x - xs[i]) / (xs[i + 1] - xs[i])
+
+
+def _bilinear(xs: Sequence[int], ys: Sequence[int], table: np.ndarray, x: float, y: float) -> float:
+    """Bilinear interpolation of `table` at (x, y), linear extrapolation outside the grid."""
+    i, u = _interp(xs, x)
+    j, v = _interp(ys, y)
+    cell = table[i : i + 2, j : j + 2]
+    return float(
+        cell[0, 0] * (1 - u) * (1 - v)
+        + cell[1, 0] * u * (1 - v)
+        + cell[0, 1] * (1 - u) * v
+        + cell[1, 1] * u * v
+    )
+
+
+def prefill_chunk_us(
+    config: Any, tokens: int, cached: int, target: Target, cores: int | None = None
+) -> float:
+    """A prefill chunk's simulated microseconds, whole model (module docstring), compiled and timed."""
+
+    def program(layers: int) -> Any:
+        wrapper = static_cache_model(_meta_model(config, layers), cached + tokens, 1, tokens)
+        wrapper.prefill_positions = torch.arange(cached, cached + tokens)  # after `cached` tokens
+        return compile_program(
+            wrapper, (torch.zeros(1, tokens, dtype=torch.long),), cores=cores, target=target, quiet=True
+        )
+
+    return _whole_model_us(config, program, target)
+
+
+def decode_step_us(config: Any, batch: int, context: int, target: Target, cores: int | None = None) -> float:
+    """A decode step's simulated microseconds, whole model, compiled and timed."""
+
+    def program(layers: int) -> Any:
+        wrapper = static_cache_model(_meta_model(config, layers), context, batch)
+        args = (torch.zeros(batch, 1, dtype=torch.long), torch.tensor([context - 1]))
+        return compile_program(wrapper, args, cores=cores, target=target, quiet=True)
+
+    return _whole_model_us(config, program, target)
+
+
+def _whole_model_us(config: Any, program: Callable[[int], Any], target: Target) -> float:
+    """`T(1) + (N - 1) * (T(2) - T(1))` of the programs with one and two layers (one for N = 1)."""
+    layers = int(config.num_hidden_layers)
+    one = program(1).estimate()
+    two = program(2).estimate() if layers > 1 else one
+    return _extrapolate(one, two, layers, target).time_us
+
+
+def table_key(config: Any, target: Target, grid: Grid, cores: int | None) -> dict[str, str]:
+    """What a cached table depends on: the model config, the target's fields, the grid, ktir's version."""
+    from ktir import __version__
+
+    def digest(data: Any) -> str:
+        return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+    model = config.to_dict()
+    model.pop("transformers_version", None)
+    return {
+        "model": digest(model),
+        "target": digest(dataclasses.asdict(target)),
+        "grid": digest([dataclasses.asdict(grid), cores]),
+        "ktir": __version__,
+    }
+
+
+def default_cache_dir() -> Path:
+    """`$KTIR_CACHE_DIR`, or `~/.cache/ktir`; tables go in its `step-costs` folder."""
+    return Path(os.environ.get("KTIR_CACHE_DIR") or Path.home() / ".cache" / "ktir") / "step-costs"
+
+
+def build_step_costs(
+    config: Any,
+    *,
+    target: TargetLike = None,
+    grid: Grid | None = None,
+    cores: int | None = None,
+    cache_dir: str | Path | None = None,
+    progress: StageProgress | None = None,
+) -> StepCosts:
+    """
+    The step-cost table of `config` on `target`: read from the cache if there, else every grid
+    point compiled and timed (each announced to `progress`) and the table cached.
+    """
+    grid = grid or Grid()
+    grid.check()
+    _check_architecture(config)
+    chip = chip_of(target)
+    key = table_key(config, chip, grid, cores)
+    path = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / (
+        f"{key['model']}-{key['target']}-{key['grid']}-{key['ktir']}.json"
+    )
+    if path.is_file():
+        try:
+            return StepCosts.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, KeyError, TypeError):
+            pass  # a damaged cache file is rebuilt
+    prefill = np.zeros((len(grid.prefill_tokens), len(grid.prefill_cached)))
+    decode = np.zeros((len(grid.decode_batches), len(grid.decode_contexts)))
+    for (i, n), (j, c) in _pairs(grid.prefill_tokens, grid.prefill_cached):
+        _announce(progress, f"{chip.name}: prefill chunk of {n} after {c}")
+        prefill[i, j] = prefill_chunk_us(config, n, c, chip, cores)
+    for (i, b), (j, k) in _pairs(grid.decode_batches, grid.decode_contexts):
+        _announce(progress, f"{chip.name}: decode step of {b} at {k}")
+        decode[i, j] = decode_step_us(config, b, k, chip, cores)
+    table = StepCosts(grid, prefill, decode, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(table.to_dict(), indent=1) + "\n", encoding="utf-8")
+    return table
+
+
+def grid_for(policy: Policy, longest: int) -> Grid:
+    """
+    A grid that covers a run: chunks of 16 tokens doubling up to the step's token budget,
+    cached contexts 0, half and all of the longest request, batches 1, 2, 4, ... up to
+    `max_seqs`, decode contexts an eighth, half and all of the longest request.
+    """
+    budget = policy.max_batched_tokens
+    tokens = sorted({*(t for t in _doubling(16, budget)), budget})
+    longest = max(longest, 8)
+    batches = sorted({1, *_doubling(2, policy.max_seqs), policy.max_seqs} | {2})
+    return Grid(
+        prefill_tokens=tuple(tokens) if len(tokens) > 1 else (max(1, budget // 2), max(2, budget)),
+        prefill_cached=(0, longest // 2, longest),
+        decode_batches=tuple(b for b in batches if b <= max(policy.max_seqs, 2)),
+        decode_contexts=(longest // 8, longest // 2, longest),
+    )
+
+
+def _doubling(start: int, stop: int, factor: int = 2) -> list[int]:
+    values, value = [], start
+    while value < stop:
+        values.append(value)
+        value *= factor
+    return values
+
+
+def _pairs(xs: Sequence[int], ys: Sequence[int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    return [((i, x), (j, y)) for i, x in enumerate(xs) for j, y in enumerate(ys)]
+
+
+def _announce(progress: StageProgress | None, name: str) -> None:
+    if progress is not None:
+        progress.stage(name)
+
+
+def grid_programs(grid: Grid) -> int:
+    """Grid points a table compiles (each with one and two layers): the progress bar's total."""
+    return len(grid.prefill_tokens) * len(grid.prefill_cached) + len(grid.decode_batches) * len(
+        grid.decode_contexts
+    )
+
+
+def held_out_errors(
+    table: StepCosts,
+    config: Any,
+    prefill_points: Sequence[tuple[int, int]],
+    decode_points: Sequence[tuple[int, int]],
+    *,
+    target: TargetLike = None,
+    cores: int | None = None,
+) -> list[dict[str, Any]]:
+    """Interpolated against directly simulated time at points off the grid: one row per point."""
+    chip = chip_of(target)
+    rows = []
+    for kind, points, direct, interpolated in (
+        ("prefill", prefill_points, prefill_chunk_us, table.prefill),
+        ("decode", decode_points, decode_step_us, table.decode),
+    ):
+        for x, y in points:
+            simulated = direct(config, x, y, chip, cores)
+            estimate = interpolated(x, y)
+            rows.append(
+                {
+                    "kind": kind,
+                    "point": (x, y),
+                    "simulated_us": simulated,
+                    "interpolated_us": estimate,
+                    "error": estimate / simulated - 1,
+                }
+            )
+    return rows
+
+
+KV_BYTES = 2
+"""Bytes per cached key or value element: ktir compiles models in fp16."""
+
+
+def kv_capacity_tokens(
+    config: Any, target: TargetLike = None, cards: int = 1, step_tokens: int = 2048
+) -> int:
+    """
+    Tokens the KV cache holds on each card: device memory less the weights, the runtime reserve
+    and the activations of a step of `step_tokens` tokens (`ktir.llm.capacity`, fp16), over the
+    cache bytes of one token (keys and values of every layer's KV heads at device-layout size:
+    head_dim padded to whole sticks). `EstimateError` when nothing is left for a cache.
+    """
+    memory = MemoryModel(config, target=target).per_card(context=1, batch=1, prompt=step_tokens, cards=cards)
+    free = memory.capacity - memory.weights - memory.reserve - memory.activations
+    if free < memory.kv_cache:
+        raise EstimateError(f"no room for a KV cache: {memory.describe()}")
+    return int(free // memory.kv_cache)
+
+
+__all__ = [
+    "Grid",
+    "StepCosts",
+    "build_step_costs",
+    "decode_step_us",
+    "default_cache_dir",
+    "grid_for",
+    "grid_programs",
+    "held_out_errors",
+    "kv_capacity_tokens",
+    "prefill_chunk_us",
+    "table_key",
+]

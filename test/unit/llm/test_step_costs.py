@@ -1,0 +1,136 @@
+"""The step-cost table: interpolation, the step mapping, the cache, and a tiny model compiled."""
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+import transformers
+
+from ktir.hardware.target import SPYRE
+from ktir.llm import step_costs
+from ktir.llm.capacity import card_memory
+from ktir.llm.estimate import EstimateError
+from ktir.llm.serving import Step
+from ktir.llm.step_costs import (
+    Grid,
+    StepCosts,
+    build_step_costs,
+    held_out_errors,
+    kv_capacity_tokens,
+    table_key,
+)
+
+GRID = Grid(prefill_tokens=(32, 64), prefill_cached=(0, 64), decode_batches=(1, 2), decode_contexts=(64, 128))
+
+
+def tiny_config(layers: int = 1) -> transformers.LlamaConfig:
+    return transformers.LlamaConfig(
+        hidden_size=64,
+        intermediate_size=128,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        num_hidden_layers=layers,
+        vocab_size=256,
+    )
+
+
+def affine_table() -> StepCosts:
+    """Prefill 100 + 2 n + 0.5 c + 0.01 n c; decode 50 + 3 b + 0.1 k + 0.02 b k (bilinear: exact)."""
+    grid = Grid((16, 64, 256), (0, 128), (1, 8), (64, 512))
+    n, c = np.meshgrid(grid.prefill_tokens, grid.prefill_cached, indexing="ij")
+    b, k = np.meshgrid(grid.decode_batches, grid.decode_contexts, indexing="ij")
+    return StepCosts(grid, 100 + 2 * n + 0.5 * c + 0.01 * n * c, 50 + 3 * b + 0.1 * k + 0.02 * b * k, {})
+
+
+def test_bilinear_functions_are_reproduced_inside_and_outside_the_grid():
+    table = affine_table()
+    for n, c in ((16, 0), (40, 100), (300, 500), (1, 0)):
+        assert table.prefill(n, c) == pytest.approx(100 + 2 * n + 0.5 * c + 0.01 * n * c)
+    for b, k in ((3, 100), (32, 4096)):
+        assert table.decode(b, k) == pytest.approx(50 + 3 * b + 0.1 * k + 0.02 * b * k)
+
+
+def test_a_step_maps_onto_the_table():
+    table = affine_table()
+    assert table(Step(decode_contexts=(100, 300))) == pytest.approx(table.decode(2, 200))
+    chunks = Step(prefill_chunks=((30, 0), (10, 40)))
+    assert table(chunks) == pytest.approx(table.prefill(40, 10))  # cached context weighted by tokens
+    mixed = Step(prefill_chunks=((40, 20),), decode_contexts=(100, 300))
+    decode_attention = table.decode(2, 200) - table.decode(2, 0)
+    assert table(mixed) == pytest.approx(table.prefill(42, 20) + decode_attention)
+    assert decode_attention == pytest.approx(0.1 * 200 + 0.02 * 2 * 200)
+
+
+def test_the_table_round_trips_through_json():
+    table = affine_table()
+    again = StepCosts.from_dict(json.loads(json.dumps(table.to_dict())))
+    assert again.grid == table.grid
+    assert again.prefill(40, 100) == table.prefill(40, 100)
+
+
+def test_the_key_follows_the_model_target_and_grid():
+    key = table_key(tiny_config(), SPYRE, GRID, None)
+    assert table_key(tiny_config(), SPYRE, GRID, None) == key
+    assert table_key(tiny_config(2), SPYRE, GRID, None)["model"] != key["model"]
+    half = dataclasses.replace(SPYRE, cores=16)
+    assert table_key(tiny_config(), half, GRID, None)["target"] != key["target"]
+    assert table_key(tiny_config(), SPYRE, Grid(), None)["grid"] != key["grid"]
+    assert key["ktir"]
+
+
+@pytest.mark.parametrize("axis", [(64,), (64, 32), (0, 64)])
+def test_a_bad_grid_is_an_error(axis):
+    with pytest.raises(EstimateError, match="grid prefill_tokens"):
+        Grid(prefill_tokens=axis).check()
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("step-costs")
+    return build_step_costs(tiny_config(), grid=GRID, cache_dir=cache), cache
+
+
+def test_grid_points_are_the_programs_simulated(compiled):
+    table, _ = compiled
+    assert table.prefill(64, 64) == pytest.approx(step_costs.prefill_chunk_us(tiny_config(), 64, 64, SPYRE))
+    assert table.decode(2, 128) == pytest.approx(step_costs.decode_step_us(tiny_config(), 2, 128, SPYRE))
+    # A chunk after cached tokens reads them: it takes longer than the same chunk on an empty cache.
+    assert table.prefill(64, 64) > table.prefill(64, 0)
+    assert table.decode(2, 128) > table.decode(1, 128)
+
+
+def test_held_out_points_are_within_three_percent(compiled):
+    table, _ = compiled
+    rows = held_out_errors(table, tiny_config(), [(48, 32)], [(1, 96)])
+    assert [r["kind"] for r in rows] == ["prefill", "decode"]
+    for row in rows:
+        assert abs(row["error"]) <= 0.03, row
+
+
+def test_a_cached_table_is_read_not_compiled(compiled, monkeypatch):
+    table, cache = compiled
+    assert len(list(cache.iterdir())) == 1
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(step_costs, "prefill_chunk_us", no_compile)
+    monkeypatch.setattr(step_costs, "decode_step_us", no_compile)
+    again = build_step_costs(tiny_config(), grid=GRID, cache_dir=cache)
+    assert np.array_equal(again.prefill_us, table.prefill_us)
+    other = dataclasses.replace(SPYRE, cores=8)  # another target: its own table
+    with pytest.raises(AssertionError, match="compiled again"):
+        build_step_costs(tiny_config(), grid=GRID, cache_dir=cache, target=other)
+
+
+def test_kv_capacity_is_device_memory_less_weights_reserve_and_activations():
+    config = tiny_config(2)
+    memory = card_memory(config, context=1, batch=1, prompt=2048)
+    # keys and values, 2 layers, 2 KV heads, head_dim 16 padded to a 64-element stick, fp16
+    assert memory.kv_cache == 2 * 2 * 2 * 64 * 2
+    free = SPYRE.device_memory_bytes - memory.weights - memory.reserve - memory.activations
+    assert kv_capacity_tokens(config) == free // memory.kv_cache
+    small = dataclasses.replace(SPYRE, device_memory_bytes=memory.weights)  # no room for the reserve
+    with pytest.raises(EstimateError, match="no room for a KV cache: needs"):
+        kv_capacity_tokens(config, small)

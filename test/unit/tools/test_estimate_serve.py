@@ -1,0 +1,95 @@
+"""`ktir-estimate --serve`: errors, and a run on an analytic step-cost table (no model compiled)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ktir.llm import step_costs
+from ktir.llm.step_costs import StepCosts
+from ktir.tools.ktir_estimate import main
+
+TINY = {
+    "model_type": "llama",
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "num_hidden_layers": 1,
+    "vocab_size": 256,
+}
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(TINY))
+    return path
+
+
+@pytest.fixture
+def affine(monkeypatch):
+    """`build_step_costs` returns an affine table on the grid it is asked for."""
+
+    def build(config, *, grid, **options):
+        n, c = np.meshgrid(grid.prefill_tokens, grid.prefill_cached, indexing="ij")
+        b, k = np.meshgrid(grid.decode_batches, grid.decode_contexts, indexing="ij")
+        return StepCosts(grid, 1000 + 5.0 * n + 0.01 * n * c, 800 + 2.0 * b + 0.005 * b * k, {})
+
+    monkeypatch.setattr(step_costs, "build_step_costs", build)
+
+
+def test_a_serving_run_writes_json_and_png(config, tmp_path, affine, capsys):
+    out, png = tmp_path / "serve.json", tmp_path / "serve.png"
+    argv = [str(config), "--serve", "--rate", "50", "--requests", "60", "--prompt-tokens", "uniform:32:96"]
+    code = main(
+        [*argv, "--output-tokens", "16", "--max-batch", "4", "--json", str(out), "--png", str(png), "-q"]
+    )
+    assert code == 0, capsys.readouterr().err
+    data = json.loads(out.read_text())
+    assert data["format"] == "ktir-serving"
+    assert data["run"]["requests"] == 60 and data["run"]["rate_per_s"] == 50.0
+    assert [run["rate_per_s"] for run in data["sweep"]] == [12.5, 25.0, 50.0, 75.0, 100.0]
+    p50s = [run["ttft_ms"]["p50"] for run in data["sweep"]]
+    assert p50s[-1] > p50s[0]  # more load, longer waits
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "TTFT (ms)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("options", "message", "code"),
+    [
+        (["--rate", "-1"], "argument --rate: must be positive, not -1.0", 2),
+        ([], "argument --rate: required with --serve unless --trace is given", 2),
+        (
+            ["--rate", "1", "--cards", "2"],
+            "argument --cards: only 1 is simulated (ktir times one card), not 2",
+            2,
+        ),
+        (["--rate", "1", "--prompt-tokens", "uniform:5"], "argument --prompt-tokens: token count", 2),
+        (["--rate", "1", "--max-batch", "0"], "argument --max-batch: must be positive, not 0", 2),
+        (["--trace", "missing.jsonl"], "cannot read trace 'missing.jsonl'", 1),
+    ],
+)
+def test_bad_serve_options_are_one_line_and_write_nothing(
+    config, tmp_path, affine, capsys, options, message, code
+):
+    out = tmp_path / "serve.json"
+    assert main([str(config), "--serve", *options, "--json", str(out)]) == code
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+    assert not out.exists()
+
+
+def test_a_malformed_trace_names_its_line(config, tmp_path, affine, capsys):
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(
+        '{"arrival_time": 0, "prompt_tokens": 8, "output_tokens": 2}\n{"arrival_time": "soon"}\n'
+    )
+    out = tmp_path / "serve.json"
+    assert main([str(config), "--serve", "--trace", str(trace), "--json", str(out)]) == 1
+    assert f"{trace}:2: arrival_time is not a number" in capsys.readouterr().err
+    assert not out.exists()
