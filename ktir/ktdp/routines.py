@@ -144,8 +144,9 @@ def _charge_sfu_routine(
     stick, itemsize = run.target.stick_bytes, result.dtype.itemsize
     in_elements = sticks(first.shape[1:], itemsize, stick)
     out_elements = sticks(result.shape[1:], itemsize, stick)
-    cycles = cost_model.sfu_cycles_of(kind, in_elements, out_elements, run.target)
-    run.charges.charge("sfu", cycles, cost_model.sfu_flops_of(kind, in_elements, out_elements) * run.tiles)
+    cycles = cost_model.sfu_cycles_of(kind.name, in_elements, out_elements, run.target)
+    flops = cost_model.sfu_flops_of(kind.name, in_elements, out_elements)
+    run.charges.charge("sfu", cycles, flops * run.tiles)
 
 
 def _charge_attention(run: TileProgram, callee: func.FuncOp, arguments: list[Any]) -> None:

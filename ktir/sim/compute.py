@@ -130,7 +130,7 @@ def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float, float
                 itemsize = numpy_dtype(op.x.type.element_type).itemsize  # type: ignore[attr-defined]
                 converted = in_sticks(ins[0], itemsize) + in_sticks(ins[1], itemsize)
                 sfu += cost_model.conversion_cycles(converted, target)
-                flops += cost_model.sfu_flops_of(ew.ConvertOp, 0, converted)
+                flops += cost_model.sfu_flops_of(ew.ConvertOp.name, 0, converted)
             continue
         if _moves_no_data(op):
             continue

@@ -632,7 +632,7 @@ class SimKernel(KernelInterpreter):
             return
         elements = sum(int(np.prod(self.tiles[t].extent_array)) for t in tiles[:2])
         operands = [(v, self._slot_of(v, slot)) for v in op.ins]
-        self.flops += cost_model.sfu_flops_of(ew.ConvertOp, 0, elements) * self.cores
+        self.flops += cost_model.sfu_flops_of(ew.ConvertOp.name, 0, elements) * self.cores
         cycles = np.full(self.cores, cost_model.conversion_cycles(elements, self.target))
         self.timeline.issue("sfu", operands, operands, cycles, "convert to fp16")
 

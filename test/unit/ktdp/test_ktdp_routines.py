@@ -69,8 +69,8 @@ def test_a_routine_gives_its_body_values_in_ktirs_time_for_the_op() -> None:
     plain_y, plain = _run(_program(_SILU))
     routine_y, routine = _run(_program(_SILU, 'ktir.routine = "ktir.silu"'))
     np.testing.assert_array_equal(routine_y, plain_y)
-    one_pass = cost_model.sfu_cycles_of(ew.AddOp, 128, 128)
-    silu = cost_model.sfu_cycles_of(ew.SiluOp, 128, 128)
+    one_pass = cost_model.sfu_cycles_of(ew.AddOp.name, 128, 128)
+    silu = cost_model.sfu_cycles_of(ew.SiluOp.name, 128, 128)
     assert silu == pytest.approx(5 * one_pass)  # ktir's calibration point: five passes
     assert routine == pytest.approx(plain - 6 * one_pass + silu)
 
