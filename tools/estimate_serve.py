@@ -81,6 +81,8 @@ def check_serve_arguments(args: argparse.Namespace) -> None:
 
 def _check_serve_deployment(args: argparse.Namespace) -> None:
     """`ServeUsageError` for the device-memory options `--serve` cannot take: it compiles fp16 only."""
+    if len(args.target) > 1:
+        raise ServeUsageError("argument --target: --serve simulates one chip; give --target once")
     if args.max_fit:
         raise ServeUsageError("argument --max-fit: reports device memory, not serving; give one or the other")
     for flag in ("dtype", "kv_dtype"):
@@ -91,8 +93,8 @@ def _check_serve_deployment(args: argparse.Namespace) -> None:
 
 def run_serve(args: argparse.Namespace, config: Any, quiet: bool) -> int:
     """Simulate, print the run at `--rate`, write `--json` and `--png`."""
-    from ktir.llm.serving import Policy, Slo, simulate
-    from ktir.llm.step_costs import build_step_costs, grid_for, grid_programs, kv_capacity_tokens
+    from ktir.llm.serving import Policy, Slo, serve_at_rates
+    from ktir.llm.step_costs import grid_for, grid_programs
     from ktir.llm.workload import TokenCount, poisson_requests, read_trace
     from ktir.progress import StageProgress
     from ktir.tools.output_files import announce_written, write_all
@@ -101,32 +103,50 @@ def run_serve(args: argparse.Namespace, config: Any, quiet: bool) -> int:
     if requests is None:
         prompts, outputs = TokenCount.parse(args.prompt_tokens), TokenCount.parse(args.output_tokens)
         requests = poisson_requests(args.rate, args.requests, prompts, outputs, args.seed)
-    kv = args.kv_tokens or kv_capacity_tokens(config)
-    policy = Policy(args.max_batched_tokens, args.max_batch, args.prefill_chunk, kv)
+    policy = Policy(args.max_batched_tokens, args.max_batch, args.prefill_chunk, args.kv_tokens)
     slo = Slo(args.slo_ttft, args.slo_tpot, args.slo_e2e)
-    grid = grid_for(policy, max(r.prompt_tokens + r.output_tokens for r in requests))
     sweep = SWEEP if args.png else (1.0,)
-    with StageProgress(grid_programs(grid) + len(sweep), quiet=quiet) as progress:
-        costs = build_step_costs(config, grid=grid, cache_dir=args.cache_dir, progress=progress)
-        runs = []
-        for factor in sweep:
-            progress.stage(f"serving at {factor:g} x the rate")
-            scaled = [dataclasses.replace(r, arrival_us=r.arrival_us / factor) for r in requests]
-            rate = args.rate * factor if args.rate and not args.trace else None
-            runs.append((factor, simulate(scaled, costs, policy, slo=slo, rate_per_s=rate)))
+    grid = grid_for(policy, max(r.prompt_tokens + r.output_tokens for r in requests))
+    stages = grid_programs(grid) + (len(sweep) if len(sweep) > 1 else 0)
+    with StageProgress(stages, quiet=quiet) as progress:
+        results = serve_at_rates(
+            config,
+            requests,
+            policy,
+            factors=sweep,
+            rate=None if args.trace else args.rate,
+            slo=slo,
+            target=args.target[0] if args.target else None,
+            cores=args.cores,
+            cache_dir=args.cache_dir,
+            progress=progress,
+        )
+    runs = list(zip(sweep, results, strict=True))
+    policy = results[0].policy  # its KV capacity resolved from device memory
     result = dict(runs)[1.0]
     Console().print(summary(result, policy))
     files = []
     if args.json:
         data = {"format": "ktir-serving", "version": 1, "policy": dataclasses.asdict(policy),
                 "run": result.to_dict(), "sweep": [r.to_dict() for _, r in runs]}  # fmt: skip
-        text = json.dumps(data, indent=2)
+        text = json.dumps(_json_safe(data), indent=2, allow_nan=False)
         files.append((args.json, lambda path: Path(path).write_text(text + "\n", encoding="utf-8")))
     if args.png:
         files.append((args.png, lambda path: write_serving_png([r for _, r in runs], path)))
     write_all(files)
     announce_written([path for path, _ in files], quiet=quiet)
     return 0
+
+
+def _json_safe(value: Any) -> Any:
+    """`value` with every NaN (an undefined figure: no arrival rate for one instant) as None (null)."""
+    if isinstance(value, dict):
+        return {key: _json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(item) for item in value]
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
 
 
 def summary(result: Any, policy: Any) -> Table:

@@ -25,6 +25,7 @@ Everything is deterministic: no randomness beyond the requests themselves.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -62,13 +63,14 @@ class Policy:
     max_seqs: int = 32
     prefill_chunk: int = 1024
     """Largest prefill chunk of one request in one step (vLLM's `long_prefill_token_threshold`)."""
-    kv_capacity_tokens: int = 1 << 20
-    """Tokens the KV cache holds, over all running requests."""
+    kv_capacity_tokens: int | None = None
+    """Tokens the KV cache holds, over all running requests. None: `simulate` sets no limit, and
+    `simulate_serving` takes what the card's device memory leaves (`kv_capacity_tokens`)."""
 
     def check(self) -> None:
         """`WorkloadError` for a non-positive limit."""
         for name in ("max_batched_tokens", "max_seqs", "prefill_chunk", "kv_capacity_tokens"):
-            if getattr(self, name) < 1:
+            if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise WorkloadError(f"{name} must be at least 1, not {getattr(self, name)}")
 
 
@@ -101,6 +103,8 @@ class ServingResult:
     rate_per_s: float | None = None
     """The configured Poisson rate, if any."""
     slo: Slo = field(default_factory=Slo)
+    policy: Policy = field(default_factory=Policy)
+    """The scheduler's limits the run was simulated with (the KV capacity resolved)."""
 
     @property
     def arrival_us(self) -> np.ndarray:
@@ -153,7 +157,8 @@ class ServingResult:
     @property
     def arrival_rate_per_s(self) -> float:
         """Requests per second over the arrivals: count / last arrival time."""
-        return len(self.requests) * 1e6 / float(self.arrival_us.max())
+        last = float(self.arrival_us.max())
+        return len(self.requests) * 1e6 / last if last > 0 else float("nan")
 
     def meets_slo(self) -> np.ndarray:
         """Which requests meet every objective of `slo`."""
@@ -251,7 +256,8 @@ class _State:
             index = self.waiting[0]
             request = self.requests[index]
             need = request.prompt_tokens + request.output_tokens
-            if self.kv_used + need > self.policy.kv_capacity_tokens:
+            limit = self.policy.kv_capacity_tokens
+            if limit is not None and self.kv_used + need > limit:
                 break  # FIFO: the head blocks the queue until running requests free the cache
             self.waiting.popleft()
             self.running.append(index)
@@ -306,12 +312,7 @@ def simulate(
     requests = sorted(requests, key=lambda r: r.arrival_us)
     if not requests:
         raise WorkloadError("no request to simulate")
-    for request in requests:
-        if request.prompt_tokens + request.output_tokens > policy.kv_capacity_tokens:
-            raise WorkloadError(
-                f"a request of {request.prompt_tokens} prompt and {request.output_tokens} output tokens "
-                f"never fits the KV cache of {policy.kv_capacity_tokens} tokens"
-            )
+    check_requests_fit(requests, policy)
     state = _State(requests, policy)
     now, arrived, steps = 0.0, 0, 0
     queue_integral = system_integral = 0.0
@@ -349,6 +350,7 @@ def simulate(
         system_integral_us=system_integral,
         rate_per_s=rate_per_s,
         slo=slo or Slo(),
+        policy=policy,
     )
 
 
@@ -374,6 +376,19 @@ def single_request_ttft_us(prompt_tokens: int, step_cost: StepCost, policy: Poli
     return total
 
 
+def check_requests_fit(requests: Sequence[Request], policy: Policy) -> None:
+    """`WorkloadError` for the first request that can never fit the KV cache of `policy`."""
+    limit = policy.kv_capacity_tokens
+    if limit is None:
+        return
+    for request in requests:
+        if request.prompt_tokens + request.output_tokens > limit:
+            raise WorkloadError(
+                f"a request of {request.prompt_tokens} prompt and {request.output_tokens} output tokens "
+                f"never fits the KV cache of {limit} tokens"
+            )
+
+
 def decode_bound_tokens_per_s(step_cost: StepCost, policy: Policy, context: int) -> float:
     """Tokens per second of back-to-back decode steps of `max_seqs` requests at `context`: the ceiling."""
     step = Step(decode_contexts=(context,) * min(policy.max_seqs, policy.max_batched_tokens))
@@ -386,8 +401,10 @@ __all__ = [
     "Slo",
     "Step",
     "StepCost",
+    "check_requests_fit",
     "decode_bound_tokens_per_s",
     "percentiles",
+    "serve_at_rates",
     "simulate",
     "simulate_serving",
     "single_request_ttft_us",
@@ -406,6 +423,7 @@ def simulate_serving(
     seed: int = 0,
     slo: Slo | None = None,
     target: Any = None,
+    cores: int | None = None,
     cards: int = 1,
     cache_dir: str | None = None,
     progress: Any = None,
@@ -413,11 +431,10 @@ def simulate_serving(
     """
     Serve `requests` Poisson arrivals at `rate` per second (token counts: a number or a
     `TokenCount` text such as `"uniform:256:1024"`), or the requests of `trace`, with the
-    step costs of `config` compiled for `target` (`ktir.llm.step_costs`, cached under
-    `cache_dir`). Without `policy.kv_capacity_tokens` set, the cache holds what device memory
-    leaves after the weights (`kv_capacity_tokens`).
+    step costs of `config` compiled for `target` on `cores` (`ktir.llm.step_costs`, cached
+    under `cache_dir`). Without `policy.kv_capacity_tokens` set, the cache holds what device
+    memory leaves (`kv_capacity_tokens`).
     """
-    from ktir.llm.step_costs import build_step_costs, grid_for, kv_capacity_tokens
     from ktir.llm.workload import TokenCount, poisson_requests, read_trace
 
     if cards != 1:
@@ -429,10 +446,59 @@ def simulate_serving(
     else:
         prompts, outputs = TokenCount.parse(str(prompt_tokens)), TokenCount.parse(str(output_tokens))
         workload = poisson_requests(rate, requests, prompts, outputs, seed)
-    policy = policy or Policy(kv_capacity_tokens=kv_capacity_tokens(config, target))
-    policy.check()
-    longest = max(r.prompt_tokens + r.output_tokens for r in workload)
-    costs = build_step_costs(
-        config, target=target, grid=grid_for(policy, longest), cache_dir=cache_dir, progress=progress
+    runs = serve_at_rates(
+        config,
+        workload,
+        policy,
+        factors=(1.0,),
+        rate=rate if trace is None else None,
+        slo=slo,
+        target=target,
+        cores=cores,
+        cache_dir=cache_dir,
+        progress=progress,
     )
-    return simulate(workload, costs, policy, cards=cards, slo=slo, rate_per_s=rate if trace is None else None)
+    return runs[0]
+
+
+def serve_at_rates(
+    config: Any,
+    workload: Sequence[Request],
+    policy: Policy | None,
+    *,
+    factors: Sequence[float],
+    rate: float | None = None,
+    slo: Slo | None = None,
+    target: Any = None,
+    cores: int | None = None,
+    cache_dir: str | None = None,
+    progress: Any = None,
+) -> list[ServingResult]:
+    """
+    Serve `workload` with its arrivals sped up by each of `factors` (1.0: as given; `rate`, if
+    the workload is Poisson at that rate, is scaled with it), on the step costs of `config`
+    compiled for `target` on `cores`. Every request is checked against the KV cache before
+    anything is compiled. Announces the compiled programs and each run to `progress`.
+    """
+    from ktir.llm.step_costs import build_step_costs, grid_for, kv_capacity_tokens
+
+    policy = policy or Policy()
+    if policy.kv_capacity_tokens is None:
+        kv = kv_capacity_tokens(config, target, step_tokens=policy.max_batched_tokens)
+        policy = dataclasses.replace(policy, kv_capacity_tokens=kv)
+    policy.check()
+    if not workload:
+        raise WorkloadError("no request to simulate")
+    check_requests_fit(workload, policy)
+    longest = max(r.prompt_tokens + r.output_tokens for r in workload)
+    grid = grid_for(policy, longest)
+    costs = build_step_costs(
+        config, target=target, grid=grid, cores=cores, cache_dir=cache_dir, progress=progress
+    )
+    runs = []
+    for factor in factors:
+        if progress is not None and len(factors) > 1:
+            progress.stage(f"serving at {factor:g} x the rate")
+        scaled = [dataclasses.replace(r, arrival_us=r.arrival_us / factor) for r in workload]
+        runs.append(simulate(scaled, costs, policy, slo=slo, rate_per_s=rate * factor if rate else None))
+    return runs

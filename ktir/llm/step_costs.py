@@ -32,9 +32,11 @@ keyed by a hash of the model config, of the target's fields, of the grid and by 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,9 +179,25 @@ def _whole_model_us(config: Any, program: Callable[[int], Any], target: Target) 
     return _extrapolate(one, two, layers, target).time_us
 
 
+@functools.cache
+def code_digest() -> str:
+    """
+    A digest of ktir's own sources (every `.py` file of the package, its dialects, passes and
+    tools): a table simulated by other code is another table. The package version alone would
+    keep a table across changes of the simulator, the passes or the chip model.
+    """
+    package = Path(__file__).resolve().parents[1]
+    roots = [package, package.parent / "dialects", package.parent / "passes", package.parent / "tools"]
+    sha = hashlib.sha256()
+    for root in roots:
+        for path in sorted(root.rglob("*.py")) if root.is_dir() else []:
+            sha.update(str(path.relative_to(root.parent)).encode())
+            sha.update(path.read_bytes())
+    return sha.hexdigest()[:16]
+
+
 def table_key(config: Any, target: Target, grid: Grid, cores: int | None) -> dict[str, str]:
-    """What a cached table depends on: the model config, the target's fields, the grid, ktir's version."""
-    from ktir import __version__
+    """What a cached table depends on: the model config, the target's fields, the grid, ktir's code."""
 
     def digest(data: Any) -> str:
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -190,7 +208,7 @@ def table_key(config: Any, target: Target, grid: Grid, cores: int | None) -> dic
         "model": digest(model),
         "target": digest(dataclasses.asdict(target)),
         "grid": digest([dataclasses.asdict(grid), cores]),
-        "ktir": __version__,
+        "ktir": code_digest(),
     }
 
 
@@ -234,8 +252,13 @@ def build_step_costs(
         _announce(progress, f"{chip.name}: decode step of {b} at {k}")
         decode[i, j] = decode_step_us(config, b, k, chip, cores)
     table = StepCosts(grid, prefill, decode, key)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(table.to_dict(), indent=1) + "\n", encoding="utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(table.to_dict(), indent=1) + "\n", encoding="utf-8")
+    except OSError as error:  # the table is good; only its cache copy is lost
+        warnings.warn(
+            f"step-cost table not cached in '{path.parent}': {error.strerror or error}", stacklevel=2
+        )
     return table
 
 
@@ -312,10 +335,6 @@ def held_out_errors(
     return rows
 
 
-KV_BYTES = 2
-"""Bytes per cached key or value element: ktir compiles models in fp16."""
-
-
 def kv_capacity_tokens(
     config: Any, target: TargetLike = None, cards: int = 1, step_tokens: int = 2048
 ) -> int:
@@ -325,7 +344,9 @@ def kv_capacity_tokens(
     cache bytes of one token (keys and values of every layer's KV heads at device-layout size:
     head_dim padded to whole sticks). `EstimateError` when nothing is left for a cache.
     """
-    memory = MemoryModel(config, target=target).per_card(context=1, batch=1, prompt=step_tokens, cards=cards)
+    memory = MemoryModel(config, dtype="fp16", kv_dtype="fp16", target=target).per_card(
+        context=1, batch=1, prompt=step_tokens, cards=cards
+    )
     free = memory.capacity - memory.weights - memory.reserve - memory.activations
     if free < memory.kv_cache:
         raise EstimateError(f"no room for a KV cache: {memory.describe()}")

@@ -27,6 +27,7 @@ write_trace(simulate(module, inputs).report, "trace.json")
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +119,9 @@ def bandwidth(report: Report) -> tuple[np.ndarray, np.ndarray]:
     if run_us <= 0:
         return np.zeros(0), np.zeros(0)
     width = bin_us(run_us)
-    edges = np.append(np.arange(0.0, run_us, width), run_us)
+    # Whole bins and a last partial one; never a zero-width bin at the end (its rate is 0 / 0).
+    bins = max(1, math.ceil(run_us / width - 1e-9))
+    edges = np.minimum(np.arange(bins + 1) * width, run_us)
     uses = [k.lpddr5_use for k in report.kernels]
     moved = _moved_by(np.concatenate(uses) if uses else np.zeros((0, 3)), edges * mhz)
     return edges[:-1], np.diff(moved) / (np.diff(edges) * 1e-6) / 1e9

@@ -135,3 +135,15 @@ def test_cards_divide_throughput():
 def test_a_bad_policy_is_an_error():
     with pytest.raises(WorkloadError, match="max_seqs must be at least 1, not 0"):
         simulate(workload(5.0, 5), affine_cost, Policy(max_seqs=0))
+
+
+def test_arrivals_at_one_instant_have_no_arrival_rate():
+    result = simulate([Request(0.0, 10, 3), Request(0.0, 20, 2)], tokens_cost)
+    assert np.isnan(result.arrival_rate_per_s)
+    assert result.to_dict()["requests"] == 2
+
+
+def test_without_a_kv_capacity_simulate_sets_no_limit_and_the_result_keeps_its_policy():
+    policy = Policy(max_seqs=4)
+    result = simulate([Request(0.0, 5000, 10)], tokens_cost, policy)
+    assert policy.kv_capacity_tokens is None and result.policy == policy

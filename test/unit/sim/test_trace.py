@@ -104,3 +104,19 @@ def test_lx_live_bytes_follow_the_kernels_buffers(program: Program, events: list
 
 def test_the_bandwidth_bin_keeps_a_run_under_a_thousand_bins() -> None:
     assert [bin_us(t) for t in (2.5, 10.0, 39.1, 1e4, 12_345.0)] == [0.01, 0.01, 0.05, 10.0, 20.0]
+
+
+@pytest.mark.parametrize("cycles", [105, 1500, 7 * 15, 10**6 + 3])
+def test_the_bandwidth_bins_end_with_the_run_and_are_never_empty(cycles: int) -> None:
+    """
+    A run whose length is a whole number of bins in floating point gets no zero-width last bin
+    (0 / 0 bytes per second: NaN, which is not JSON)."""
+    from types import SimpleNamespace
+
+    from ktir.hardware.target import SPYRE
+
+    use = np.array([[0.0, float(cycles), 1.0]])  # one byte per cycle throughout
+    kernel = SimpleNamespace(cycles=cycles, lpddr5_use=use)
+    starts, rates = bandwidth(SimpleNamespace(target=SPYRE, kernels=[kernel]))
+    assert np.all(np.isfinite(rates)) and len(starts) == len(rates) >= 1
+    assert np.allclose(rates, SPYRE.clock_hz / 1e9)  # 1 B/cycle at 1.5 GHz = 1.5 GB/s

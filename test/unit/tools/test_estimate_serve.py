@@ -93,3 +93,54 @@ def test_a_malformed_trace_names_its_line(config, tmp_path, affine, capsys):
     assert main([str(config), "--serve", "--trace", str(trace), "--json", str(out)]) == 1
     assert f"{trace}:2: arrival_time is not a number" in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """`build_step_costs` as in `affine`, recording the options it was called with."""
+    calls: list[dict] = []
+
+    def build(config, *, grid, **options):
+        calls.append(options)
+        n, c = np.meshgrid(grid.prefill_tokens, grid.prefill_cached, indexing="ij")
+        b, k = np.meshgrid(grid.decode_batches, grid.decode_contexts, indexing="ij")
+        return StepCosts(grid, 1000 + 5.0 * n + 0.01 * n * c, 800 + 2.0 * b + 0.005 * b * k, {})
+
+    monkeypatch.setattr(step_costs, "build_step_costs", build)
+    return calls
+
+
+def test_serve_compiles_for_the_given_target_and_cores(config, tmp_path, recorded, capsys):
+    chip = tmp_path / "half.toml"
+    chip.write_text('name = "half"\ncores = 16\n')
+    argv = [str(config), "--serve", "--rate", "5", "--requests", "5", "--target", str(chip), "--cores", "8"]
+    assert main([*argv, "-q"]) == 0, capsys.readouterr().err
+    assert [(call["target"], call["cores"]) for call in recorded] == [(str(chip), 8)]
+
+
+def test_serve_on_two_targets_is_a_usage_error(config, tmp_path, recorded, capsys):
+    chip = tmp_path / "half.toml"
+    chip.write_text("cores = 16\n")
+    argv = [str(config), "--serve", "--rate", "5", "--target", str(chip), "--target", str(chip)]
+    assert main(argv) == 2
+    assert "argument --target: --serve simulates one chip" in capsys.readouterr().err
+    assert recorded == []
+
+
+def test_a_trace_of_one_instant_is_served(config, tmp_path, recorded, capsys):
+    """An offline batch: every request arrives at 0 (the arrival rate is undefined, not a crash)."""
+    trace = tmp_path / "batch.jsonl"
+    trace.write_text(
+        "".join('{"arrival_time": 0, "prompt_tokens": 16, "output_tokens": 4}\n' for _ in range(3))
+    )
+    out = tmp_path / "serve.json"
+    assert main([str(config), "--serve", "--trace", str(trace), "--json", str(out), "-q"]) == 0
+    data = json.loads(out.read_text())
+    assert data["run"]["requests"] == 3 and data["run"]["arrival_rate_per_s"] is None
+
+
+def test_a_request_that_never_fits_is_refused_before_compiling(config, tmp_path, recorded, capsys):
+    argv = [str(config), "--serve", "--rate", "5", "--requests", "3", "--prompt-tokens", "64"]
+    assert main([*argv, "--kv-tokens", "32"]) == 1
+    assert "never fits the KV cache of 32 tokens" in capsys.readouterr().err
+    assert recorded == []
