@@ -232,7 +232,8 @@ def estimate_llm(
         raise EstimateError(f"prefill_chunk must be a positive integer, not {prefill_chunk!r}")
     _check_architecture(config)
     chip = chip_of(target)
-    memory, stored = _check_fit(config, chip, (prompt, context, batch), dtype, kv_dtype)
+    step = min(prompt, prefill_chunk or prompt)  # a chunked prefill's activations are one chunk's
+    memory, stored = _check_fit(config, chip, (step, context, batch), dtype, kv_dtype)
     assumptions = dict.fromkeys(stored)
     shared = {"batch": batch, "target": chip, "cores": cores}
     programs: dict[str, Callable[[int], Program]] = {
@@ -346,7 +347,8 @@ def _check_fit(
     config: Any, chip: Target, sizes: tuple[int, int, int], dtype: str | None, kv_dtype: str | None
 ) -> tuple[CardMemory, list[str]]:
     """
-    The card's memory for the model at (prompt, context, batch) `sizes` (`ktir.llm.capacity`),
+    The card's memory for the model at (prompt, context, batch) `sizes` (`ktir.llm.capacity`;
+    the prompt tokens of one prefill step: a chunk's with chunked prefill),
     and the assumption to report when its weights or cache are not fp16; `EstimateError` if it
     does not fit.
     """

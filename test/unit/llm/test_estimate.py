@@ -117,6 +117,7 @@ def test_chunked_prefill_is_the_sum_of_its_chunks_over_the_cache_so_far() -> Non
     # attention's causal pairs are only split between the chunks: chunking costs time here.
     assert halves.time_to_first_token_us > whole.time_to_first_token_us
     assert halves.prefill.time_us == whole.prefill.time_us  # the unchunked prefill is still reported
+    assert halves.memory.activations < whole.memory.activations  # one chunk's rows are live at a time
     data = halves.to_dict()
     assert data["prefill_chunk"] == 64
     assert [(c["tokens"], c["cached"]) for c in data["chunks"]] == [(64, 0), (64, 64)]
