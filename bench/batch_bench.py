@@ -10,10 +10,13 @@ and a 2048-position KV cache, it prints, measured in one run:
   attention's *SFU floor*: the softmax work of the busiest core at the SFU rates
   (`cost_model.attention_cycles`), which no division removes and the roofline does not count;
 - per batch (1, 8, 32), what `ktir.estimate_llm` answers for the whole 16-layer model: the time
-  to first token, its ratio to batch 1, and the decode step.
+  to first token, its ratio to batch 1, and the decode step;
+- per batch (1, 8, 32, 64), the whole model's decode step at context 2048 (a padded static
+  cache: every sequence attends over all 2048 positions), its bound, and tokens per second per
+  card (batch / step) and per user (1 / step).
 
 Nothing is asserted. Run: `.venv/bin/python bench/batch_bench.py` (`--batches 1 8`,
-`--estimate 1 8`; a few minutes in all, most of it the whole-model estimates).
+`--estimate 1 8`, `--decode 1 64`; a few minutes in all, most of it the whole-model estimates).
 """
 
 from __future__ import annotations
@@ -120,19 +123,45 @@ def estimate_table(config: Any, batches: list[int]) -> Table:
     return out
 
 
+def decode_table(config: Any, batches: list[int]) -> Table:
+    """
+    The whole model's decode step per batch, and tokens per second per card and per user. The
+    estimate's prompt is one token: its prefill is not reported, so it is kept cheap to compile.
+    """
+    title = f"Llama-3.2-1B, 16 layers: decode step at context {CONTEXT} (padded static KV cache)"
+    out = Table(title=title)
+    columns = ("batch", "step ms", "bound ms", "x bound", "tokens/s per card", "tokens/s per user", "wall s")
+    for column in columns:
+        out.add_column(column, justify="right")
+    for batch in batches:
+        estimate = estimate_llm(config, prompt=1, context=CONTEXT, batch=batch)
+        out.add_row(
+            str(batch), f"{estimate.decode_us / 1e3:,.2f}", f"{estimate.decode.bound_us / 1e3:,.2f}",
+            f"{estimate.decode.vs_bound:.2f}", f"{estimate.tokens_per_second_per_card:,.1f}",
+            f"{estimate.tokens_per_second_per_user:,.1f}", f"{estimate.wall_seconds:.1f}",
+        )  # fmt: skip
+    return out
+
+
 def main() -> None:
     """Print the attention table and the whole-model estimates."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument("--batches", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
+    parser.add_argument("--batches", type=int, nargs="*", default=[1, 2, 4, 8, 16, 32])
     parser.add_argument(
         "--estimate", type=int, nargs="*", default=[1, 8, 32], help="batches of whole-model estimates"
+    )
+    parser.add_argument(
+        "--decode", type=int, nargs="*", default=[1, 8, 32, 64], help="batches of the decode-step table"
     )
     args = parser.parse_args()
     config = read_config(str(CONFIG))
     console = Console(width=200)
-    console.print(attention_table(config, args.batches))
+    if args.batches:
+        console.print(attention_table(config, args.batches))
     if args.estimate:
         console.print(estimate_table(config, args.estimate))
+    if args.decode:
+        console.print(decode_table(config, args.decode))
 
 
 if __name__ == "__main__":

@@ -45,7 +45,6 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--trace", metavar="FILE", help="requests from a JSONL or CSV trace instead")
     group.add_argument("--max-batch", type=int, default=32, help="most sequences in a step (default 32)")
     group.add_argument("--max-batched-tokens", type=int, default=2048, help="token budget of a step (2048)")
-    group.add_argument("--prefill-chunk", type=int, default=1024, help="largest prefill chunk (default 1024)")
     group.add_argument(
         "--kv-tokens", type=int, help="KV cache capacity in tokens (default: memory less weights)"
     )
@@ -103,7 +102,8 @@ def run_serve(args: argparse.Namespace, config: Any, quiet: bool) -> int:
     if requests is None:
         prompts, outputs = TokenCount.parse(args.prompt_tokens), TokenCount.parse(args.output_tokens)
         requests = poisson_requests(args.rate, args.requests, prompts, outputs, args.seed)
-    policy = Policy(args.max_batched_tokens, args.max_batch, args.prefill_chunk, args.kv_tokens)
+    chunk = args.prefill_chunk or Policy.prefill_chunk  # `--prefill-chunk` is ktir-estimate's, shared
+    policy = Policy(args.max_batched_tokens, args.max_batch, chunk, args.kv_tokens)
     slo = Slo(args.slo_ttft, args.slo_tpot, args.slo_e2e)
     sweep = SWEEP if args.png else (1.0,)
     grid = grid_for(policy, max(r.prompt_tokens + r.output_tokens for r in requests))

@@ -19,6 +19,8 @@ option exits with 2; no output file is written on failure. A model that does not
 device memory (weights, KV cache, activations, runtime reserve) is such an error, with the
 numbers; `--max-fit` tables the largest batch and context that fit 1, 2, 4 and 8 cards, and
 `--cards N` each card's memory with the model split over N (capacity only, nothing is timed).
+`--prefill-chunk N` times a chunked prefill: the time to first token is the sum of its chunks,
+each listed. The decode rates are per card (batch / step) and per user (1 / step).
 See docs/estimating.md.
 """
 
@@ -71,6 +73,15 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--batch", type=int, default=1, help="sequences decoded together (default 1)")
     parser.add_argument(
+        "--prefill-chunk",
+        type=int,
+        default=None,
+        metavar="N",
+        help="prefill the prompt N tokens at a time, as vLLM-spyre (time to first token: the sum of "
+        "the chunks, each over the cache so far); with --serve, a request's largest chunk in a step "
+        "(default 1024)",
+    )
+    parser.add_argument(
         "--target",
         action="append",
         default=[],
@@ -97,13 +108,16 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     check_fit_arguments(args)
     if args.serve:
         check_serve_arguments(args)
-    for name in ("prompt", "context", "batch"):
-        if getattr(args, name) < 1:
-            raise EstimateUsageError(f"argument --{name}: must be positive, not {getattr(args, name)}")
+    for name in ("prompt", "context", "batch", "prefill_chunk"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            flag = name.replace("_", "-")
+            raise EstimateUsageError(f"argument --{flag}: must be positive, not {getattr(args, name)}")
     if args.context < args.prompt:
         raise EstimateUsageError(
             f"argument --context: must hold --prompt ({args.prompt}), not {args.context}"
         )
+    if args.prefill_chunk is not None and capacity_only(args):
+        raise EstimateUsageError("argument --prefill-chunk: nothing is timed with --max-fit or --cards")
     if args.cores is not None and args.cores < 1:
         raise EstimateUsageError(f"argument --cores: must be positive, not {args.cores}")
     if (twice := repeated_output([p for p in (args.json, args.png) if p])) is not None:
@@ -152,12 +166,15 @@ def table(estimates: Sequence[Any]) -> Table:
         f"{first.model_type}, {first.layers} layers: prompt {first.prompt}, "
         f"context {first.context}, batch {first.batch}"
     )
+    if first.prefill_chunk is not None:
+        title += f", prefill chunks of {first.prefill_chunk}"
     out = Table(title=title)
     out.add_column("", justify="left")
     for estimate in estimates:
         out.add_column(estimate.target.name, justify="right")
     rows: list[tuple[str, Any]] = [
         ("time to first token (ms)", lambda e: _ms(e.time_to_first_token_us)),
+        *_chunk_rows(first),
         ("  bound (ms)", lambda e: _ms(e.prefill.bound_us)),
         ("  x bound", lambda e: f"{e.prefill.vs_bound:.2f}"),
         ("  traffic (moved / compulsory)", lambda e: f"{e.prefill.traffic_ratio:.2f}"),
@@ -167,12 +184,30 @@ def table(estimates: Sequence[Any]) -> Table:
         ("  x bound", lambda e: f"{e.decode.vs_bound:.2f}"),
         ("  traffic (moved / compulsory)", lambda e: f"{e.decode.traffic_ratio:.2f}"),
         ("  one layer (ms)", lambda e: _ms(e.decode.layer_cycles / e.target.clock_mhz)),
-        ("tokens / s", lambda e: f"{e.tokens_per_second:,.1f}"),
+        ("tokens / s per card (batch / step)", lambda e: f"{e.tokens_per_second_per_card:,.1f}"),
+        ("tokens / s per user (1 / step)", lambda e: f"{e.tokens_per_second_per_user:,.1f}"),
         ("estimate wall time (s)", lambda e: f"{e.wall_seconds:.1f}"),
     ]
     for label, cell in rows:
         out.add_row(label, *(cell(e) for e in estimates))
     return out
+
+
+def _chunk_rows(first: Any) -> list[tuple[str, Any]]:
+    """
+    With chunked prefill, a row per chunk (its tokens after the cached ones) and the unchunked
+    prefill, which the bound, ratio, traffic and layer rows under them describe.
+    """
+    if not first.chunks:
+        return []
+    rows: list[tuple[str, Any]] = [
+        (
+            f"  chunk {i + 1}: {chunk.tokens} after {chunk.cached} (ms)",
+            lambda e, i=i: _ms(e.chunks[i].phase.time_us),
+        )
+        for i, chunk in enumerate(first.chunks)
+    ]
+    return [*rows, ("  unchunked prefill (ms)", lambda e: _ms(e.prefill.time_us))]
 
 
 def op_table(estimates: Sequence[Any], top: int = 6) -> Table:
@@ -262,7 +297,7 @@ def progress_for(quiet: bool, targets: int, stream: TextIO | None = None) -> Sta
 
 def run(argv: Sequence[str] | None = None) -> int:
     """Estimate the model named in `argv` on every target; print the tables and write the files."""
-    from ktir.llm.estimate import estimate_llm
+    from ktir.llm.estimate import estimate_llm, stages
 
     args = _arguments(argv)
     for path in (args.json, args.png):
@@ -274,9 +309,10 @@ def run(argv: Sequence[str] | None = None) -> int:
     if capacity_only(args):
         return run_fit(args, config)
     shape = {"prompt": args.prompt, "context": args.context, "batch": args.batch, "cores": args.cores}
-    shape |= {"dtype": args.dtype, "kv_dtype": args.kv_dtype}
+    shape |= {"dtype": args.dtype, "kv_dtype": args.kv_dtype, "prefill_chunk": args.prefill_chunk}
     targets = [None, *args.target]
     with progress_for(args.quiet, len(targets)) as progress:
+        progress.total = len(targets) * stages(args.prompt, args.prefill_chunk)  # chunks add programs
         estimates = [estimate_llm(config, target=t, progress=progress, **shape) for t in targets]
     console = Console()
     console.print(table(estimates))

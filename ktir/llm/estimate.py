@@ -17,6 +17,11 @@ nothing is compiled. Then:
    cache, the position an input).
 3. Each is timed without values (`Program.estimate`: the simulator's cycles, exactly).
 
+With `prefill_chunk` (chunked prefill, as vLLM-spyre runs it), each chunk `k` of the prompt,
+its tokens at positions after the `k * prefill_chunk` cached ones, is compiled too
+(`prefill_program`, over the same static cache, so a chunk of the whole prompt is the prefill
+itself) and the time to first token is the sum of the chunks.
+
 Identical decoder layers are compiled once: the model is built with one and with two layers,
 and a model of N layers takes `T(1) + (N - 1) * (T(2) - T(1))` for every additive quantity
 (cycles, bytes moved, compulsory bytes, matmul FLOPs, each op's cycles). That is the whole
@@ -39,12 +44,14 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ktir.compile import TargetLike, chip_of
+from ktir.compile import Program, TargetLike, chip_of
 from ktir.compile import compile as compile_program
 from ktir.hardware.target import Target
 from ktir.llm.cache import static_cache_model
@@ -97,6 +104,15 @@ class PhaseEstimate(Yardstick):
 
 
 @dataclass
+class ChunkEstimate:
+    """One chunk of a chunked prefill: `tokens` prompt tokens after `cached` ones, all layers."""
+
+    tokens: int
+    cached: int
+    phase: PhaseEstimate
+
+
+@dataclass
 class LlmEstimate:
     """`estimate_llm`'s answer for one model, shape and target."""
 
@@ -112,6 +128,10 @@ class LlmEstimate:
     """Wall time of the estimate (build, export, compile and timing-only runs)."""
     memory: CardMemory | None = None
     """Device memory the model holds on the card (`ktir.llm.capacity`), checked before compiling."""
+    prefill_chunk: int | None = None
+    """Prompt tokens per prefill chunk (chunked prefill), or None: the prompt in one program."""
+    chunks: list[ChunkEstimate] = field(default_factory=list)
+    """With `prefill_chunk`, each chunk in order; the time to first token is their sum."""
 
     @property
     def target(self) -> Target:
@@ -120,7 +140,12 @@ class LlmEstimate:
 
     @property
     def time_to_first_token_us(self) -> float:
-        """The prefill's simulated time (it gives the first new token)."""
+        """
+        The prefill's simulated time (it gives the first new token): with chunked prefill, the
+        sum of its chunks' times, each at its cached context.
+        """
+        if self.chunks:
+            return sum(chunk.phase.time_us for chunk in self.chunks)
         return self.prefill.time_us
 
     @property
@@ -132,6 +157,19 @@ class LlmEstimate:
     def tokens_per_second(self) -> float:
         """New tokens per second of decoding, over the batch."""
         return self.batch * 1e6 / self.decode_us
+
+    @property
+    def tokens_per_second_per_card(self) -> float:
+        """
+        New tokens per second of one card: the batch over the decode step. The estimate times
+        one card (the model on one card; several cards are not timed), so it is `tokens_per_second`.
+        """
+        return self.tokens_per_second
+
+    @property
+    def tokens_per_second_per_user(self) -> float:
+        """New tokens per second each sequence of the batch sees: one per decode step."""
+        return 1e6 / self.decode_us
 
     def to_dict(self) -> dict[str, Any]:
         """Every number, as plain data (JSON)."""
@@ -150,8 +188,13 @@ class LlmEstimate:
             "model_type": self.model_type, "layers": self.layers, "prompt": self.prompt,
             "context": self.context, "batch": self.batch,
             "time_to_first_token_us": self.time_to_first_token_us, "decode_us": self.decode_us,
-            "tokens_per_second": self.tokens_per_second, "prefill": phase(self.prefill),
-            "decode": phase(self.decode), "assumptions": self.assumptions,
+            "tokens_per_second": self.tokens_per_second,
+            "tokens_per_second_per_card": self.tokens_per_second_per_card,
+            "tokens_per_second_per_user": self.tokens_per_second_per_user,
+            "prefill": phase(self.prefill), "decode": phase(self.decode),
+            "prefill_chunk": self.prefill_chunk,
+            "chunks": [{"tokens": c.tokens, "cached": c.cached, **phase(c.phase)} for c in self.chunks],
+            "assumptions": self.assumptions,
             "wall_seconds": self.wall_seconds,
             "memory": None if self.memory is None else self.memory.to_dict(),
         }  # fmt: skip
@@ -168,6 +211,7 @@ def estimate_llm(
     progress: StageProgress | None = None,
     dtype: str | None = None,
     kv_dtype: str | None = None,
+    prefill_chunk: int | None = None,
 ) -> LlmEstimate:
     """
     Time to first token and decode time per token of a Hugging Face causal LM (a
@@ -177,50 +221,134 @@ def estimate_llm(
     `STAGES` programs is announced to `progress` before it is compiled. `dtype` and
     `kv_dtype` (`ktir.llm.quantization`; default: the config's `quantization_config`, else
     fp16) set the formats the device-memory check counts; the programs are timed in fp16.
+    With `prefill_chunk`, the prompt is also prefilled that many tokens at a time (as vLLM-spyre
+    runs it): each distinct chunk (tokens, cached tokens before it) is compiled and timed over
+    the cache so far, and the time to first token is the sum of the chunks.
     """
     start = time.perf_counter()
     config = getattr(model_or_config, "config", model_or_config)
     layers = _check(config, prompt, context, batch)
+    if prefill_chunk is not None and (not isinstance(prefill_chunk, int) or prefill_chunk < 1):
+        raise EstimateError(f"prefill_chunk must be a positive integer, not {prefill_chunk!r}")
     _check_architecture(config)
     chip = chip_of(target)
-    memory, stored = _check_fit(config, chip, (prompt, context, batch), dtype, kv_dtype)
-    prefills, decodes, assumptions = [], [], dict.fromkeys(stored)
-    for count in (1, 2):
-        model = _meta_model(config, count)
-        for reports, phase, wrapper, args in (
-            (prefills, "prefill", static_cache_model(model, context, batch, prompt), (_ids(batch, prompt),)),
-            (
-                decodes,
-                "decode step",
-                static_cache_model(model, context, batch),
-                (_ids(batch, 1), torch.tensor([context - 1])),
-            ),
-        ):
-            if progress is not None:
-                progress.stage(f"{chip.name}: {phase}, {count} layer{'s' if count > 1 else ''}")
-            program = compile_program(wrapper, args, cores=cores, target=chip, quiet=True)
-            report = program.estimate()
-            reports.append(report)
-            assumptions.update(dict.fromkeys(report.assumptions))
+    step = min(prompt, prefill_chunk or prompt)  # a chunked prefill's activations are one chunk's
+    memory, stored = _check_fit(config, chip, (step, context, batch), dtype, kv_dtype)
+    assumptions = dict.fromkeys(stored)
+    shared = {"batch": batch, "target": chip, "cores": cores}
+    programs: dict[str, Callable[[int], Program]] = {
+        "prefill": partial(prefill_program, config, tokens=prompt, cache=context, **shared),
+        "decode step": partial(decode_program, config, context=context, **shared),
+    }
+    pairs = chunk_pairs(prompt, prefill_chunk) if prefill_chunk is not None else []
+    for tokens, cached in dict.fromkeys(pairs):  # the chunk (prompt, 0) is the prefill itself
+        if (tokens, cached) != (prompt, 0):
+            programs[_chunk_name(tokens, cached)] = partial(
+                prefill_program, config, tokens=tokens, cached=cached, cache=context, **shared
+            )
+    phases = _time_programs(programs, layers, chip, progress, assumptions)
+    phases[_chunk_name(prompt, 0)] = phases["prefill"]
     return LlmEstimate(
         model_type=str(getattr(config, "model_type", "?")),
         layers=layers,
         prompt=prompt,
         context=context,
         batch=batch,
-        prefill=_extrapolate(*prefills, layers, chip),
-        decode=_extrapolate(*decodes, layers, chip),
+        prefill=phases["prefill"],
+        decode=phases["decode step"],
         assumptions=list(assumptions),
         wall_seconds=time.perf_counter() - start,
         memory=memory,
+        prefill_chunk=prefill_chunk,
+        chunks=[ChunkEstimate(n, c, phases[_chunk_name(n, c)]) for n, c in pairs],
     )
+
+
+def chunk_pairs(prompt: int, chunk: int) -> list[tuple[int, int]]:
+    """
+    The chunks of a `prompt` prefilled `chunk` tokens at a time, in order: (tokens, cached
+    tokens before it); the last chunk holds what is left.
+    """
+    return [(min(chunk, prompt - cached), cached) for cached in range(0, prompt, chunk)]
+
+
+def _chunk_name(tokens: int, cached: int) -> str:
+    return f"prefill chunk of {tokens} after {cached}"
+
+
+def _time_programs(
+    programs: dict[str, Callable[[int], Program]],
+    layers: int,
+    chip: Target,
+    progress: StageProgress | None,
+    assumptions: dict[str, None],
+) -> dict[str, PhaseEstimate]:
+    """
+    Each program built with one and with two decoder layers, compiled, timed without values
+    and extrapolated to `layers` (`_extrapolate`); each announced to `progress` (all programs
+    with one layer first, then with two), its assumptions added to `assumptions`.
+    """
+    reports: dict[str, list[Report]] = {name: [] for name in programs}
+    for count in (1, 2):
+        for name, build in programs.items():
+            if progress is not None:
+                progress.stage(f"{chip.name}: {name}, {count} layer{'s' if count > 1 else ''}")
+            report = build(count).estimate()
+            reports[name].append(report)
+            assumptions.update(dict.fromkeys(report.assumptions))
+    return {name: _extrapolate(*pair, layers, chip) for name, pair in reports.items()}
+
+
+def prefill_program(
+    config: Any,
+    layers: int,
+    tokens: int,
+    *,
+    cached: int = 0,
+    cache: int | None = None,
+    batch: int = 1,
+    target: TargetLike = None,
+    cores: int | None = None,
+) -> Program:
+    """
+    The prefill (chunk) of `batch` sequences of `tokens` prompt tokens at positions
+    `cached..cached+tokens-1` (after `cached` tokens already in the cache), of the model with
+    `layers` decoder layers, compiled. The positions are compile-time constants, so the
+    attention mask folds to a causal one: the chunk attends over the cached tokens and itself,
+    and its attention kernel skips the cache past them. The static cache holds `cache`
+    positions (default `cached + tokens`, exactly what the chunk reads).
+    """
+    size = cached + tokens if cache is None else cache
+    wrapper = static_cache_model(_meta_model(config, layers), size, batch, tokens)
+    wrapper.prefill_positions = torch.arange(cached, cached + tokens)  # after `cached` tokens
+    return compile_program(wrapper, (_ids(batch, tokens),), cores=cores, target=target, quiet=True)
+
+
+def decode_program(
+    config: Any,
+    layers: int,
+    *,
+    batch: int = 1,
+    context: int,
+    target: TargetLike = None,
+    cores: int | None = None,
+) -> Program:
+    """
+    One decode step of the model with `layers` decoder layers, compiled: `batch` sequences of
+    one token each at position `context - 1` (an input) over a static cache of `context`
+    positions (every sequence's cache padded to `context`).
+    """
+    wrapper = static_cache_model(_meta_model(config, layers), context, batch)
+    args = (_ids(batch, 1), torch.tensor([context - 1]))
+    return compile_program(wrapper, args, cores=cores, target=target, quiet=True)
 
 
 def _check_fit(
     config: Any, chip: Target, sizes: tuple[int, int, int], dtype: str | None, kv_dtype: str | None
 ) -> tuple[CardMemory, list[str]]:
     """
-    The card's memory for the model at (prompt, context, batch) `sizes` (`ktir.llm.capacity`),
+    The card's memory for the model at (prompt, context, batch) `sizes` (`ktir.llm.capacity`;
+    the prompt tokens of one prefill step: a chunk's with chunked prefill),
     and the assumption to report when its weights or cache are not fp16; `EstimateError` if it
     does not fit.
     """
@@ -256,6 +384,14 @@ def _check(config: Any, prompt: int, context: int, batch: int) -> int:
 
 STAGES = 4
 """Programs `estimate_llm` compiles and times: the prefill and the decode step, with 1 and 2 layers."""
+
+
+def stages(prompt: int, prefill_chunk: int | None = None) -> int:
+    """Programs `estimate_llm` compiles for `prompt` and `prefill_chunk`: `STAGES`, and 2 per other chunk."""
+    if prefill_chunk is None:
+        return STAGES
+    chunks = set(chunk_pairs(prompt, prefill_chunk)) - {(prompt, 0)}
+    return STAGES + 2 * len(chunks)
 
 
 def _check_architecture(config: Any) -> None:
@@ -329,4 +465,16 @@ def _extrapolate(one: Report, two: Report, layers: int, target: Target) -> Phase
     )
 
 
-__all__ = ["CHECKED_ARCHITECTURES", "STAGES", "EstimateError", "LlmEstimate", "PhaseEstimate", "estimate_llm"]
+__all__ = [
+    "CHECKED_ARCHITECTURES",
+    "STAGES",
+    "ChunkEstimate",
+    "EstimateError",
+    "LlmEstimate",
+    "PhaseEstimate",
+    "chunk_pairs",
+    "decode_program",
+    "estimate_llm",
+    "prefill_program",
+    "stages",
+]

@@ -7,9 +7,10 @@ from a table of timing-only simulations (`Program.estimate`) of compiled program
 
 - **prefill chunk** `(n, c)`: `n` prompt tokens at positions `c..c+n-1`, written into a static
   KV cache of `c + n` positions (so attention reads exactly the cached tokens and the chunk),
-  the positions known to the compiler, as `ktir.estimate_llm` compiles a prefill (`c = 0`);
+  the positions known to the compiler (`ktir.llm.estimate.prefill_program`, which
+  `ktir.estimate_llm` compiles its prefill and its chunks with);
 - **decode step** `(b, k)`: `b` sequences of one token each at position `k - 1` over a cache of
-  `k` positions, as `estimate_llm` compiles a decode step.
+  `k` positions (`ktir.llm.estimate.decode_program`, as `estimate_llm` compiles a decode step).
 
 Each point is the whole model's time, from the model with one and two decoder layers
 (`T(1) + (N - 1) * (T(2) - T(1))`, as `estimate_llm`). Between points the rule is **piecewise
@@ -39,18 +40,22 @@ import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from ktir.compile import TargetLike, chip_of
-from ktir.compile import compile as compile_program
 from ktir.hardware.target import Target
-from ktir.llm.cache import static_cache_model
 from ktir.llm.capacity import MemoryModel
-from ktir.llm.estimate import EstimateError, _check_architecture, _extrapolate, _meta_model
+from ktir.llm.estimate import (
+    EstimateError,
+    _check_architecture,
+    _extrapolate,
+    decode_program,
+    prefill_program,
+)
 from ktir.llm.serving import Policy, Step
 from ktir.progress import StageProgress
 
@@ -149,26 +154,14 @@ def prefill_chunk_us(
     config: Any, tokens: int, cached: int, target: Target, cores: int | None = None
 ) -> float:
     """A prefill chunk's simulated microseconds, whole model (module docstring), compiled and timed."""
-
-    def program(layers: int) -> Any:
-        wrapper = static_cache_model(_meta_model(config, layers), cached + tokens, 1, tokens)
-        wrapper.prefill_positions = torch.arange(cached, cached + tokens)  # after `cached` tokens
-        return compile_program(
-            wrapper, (torch.zeros(1, tokens, dtype=torch.long),), cores=cores, target=target, quiet=True
-        )
-
-    return _whole_model_us(config, program, target)
+    build = partial(prefill_program, config, tokens=tokens, cached=cached, target=target, cores=cores)
+    return _whole_model_us(config, build, target)
 
 
 def decode_step_us(config: Any, batch: int, context: int, target: Target, cores: int | None = None) -> float:
     """A decode step's simulated microseconds, whole model, compiled and timed."""
-
-    def program(layers: int) -> Any:
-        wrapper = static_cache_model(_meta_model(config, layers), context, batch)
-        args = (torch.zeros(batch, 1, dtype=torch.long), torch.tensor([context - 1]))
-        return compile_program(wrapper, args, cores=cores, target=target, quiet=True)
-
-    return _whole_model_us(config, program, target)
+    build = partial(decode_program, config, batch=batch, context=context, target=target, cores=cores)
+    return _whole_model_us(config, build, target)
 
 
 def _whole_model_us(config: Any, program: Callable[[int], Any], target: Target) -> float:

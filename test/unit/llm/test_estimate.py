@@ -6,6 +6,8 @@ extrapolated figures are those of the whole model compiled and timed as it is.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 import transformers
@@ -89,3 +91,59 @@ def test_bad_sizes_are_refused(kwargs: dict[str, int], message: str) -> None:
 def test_a_config_that_is_not_a_language_model_is_refused() -> None:
     with pytest.raises(EstimateError, match="num_hidden_layers"):
         estimate_llm(transformers.ResNetConfig())
+
+
+def _chunk_us(config: object, tokens: int, cached: int, context: int) -> float:
+    """A chunk's whole-model microseconds, compiled through the public builder (2 layers: T(2))."""
+    from ktir.llm.estimate import prefill_program
+
+    report = prefill_program(config, 2, tokens, cached=cached, cache=context).estimate()
+    return math.ceil(sum(k.cycles for k in report.kernels)) / report.kernels[0].target.clock_mhz
+
+
+def test_chunked_prefill_is_the_sum_of_its_chunks_over_the_cache_so_far() -> None:
+    config = CONFIGS["llama"](2)
+    whole = estimate_llm(config, prompt=128, context=128)
+    same = estimate_llm(config, prompt=128, context=128, prefill_chunk=128)
+    assert [(c.tokens, c.cached) for c in same.chunks] == [(128, 0)]
+    assert same.time_to_first_token_us == whole.time_to_first_token_us  # the same program
+    halves = estimate_llm(config, prompt=128, context=128, prefill_chunk=64)
+    assert [(c.tokens, c.cached) for c in halves.chunks] == [(64, 0), (64, 64)]
+    expected = _chunk_us(config, 64, 0, 128) + _chunk_us(config, 64, 64, 128)
+    assert halves.time_to_first_token_us == pytest.approx(expected, rel=1e-9)
+    # The second chunk attends over the 64 cached tokens as well as itself: it costs more.
+    assert halves.chunks[1].phase.cycles > halves.chunks[0].phase.cycles
+    # Each chunk reads every weight and the static cache again while the matmul rows and the
+    # attention's causal pairs are only split between the chunks: chunking costs time here.
+    assert halves.time_to_first_token_us > whole.time_to_first_token_us
+    assert halves.prefill.time_us == whole.prefill.time_us  # the unchunked prefill is still reported
+    assert halves.memory.activations < whole.memory.activations  # one chunk's rows are live at a time
+    data = halves.to_dict()
+    assert data["prefill_chunk"] == 64
+    assert [(c["tokens"], c["cached"]) for c in data["chunks"]] == [(64, 0), (64, 64)]
+    assert data["time_to_first_token_us"] == halves.time_to_first_token_us
+
+
+def test_a_last_chunk_holds_what_is_left_and_programs_are_counted() -> None:
+    from ktir.llm.estimate import STAGES, chunk_pairs, stages
+
+    assert chunk_pairs(2500, 1024) == [(1024, 0), (1024, 1024), (452, 2048)]
+    assert chunk_pairs(512, 1024) == [(512, 0)]
+    assert stages(512) == STAGES and stages(512, 1024) == STAGES
+    assert stages(2500, 1024) == STAGES + 6
+
+
+def test_tokens_per_second_per_card_and_per_user(short: object) -> None:
+    estimate = short
+    step = estimate.decode.time_us  # type: ignore[attr-defined]
+    assert estimate.tokens_per_second_per_card == pytest.approx(2 * 1e6 / step)  # type: ignore[attr-defined]
+    assert estimate.tokens_per_second_per_user == pytest.approx(1e6 / step)  # type: ignore[attr-defined]
+    data = estimate.to_dict()  # type: ignore[attr-defined]
+    assert data["tokens_per_second_per_user"] == pytest.approx(1e6 / step)
+    assert data["tokens_per_second_per_card"] == pytest.approx(2e6 / step)
+    assert data["prefill_chunk"] is None and data["chunks"] == []
+
+
+def test_a_bad_prefill_chunk_is_refused() -> None:
+    with pytest.raises(EstimateError, match="prefill_chunk must be a positive integer, not 0"):
+        estimate_llm(CONFIGS["llama"](2), prompt=16, context=48, prefill_chunk=0)

@@ -318,3 +318,44 @@ def test_fp8_weights_are_an_assumption_of_the_timing(
     )
     assert estimate["assumptions"][0] == assumption
     assert "fp8 weights (--dtype fp8)" in capsys.readouterr().out
+
+
+def test_prefill_chunk_lists_the_chunks_and_per_card_and_per_user_rates(
+    config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bars: list[StageProgress] = []
+
+    def counted(quiet: bool, targets: int) -> StageProgress:
+        bars.append(StageProgress(4 * targets, quiet=quiet, stream=io.StringIO()))
+        return bars[-1]
+
+    monkeypatch.setattr(ktir_estimate, "progress_for", counted)
+    out = tmp_path / "e.json"
+    argv = [str(config), "--prompt", "40", "--context", "64", "--batch", "2", "--prefill-chunk", "16"]
+    assert main([*argv, "--json", str(out)]) == 0
+    # The prefill and the decode step, and the three chunks: each with one and with two layers.
+    assert bars[0].total == 10 and bars[0].begun == 10
+    text = capsys.readouterr().out
+    assert "prefill chunks of 16" in text
+    for row in ("chunk 1: 16 after 0", "chunk 2: 16 after 16", "chunk 3: 8 after 32", "unchunked prefill"):
+        assert row in text
+    assert "tokens / s per card" in text and "tokens / s per user" in text
+    (data,) = json.loads(out.read_text())
+    assert [(c["tokens"], c["cached"]) for c in data["chunks"]] == [(16, 0), (16, 16), (8, 32)]
+    assert data["time_to_first_token_us"] == pytest.approx(sum(c["time_us"] for c in data["chunks"]))
+    assert data["tokens_per_second_per_user"] == pytest.approx(1e6 / data["decode_us"])
+    assert data["tokens_per_second_per_card"] == pytest.approx(2e6 / data["decode_us"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--prefill-chunk", "0"], "argument --prefill-chunk: must be positive, not 0"),
+        (["--prefill-chunk", "16", "--max-fit"], "argument --prefill-chunk: nothing is timed with --max-fit"),
+    ],
+)
+def test_bad_prefill_chunks_exit_2(
+    config: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert main([str(config), *argv]) == 2
+    assert message in capsys.readouterr().err
