@@ -255,17 +255,20 @@ def online_rescale_cycles(out_elements: Any, target: Target = SPYRE) -> Any:
 
 
 def transfer_cycles(chip_bytes: float, target: Target = SPYRE) -> float:
-    """Cycles the LPDDR5 channel is busy moving `chip_bytes` (all cores' share of one DMA op)."""
-    return chip_bytes / target.device_bytes_per_cycle
+    """
+    Cycles the LPDDR5 channel is busy moving `chip_bytes` (all cores' share of one DMA op) at
+    the sustained rate (`Target.sustained_memory_bandwidth`: 150 GB/s, 100 bytes per cycle).
+    """
+    return chip_bytes / target.sustained_bytes_per_cycle
 
 
 def dma_cycles(chip_bytes: float, target: Target = SPYRE) -> float:
     """
     Cycles a DMA issued by all cores in lockstep takes on an idle channel: setup plus the
-    chip-wide traffic at the shared LPDDR5 bandwidth (every core's transfer finishes when the
+    chip-wide traffic at the shared sustained LPDDR5 rate (every core's transfer finishes when the
     slowest share does). The simulator schedules the two parts separately (`Timeline.transfer`).
 
-    Example: 32 cores loading 128 KiB each = 4 MiB -> 500 + 4194304 / 136.5 = 31,220 cycles.
+    Example: 32 cores loading 128 KiB each = 4 MiB -> 500 + 4194304 / 100 = 42,443 cycles.
     """
     return target.dma_setup_cycles + transfer_cycles(chip_bytes, target)
 
@@ -307,7 +310,7 @@ def gather_rows_cycles(
     added, not overlapped: with a few rows per core this overstates rather than understates.
 
     Example: 512 rows of 8 KiB (a 4096-wide fp16 embedding) over 32 cores, 4 KiB of indices:
-    (1 + 16 + 1) x 500 + (4096 + 2 x 512 x 8192) / 136.5 = 9,000 + 61,470 = 70,470 cycles (47 µs).
+    (1 + 16 + 1) x 500 + (4096 + 2 x 512 x 8192) / 100 = 9,000 + 83,927 = 92,927 cycles (62 µs).
     """
     stick_rows = math.ceil(row_bytes / target.stick_bytes) * target.stick_bytes
     per_core = math.ceil(rows / max(cores, 1))
@@ -338,7 +341,7 @@ def sfu_op_cycles(
     `passes` SFU passes over each core's share of `elements`, added, not overlapped.
 
     Example: a top-2 of 16 x 8 router probabilities (k = 2: 4 passes) on 16 cores: 2 x 500 +
-    640 / 136.5 + 8 x 4 / 8.8e3 µs = 1,000 + 4.7 + 5.5 = 1,010 cycles.
+    640 / 100 + 8 x 4 / 8.8e3 µs = 1,000 + 6.4 + 5.5 = 1,012 cycles.
     """
     sfu_us = elements / max(cores, 1) * passes / target.sfu_pass_elems_per_us
     return 2 * target.dma_setup_cycles + transfer_cycles(io_bytes, target) + sfu_us * target.clock_mhz
@@ -366,7 +369,7 @@ def grouped_matmul_cycles(
 
     Example: 16 rows of 4096 x 14336 for one expert on 32 cores (fp16): PE 16 x 4096 x 448 MACs at
     rows 16 (efficiency sqrt(2/8) = 0.5): 38.2 µs; LPDDR5: 117.4 MB + 4 x 131 KB + 459 KB at
-    204.8 GB/s: 578.2 µs. 500 + 578.24 x 1500 = 867,860 cycles: the weights bound it.
+    150 GB/s: 789.5 µs. 500 + 789.49 x 1500 = 1,184,736 cycles: the weights bound it.
     """
     total = 0.0
     cohorts = math.ceil(cores / target.broadcast_cohort)

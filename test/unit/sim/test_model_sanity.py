@@ -1,10 +1,10 @@
 """
 `ktir.sim` model sanity: simulated cycles against what the Spyre `Target` constants predict.
 
-Hand-derived rates (see `ktir/hardware/target.py`): 1500 cycles per µs, LPDDR5 at 204.8e9 / 1.5e9 =
-136.53 bytes per cycle for the whole chip, 500 cycles of setup per DMA, one SFU pass at 8.8e3
-elements per µs per core (silu is 5 passes, exp 2), 1.536e6 MACs per µs per core on the PE
-arrays, a ring step of 32 cycles plus 1.4e-4 µs per element.
+Hand-derived rates (see `ktir/hardware/target.py`): 1500 cycles per µs, LPDDR5 at the card's
+sustained 150e9 / 1.5e9 = 100 bytes per cycle for the whole chip, 500 cycles of setup per DMA,
+one SFU pass at 8.8e3 elements per µs per core (silu is 5 passes, exp 2), 1.536e6 MACs per µs
+per core on the PE arrays, a ring step of 32 cycles plus 1.4e-4 µs per element.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 import ktir
 import ktir.sim
 from ktir.dialects import ktir_core as core
-from ktir.hardware.target import SPYRE
+from ktir.hardware.target import SPYRE, load_target
 from ktir.sim import KernelReport, SimResult
 from ktir.sim.timeline import UNITS
 
 CLOCK_MHZ = 1500.0
-BYTES_PER_CYCLE = 204.8e9 / 1.5e9
+BYTES_PER_CYCLE = 150e9 / 1.5e9
 SETUP = 500.0
 DMA, PT, SFU, RING = (UNITS.index(u) for u in ("dma", "pt", "sfu", "ring"))
 BIG = (8192, 4096)
@@ -92,9 +92,9 @@ def test_a_memory_bound_kernel_moves_exactly_its_tensors(big_add: SimResult) -> 
 
 
 def test_a_memory_bound_kernel_runs_at_bandwidth(big_add: SimResult) -> None:
-    """The add takes its bytes over the LPDDR5 bandwidth, within 10%."""
+    """The add takes its bytes over the sustained LPDDR5 bandwidth, within 10%."""
     kernel = only_kernel(big_add)
-    ideal = kernel.bytes / SPYRE.device_bytes_per_cycle
+    ideal = kernel.bytes / SPYRE.sustained_bytes_per_cycle
     assert abs(kernel.cycles / ideal - 1) <= 0.10
 
 
@@ -109,9 +109,16 @@ def test_pointwise_work_divides_over_the_cores(big_silu: dict[int, KernelReport]
     assert many.cycles >= max(many.busy[many.critical_core])
 
 
-def test_a_large_pointwise_op_is_20x_faster_on_32_cores(big_silu: dict[int, KernelReport]) -> None:
-    """8192 x 4096 silu: 32 cores take at most 1/20 of one core's simulated cycles."""
-    assert big_silu[1].cycles >= 20 * big_silu[32].cycles
+def test_a_large_pointwise_op_on_32_cores_runs_at_memory_speed(big_silu: dict[int, KernelReport]) -> None:
+    """
+    8192 x 4096 silu: one core is SFU-bound; 32 cores split the SFU work (1/32 each, 595 µs) and
+    the kernel runs at the LPDDR5's sustained rate (128 MiB at 100 bytes per cycle, 895 µs),
+    within 10%: the card's elementwise arithmetic hides under memory.
+    """
+    one, many = big_silu[1], big_silu[32]
+    assert one.bottleneck == "sfu" and many.bottleneck == "dma"
+    memory = many.bytes / BYTES_PER_CYCLE
+    assert many.busy[many.critical_core, SFU] < memory <= many.cycles <= 1.1 * memory
 
 
 def test_splitting_k_adds_ring_time() -> None:
@@ -162,6 +169,21 @@ def test_a_single_chunk_matmul_is_serial_with_no_overhead() -> None:
     compute = 128 * 256 * 256 / 4 / 1.536e6 * CLOCK_MHZ
     store = SETUP + 128 * 256 * 2 / BYTES_PER_CYCLE
     assert kernel.cycles == pytest.approx(loads + compute + store, rel=1e-12)
+    assert kernel.cycles == pytest.approx(6169.44, rel=1e-12)
+
+
+def test_the_datasheet_target_keeps_the_datasheet_rates() -> None:
+    """
+    The same single-chunk matmul on `spyre-datasheet`: LPDDR5 at 204.8e9 / 1.5e9 bytes per
+    cycle, 5468.0 cycles, what ktir simulated before it followed the card.
+    """
+    module, _ = simulate_matmul(128, 256, 256, 4, "n = 4 : i64")
+    inputs = [np.ones((128, 256), np.float16), np.ones((256, 256), np.float16)]
+    kernel = only_kernel(ktir.sim.simulate(module, inputs, target=load_target("spyre-datasheet")))
+    datasheet = 204.8e9 / 1.5e9
+    loads = (SETUP + 128 * 256 * 2 / datasheet) + (SETUP + 256 * 256 * 2 / datasheet)
+    compute = 128 * 256 * 256 / 4 / 1.536e6 * CLOCK_MHZ
+    assert kernel.cycles == pytest.approx(loads + compute + SETUP + 128 * 256 * 2 / datasheet, rel=1e-12)
     assert kernel.cycles == pytest.approx(5468.0, rel=1e-12)
 
 
