@@ -114,6 +114,11 @@ class Target:
     """LPDDR5 bytes per second the card moves in one direction, shared by all cores (torch-spyre
     `bw_peak_gbps`: read-only kernels and read probes land at 145-155 GB/s, the same from 2 cores
     to 32). The simulator's DMAs use it; `device_memory_bandwidth` stays the roofline."""
+    rw_turnaround_ns_per_byte: float = 0.00574
+    """Nanoseconds the LPDDR5 bus loses turning between reads and writes, per byte of the
+    overlap min(read, write) of traffic that shares the channel in time (torch-spyre
+    `rw_turnaround_ns_per_byte`, solved from a balanced `neg` measured at 105 GB/s:
+    2 / 105 - 2 / 150). The simulator's channel charges it (`ktir.sim.timeline.Channel`)."""
 
     @property
     def peak_macs_per_us_per_core(self) -> float:
@@ -152,8 +157,13 @@ class Target:
 SPYRE = Target()
 """The default target: IBM Spyre as the card measures (`spyre`)."""
 
-SPYRE_DATASHEET = Target(name="spyre-datasheet", sustained_memory_bandwidth=SPYRE.device_memory_bandwidth)
-"""IBM Spyre at its datasheet rates (`spyre-datasheet`), a what-if: LPDDR5 at 204.8 GB/s."""
+SPYRE_DATASHEET = Target(
+    name="spyre-datasheet",
+    sustained_memory_bandwidth=SPYRE.device_memory_bandwidth,
+    rw_turnaround_ns_per_byte=0.0,
+)
+"""IBM Spyre at its datasheet rates (`spyre-datasheet`), a what-if: LPDDR5 at 204.8 GB/s in
+both directions at once."""
 
 NAMED_TARGETS = {"spyre": SPYRE, "spyre-datasheet": SPYRE_DATASHEET}
 """The targets `load_target` knows by name."""
@@ -187,6 +197,8 @@ def load_target(path: str = "") -> Target:
 
 
 _FIELD_TYPES = {"int": (int,), "float": (int, float), "str": (str,)}
+_MAY_BE_ZERO = {"rw_turnaround_ns_per_byte"}
+"""Fields of a mechanism that 0 turns off (the datasheet target's value)."""
 
 
 def target_from_fields(fields: Any, where: str) -> Target:
@@ -220,6 +232,8 @@ def _bad_fields(target: Target) -> list[str]:
             bad.append(f"{field.name} must be {field.type!s}, not {value!r}")
         elif field.name == "lx_reserved_fraction" and not 0 <= value < 1:
             bad.append(f"{field.name} must be in [0, 1), not {value}")
-        elif kinds != (str,) and field.name != "lx_reserved_fraction" and not value > 0:
+        elif field.name in _MAY_BE_ZERO and not value >= 0:
+            bad.append(f"{field.name} must not be negative, not {value}")
+        elif kinds != (str,) and field.name not in _MAY_BE_ZERO | {"lx_reserved_fraction"} and not value > 0:
             bad.append(f"{field.name} must be positive, not {value}")
     return bad

@@ -37,6 +37,7 @@ from xdsl.dialects.linalg.ops import YieldOp as LinalgYieldOp
 from xdsl.ir import Operation, SSAValue
 
 from ktir.dialects import ktdp_comm
+from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp import comm, compute, control, routines, transfers
@@ -71,7 +72,7 @@ class TileProgram:
         self.env: dict[SSAValue, Any] = {}
         self.empty: set[SSAValue] = set()
         self.charges = Charges(self.tiles)
-        self.schedule = Schedule(self.tiles, buffers)
+        self.schedule = Schedule(self.tiles, buffers, cost_model.turnaround_cycles_per_byte(target))
         self.space: list[int] = []  # the iteration space of the linalg.generic running (linalg.index)
         self.iterations = 0
         self.stack: list[func.FuncOp] = []  # the functions running (`ktir.ktdp.routines`)

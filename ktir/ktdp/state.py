@@ -16,7 +16,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from ktir.hardware import cost_model
 from ktir.hardware.target import Target
-from ktir.ktdp.schedule import Piece
+from ktir.ktdp.schedule import Piece, Transfer
 from ktir.ktdp.tiles import (
     Box,
 )
@@ -165,7 +165,8 @@ class Charges:
         self.bytes += moved_bytes
         self.busy[live, UNITS.index("dma")] += cost_model.dma_cycles(moved_bytes, target)
         setup = np.where(live, float(target.dma_setup_cycles), 0.0)
-        self.pending.append((queue, setup, cost_model.transfer_cycles(moved_bytes, target)))
+        traffic = Transfer(cost_model.transfer_cycles(moved_bytes, target), moved_bytes)
+        self.pending.append((queue, setup, traffic))
 
     def charge_tiles(
         self, cycles: dict[str, np.ndarray], flops: np.ndarray, matmul_flops: np.ndarray

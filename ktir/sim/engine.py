@@ -98,7 +98,7 @@ class SimKernel(KernelInterpreter):
         self.name = name
         self.scratchpad = scratchpad
         self.target = target
-        self.timeline = Timeline(self.cores, start, window)
+        self.timeline = Timeline(self.cores, start, window, cost_model.turnaround_cycles_per_byte(target))
         self.lx_ranges: list[tuple[int, int]] = []  # [address, end) of every LX buffer it allocates
         self.where = f"kernel {index} ({name} = {op.op_name.data})"
         self.buffers: dict[SSAValue, LxBuffer] = {}
@@ -341,10 +341,10 @@ class SimKernel(KernelInterpreter):
         chip_cycles = cost_model.transfer_cycles(traffic, self.target)
         if load and cast(core.DmaLoadOp, op).prefetch is not None:
             self._check_prefetch(cast(core.DmaLoadOp, op))
-            early = self.timeline.prefetch(writes, cycles, chip_cycles, label + " (prefetch)")
+            early = self.timeline.prefetch(writes, cycles, chip_cycles, label + " (prefetch)", traffic)
             self.early_bytes += early * len(boxes) * tile_bytes  # distinct bytes, as compulsory ones count
             return
-        self.timeline.transfer(queue, reads, writes, cycles, chip_cycles, label)
+        self.timeline.transfer(queue, reads, writes, cycles, chip_cycles, label, traffic)
 
     def _check_prefetch(self, op: core.DmaLoadOp) -> None:
         """A prefetch reads no tensor the previous kernel writes and fills no LX it uses."""

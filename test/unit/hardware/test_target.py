@@ -38,7 +38,16 @@ def test_named_targets_spyre_is_the_card_and_spyre_datasheet_the_datasheet():
 
 
 def test_a_target_file_may_start_from_the_datasheet_rates(tmp_path):
-    """A TOML file that sets the sustained rate to the datasheet's is the datasheet target renamed."""
+    """
+    A TOML file that sets the sustained rate to the datasheet's and turns the read/write
+    turnaround off (0 is allowed there, not below) is the datasheet target.
+    """
     path = tmp_path / "t.toml"
-    path.write_text('name = "spyre-datasheet"\nsustained_memory_bandwidth = 204.8e9\n')
+    path.write_text(
+        'name = "spyre-datasheet"\nsustained_memory_bandwidth = 204.8e9\nrw_turnaround_ns_per_byte = 0\n'
+    )
     assert load_target(str(path)) == SPYRE_DATASHEET
+    bad = tmp_path / "bad.toml"
+    bad.write_text("rw_turnaround_ns_per_byte = -0.001\n")
+    with pytest.raises(ValueError, match=r"rw_turnaround_ns_per_byte must not be negative, not -0\.001"):
+        load_target(str(bad))

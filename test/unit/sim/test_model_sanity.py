@@ -26,6 +26,7 @@ from ktir.sim.timeline import UNITS
 
 CLOCK_MHZ = 1500.0
 BYTES_PER_CYCLE = 150e9 / 1.5e9
+TURNAROUND = 0.00574 * 1.5  # cycles per byte of read/write overlap (0.00574 ns at 1.5 GHz)
 SETUP = 500.0
 DMA, PT, SFU, RING = (UNITS.index(u) for u in ("dma", "pt", "sfu", "ring"))
 BIG = (8192, 4096)
@@ -82,20 +83,29 @@ def big_matmul() -> KernelReport:
 
 
 def test_a_memory_bound_kernel_moves_exactly_its_tensors(big_add: SimResult) -> None:
-    """The add reads two 64 MiB tensors and writes one; its DMA is busy for exactly that traffic."""
+    """
+    The add reads two 64 MiB tensors and writes one; its DMA is busy for exactly that traffic,
+    plus the read/write turnaround on the written bytes, which share the channel with the loads
+    of the next chunk: all but the last chunk's store (31 of 32 chunks).
+    """
     kernel = only_kernel(big_add)
     assert kernel.cores == 32 and kernel.chunks > 1
     assert kernel.bytes == 3 * BIG_BYTES
     dma_busy = kernel.busy[kernel.critical_core, DMA]
-    assert dma_busy == pytest.approx(3 * BIG_BYTES / BYTES_PER_CYCLE + 3 * kernel.chunks * SETUP, rel=1e-9)
+    overlapped = BIG_BYTES * (kernel.chunks - 1) / kernel.chunks
+    moved = 3 * BIG_BYTES / BYTES_PER_CYCLE + 3 * kernel.chunks * SETUP
+    assert dma_busy == pytest.approx(moved + TURNAROUND * overlapped, rel=1e-9)
     assert kernel.cycles >= kernel.bytes / SPYRE.device_bytes_per_cycle
 
 
 def test_a_memory_bound_kernel_runs_at_bandwidth(big_add: SimResult) -> None:
-    """The add takes its bytes over the sustained LPDDR5 bandwidth, within 10%."""
+    """
+    The add takes what the card's memory term gives, within 3%: its bytes at the sustained
+    LPDDR5 rate plus the turnaround on min(read, write) = the 64 MiB it writes (117 GB/s).
+    """
     kernel = only_kernel(big_add)
-    ideal = kernel.bytes / SPYRE.sustained_bytes_per_cycle
-    assert abs(kernel.cycles / ideal - 1) <= 0.10
+    card = kernel.bytes / SPYRE.sustained_bytes_per_cycle + TURNAROUND * BIG_BYTES
+    assert abs(kernel.cycles / card - 1) <= 0.03
 
 
 def test_pointwise_work_divides_over_the_cores(big_silu: dict[int, KernelReport]) -> None:
@@ -112,13 +122,15 @@ def test_pointwise_work_divides_over_the_cores(big_silu: dict[int, KernelReport]
 def test_a_large_pointwise_op_on_32_cores_runs_at_memory_speed(big_silu: dict[int, KernelReport]) -> None:
     """
     8192 x 4096 silu: one core is SFU-bound; 32 cores split the SFU work (1/32 each, 595 µs) and
-    the kernel runs at the LPDDR5's sustained rate (128 MiB at 100 bytes per cycle, 895 µs),
-    within 10%: the card's elementwise arithmetic hides under memory.
+    the kernel runs at the LPDDR5's pace: at least its 128 MiB at 100 bytes per cycle (895 µs),
+    at most that plus the turnaround on the 64 MiB written, within 10% (1,280 µs, a balanced
+    copy's 105 GB/s): the card's elementwise arithmetic hides under memory.
     """
     one, many = big_silu[1], big_silu[32]
     assert one.bottleneck == "sfu" and many.bottleneck == "dma"
     memory = many.bytes / BYTES_PER_CYCLE
-    assert many.busy[many.critical_core, SFU] < memory <= many.cycles <= 1.1 * memory
+    balanced = memory + TURNAROUND * many.bytes / 2
+    assert many.busy[many.critical_core, SFU] < memory <= many.cycles <= 1.1 * balanced
 
 
 def test_splitting_k_adds_ring_time() -> None:
