@@ -19,10 +19,11 @@ pt_cycles(macs=128 * 512 * 512, rows=128)      # 32768.0 cycles: 21.8 µs at ful
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, Operation
 
 from ktir.dialects import ktir_data as data
 from ktir.dialects import ktir_elementwise as ew
@@ -57,7 +58,7 @@ _SFU_PASSES: dict[type[Operation], float] = {
     ew.ClampOp: 2,
     ew.WhereOp: 1,
 }
-_REDUCTIONS = (st.SumOp, st.MeanOp, st.MaxOp, st.MinOp)
+REDUCTIONS = (st.SumOp, st.MeanOp, st.MaxOp, st.MinOp)
 _NORM_EXTRA_PASSES = {st.RmsNormOp: 3.0, st.LayerNormOp: 5.0}
 """Passes a norm adds to its statistics reduction: rms_norm squares, scales and applies the
 weight; layer_norm also subtracts the mean and adds the bias (a reduction for each moment)."""
@@ -154,7 +155,7 @@ def sfu_cycles_of(
     `sfu_cycles` of a graph op given by its class (`passes`: the elementwise passes per element,
     by default `_SFU_PASSES`'): how a ktdp program's routine for that op is timed.
     """
-    if issubclass(kind, _REDUCTIONS):
+    if issubclass(kind, REDUCTIONS):
         us = in_elements / target.reduce_elems_per_us
     elif issubclass(kind, st.SoftmaxOp):
         us = in_elements / target.softmax_elems_per_us
@@ -176,7 +177,7 @@ def sfu_flops_of(
     kind: type[Operation], in_elements: int, out_elements: int, passes: float | None = None
 ) -> float:
     """`sfu_flops` of a graph op given by its class (`passes` as in `sfu_cycles_of`)."""
-    if issubclass(kind, _REDUCTIONS):
+    if issubclass(kind, REDUCTIONS):
         return float(in_elements)
     if issubclass(kind, st.SoftmaxOp):
         return 5.0 * in_elements  # max, subtract, exp, sum, divide
@@ -268,6 +269,73 @@ def turnaround_cycles_per_byte(target: Target = SPYRE) -> float:
     charged by `ktir.sim.timeline.Channel`): 0.00574 ns = 0.00861 cycles at 1.5 GHz.
     """
     return target.rw_turnaround_ns_per_byte * target.clock_hz / 1e9
+
+
+RESTICKIFY = "restickify"
+BROADCAST = "broadcast"
+ROW_REDUCTION = "row reduction"
+COLUMN_REDUCTION = "column reduction"
+"""The access patterns the card runs at a measured rate of their own (`pattern_bandwidth`)."""
+
+
+def access_pattern(op: Operation) -> str | None:
+    """
+    The access pattern of a kernel that runs the graph op `op` alone, or None (ordinary traffic):
+
+    - a restickify (a transpose made contiguous): `RESTICKIFY`;
+    - an elementwise binary op with a broadcast operand (an operand of another shape than the
+      result, a scalar included), loaded once: `BROADCAST`;
+    - a reduction whose dims include the last: `ROW_REDUCTION` (it writes one stick per row);
+    - a reduction across rows (the last dim kept): `COLUMN_REDUCTION`.
+    """
+    if isinstance(op, st.RestickifyOp):
+        return RESTICKIFY
+    if isinstance(op, REDUCTIONS):
+        rank = len(cast(TensorType[Attribute], op.input.type).get_shape())
+        return ROW_REDUCTION if rank - 1 in op.dims.get_values() else COLUMN_REDUCTION
+    if isinstance(op, ew.BinaryOp):
+        result = cast(TensorType[Attribute], op.results[0].type).get_shape()
+        if any(cast(TensorType[Attribute], v.type).get_shape() != result for v in op.operands):
+            return BROADCAST
+    return None
+
+
+def pattern_bandwidth(pattern: str, cores: int, rows: int, target: Target = SPYRE) -> float:
+    """
+    LPDDR5 bytes per second (read plus write, the whole chip, the turnaround folded in) of a
+    kernel on `cores` cores whose transfers follow `pattern` (`access_pattern`); `rows` is what
+    a row reduction writes, one stick per row:
+
+    - `RESTICKIFY`: `restickify_bandwidth`, 116 GB/s; `BROADCAST`: `broadcast_bandwidth`, 118;
+    - `ROW_REDUCTION`: `row_reduction_bandwidth`; `COLUMN_REDUCTION`: `column_reduction_bandwidth`, 113.
+
+    Example: a row reduction of 8192 rows on 16 cores: (114 + 61 exp(-8192 / 3700)) x 0.54 = 65.2 GB/s.
+    """
+    if pattern == ROW_REDUCTION:
+        return row_reduction_bandwidth(rows, cores, target)
+    rates = {
+        RESTICKIFY: target.restickify_bandwidth,
+        BROADCAST: target.broadcast_bandwidth,
+        COLUMN_REDUCTION: target.column_reduction_bandwidth,
+    }
+    return rates[pattern]
+
+
+def row_reduction_bandwidth(rows: int, cores: int, target: Target = SPYRE) -> float:
+    """
+    Bytes per second of a reduction along the last dim of an input with `rows` rows (the sticks
+    it writes, one per row) on `cores` cores: min(sustained, floor + extra exp(-rows / decay)) times the
+    share of it the cores drive, `reduction_core_share` each, at most
+    `reduction_half_chip_share` for up to half the chip's cores (torch-spyre's curve and
+    `red_bw_cores_g`). Example: 2048 rows on 32 cores: 114 + 61 exp(-2048 / 3700) = 149.1 GB/s.
+    """
+    curve = target.row_reduction_floor_bandwidth + target.row_reduction_extra_bandwidth * math.exp(
+        -rows / target.row_reduction_decay_rows
+    )
+    share = 1.0
+    if cores <= target.cores // 2:
+        share = min(cores * target.reduction_core_share, target.reduction_half_chip_share)
+    return min(target.sustained_memory_bandwidth, curve) * share
 
 
 def dma_cycles(chip_bytes: float, target: Target = SPYRE) -> float:

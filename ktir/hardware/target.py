@@ -119,6 +119,30 @@ class Target:
     overlap min(read, write) of traffic that shares the channel in time (torch-spyre
     `rw_turnaround_ns_per_byte`, solved from a balanced `neg` measured at 105 GB/s:
     2 / 105 - 2 / 150). The simulator's channel charges it (`ktir.sim.timeline.Channel`)."""
+    restickify_bandwidth: float = 116.0e9
+    """Read plus write bytes per second of a restickify (a transpose: the stick moves to the other
+    dim), the turnaround folded in (torch-spyre `bw_restickify_gbps`; transport 6.1% RMS)."""
+    broadcast_bandwidth: float = 118.0e9
+    """Read plus write bytes per second of an elementwise kernel with a broadcast operand (a scalar,
+    a row b[1, C] or a column b[R, 1], loaded once), the turnaround folded in (torch-spyre
+    `bw_broadcast_gbps`, x + 1.0 at 2048x2048; its fitted surface spans 95-135 GB/s)."""
+    column_reduction_bandwidth: float = 113.0e9
+    """Read plus write bytes per second of a reduction across rows (not along the last dim, e.g.
+    `x.sum(0)`) (torch-spyre `bw_reduce_outer_gbps`)."""
+    row_reduction_floor_bandwidth: float = 114.0e9
+    """A reduction along the last dim reads at min(sustained, floor + extra * exp(-rows / decay))
+    on the whole chip: its floor at many rows (torch-spyre `red_read_bw_floor_gbps`; 7.2% RMS)."""
+    row_reduction_extra_bandwidth: float = 61.0e9
+    """How far above the floor a row reduction of few rows reads (`red_read_bw_amp_gbps`)."""
+    row_reduction_decay_rows: float = 3700.0
+    """Rows over which the row-reduction rate falls to its floor (`red_read_bw_scale_rows`)."""
+    reduction_core_share: float = 0.11
+    """Share of the row-reduction rate one core drives; c cores drive c times it (torch-spyre
+    `red_bw_cores_g`: 0.11, 0.22, 0.43 at 1, 2, 4 cores)."""
+    reduction_half_chip_share: float = 0.54
+    """Share of the row-reduction rate the cores of at most half the chip reach together; more
+    cores reach all of it (`red_bw_cores_g`: 0.54 at 8 and 16 cores, single-shot measurements,
+    1.0 at 32)."""
 
     @property
     def peak_macs_per_us_per_core(self) -> float:
@@ -161,9 +185,16 @@ SPYRE_DATASHEET = Target(
     name="spyre-datasheet",
     sustained_memory_bandwidth=SPYRE.device_memory_bandwidth,
     rw_turnaround_ns_per_byte=0.0,
+    restickify_bandwidth=SPYRE.device_memory_bandwidth,
+    broadcast_bandwidth=SPYRE.device_memory_bandwidth,
+    column_reduction_bandwidth=SPYRE.device_memory_bandwidth,
+    row_reduction_floor_bandwidth=SPYRE.device_memory_bandwidth,
+    row_reduction_extra_bandwidth=0.0,
+    reduction_core_share=1.0,
+    reduction_half_chip_share=1.0,
 )
 """IBM Spyre at its datasheet rates (`spyre-datasheet`), a what-if: LPDDR5 at 204.8 GB/s in
-both directions at once."""
+both directions at once, whatever the access pattern."""
 
 NAMED_TARGETS = {"spyre": SPYRE, "spyre-datasheet": SPYRE_DATASHEET}
 """The targets `load_target` knows by name."""
@@ -197,7 +228,7 @@ def load_target(path: str = "") -> Target:
 
 
 _FIELD_TYPES = {"int": (int,), "float": (int, float), "str": (str,)}
-_MAY_BE_ZERO = {"rw_turnaround_ns_per_byte"}
+_MAY_BE_ZERO = {"rw_turnaround_ns_per_byte", "row_reduction_extra_bandwidth"}
 """Fields of a mechanism that 0 turns off (the datasheet target's value)."""
 
 

@@ -42,6 +42,7 @@ from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp import comm, compute, control, routines, transfers
 from ktir.ktdp.memory import DeviceMemory, KtdpError
+from ktir.ktdp.patterns import kernel_bandwidth
 from ktir.ktdp.schedule import Schedule
 from ktir.ktdp.state import UNITS, Charges, Tile, View
 from ktir.ktdp.tiles import TileError
@@ -72,6 +73,7 @@ class TileProgram:
         self.env: dict[SSAValue, Any] = {}
         self.empty: set[SSAValue] = set()
         self.charges = Charges(self.tiles)
+        self.charges.pattern = kernel_bandwidth(function, self.tiles, target)
         self.schedule = Schedule(self.tiles, buffers, cost_model.turnaround_cycles_per_byte(target))
         self.space: list[int] = []  # the iteration space of the linalg.generic running (linalg.index)
         self.iterations = 0

@@ -116,6 +116,7 @@ class SimKernel(KernelInterpreter):
         self.matmul_flops = 0.0
         self.fused_trace: Trace = []
         self.fused_shapes: dict[tuple[Operation, tuple[tuple[int, ...], ...]], Trace] = {}
+        self.pattern = self._pattern_bandwidth()
 
     # -- the run ------------------------------------------------------------------------------
 
@@ -205,6 +206,21 @@ class SimKernel(KernelInterpreter):
             reached = sum(math.prod(extent) for _, extent in boxes) * itemsize
             total += min(reached, tensor_layout(value.type)[0].device_bytes)
         return total
+
+    def _pattern_bandwidth(self) -> float | None:
+        """
+        The LPDDR5 rate of the kernel's transfers when its graph op runs alone and is an access
+        pattern with a measured rate of its own (`cost_model.access_pattern`: a restickify, a
+        broadcast operand, a reduction); None for a fused kernel and for ordinary traffic.
+        """
+        payloads = [c.payload.block.first_op for c in self.op.walk() if isinstance(c, core.ComputeOp)]
+        first = payloads[0] if payloads else None
+        if first is None or any(type(p) is not type(first) for p in payloads):
+            return None
+        if (pattern := cost_model.access_pattern(first)) is None:
+            return None
+        rows = math.prod(tensor_layout(first.results[0].type)[0].device_size[:-1])  # its sticks
+        return cost_model.pattern_bandwidth(pattern, self.cores, rows, self.target)
 
     def _unit(self) -> str:
         for op in self.op.body.walk():
@@ -339,12 +355,15 @@ class SimKernel(KernelInterpreter):
         self.bytes += traffic
         cycles[active] = self.target.dma_setup_cycles
         chip_cycles = cost_model.transfer_cycles(traffic, self.target)
+        paired = traffic  # bytes that pay the read/write turnaround where they meet the other direction
+        if self.pattern is not None:  # the pattern's measured rate has the turnaround folded in
+            chip_cycles, paired = traffic / self.pattern * self.target.clock_hz, 0.0
         if load and cast(core.DmaLoadOp, op).prefetch is not None:
             self._check_prefetch(cast(core.DmaLoadOp, op))
-            early = self.timeline.prefetch(writes, cycles, chip_cycles, label + " (prefetch)", traffic)
+            early = self.timeline.prefetch(writes, cycles, chip_cycles, label + " (prefetch)", paired)
             self.early_bytes += early * len(boxes) * tile_bytes  # distinct bytes, as compulsory ones count
             return
-        self.timeline.transfer(queue, reads, writes, cycles, chip_cycles, label, traffic)
+        self.timeline.transfer(queue, reads, writes, cycles, chip_cycles, label, paired)
 
     def _check_prefetch(self, op: core.DmaLoadOp) -> None:
         """A prefetch reads no tensor the previous kernel writes and fills no LX it uses."""

@@ -37,15 +37,16 @@ def test_named_targets_spyre_is_the_card_and_spyre_datasheet_the_datasheet():
     assert dataclasses.replace(datasheet, name="spyre") != SPYRE  # the two differ beyond their names
 
 
-def test_a_target_file_may_start_from_the_datasheet_rates(tmp_path):
+def test_a_target_file_with_the_datasheet_fields_is_the_datasheet_target(tmp_path):
     """
-    A TOML file that sets the sustained rate to the datasheet's and turns the read/write
-    turnaround off (0 is allowed there, not below) is the datasheet target.
+    A TOML file holding the datasheet target's fields (its mechanisms off: the turnaround and a
+    row reduction's extra rate at 0, which is allowed there, not below) loads as that target.
     """
     path = tmp_path / "t.toml"
-    path.write_text(
-        'name = "spyre-datasheet"\nsustained_memory_bandwidth = 204.8e9\nrw_turnaround_ns_per_byte = 0\n'
-    )
+    lines = [
+        f"{k} = {v!r}" if not isinstance(v, str) else f'{k} = "{v}"' for k, v in vars(SPYRE_DATASHEET).items()
+    ]
+    path.write_text("\n".join(lines) + "\n")
     assert load_target(str(path)) == SPYRE_DATASHEET
     bad = tmp_path / "bad.toml"
     bad.write_text("rw_turnaround_ns_per_byte = -0.001\n")
