@@ -68,11 +68,14 @@ def load(directory: Any) -> Any:
     return _load(directory)
 
 
-def run_pipeline(module: Any, spec: str) -> Any:
-    """Run a `ktir-opt -p` pass pipeline on `module` in place; see `ktir.compile.run_pipeline`."""
+def run_pipeline(module: Any, spec: str, **options: Any) -> Any:
+    """
+    Run a `ktir-opt -p` pass pipeline on `module` in place; `options` (`target=` a `Target` or
+    a TOML file, ...) and the rest: see `ktir.compile.run_pipeline`.
+    """
     from ktir.compile import run_pipeline as _run_pipeline
 
-    return _run_pipeline(module, spec)
+    return _run_pipeline(module, spec, **options)
 
 
 def __getattr__(name: str) -> Any:

@@ -19,6 +19,7 @@ TOOLS = (
     ("ktir-opt", "run pass pipelines on ktir IR (mlir-opt conventions)"),
     ("ktir-import", "import a PyTorch model file as graph-level ktir"),
     ("ktir-run", "compile and simulate a ktir module on the chip model, with a report"),
+    ("ktir-estimate", "estimate a language model's latency on the chip from its config.json"),
 )
 """The console scripts the package installs, with what each does."""
 

@@ -15,10 +15,10 @@ encodings), so a pass that breaks the IR is named in the error.
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import types
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from xdsl.transforms import get_all_passes as get_xdsl_passes
 from xdsl.utils.exceptions import ArgSpecParseError
 
 from ktir.cores.executor import tensor_layout
-from ktir.hardware.target import SPYRE, Target, load_target
+from ktir.hardware.target import SPYRE, Target, TargetTypeError, resolve_target
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, verify_module
 from ktir.ir.state import updated_arguments
@@ -40,6 +40,9 @@ from ktir.progress import StageProgress
 from ktir.reference.executor import entry_function
 from ktir.sim import Report, SimResult, pack_arguments, simulate
 from ktir.sim import estimate as estimate_module
+
+TargetLike = Target | str | os.PathLike[str] | None
+"""What a `target=` argument may be: a `Target`, a TOML file, or None for Spyre."""
 
 XDSL_PASSES = ("canonicalize", "cse", "dce", "arith-add-fastmath", "convert-linalg-to-loops")
 """General-purpose xDSL passes available in ktir pipelines."""
@@ -79,20 +82,33 @@ def parse_pipeline(spec: str) -> list[ModulePass]:
         ) from error
 
 
-def with_target(passes: list[ModulePass], target: str | Path | None) -> list[ModulePass]:
-    """`passes` with `target` set on each pass that has a `target` option left at its default."""
-    if not target:
+def with_target(passes: list[ModulePass], target: TargetLike) -> list[ModulePass]:
+    """
+    `passes` with `target` (`chip_of`: a `Target` or a TOML file) set on each pass that has a
+    `target` option left at its default.
+    """
+    if target is None or target == "":
         return passes
-    try:
-        load_target(str(target))
-    except ValueError as error:
-        raise PipelineError(str(error)) from None
+    chip = chip_of(target)
     return [
-        dataclasses.replace(p, target=str(target))  # type: ignore[type-var]
+        dataclasses.replace(p, target=chip)  # type: ignore[type-var]
         if any(f.name == "target" for f in dataclasses.fields(p)) and not p.target
         else p
         for p in passes
     ]
+
+
+def chip_of(target: TargetLike) -> Target:
+    """
+    The `Target` an API argument names (`resolve_target`: a `Target`, a TOML file, or None for
+    Spyre); a file or `Target` it refuses is a `PipelineError`, a wrong type a `TargetTypeError`.
+    """
+    try:
+        return resolve_target(target)
+    except TargetTypeError:
+        raise
+    except ValueError as error:
+        raise PipelineError(str(error)) from None
 
 
 def run_pipeline(
@@ -101,14 +117,14 @@ def run_pipeline(
     *,
     ctx: Context | None = None,
     verify: bool = True,
-    target: str | Path | None = None,
+    target: TargetLike = None,
     progress: StageProgress | None = None,
 ) -> ModuleOp:
     """
     Run the passes of `spec` on `module` in place and return it.
 
-    `target` (a TOML file, see `ktir.hardware.target.load_target`) is given to every pass of
-    the pipeline that takes a `target` option and was not given one in `spec`.
+    `target` (a `Target`, or a TOML file, see `ktir.hardware.target.load_target`) is given to
+    every pass of the pipeline that takes a `target` option and was not given one in `spec`.
 
     With `verify` (the default) the module is verified after each pass; a failure raises
     `DiagnosticError` whose messages end with `(after pass '<name>')`. `ktir-compile` runs as
@@ -274,7 +290,7 @@ def compile(
     *,
     cores: int | None = None,
     policy: str = "dataflow",
-    target: str | Path | None = None,
+    target: TargetLike = None,
     fold: bool = True,
     fuse: bool = True,
     quiet: bool = False,
@@ -282,14 +298,14 @@ def compile(
     """
     Import a PyTorch model and lower it to core-level ktir over `cores` cores of `target`.
 
-    `target` is a TOML file describing the chip (`ktir.hardware.target.load_target`; default:
-    Spyre); planning, the static check and the simulator all use it. `cores` defaults to all of
-    the target's cores. With `fold` (the default) what depends on no user input (masks, rotary
-    tables, casts of weights) is computed once here and kept as state
-    (`ktir.frontend.constants.fold_constants`). With `fuse` (the default) producer-consumer
-    chains run as one kernel each (`ktir-fuse`); `fuse=False` keeps one kernel per op. A compile
-    that takes more than 2 s shows a progress bar with the stage running on stderr, if stderr
-    is a terminal (`ktir.progress`); `quiet=True` turns it off.
+    `target` is the chip: a `ktir.hardware.target.Target` or a TOML file describing one
+    (`ktir.hardware.target.load_target`; default: Spyre); planning, the static check and the
+    simulator all use it. `cores` defaults to all of the target's cores. With `fold` (the
+    default) what depends on no user input (masks, rotary tables, casts of weights) is computed
+    once here and kept as state (`ktir.frontend.constants.fold_constants`). With `fuse` (the
+    default) producer-consumer chains run as one kernel each (`ktir-fuse`); `fuse=False` keeps
+    one kernel per op. A compile that takes more than 2 s shows a progress bar with the stage
+    running on stderr, if stderr is a terminal (`ktir.progress`); `quiet=True` turns it off.
 
     ```python
     prog = ktir.compile(model, (x,), cores=32)
@@ -299,6 +315,7 @@ def compile(
     from ktir.frontend import require_torch
 
     require_torch("ktir.compile")
+    chip = chip_of(target)  # a bad target fails before the (slow) import
     from ktir.frontend.constants import fold_constants
     from ktir.frontend.fx import import_program
 
@@ -311,8 +328,8 @@ def compile(
         progress.stage("folding constants")
         if fold:
             fold_constants(imported)
-        run_pipeline(imported.module, spec, target=target, progress=progress)
-    return Program(imported.module, imported, load_target(str(target or "")))
+        run_pipeline(imported.module, spec, target=chip, progress=progress)
+    return Program(imported.module, imported, chip)
 
 
 def estimate(
@@ -322,7 +339,7 @@ def estimate(
     *,
     cores: int | None = None,
     policy: str = "dataflow",
-    target: str | Path | None = None,
+    target: TargetLike = None,
     fuse: bool = True,
     quiet: bool = True,
 ) -> Report:
@@ -342,173 +359,28 @@ def estimate(
     return compile(model_or_fn, example_args, example_kwargs, **options).estimate()
 
 
-def torch_backend(graph_module: Any, example_inputs: list[Any]) -> Callable[..., Any]:
+def torch_backend(graph_module: Any, example_inputs: list[Any], **kwargs: Any) -> Callable[..., Any]:
     """
-    The `torch.compile` backend `"ktir"`: `torch.compile(model, backend="ktir")`.
-
-    aot_autograd turns Dynamo's graph into core ATen with parameters lifted to inputs. ktir
-    compiles static shapes, so the forward graph is specialized: the first call with a given
-    set of input shapes, dtypes and symbolic sizes (with `dynamic=True`, or after Dynamo
-    recompiles for a second shape, sizes arrive as integer inputs) compiles one `Program` for
-    them, and later calls with the same key reuse it. Every call runs on the simulator; the
-    last call's report is `ktir.compile.last_report()`.
-
-    The module's parameters and buffers (Dynamo passes them as graph inputs) are the program's
-    state, as with `ktir.compile`: laid out as their consumers read them, packed into device
-    memory on the first call and kept there while the same, unmodified tensors come back.
+    The `torch.compile` backend `"ktir"` (the `torch_dynamo_backends` entry point names it
+    here): `torch.compile(model, backend="ktir", options={...})`; see `ktir.torch_backend`.
     """
-    from torch._dynamo.backends.common import aot_autograd
-    from torch._functorch.aot_autograd import make_boxed_func
+    from ktir.torch_backend import torch_backend as backend
 
-    state = _state_positions(graph_module, example_inputs)
-
-    def forward_compiler(graph: Any, fake_inputs: list[Any]) -> Callable[..., Any]:
-        # aot_autograd keeps Dynamo's inputs in order for inference; if it did not, no input
-        # is taken for state (correct, only slower).
-        positions = state if len(fake_inputs) == len(example_inputs) else frozenset()
-        # A static graph compiles now; a graph with symbolic sizes compiles per concrete shape
-        # on its first call (outside Dynamo's tracing context, whose shape guards it must not see).
-        programs: dict[tuple[Any, ...], Program] = {}
-        if all(_is_tensor(a) and not _has_symbols(a) for a in fake_inputs):
-            examples = _examples(fake_inputs)
-            key = tuple(_specialization_key(a) for a in examples)
-            programs[key] = _compile_specialized(graph, examples, positions)
-
-        def run(*args: Any) -> Any:
-            key = tuple(_specialization_key(a) for a in args)
-            if key not in programs:
-                # A fresh thread has none of the dispatch state (functionalization, fake and
-                # tracing modes) the calling frame may carry, so export traces from scratch.
-                with ThreadPoolExecutor(max_workers=1) as worker:
-                    programs[key] = worker.submit(_compile_specialized, graph, args, positions).result()
-            program = programs[key]
-            program.bind_state([args[i] for i in sorted(positions)])
-            outputs = program(*(a for i, a in enumerate(args) if _is_tensor(a) and i not in positions))
-            _LAST_REPORT[0] = program.report
-            return outputs
-
-        return make_boxed_func(run)
-
-    return aot_autograd(fw_compiler=forward_compiler)(graph_module, example_inputs)
-
-
-def _state_positions(graph_module: Any, example_inputs: Sequence[Any]) -> frozenset[int]:
-    """Positions of Dynamo's graph inputs that are the module's parameters or buffers."""
-    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
-    if len(placeholders) != len(example_inputs):
-        return frozenset()
-    found = set()
-    for i, node in enumerate(placeholders):
-        source = getattr(node.meta.get("grapharg"), "source", None)
-        name = getattr(source, "name", "")
-        name = name() if callable(name) else str(name)
-        if ("._parameters[" in name or "._buffers[" in name) and _is_tensor(example_inputs[i]):
-            found.add(i)
-    return frozenset(found)
-
-
-def _is_tensor(value: Any) -> bool:
-    import torch
-
-    return isinstance(value, torch.Tensor)
-
-
-def _has_symbols(tensor: Any) -> bool:
-    return not all(isinstance(n, int) for n in tensor.shape)
-
-
-def _examples(fake_inputs: Sequence[Any]) -> list[Any]:
-    """Real stand-ins for Dynamo's (static) fake inputs: zeros of each shape and dtype."""
-    import torch
-    from torch._subclasses.fake_tensor import unset_fake_temporarily
-
-    with unset_fake_temporarily():
-        return [torch.zeros(tuple(a.shape), dtype=a.dtype) for a in fake_inputs]
-
-
-def _specialization_key(value: Any) -> Any:
-    """What one compiled program is specialized on: a tensor's shape and dtype, or a value."""
-    if _is_tensor(value):
-        return (tuple(value.shape), value.dtype)
-    return value
-
-
-def _compile_specialized(graph: Any, args: Sequence[Any], state: frozenset[int] = frozenset()) -> Program:
-    """
-    `graph` compiled for `args`: the inputs at `state` positions become the program's state,
-    other tensors stay inputs, and every other argument becomes a constant.
-    """
-    import torch
-    from torch._subclasses.fake_tensor import unset_fake_temporarily
-
-    with unset_fake_temporarily():
-        # Fresh zeros, not the caller's tensors: only shapes and dtypes matter, and on a first
-        # call those may still be wrapped by aot_autograd's functionalization. The state's
-        # values are bound on every call (`Program.bind_state`).
-        tensors = [i for i, a in enumerate(args) if _is_tensor(a)]
-        zeros = {i: torch.zeros(tuple(args[i].shape), dtype=args[i].dtype) for i in tensors}
-        bound = _bind_constants(graph, args)
-        stateful = _stateful_module(
-            bound, [i in state for i in tensors], [zeros[i] for i in tensors if i in state]
-        )
-        # No folding: the state is bound per call, so nothing computed from it is constant.
-        return compile(stateful, [zeros[i] for i in tensors if i not in state], fold=False)
-
-
-def _bind_constants(graph: Any, args: Sequence[Any]) -> Any:
-    """A copy of the GraphModule whose non-tensor inputs (symbolic sizes) are the values in `args`."""
-    import copy
-
-    import torch
-
-    if all(_is_tensor(a) for a in args):
-        return graph
-    bound = torch.fx.GraphModule(graph, copy.deepcopy(graph.graph))
-    placeholders = [n for n in bound.graph.nodes if n.op == "placeholder"]
-    for node, value in zip(placeholders, args, strict=True):
-        if _is_tensor(value):
-            continue
-        for user in list(node.users):
-            user.args = torch.fx.node.map_arg(
-                user.args, lambda n, node=node, value=value: value if n is node else n
-            )
-            user.kwargs = torch.fx.node.map_arg(
-                user.kwargs, lambda n, node=node, value=value: value if n is node else n
-            )
-        bound.graph.erase_node(node)
-    for node in bound.graph.nodes:
-        node.meta.clear()  # symbolic values of Dynamo's shape environment; export retraces them
-    bound.recompile()
-    return bound
-
-
-def _stateful_module(graph: Any, is_state: list[bool], state: list[Any]) -> Any:
-    """
-    `graph` as a module whose inputs at the `is_state` positions are its buffers (`state00000`,
-    ...), so export lifts them as model state; the other inputs stay the forward's arguments.
-    """
-    import torch
-
-    class StatefulGraph(torch.nn.Module):
-        def forward(self, *user: Any) -> Any:
-            buffers, inputs = iter(self.buffers(recurse=False)), iter(user)
-            return self.graph(*(next(buffers) if s else next(inputs) for s in is_state))
-
-    module = StatefulGraph()
-    module.graph = graph  # a submodule, so export sees the graph's own constants as it did
-    for j, tensor in enumerate(state):
-        module.register_buffer(f"state{j:05d}", tensor)
-    return module
-
-
-_LAST_REPORT: list[Report | None] = [None]
+    return backend(graph_module, example_inputs, **kwargs)
 
 
 def last_report() -> Report:
     """The report of the last program run through the `"ktir"` torch.compile backend."""
-    if _LAST_REPORT[0] is None:
-        raise RuntimeError("no model has run through torch.compile(backend='ktir') yet")
-    return _LAST_REPORT[0]
+    from ktir.torch_backend import last_report as last
+
+    return last()
+
+
+def last_program() -> Program:
+    """The program (core-level IR: `.module`) of the last call through the `"ktir"` backend."""
+    from ktir.torch_backend import last_program as last
+
+    return last()
 
 
 class _CallableModule(types.ModuleType):

@@ -105,7 +105,7 @@ class SavedProgram:
     def __init__(self, module: ModuleOp, description: dict[str, Any], state: dict[int, np.ndarray]) -> None:
         self.module = module
         self.description = description
-        self.target = Target(**description["target"])
+        self.target = target_from_fields(description["target"], "the saved program's target")
         self.user_inputs = int(description["user_inputs"])
         self._resident = state
         self._report: Report | None = None
@@ -186,7 +186,7 @@ def load(directory: str | Path) -> SavedProgram:
     module = parse_module(make_context(), text, str(path / "program.mlir"))
     if errors := verify_module(module):
         raise DiagnosticError(errors)
-    _check_cores(module, Target(**description["target"]), path)
+    _check_cores(module, target_from_fields(description["target"], str(path)), path)
     return SavedProgram(module, description, _state(path / "parameters.npz", module, description))
 
 

@@ -17,6 +17,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from ktir.hardware.target import Target
 from ktir.passes.divide_work import DivideWorkPass
 from ktir.passes.fuse import FusePass
 from ktir.passes.insert_restickify import InsertRestickifyPass
@@ -39,8 +40,9 @@ class CompilePass(ModulePass):
     solver: str = "greedy"
     fuse: bool = True
     """Run `ktir-fuse`: producer-consumer chains become one kernel each."""
-    target: str = ""
-    """A target TOML file (`ktir.hardware.target.load_target`) every stage uses; default: Spyre."""
+    target: str | Target = ""
+    """A target TOML file (`ktir.hardware.target.load_target`), or from Python a `Target`, that
+    every stage uses; default: Spyre."""
 
     def __post_init__(self) -> None:
         # Building the inner passes checks cores, policy and solver when the pipeline is parsed,

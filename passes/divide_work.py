@@ -9,9 +9,10 @@ reduction (each core addresses at most 256 MiB), then either the default distrib
 with `policy=cost`, the reference's matmul cost model. With `policy=dataflow` a matmul's split
 is chosen together with its LX chunking for time (`ktir.cores.dataflow`, docs/performance.md;
 what `ktir-compile` uses) and every other op divides by default. `ktir.attention`, which the
-reference does not have, always divides like a fused kernel (the most cores, then the least
-traffic: a group's query heads on the cores that share its key and value tile). A valid
-`work_division_hint` dictionary on the op overrides all of them.
+reference does not have, always divides like a fused kernel: the most cores, then the shortest
+estimated time with its chunking (`ktir.cores.attention`: balanced causal work, each key and
+value head read once), then the least traffic. A valid `work_division_hint` dictionary on the
+op overrides all of them.
 
 ```mlir
 %r = ktir.abs %x {ktir.work_division = {d0 = 2 : i64, d1 = 1 : i64}} : tensor<4x64xf16, ...> -> ...
@@ -31,7 +32,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from ktir.cores.chunking import ChunkingError, invariant, plan_chunks
+from ktir.cores.attention import attention_cycles
+from ktir.cores.chunking import ChunkingError, load_bytes, plan_chunks
 from ktir.cores.dataflow import best_schedule, is_matmul
 from ktir.cores.factors import divisors
 from ktir.cores.iteration import IterationError, IterationSpace, iteration_space
@@ -41,7 +43,7 @@ from ktir.cores.work_division import HintError, divide
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import TIMED_FUNCTION_LEVEL_OPS
 from ktir.dialects.ktir_core import WORK_DIVISION_HINT_ATTR
-from ktir.hardware.target import Target, load_target
+from ktir.hardware.target import Target, resolve_target
 from ktir.ir.diagnostics import op_error
 from ktir.ir.state import read_division, set_division
 from ktir.ir.values import functions_of
@@ -68,9 +70,9 @@ def divide_op(op: Operation, cores: int, policy: str, target: Target) -> dict[st
     if policy == "dataflow" and not hint and (splits := dataflow_division(space, cores, target)):
         return splits
     if isinstance(op, st.FusedOp) and not hint and policy != "default":
-        return fused_division(space, cores, target)
+        return fused_division(op, space, cores, target)
     if isinstance(op, st.AttentionOp) and not hint:  # the reference has no whole attention op
-        return fused_division(space, cores, target)
+        return fused_division(op, space, cores, target)
     inputs = [a for a in space.inputs if a is not None]
     try:
         return divide(
@@ -102,49 +104,45 @@ def dataflow_division(space: IterationSpace, cores: int, target: Target) -> dict
     return None if schedule is None else schedule.splits
 
 
-def fused_division(space: IterationSpace, cores: int, target: Target) -> dict[str, int]:
+def fused_division(op: Operation, space: IterationSpace, cores: int, target: Target) -> dict[str, int]:
     """
-    A fused kernel's split: the most cores, then the least LPDDR5 traffic with its chunking
-    (`ktir.cores.chunking.plan_chunks`). An input that cores share (they differ only in dims
-    it lacks) is read once per broadcast cohort (`Target.broadcast_cohort` sharers, 8 on
-    Spyre); an input that chunks re-read (they differ only in dims it lacks) is read once per
-    such chunk, unless it is the same tile for every chunk (loaded once). Example: attention
-    with its heads split 32 ways reads each head's K and V once; split by query rows instead,
-    the cores or the chunks would read K and V again.
+    A fused kernel's or an attention's split: the most cores; then, for attention, the
+    shortest estimated time (`ktir.cores.attention.attention_cycles`: a causal attention split
+    by queries leaves the core with the last rows the most work); then the least LPDDR5
+    traffic of its inputs with its chunking (`ktir.cores.chunking.plan_chunks`), counted as the
+    simulator charges loads (`ktir.cores.chunking.load_bytes`): cores that read the same box
+    share one read per broadcast cohort (`Target.broadcast_cohort`, 8 on Spyre), and a tile is
+    read again by every chunk unless it is the same for all of them. Example: attention with
+    its heads split 32 ways reads each key and value head once per cohort of the 4 cores of its
+    group; chunks that each cut a group would read it again.
     """
     units = granules(space.sizes, space.accesses, space.whole)
     free = [d for d in space.sizes if d not in space.whole and units[d] > 1]
-    best: tuple[tuple[int, float, tuple[int, ...]], dict[str, int]] | None = None
+    best: tuple[tuple[float, ...], dict[str, int]] | None = None
     for choice in _factorings([units[d] for d in free], cores):
         splits = {d: 1 for d in space.sizes} | dict(zip(free, choice, strict=True))
         used = math.prod(choice)
         if best is not None and -used > best[0][0]:
             continue
-        traffic = _fused_traffic(space, splits, used, target)
-        key = (-used, traffic, tuple(-c for c in choice))
+        key = (-used, *_division_cost(Kernel(op, space, splits), target), *(-c for c in choice))
         if best is None or key < best[0]:
             best = (key, splits)
     return best[1] if best else {d: 1 for d in space.sizes}
 
 
-def _fused_traffic(space: IterationSpace, splits: dict[str, int], used: int, target: Target) -> float:
-    """LPDDR5 bytes of a fused kernel's inputs under `splits` and its chunking (inf: no fit)."""
-    kernel = Kernel(None, space, splits)  # type: ignore[arg-type]  # planning needs no op
+def _division_cost(kernel: Kernel, target: Target) -> tuple[float, float]:
+    """
+    (estimated cycles, LPDDR5 bytes of the input loads) of a kernel with its chunking; the
+    cycles are estimated for attention only (0 otherwise); (inf, inf) when no chunking fits.
+    """
     try:
         cuts = plan_chunks(kernel, [(0, target.lx_usable_bytes)], target.lx_alignment, target).cuts
     except ChunkingError:
-        return math.inf
-    traffic = 0.0
-    for access in space.inputs:
-        if access is None:
-            continue
-        dims = {d for d in access.dims if d is not None}
-        sharers = used // math.prod(splits[d] for d in dims)
-        rereads = (
-            1 if invariant(kernel, access, cuts) else math.prod(c for d, c in cuts.items() if d not in dims)
-        )
-        traffic += access.layout.device_bytes * -(-sharers // target.broadcast_cohort) * rereads
-    return traffic
+        return math.inf, math.inf
+    traffic, _ = load_bytes(kernel, cuts, target)
+    if not isinstance(kernel.op, st.AttentionOp):
+        return 0.0, traffic
+    return round(attention_cycles(kernel, cuts, target), 3), traffic
 
 
 def _factorings(limits: list[int], cores: int) -> list[tuple[int, ...]]:
@@ -164,18 +162,19 @@ class DivideWorkPass(ModulePass):
     cores: int | None = None
     """Cores to divide over; default: all of the target's."""
     policy: str = "default"
-    target: str = ""
-    """A target TOML file (`ktir.hardware.target.load_target`); default: Spyre."""
+    target: str | Target = ""
+    """A target TOML file (`ktir.hardware.target.load_target`), or from Python a `Target`;
+    default: Spyre."""
 
     def __post_init__(self) -> None:
-        limit = load_target(self.target).cores
+        limit = resolve_target(self.target).cores
         if self.cores is not None and not 1 <= self.cores <= limit:
             raise ValueError(f"cores must be in 1..{limit}, not {self.cores}")
         if self.policy not in POLICIES:
             raise ValueError(f"unknown policy '{self.policy}' (expected one of: {', '.join(POLICIES)})")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = load_target(self.target)
+        target = resolve_target(self.target)
         cores = self.cores or target.cores
         for function in functions_of(op):
             for inner in function.body.block.ops:

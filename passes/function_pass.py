@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass
 
 from ktir.cores.check import CoreCheckError
 from ktir.cores.iteration import IterationError
-from ktir.hardware.target import Target, load_target
+from ktir.hardware.target import Target, resolve_target
 from ktir.ir.diagnostics import op_error
 from ktir.ir.values import functions_of
 
@@ -27,14 +27,15 @@ from ktir.ir.values import functions_of
 class FunctionPass(ModulePass, ABC):
     """A pass applied to each function for one target (see the module docstring)."""
 
-    target: str = ""
-    """A target TOML file (`ktir.hardware.target.load_target`); default: Spyre."""
+    target: str | Target = ""
+    """A target TOML file (`ktir.hardware.target.load_target`), or from Python a `Target`;
+    default: Spyre."""
 
     def __post_init__(self) -> None:
-        load_target(self.target)  # a bad file is a usage error when the pipeline is parsed
+        resolve_target(self.target)  # a bad file is a usage error when the pipeline is parsed
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = load_target(self.target)
+        target = resolve_target(self.target)
         for function in functions_of(op):
             try:
                 self.apply_function(function, target)

@@ -36,7 +36,7 @@ from ktir.cores.scratchpad import SOLVERS, plan
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir_core import WORK_DIVISION_ATTR
-from ktir.hardware.target import load_target
+from ktir.hardware.target import Target, resolve_target
 from ktir.ir.diagnostics import op_error
 from ktir.ir.state import clear_lx_placement, read_division, set_lx_placement
 from ktir.ir.values import functions_of
@@ -115,18 +115,19 @@ class PlanScratchpadPass(ModulePass):
     budget: int | None = None
     """LX bytes per core for resident results; default: half the target's usable LX."""
     all_ops: bool = False
-    target: str = ""
-    """A target TOML file (`ktir.hardware.target.load_target`); default: Spyre."""
+    target: str | Target = ""
+    """A target TOML file (`ktir.hardware.target.load_target`), or from Python a `Target`;
+    default: Spyre."""
 
     def __post_init__(self) -> None:
         if self.solver not in SOLVERS:
             raise ValueError(f"unknown solver '{self.solver}' (expected one of: {', '.join(SOLVERS)})")
-        usable = load_target(self.target).lx_usable_bytes
+        usable = resolve_target(self.target).lx_usable_bytes
         if self.budget is not None and not 0 <= self.budget <= usable:
             raise ValueError(f"budget must be in 0..{usable} bytes, not {self.budget}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = load_target(self.target)
+        target = resolve_target(self.target)
         budget = target.lx_usable_bytes // 2 if self.budget is None else self.budget
         for function in functions_of(op):
             ops = list(function.body.block.ops)

@@ -16,7 +16,6 @@ python -m tools.ktdp_roundtrip PROGRAM.mlir       # core-level IR, e.g. ktir-opt
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,7 @@ from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, parse_module, render
 from ktir.sim.engine import SimKernel
 from ktir.sim.memory import Scratchpad
+from ktir.tools.arguments import ArgumentParser
 from ktir.tools.ktir_run import random_input
 
 
@@ -103,7 +103,7 @@ def roundtrip_module(module: ModuleOp, seed: int = 0, target: Target = SPYRE) ->
 
 def main(argv: list[str] | None = None) -> int:
     """Print each kernel's round trip and a summary; 1 for unreadable input."""
-    parser = argparse.ArgumentParser(prog="ktdp-roundtrip", description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="ktdp-roundtrip", description=__doc__.split("\n\n")[0])
     parser.add_argument("program", type=Path, help="core-level ktir (after ktir-lower-to-cores)")
     args = parser.parse_args(argv)
     try:

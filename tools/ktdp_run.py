@@ -1,6 +1,8 @@
 """
 `ktir-run KERNEL.mlir --function NAME ...`: run an RFC 0682 `ktdp` function (`ktir.ktdp.run`).
 
+`ktir-run` comes here for a module with `ktdp` ops; `--function` is required for it.
+
 ```
 ktir-run softmax.mlir --function softmax --inputs in.npz -o out.npz --grid 32 --json report.json
 ktir-run kernel.mlir --function f --inputs in.npz --place table=4096 --place acc=0@lx3 -o out.npz
@@ -21,7 +23,7 @@ import numpy as np
 from rich.console import Console
 
 from ktir.ktdp import run
-from ktir.tools.output_files import Writer, write_all
+from ktir.tools.output_files import Writer, announce_written, write_all
 
 
 class PlaceError(ValueError):
@@ -59,16 +61,19 @@ def parse_place(items: list[str]) -> dict[str, tuple[int, int | None]]:
     return placed
 
 
-def run_ktdp(args: argparse.Namespace) -> int:
-    """Run `args.function` of the ktdp file with the npz inputs; print and write the report."""
+def run_ktdp(args: argparse.Namespace, source: str | Path) -> int:
+    """
+    Run `args.function` of the ktdp kernel `source` (its path, or its text when read from stdin)
+    with the npz inputs; print and write the report.
+    """
     from ktir.tools.ktir_run import RunError, _arrays  # a cycle at import time otherwise
 
     if not args.inputs:
-        raise RunError("--function runs a ktdp kernel on --inputs FILE.npz (one array per argument)")
+        raise RunError("a ktdp kernel runs on --inputs FILE.npz (one array per argument)")
     arrays = _arrays(args.inputs, "inputs")
     grid = parse_grid(args.grid) if args.grid else None
     outputs, report = run(
-        args.input_file, args.function, arrays, grid=grid, place=parse_place(args.place), target=args.chip
+        source, args.function, arrays, grid=grid, place=parse_place(args.place), target=args.chip
     )
     report.print(Console(), limit=args.top or None)
     files: list[tuple[str, Writer]] = []
@@ -84,6 +89,7 @@ def run_ktdp(args: argparse.Namespace) -> int:
         text = report.to_json()
         files.append((args.json, lambda target: Path(target).write_text(text + "\n", encoding="utf-8")))
     write_all(files)
+    announce_written([path for path, _ in files], quiet=args.quiet)
     return 0
 
 

@@ -5,14 +5,17 @@ each against its roofline bound, for Spyre and any what-if targets side by side.
 
 ```
 ktir-estimate config.json --prompt 512 --context 2048
-ktir-estimate config.json --target big.toml --target wide.toml --json est.json --png est.png
+ktir-estimate path/to/model --target big.toml --target wide.toml --json est.json --png est.png
 ```
 
-One column per target: Spyre first, then each `--target` TOML file in order. `--png` draws the
-time to first token and the decode step per target, each split by op kind (needs matplotlib).
-A missing or malformed config, an architecture transformers does not know as a causal LM or a
-bad target file is one line on stderr and exit code 1; a bad option exits with 2; no output file
-is written on failure. See docs/estimating.md.
+The config is a `config.json` or the model folder that holds one. One column per target: Spyre
+first, then each `--target` TOML file in order. `--png` draws the time to first token and the
+decode step per target, each split by op kind, with each one's roofline bound marked (needs
+matplotlib). On a terminal an estimate that takes more than 2 s shows a progress bar on stderr,
+and each file written is named there (`wrote est.png`); `-q` shows neither. A missing or
+malformed config, an architecture that is not a decoder-only causal LM (an encoder such as
+BERT, an encoder-decoder) or a bad target file is one line on stderr and exit code 1; a bad
+option exits with 2; no output file is written on failure. See docs/estimating.md.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.markup import escape
@@ -31,7 +34,16 @@ from rich.table import Table
 
 from ktir import __version__
 from ktir.hardware.target import load_target
-from ktir.tools.output_files import OutputError, Writer, check_writable, repeated_output, write_all
+from ktir.progress import StageProgress
+from ktir.tools.arguments import ArgumentParser
+from ktir.tools.output_files import (
+    OutputError,
+    Writer,
+    announce_written,
+    check_writable,
+    repeated_output,
+    write_all,
+)
 
 
 class EstimateUsageError(Exception):
@@ -39,10 +51,12 @@ class EstimateUsageError(Exception):
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="ktir-estimate", description="Estimate a language model's latency on the simulated Spyre chip."
     )
-    parser.add_argument("config", help="a Hugging Face config.json (no weights needed)")
+    parser.add_argument(
+        "config", help="a Hugging Face config.json, or the model folder that holds it (no weights needed)"
+    )
     parser.add_argument("--prompt", type=int, default=512, help="prompt tokens of the prefill (default 512)")
     parser.add_argument(
         "--context",
@@ -62,7 +76,15 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         "--cores", type=int, default=None, help="cores to use (default: all of each target's)"
     )
     parser.add_argument("--json", metavar="FILE.json", help="write every estimate as JSON")
-    parser.add_argument("--png", metavar="FILE.png", help="plot latency per target and op kind (matplotlib)")
+    parser.add_argument(
+        "--png", metavar="FILE.png", help="plot latency per target and op kind, bounds marked (matplotlib)"
+    )
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="nothing but errors on stderr: no progress bar, no 'wrote FILE'",
+    )
     parser.add_argument("--version", action="version", version=f"ktir-estimate {__version__}")
     args = parser.parse_args(argv)
     for name in ("prompt", "context", "batch"):
@@ -85,9 +107,16 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def read_config(path: str) -> Any:
-    """A transformers config from a `config.json`; `ValueError` naming the file and the problem."""
+    """
+    A transformers config from a `config.json`, or from the one in the model folder `path`;
+    `ValueError` naming the file and the problem.
+    """
     import transformers
 
+    if Path(path).is_dir():
+        folder, path = path, str(Path(path) / "config.json")
+        if not Path(path).is_file():
+            raise ValueError(f"model folder '{folder}' has no config.json")
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as error:
@@ -151,14 +180,21 @@ def op_table(estimates: Sequence[Any], top: int = 6) -> Table:
     return out
 
 
-def write_png(estimates: Sequence[Any], path: str, top: int = 6) -> None:
-    """Stacked bars: each target's prefill and decode step, split by op kind."""
+BAR_WIDTH = 0.8
+"""Width of a target's bar (matplotlib's default); its bound mark spans it."""
+
+
+def figure(estimates: Sequence[Any], top: int = 6) -> Any:
+    """
+    The `--png` figure: one panel per phase, a stacked bar per target split by op kind, and
+    a dashed line across each bar at that phase's roofline bound, labelled with `x bound`.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(1, 2, figsize=(12, 5))
+    drawn, axes = plt.subplots(1, 2, figsize=(12, 5))
     for axis, phase, unit in (
         (axes[0], "prefill", "time to first token (ms)"),
         (axes[1], "decode", "ms / token"),
@@ -167,23 +203,51 @@ def write_png(estimates: Sequence[Any], path: str, top: int = 6) -> None:
         names = [e.target.name for e in estimates]
         bottom = [0.0] * len(estimates)
         for kind in [*kinds, "other"]:
-            heights = []
-            for e in estimates:
-                ops = getattr(e, phase).ops
-                cycles = (
-                    sum(v for k, v in ops.items() if k not in kinds)
-                    if kind == "other"
-                    else ops.get(kind, 0.0)
-                )
-                heights.append(cycles / e.target.clock_mhz / 1e3)
-            axis.bar(names, heights, bottom=bottom, label=kind.removeprefix("ktir."))
+            heights = [_kind_ms(getattr(e, phase).ops, kind, kinds, e.target.clock_mhz) for e in estimates]
+            axis.bar(names, heights, bottom=bottom, width=BAR_WIDTH, label=kind.removeprefix("ktir."))
             bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+        _mark_bounds(axis, [getattr(e, phase) for e in estimates], bottom)
         axis.set_title(f"{phase}: {unit}")
         axis.set_ylabel("ms")
     axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    drawn.tight_layout()
+    return drawn
+
+
+def _kind_ms(ops: dict[str, float], kind: str, kinds: Sequence[str], clock_mhz: float) -> float:
+    """Milliseconds of one op kind of a phase; `other` is every kind not in `kinds`."""
+    cycles = sum(v for k, v in ops.items() if k not in kinds) if kind == "other" else ops.get(kind, 0.0)
+    return cycles / clock_mhz / 1e3
+
+
+def _mark_bounds(axis: Any, phases: Sequence[Any], tops: Sequence[float]) -> None:
+    """A dashed line across each bar at its roofline bound, and `N.NNx bound` over the bar."""
+    bounds = [p.bound_us / 1e3 for p in phases]
+    starts = [i - BAR_WIDTH / 2 for i in range(len(phases))]
+    ends = [i + BAR_WIDTH / 2 for i in range(len(phases))]
+    axis.hlines(bounds, starts, ends, colors="black", linestyles="--", linewidths=2, label="roofline bound")
+    axis.margins(y=0.1)  # room for the labels over the bars
+    for i, (phase, top) in enumerate(zip(phases, tops, strict=True)):
+        axis.annotate(f"{phase.vs_bound:.2f}x bound", (i, max(top, bounds[i])), ha="center", va="bottom")
+
+
+def write_png(estimates: Sequence[Any], path: str, top: int = 6) -> None:
+    """Write `figure(estimates)` as a PNG."""
+    import matplotlib.pyplot as plt
+
+    drawn = figure(estimates, top)
+    drawn.savefig(path, dpi=100)
+    plt.close(drawn)
+
+
+def progress_for(quiet: bool, targets: int, stream: TextIO | None = None) -> StageProgress:
+    """
+    The progress of estimating on `targets` chips (each `STAGES` programs): a bar on `stream`
+    (default stderr) only if it is a terminal, not `quiet`, once the run has taken 2 s.
+    """
+    from ktir.llm.estimate import STAGES
+
+    return StageProgress(STAGES * targets, quiet=quiet, stream=stream)
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -196,7 +260,9 @@ def run(argv: Sequence[str] | None = None) -> int:
             check_writable(path)
     config = read_config(args.config)
     shape = {"prompt": args.prompt, "context": args.context, "batch": args.batch, "cores": args.cores}
-    estimates = [estimate_llm(config, target=target, **shape) for target in [None, *args.target]]
+    targets = [None, *args.target]
+    with progress_for(args.quiet, len(targets)) as progress:
+        estimates = [estimate_llm(config, target=t, progress=progress, **shape) for t in targets]
     console = Console()
     console.print(table(estimates))
     console.print(op_table(estimates))
@@ -209,6 +275,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     if args.png:
         files.append((args.png, lambda path: write_png(estimates, path)))
     write_all(files)
+    announce_written([path for path, _ in files], quiet=args.quiet)
     return 0
 
 

@@ -27,6 +27,7 @@ import numpy as np
 from ktir import __version__
 from ktir.frontend import MissingDependencyError, require_torch
 from ktir.ir.diagnostics import DiagnosticError, module_text, render
+from ktir.tools.arguments import ArgumentParser
 from ktir.tools.output_files import OutputError, Writer, check_writable, repeated_output, write_all
 
 
@@ -35,7 +36,7 @@ class ModelFileError(Exception):
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="ktir-import", description="Import a PyTorch model (model + example_args in a .py file) as ktir."
     )
     parser.add_argument("model_file", help="Python file defining `model` and `example_args`")

@@ -49,6 +49,7 @@ from ktir.ir.diagnostics import (
 from ktir.ir.expected_diagnostics import Expectation, check, parse_expectations
 from ktir.ir.expected_diagnostics import _regex_of as regex_of
 from ktir.passes.compile import expand_stages
+from ktir.tools.arguments import did_you_mean, suggesting
 from ktir.tools.output_files import OutputError, check_writable, write_all
 from ktir.tools.pass_instrumentation import (
     Instrumentation,
@@ -97,6 +98,7 @@ class KtirOptMain(xDSLOptMain):
         # ktir-opt's own flag set (mlir-opt's names), not xdsl-opt's: no output targets,
         # frontends or shrinking. xDSL reads these defaults; `--disable-verify` has its own dest,
         # since xDSL's would switch attribute verification off process-wide.
+        suggesting(arg_parser, "ktir-opt")
         arg_parser.set_defaults(
             target="mlir", frontend=None, disable_verify=False, no_implicit_module=False, shrink=False
         )
@@ -155,7 +157,7 @@ class KtirOptMain(xDSLOptMain):
             pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, self._after_pass)
             passes = with_target(list(pipeline.passes), self.args.chip)
         except ArgSpecParseError as error:
-            detail = str(error).strip().splitlines()[-1].strip()
+            detail = _option_hint(str(error).strip().splitlines()[-1].strip())
             available = ", ".join(sorted(self.available_passes))
             raise UsageError(
                 f"invalid pass pipeline '{self.args.passes}': {detail}; available passes: {available}"
@@ -185,7 +187,7 @@ class KtirOptMain(xDSLOptMain):
             for name in sorted(_names(getattr(self.args, f"mlir_print_ir_{flag}")) - known):
                 raise UsageError(
                     f"argument --mlir-print-ir-{flag}: '{name}' is not a pass of the pipeline "
-                    f"'{self.args.passes}'"
+                    f"'{self.args.passes}'{did_you_mean(name, known)}"
                 )
 
     def _dump(self, header: str, module: ModuleOp) -> None:
@@ -196,9 +198,11 @@ class KtirOptMain(xDSLOptMain):
         available = ", ".join(sorted(self.available_passes))
         message = _first_line(error)
         if message.startswith("Unrecognized passes"):
-            names = message.split(":", 1)[1].strip(" []").replace('"', "'")
-            return f"unknown pass {names} in '{self.args.passes}'; available passes: {available}"
-        return f"invalid pass pipeline '{self.args.passes}': {message}; available passes: {available}"
+            names = re.findall(r"['\"]([^'\"]+)['\"]", message.split(":", 1)[1])
+            unknown = ", ".join(f"'{n}'{did_you_mean(n, self.available_passes)}" for n in names)
+            return f"unknown pass {unknown} in '{self.args.passes}'; available passes: {available}"
+        detail = _option_hint(message)
+        return f"invalid pass pipeline '{self.args.passes}': {detail}; available passes: {available}"
 
     def _after_pass(
         self, previous: ModulePass | None, module: ModuleOp, following: ModulePass | None
@@ -351,6 +355,20 @@ def _invalid_regexes(expectations: Sequence[Expectation]) -> list[Diagnostic]:
             message = f"invalid regular expression in expected-{expectation.severity}-re: {error}"
             errors.append(Diagnostic(Severity.ERROR, message, expectation.written_at))
     return errors
+
+
+_UNKNOWN_OPTIONS = re.compile(
+    r"Provided arguments \[(?P<given>[^\]]*)\] not found in expected arguments \[(?P<known>[^\]]*)\]"
+)
+
+
+def _option_hint(message: str) -> str:
+    """xDSL's message for an unknown pass option, with "did you mean" for each option given."""
+    if (match := _UNKNOWN_OPTIONS.search(message)) is None:
+        return message
+    known = re.findall(r'"([^"]*)"', match["known"])
+    hints = "".join(did_you_mean(name, known) for name in re.findall(r'"([^"]*)"', match["given"]))
+    return message + hints
 
 
 def _first_line(error: BaseException) -> str:

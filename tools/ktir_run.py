@@ -6,7 +6,11 @@ ktir-run model.mlir --random                     # graph-level IR goes through k
 ktir-run kernels.mlir --inputs x.npz -o out.npz  # core-level IR runs as is
 ktir-run model.mlir --random --trace t.json --png t.png --cores 16
 ktir-run model.mlir --timing-only --json report.json   # the same cycles, no values computed
+ktir-run kernel.mlir --function add --inputs in.npz -o out.npz   # a ktdp (RFC 0682) kernel
 ```
+
+`--function NAME` names the function to run: of ktir IR (default: the only one), or of a ktdp
+kernel, which needs it (a module with `ktdp` ops runs on the ktdp engine, `tools/ktdp_run.py`).
 
 Inputs come from an `.npz` (keys are argument names, as `ktir.name` or SSA names give them,
 or `arg0`, `arg1`, ...) or are random (`--random`, the default; seeded, so runs repeat).
@@ -16,7 +20,8 @@ output path is checked first, and `-o`, `--trace` and `--png` are written all or
 whose arrays and device copies exceed the memory available are refused before allocation;
 random inputs are drawn in each argument's own dtype. `--timing-only` takes no inputs and
 computes no values: it prints the report `ktir.sim.estimate` gives (the same cycles as a run on
-values; what it assumed where time depends on values is listed under the report).
+values; what it assumed where time depends on values is listed under the report). Each file
+written is named on stderr (`wrote trace.json`); `-q` leaves stderr to errors.
 """
 
 from __future__ import annotations
@@ -69,8 +74,16 @@ from ktir.sim import (
     write_roofline_png,
     write_trace,
 )
+from ktir.tools.arguments import ArgumentParser
 from ktir.tools.ktdp_run import PlaceError
-from ktir.tools.output_files import OutputError, Writer, check_writable, repeated_output, write_all
+from ktir.tools.output_files import (
+    OutputError,
+    Writer,
+    announce_written,
+    check_writable,
+    repeated_output,
+    write_all,
+)
 
 GIB = 1024**3
 
@@ -84,7 +97,7 @@ class UsageError(Exception):
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="ktir-run", description="Run ktir IR on the simulated Spyre chip.")
+    parser = ArgumentParser(prog="ktir-run", description="Run ktir IR on the simulated Spyre chip.")
     parser.add_argument("input_file", help="a .mlir file (graph- or core-level); '-' reads stdin")
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
@@ -102,17 +115,21 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="the cycle report without values: no inputs, no outputs, the same cycles (ktir.sim.estimate)",
     )
-    parser.add_argument("--func-name", help="the function to run (default: the only one)")
     parser.add_argument(
-        "--function", metavar="NAME", help="run this function of a ktdp (RFC 0682) kernel on --inputs"
+        "--function",
+        "--func-name",
+        dest="function",
+        metavar="NAME",
+        help="the function to run: of ktir IR (default: the only one), or of a ktdp (RFC 0682) kernel "
+        "(required; with --inputs); --func-name is its old spelling",
     )
-    parser.add_argument("--grid", metavar="X[,Y[,Z]]", help="with --function: override the grid attribute")
+    parser.add_argument("--grid", metavar="X[,Y[,Z]]", help="ktdp kernels: override the grid attribute")
     parser.add_argument(
         "--place",
         action="append",
         default=[],
         metavar="NAME=OFFSET[@lxC]",
-        help="with --function: put an input array at an element offset of device memory (or core C's LX)",
+        help="ktdp kernels: put an input array at an element offset of device memory (or core C's LX)",
     )
     parser.add_argument(
         "--cores", type=int, default=None, help="cores for graph-level IR (default: all of the target's)"
@@ -145,7 +162,10 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         help="kernel rows slowest first (time, the default) or in program order",
     )
     parser.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress bars (compile and simulation) on stderr"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="nothing but errors on stderr: no progress bars (compile, simulation), no 'wrote FILE' lines",
     )
     parser.add_argument("--version", action="version", version=f"ktir-run {__version__}")
     args = parser.parse_args(argv)
@@ -177,17 +197,57 @@ def _read(path: str) -> tuple[str, str]:
     return path, decode_source(data, path)
 
 
-def _load_module(filename: str, text: str, args: argparse.Namespace) -> ModuleOp:
-    """Parse and verify; graph-level IR (no `ktir.kernel`) goes through `ktir-compile`."""
+def _parse(filename: str, text: str) -> ModuleOp:
+    """The parsed and verified module; `DiagnosticError` with locations."""
     module = parse_module(make_context(), text, filename)
     if errors := verify_module(module):
         raise DiagnosticError(errors)
+    return module
+
+
+def _is_ktdp(module: ModuleOp) -> bool:
+    """A module with RFC 0682 `ktdp` ops: it runs on the ktdp engine, not through ktir-compile."""
+    return any(op.dialect_name() == "ktdp" for op in module.walk())
+
+
+def _ktdp_function(module: ModuleOp, filename: str, function: str | None) -> str:
+    """The ktdp function to run: `--function` is required (a kernel file holds several)."""
+    functions = [op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]
+    names = ", ".join(f"@{name}" for name in functions) or "none"
+    if function is None:
+        raise UsageError(
+            f"'{filename}' is a ktdp (RFC 0682) kernel: name the function to run with --function NAME "
+            f"(it has: {names}) and give its arrays with --inputs FILE.npz"
+        )
+    if function not in functions:
+        raise RunError(f"no function @{function} with a body; the module has: {names}")
+    return function
+
+
+_GRAPH_ONLY = ("--random", "--weights", "--timing-only", "--cores", "--trace", "--png", "--roofline-png")
+"""Flags of ktir IR runs that a ktdp kernel's run has no use for (its report has no timeline to draw)."""
+
+
+def _graph_only_flags(args: argparse.Namespace) -> list[str]:
+    """The `_GRAPH_ONLY` flags given on the command line (a ktdp kernel would ignore them)."""
+    return [flag for flag in _GRAPH_ONLY if getattr(args, flag[2:].replace("-", "_")) not in (None, False)]
+
+
+def _entry(module: ModuleOp, function: str | None) -> None:
+    """Check, before compiling, that the function to run exists; the error names those that do."""
+    try:
+        entry_function(module, function)
+    except ExecutionError as error:
+        raise RunError(f"{error} (--function NAME picks one)") from None
+
+
+def _compile(module: ModuleOp, args: argparse.Namespace) -> None:
+    """Graph-level IR (no `ktir.kernel`) goes through `ktir-compile`, in place."""
     if not any(isinstance(op, KernelOp) for op in module.walk()):
         options = f"policy={args.policy}" + ("" if args.cores is None else f" cores={args.cores}")
         spec = f"ktir-compile{{{options}}}"
         with StageProgress(len(expand_stages(parse_pipeline(spec))), quiet=args.quiet) as progress:
             run_pipeline(module, spec, target=args.target, progress=progress)
-    return module
 
 
 def random_input(tensor: TensorType[Attribute], rng: np.random.Generator) -> np.ndarray:
@@ -282,7 +342,7 @@ def _check_memory(types: Sequence[TensorType[Attribute]]) -> None:
 
 
 def _inputs(module: ModuleOp, args: argparse.Namespace) -> list[np.ndarray]:
-    function = entry_function(module, args.func_name)
+    function = entry_function(module, args.function)
     names = argument_names(function)
     types = _argument_types(function)
     _check_memory(types)
@@ -398,6 +458,7 @@ def _write_outputs(args: argparse.Namespace, report: Report, outputs: list[np.nd
         text = report.to_json()
         files.append((args.json, lambda path: Path(path).write_text(text + "\n", encoding="utf-8")))
     write_all(files)
+    announce_written([path for path, _ in files], quiet=args.quiet)
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -405,23 +466,33 @@ def run(argv: Sequence[str] | None = None) -> int:
     args = _arguments(argv)
     for path in _output_paths(args):
         check_writable(path)
-    if args.function:
+    filename, text = _read(args.input_file)
+    module = _parse(filename, text)
+    if _is_ktdp(module):
         from ktir.tools.ktdp_run import run_ktdp
 
-        return run_ktdp(args)
-    filename, text = _read(args.input_file)
-    module = _load_module(filename, text, args)
+        args.function = _ktdp_function(module, filename, args.function)
+        if given := _graph_only_flags(args):
+            flags = ", ".join(given)
+            raise UsageError(f"{flags}: not for ktdp kernels (they run on --inputs; -o and --json)")
+        return run_ktdp(args, text if args.input_file == "-" else Path(args.input_file))
+    if given := [flag for flag in ("--grid", "--place") if getattr(args, flag[2:])]:
+        raise UsageError(
+            f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} to ktdp kernels only"
+        )
+    _entry(module, args.function)
+    _compile(module, args)
     # The terminal's width, or 80 columns when piped (rich's default; `COLUMNS` overrides it):
     # the report's tables keep the columns that fit (`ktir.sim.tables`).
     console = Console()
     if args.timing_only:
-        report = estimate(module, target=args.chip, func_name=args.func_name)
+        report = estimate(module, target=args.chip, func_name=args.function)
         report.print(console, limit=args.top or None, order=args.order)
         _write_outputs(args, report, [])
         return 0
     inputs = _inputs(module, args)
-    result = _simulate(module, inputs, args.func_name, args.chip, args.quiet)
-    console.print(_outputs_table(module, result, args.func_name))
+    result = _simulate(module, inputs, args.function, args.chip, args.quiet)
+    console.print(_outputs_table(module, result, args.function))
     result.report.print(console, limit=args.top or None, order=args.order)
     _write_outputs(args, result.report, result.outputs)
     return 0

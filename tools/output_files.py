@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TextIO
 
 
 class OutputError(Exception):
@@ -73,6 +75,17 @@ def write_all(outputs: Sequence[tuple[str, Writer]]) -> None:
         for temporary, _ in staged:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
+
+
+def announce_written(paths: Sequence[str], *, quiet: bool, stream: TextIO | None = None) -> None:
+    """
+    Say which files a tool wrote, `wrote PATH` on a line each on `stream` (default: stderr,
+    so stdout keeps only the tool's result), unless `quiet`.
+    """
+    if quiet:
+        return
+    for path in paths:
+        print(f"wrote {path}", file=stream if stream is not None else sys.stderr)
 
 
 def _is_special(path: str) -> bool:

@@ -21,7 +21,8 @@ and its time from the same cost model: per chunk the load queue spends the DMA s
 chip-wide transfer of each tile while the PE arrays run `pt_cycles` on the previous chunk
 (double buffering), so a chunk costs the larger of the two, plus the first load (pipeline fill)
 and the last compute (drain); each output chunk adds its accumulator's zeroing, ring reduction
-and store, which wait for the chunk before them.
+and store, which wait for the chunk before them. An fp32 matmul's chunk also converts its tiles
+to fp16 on the SFU (`cost_model.conversion_cycles`), a third pipeline stage.
 
 Worked example (docs/performance.md): x[512, 4096] @ y[4096, 14336] fp16 on 32 cores moves at
 least 4.2 + 117.4 + 14.7 = 136.3 MB. The reference division {m: 32} gives each core 16 rows (the
@@ -123,6 +124,9 @@ class _Model:
         # Products side by side (`IterationSpace.products`): one x tile feeds each y's product,
         # and each product has its own accumulator.
         self.x, self.out = _operand(x), _operand(space.output)
+        # fp32 operands are converted to fp16 on the SFU before the PE arrays read them.
+        self.x_dtype = x.layout.device_dtype
+        self.converts = cost_model.converts_to_fp16(self.x_dtype)
         self.ys = [_operand(a) for a in rest[: space.products]]
         self.products = space.products
         # A fused epilogue (`ktir.cores.fusion.anchors_of`): its inputs are read once per output
@@ -183,6 +187,13 @@ class _Model:
         outer = cuts.prod(axis=1) // self._column(cuts, self.reduction)
         return self._accumulates(splits, cuts) & (outer > 1) & (self.epilogue_passes > 0)
 
+    def _conversion(self, total: np.ndarray) -> np.ndarray:
+        """SFU cycles a chunk takes to convert its fp32 x and y tiles to fp16; 0 for other types."""
+        if not self.converts:
+            return np.zeros(len(total))
+        tiles = self.tile_bytes(self.x, total) + sum(self.tile_bytes(y, total) for y in self.ys)
+        return cost_model.conversion_cycles(tiles / self.x_dtype.element_bytes, self.target)
+
     def _accumulates(self, splits: np.ndarray, cuts: np.ndarray) -> np.ndarray:
         return (self._column(splits, self.reduction) > 1) | (self._column(cuts, self.reduction) > 1)
 
@@ -229,7 +240,9 @@ class _Model:
         traffic = traffic + outer * epi_chip
         passes = acc_elements * self.epilogue_passes / t.sfu_pass_elems_per_us * t.clock_mhz
         epilogue = cost_model.dma_cycles(epi_chip, t) * (len(self.epilogue) > 0) + passes
-        steady = np.maximum(pt, load + store * outer / chunks)
+        # An fp32 matmul's conversion is a pipeline stage between a chunk's load and its PE time.
+        convert = self._conversion(total)
+        steady = np.maximum(np.maximum(pt, convert), load + store * outer / chunks)
         # With two accumulators an output chunk's SFU passes run under the next chunk's K loop:
         # hidden up to that loop's length, except the last chunk's, which nothing follows.
         hidden = np.where(self._alternates(splits, cuts), np.minimum(passes, k_chunks * steady), 0.0)
@@ -237,7 +250,7 @@ class _Model:
         # epilogue: the epilogue's inputs and SFU passes on the output tile).
         per_outer = np.where(accumulate, fill + ring + store, 0.0) + epilogue - hidden
         # The first chunk's load fills the pipeline and the last chunk's compute drains it.
-        drain = pt + hidden + np.where(accumulate, 0.0, store)
+        drain = pt + convert + hidden + np.where(accumulate, 0.0, store)
         cycles = x_first + load + (chunks - 1) * steady + outer * per_outer + drain
         return cycles, traffic
 

@@ -5,7 +5,7 @@ Each op of the body runs on tiles as it would run alone: its reference implement
 in fp32 and rounded to the op's result type (so a fused kernel gives the bits of the ops run one
 by one). Only the ops whose meaning depends on the whole shape change: a permute transposes the
 tile, a reshape that adds or drops size-1 dims reshapes it, and a matmul multiplies the tiles
-with the caller's `matmul` (the simulator accumulates in fp32 like the PE arrays).
+with the caller's `matmul` (the simulator's `fp32_matmul` multiplies as the PE arrays do).
 """
 
 from __future__ import annotations
@@ -13,21 +13,32 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import Float16Type
+from xdsl.ir import Attribute, Operation
 
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
+from ktir.hardware.cost_model import converts_to_fp16
 from ktir.ir.values import shape_of
 from ktir.reference.executor import IMPLEMENTATIONS, run_body
 from ktir.reference.ops import ExecutionError, full_value, numpy_dtype, store
 
-Matmul = Callable[[np.ndarray, np.ndarray], np.ndarray]
-"""fp32 product of an x tile (..., M, K) and a y tile (..., K', N), K' >= K."""
+Matmul = Callable[[st.MatmulBase, np.ndarray, np.ndarray], np.ndarray]
+"""A matmul op's product of an x tile (..., M, K) and a y tile (..., K', N), K' >= K."""
 
 
-def exact_matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def exact_matmul(op: st.MatmulBase, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The reference's matmul: exact products and sums (float64), rounded once by the caller."""
     return np.matmul(x.astype(np.float64), y[..., : x.shape[-1], :].astype(np.float64))
+
+
+def pe_operand(tile: np.ndarray, element_type: Attribute) -> np.ndarray:
+    """
+    A matmul operand tile as the PE arrays read it: rounded to fp16 (to nearest even) where
+    the operands are f32 (`ktir.hardware.cost_model.converts_to_fp16`), as it is otherwise.
+    Example: an f32 1 + 2**-13 is read as 1.0 (fp16 holds 10 fraction bits).
+    """
+    return store(tile, Float16Type()) if converts_to_fp16(element_type) else tile
 
 
 def _reshaped(op: st.ReshapeOp, tile: np.ndarray) -> np.ndarray:
@@ -44,15 +55,17 @@ def _run(op: Operation, ins: list[np.ndarray], matmul: Matmul) -> np.ndarray:
     if isinstance(op, ew.FullOp):  # one value, broadcast by its (elementwise) consumers
         return full_value(op)
     if isinstance(op, st.MatmulBase):
-        return np.asarray(store(matmul(ins[0], ins[1]), op.result.type.element_type))  # type: ignore[attr-defined]
+        return np.asarray(store(matmul(op, ins[0], ins[1]), op.result.type.element_type))  # type: ignore[attr-defined]
     implementation = IMPLEMENTATIONS.get(type(op))
     if implementation is None:
         raise ExecutionError(f"no implementation of '{op.name}' inside a fused kernel")
     return np.asarray(implementation(op, ins)[0])
 
 
-def fp32_matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """The PE arrays' matmul: fp32 products accumulated in fp32."""
+def fp32_matmul(op: st.MatmulBase, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The PE arrays' matmul: the products of the operands as read (`pe_operand`), summed in fp32."""
+    element_type = op.x.type.element_type  # type: ignore[attr-defined]
+    x, y = pe_operand(x, element_type), pe_operand(y, element_type)
     return np.matmul(x.astype(np.float32), y[..., : x.shape[-1], :].astype(np.float32))
 
 
@@ -86,4 +99,4 @@ def run_fused(
     return run_body(op, inputs, run)
 
 
-__all__ = ["Matmul", "Trace", "exact_matmul", "fp32_matmul", "run_fused"]
+__all__ = ["Matmul", "Trace", "exact_matmul", "fp32_matmul", "pe_operand", "run_fused"]

@@ -7,8 +7,9 @@ this module only turns work into time. Two consumers:
 - `ktir-divide-work{policy=cost}` ranks matmul splits with `matmul_cost_us`, the reference
   stack's fitted formula;
 - `ktir.sim` charges every core-level op: `dma_cycles` for LPDDR5 transfers shared by all
-  cores, `pt_cycles` for matmul on the PE arrays, `sfu_cycles` for everything else, and
-  `ring_cycles` for a K-split partial-sum reduction.
+  cores, `pt_cycles` for matmul on the PE arrays (after `conversion_cycles` on the SFU for
+  fp32 operands, `converts_to_fp16`), `sfu_cycles` for everything else, and `ring_cycles` for a
+  K-split partial-sum reduction.
 
 ```python
 from ktir.hardware.cost_model import pt_cycles
@@ -29,6 +30,7 @@ from ktir.dialects import ktir_data as data
 from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.hardware.target import SPYRE, Target
+from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE, DeviceDType
 
 # SFU passes per element of each graph op. One pass is `Target.sfu_pass_elems_per_us`; the
 # calibration point is silu = 5 passes (x / (1 + exp(-x)): neg, exp, add, reciprocal, mul),
@@ -117,6 +119,33 @@ def pt_cycles(macs: float, rows: float, target: Target = SPYRE) -> float:
     """
     us = macs / (target.peak_macs_per_us_per_core * pt_efficiency(rows, target))
     return us * target.clock_mhz
+
+
+def converts_to_fp16(element_type: object) -> bool:
+    """
+    Whether a matmul operand of `element_type` (an MLIR element type, or a device format) is
+    converted to fp16 before the PE arrays read it: fp32 (IEEE_FP32 on the device). The arrays
+    multiply fp16, fp8, int8 and int4, and the reference stack has no fp32 matmul
+    (docs/hardware.md), so ktir runs one as an fp16 matmul of its operands rounded to fp16 on the
+    SFU (`conversion_cycles`), accumulated in fp32 and stored in fp32. bf16 is fp16 on the
+    device already (`SEN169_FP16`): not converted.
+    """
+    device = (
+        element_type
+        if isinstance(element_type, DeviceDType)
+        else ELEMENT_TYPE_TO_DEVICE_DTYPE.get(str(element_type))
+    )
+    return device is DeviceDType.IEEE_FP32
+
+
+def conversion_cycles(elements: Any, target: Target = SPYRE) -> Any:
+    """
+    SFU cycles one core takes to convert `elements` fp32 matmul operand elements (in whole
+    sticks) to fp16 for the PE arrays: one pass each, as a `ktir.convert` (torch-spyre's
+    `fp32todl16`). Example: a 256 x 512 x tile and a 512 x 256 y tile are 262,144 elements:
+    29.8 µs = 44,683.6 cycles.
+    """
+    return sfu_cycles_of(ew.ConvertOp, 0, elements, target)
 
 
 def sfu_passes(op: Operation) -> float:

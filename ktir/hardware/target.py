@@ -4,7 +4,9 @@ The hardware description of the target chip: the one place hardware numbers live
 Every other module asks a `Target` for sizes and rates instead of writing numbers down.
 The defaults describe IBM Spyre (each value's public source, and which values are
 assumptions, in docs/hardware.md); a TOML file with the same field names describes
-another tiled dataflow target or a what-if variant:
+another tiled dataflow target or a what-if variant. The rates of a core's units are per-core
+fields, and chip figures are derived from them: `cores = 64` is a chip with twice Spyre's fp16
+peak (`fp16_peak_flops`), each core as fast as one of Spyre's.
 
 ```toml
 # my_target.toml
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +36,8 @@ class Target:
     """
     A tiled dataflow accelerator: cores with scratchpads, sticks, device memory and a ring.
 
-    All sizes are in bytes, all rates per second unless the field name says otherwise.
+    All sizes are in bytes, all rates per second unless the field name says otherwise. A core's
+    units have per-core rates; the chip's peak is a property derived from them and `cores`.
     """
 
     name: str = "spyre"
@@ -64,7 +68,10 @@ class Target:
     """Largest contiguous device-memory span one core can address."""
     clock_hz: float = 1.5e9
     """Not published; 1.5 GHz is consistent with the fp16 peak."""
-    fp16_peak_flops: float = 98.304e12
+    peak_macs_per_us_per_core: float = 1.536e6
+    """fp16 multiply-accumulates per µs of one core's PE arrays at full efficiency: 2 corelets x
+    8 x 8 PEs x 8 lanes x 1.5 GHz (torch-spyre's `_PEAK_MACS_US_CORE`, docs/hardware.md). A per-core
+    rate: more `cores` give the chip more peak (`fp16_peak_flops`)."""
 
     # The reference's matmul work-division cost model (torch-spyre's `_matmul_split_cost` in
     # `torch_spyre/_inductor/work_division.py`, see docs/hardware.md); tuning knobs that
@@ -145,9 +152,9 @@ class Target:
     1.0 at 32)."""
 
     @property
-    def peak_macs_per_us_per_core(self) -> float:
-        """fp16 multiply-accumulates per microsecond per core: 1.536e6 for Spyre."""
-        return self.fp16_peak_flops / 2 / self.cores / 1e6
+    def fp16_peak_flops(self) -> float:
+        """The chip's fp16 FLOP/s, 2 per MAC over all cores: 98.304e12 for Spyre."""
+        return 2 * self.peak_macs_per_us_per_core * 1e6 * self.cores
 
     @property
     def clock_mhz(self) -> float:
@@ -174,8 +181,7 @@ class Target:
         """Read a target from a TOML file; missing fields keep the Spyre defaults."""
         with open(path, "rb") as f:
             data = tomllib.load(f)
-        _check_known(data, str(path))
-        return cls(**data)
+        return cls(**_known_fields(data, str(path)))
 
 
 SPYRE = Target()
@@ -227,6 +233,32 @@ def load_target(path: str = "") -> Target:
     return target
 
 
+class TargetTypeError(TypeError):
+    """A target argument that is neither a `Target`, a path to a TOML file, nor None."""
+
+
+def resolve_target(target: Target | str | os.PathLike[str] | None) -> Target:
+    """
+    The target an API argument names: a `Target` itself, a name of `NAMED_TARGETS` or a TOML
+    file (`load_target`), or Spyre for None or "". Every entry point that takes a target resolves it here.
+
+    Raises `TargetTypeError` for anything else, and `ValueError` for a file `load_target`
+    refuses or a `Target` with unusable fields (e.g. `Target(cores=0)`).
+    """
+    if target is None:
+        return SPYRE
+    if isinstance(target, Target):
+        if bad := _bad_fields(target):
+            raise ValueError(f"target '{target.name}': {'; '.join(bad)}")
+        return target
+    if isinstance(target, str | os.PathLike):
+        return load_target(os.fsdecode(target))
+    raise TargetTypeError(
+        f"target must be a ktir.hardware.target.Target, a path to a TOML file or None, "
+        f"not {type(target).__name__}"
+    )
+
+
 _FIELD_TYPES = {"int": (int,), "float": (int, float), "str": (str,)}
 _MAY_BE_ZERO = {"rw_turnaround_ns_per_byte", "row_reduction_extra_bandwidth"}
 """Fields of a mechanism that 0 turns off (the datasheet target's value)."""
@@ -239,18 +271,46 @@ def target_from_fields(fields: Any, where: str) -> Target:
     """
     if not isinstance(fields, dict):
         raise ValueError(f"{where}: the target must be a table of fields, not {type(fields).__name__}")
-    _check_known(fields, where)
-    target = Target(**fields)
+    target = Target(**_known_fields(fields, where))
     if bad := _bad_fields(target):
         raise ValueError(f"{where}: {'; '.join(bad)}")
     return target
 
 
-def _check_known(fields: dict[str, Any], where: str) -> None:
-    """`ValueError` naming `where` if `fields` has names that are not `Target` fields."""
+CHIP_PEAK_FIELD = "fp16_peak_flops"
+"""The chip-level name target files and saved reports gave the PE rate by before it became the
+per-core field `peak_macs_per_us_per_core`; still read (`_known_fields`)."""
+
+
+def _known_fields(fields: dict[str, Any], where: str) -> dict[str, Any]:
+    """
+    `fields` as `Target` keyword arguments; `ValueError` naming `where` for names that are not
+    `Target` fields. A chip peak `fp16_peak_flops` is read as the per-core rate it implies with
+    the same fields' `cores`: `peak_macs_per_us_per_core = fp16_peak_flops / (2e6 x cores)`
+    (98.304e12 with 32 cores is Spyre's 1.536e6). Giving both names is an error.
+    """
     known = {field.name for field in dataclasses.fields(Target)}
-    if unknown := sorted(set(fields) - known):
+    if unknown := sorted(set(fields) - known - {CHIP_PEAK_FIELD}):
         raise ValueError(f"{where}: unknown target fields: {', '.join(unknown)}")
+    if CHIP_PEAK_FIELD not in fields:
+        return dict(fields)
+    rest = {name: value for name, value in fields.items() if name != CHIP_PEAK_FIELD}
+    if "peak_macs_per_us_per_core" in rest:
+        raise ValueError(
+            f"{where}: give peak_macs_per_us_per_core or {CHIP_PEAK_FIELD}, not both "
+            f"(the chip's peak is 2 x peak_macs_per_us_per_core x 1e6 x cores)"
+        )
+    peak, cores = fields[CHIP_PEAK_FIELD], rest.get("cores", Target.cores)
+    if not _positive(peak, (int, float)):
+        raise ValueError(f"{where}: {CHIP_PEAK_FIELD} must be a positive number, not {peak!r}")
+    if not _positive(cores, (int,)):
+        return rest  # no rate follows from a bad core count, which `_bad_fields` reports
+    return {**rest, "peak_macs_per_us_per_core": peak / 2 / cores / 1e6}
+
+
+def _positive(value: Any, kinds: tuple[type, ...]) -> bool:
+    """Whether `value` is a positive number of one of `kinds` (a bool is not a number here)."""
+    return not isinstance(value, bool) and isinstance(value, kinds) and value > 0
 
 
 def _bad_fields(target: Target) -> list[str]:

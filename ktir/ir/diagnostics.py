@@ -102,9 +102,18 @@ def location_of(op: Operation) -> Location | None:
     return None
 
 
+def op_message(name: str, message: str) -> str:
+    """
+    MLIR's wording of an op's error, `'name' op message`; a message that starts with the op's
+    quoted name already (`'ktir.abs' has no ...`) does not repeat it.
+    """
+    quoted = f"'{name}'"
+    return f"{quoted} op {message.removeprefix(quoted + ' ')}"
+
+
 def op_error(op: Operation, message: str) -> DiagnosticError:
-    """An error located at `op`, worded as MLIR words op errors: `'name' op message`."""
-    return DiagnosticError([Diagnostic(Severity.ERROR, f"'{op.name}' op {message}", location_of(op))])
+    """An error located at `op`, worded as MLIR words op errors (`op_message`)."""
+    return DiagnosticError([Diagnostic(Severity.ERROR, op_message(op.name, message), location_of(op))])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,6 +197,20 @@ class KtirParser(Parser):
             line, column = self._line_column(self._op_name_position(start))
             op.location = FileLineColLoc(StringAttr(self.lexer.input.name), IntAttr(line), IntAttr(column))
         return op
+
+    def _get_op_by_name(self, name: str) -> type[Operation]:
+        try:
+            return super()._get_op_by_name(name)
+        except ParseError as error:
+            # xDSL points past the name (at the next token): point at the name, with its quotes
+            # in the generic form, where the op's location is.
+            text = self.lexer.input.content
+            start = text.rfind(name, 0, self._current_token.span.start)
+            if start < 0:
+                raise
+            quoted = int(text[start - 1 : start] == '"')
+            span = Span(start - quoted, start + len(name) + quoted, self.lexer.input)
+            raise ParseError(span, error.msg) from None
 
     def parse_optional_type(self):
         start = self._current_token.span.start
@@ -394,7 +417,8 @@ def verify_module(module: Operation) -> list[Diagnostic]:
         if (failure := _verify_one(op)) is None and (failure := _dominance(op, positions)) is None:
             continue
         culprit, message = failure
-        diagnostics.append(Diagnostic(Severity.ERROR, f"'{culprit.name}' op {message}", location_of(culprit)))
+        message = op_message(culprit.name, message)
+        diagnostics.append(Diagnostic(Severity.ERROR, message, location_of(culprit)))
         failed.add(scope)
         failed.add(op)
     return diagnostics
@@ -437,7 +461,9 @@ def _dominance(op: Operation, positions: dict[Block, dict[Operation, int]]) -> t
         if user is not None and isinstance(owner, Block):
             continue
         if user is not None:
-            order = positions.setdefault(block, {o: i for i, o in enumerate(block.ops)})
+            order = positions.get(block)
+            if order is None:  # numbered once per block (setdefault would number it per operand)
+                order = positions[block] = {o: i for i, o in enumerate(block.ops)}
             if order[owner] < order[user]:
                 continue
         return op, f"operand #{index} does not dominate this use"

@@ -19,6 +19,7 @@ on one simulated core. The engine, its numerics and its time model: `ktir.ktdp.e
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -26,7 +27,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp
 
-from ktir.hardware.target import SPYRE, Target
+from ktir.hardware.target import Target, resolve_target
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import (
     DiagnosticError,
@@ -81,9 +82,17 @@ def run(
     *,
     grid: Sequence[int] | None = None,
     place: Mapping[str, tuple[int, int | None]] | None = None,
-    target: Target = SPYRE,
+    target: Target | str | os.PathLike[str] | None = None,
 ) -> tuple[dict[str, np.ndarray], Report]:
-    """Run `function` of a ktdp module on `arrays` (module docstring); (outputs, report)."""
+    """
+    Run `function` of a ktdp module on `arrays` (module docstring); (outputs, report). `target`
+    is the chip: a `Target` or a TOML file (`ktir.hardware.target.resolve_target`; default:
+    Spyre).
+    """
+    try:
+        target = resolve_target(target)
+    except ValueError as error:  # a file it cannot read, a Target with unusable fields
+        raise KtdpError(str(error)) from None
     module = load_module(text_or_path)
     entry = next(
         (op for op in module.walk() if isinstance(op, func.FuncOp) and op.sym_name.data == function), None
@@ -148,8 +157,8 @@ def _bind(entry: func.FuncOp, arrays: Mapping[str, np.ndarray], memory: DeviceMe
 
 def _report(program: TileProgram, function: str, arrays: Mapping[str, np.ndarray], target: Target) -> Report:
     charges = program.charges
-    busy = np.zeros((program.tiles, len(UNITS)))
-    busy[:] = charges.busy
+    timeline = program.schedule.timeline
+    busy = timeline.busy_table()  # the DMA unit's load and store queues merged, not added
     line = KernelReport(
         index=0,
         name=f"@{function}",
@@ -164,7 +173,7 @@ def _report(program: TileProgram, function: str, arrays: Mapping[str, np.ndarray
         compulsory_bytes=float(charges.touched.sum()) * target.stick_bytes,
         matmul_flops=charges.matmul_flops,
         busy=busy,
-        finish=program.schedule.timeline.end_per_core,
+        finish=timeline.end_per_core,
         target=target,
     )
     return Report([line], target, compulsory_bytes=line.compulsory_bytes)

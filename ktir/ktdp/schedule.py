@@ -37,10 +37,14 @@ from ktir.sim.timeline import Slot, Timeline
 
 
 class Transfer(NamedTuple):
-    """A DMA's chip-wide traffic: its cycles on the LPDDR5 channel and its bytes."""
+    """
+    A DMA's chip-wide traffic: its cycles on the LPDDR5 channel, its bytes, and whether they pay
+    the read/write turnaround (False: a pattern's rate with it folded in, `ktir.ktdp.patterns`).
+    """
 
     cycles: float
     bytes: float
+    turnaround: bool = True
 
 
 Piece = tuple[str, np.ndarray, Transfer | None]
@@ -103,7 +107,7 @@ class Schedule:
             elif chip is None:
                 line.issue(queue, after, writes, cycles, op.name)
             else:
-                line.transfer(queue, after, writes, cycles, chip.cycles, op.name, chip.bytes)
+                line.transfer(queue, after, writes, cycles, chip.cycles, op.name, chip.bytes, chip.turnaround)
 
     def _define(self, value: SSAValue) -> Slot:
         """A new buffer for `value`: each time it is made (a loop's iterations), the next in turn."""

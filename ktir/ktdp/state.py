@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
@@ -22,7 +22,7 @@ from ktir.ktdp.tiles import (
 )
 
 UNITS = ("dma", "pt", "sfu", "ring")
-"""The units a ktdp op is charged on, in `Charges.busy`'s column order."""
+"""The units a ktdp op is charged on (the report's busy columns, `ktir.sim.timeline.UNITS`)."""
 
 
 @dataclass
@@ -79,17 +79,16 @@ class Tile:
 class Charges:
     """
     Cycles and work charged per tile and unit. Each op's charges are pieces of its time
-    (`pending`), which the engine places on the run's timeline after the op (`Schedule`).
+    (`pending`), which the engine places on the run's timeline after the op (`Schedule`);
+    the units' busy time is the timeline's.
     """
 
     tiles: int
-    busy: np.ndarray = field(init=False)
     bytes: float = 0.0
     flops: float = 0.0
     matmul_flops: float = 0.0
 
     def __post_init__(self) -> None:
-        self.busy = np.zeros((self.tiles, len(UNITS)))
         self.touched = np.zeros(0, dtype=bool)
         self.active: np.ndarray | None = None  # the tiles an op runs on (None: all of them)
         self.pending: list[Piece] = []
@@ -153,7 +152,6 @@ class Charges:
             return
         live = self._live()
         share = np.count_nonzero(live) / self.tiles
-        self.busy[live, UNITS.index(unit)] += cycles
         self.flops += flops * share
         self.matmul_flops += matmul_flops * share
         self.pending.append((queue or unit, np.where(live, float(cycles), 0.0), None))
@@ -171,8 +169,7 @@ class Charges:
         if self.pattern is None:
             traffic = Transfer(cost_model.transfer_cycles(moved_bytes, target), moved_bytes)
         else:
-            traffic = Transfer(moved_bytes / self.pattern * target.clock_hz, 0.0)
-        self.busy[live, UNITS.index("dma")] += target.dma_setup_cycles + traffic.cycles
+            traffic = Transfer(moved_bytes / self.pattern * target.clock_hz, moved_bytes, False)
         setup = np.where(live, float(target.dma_setup_cycles), 0.0)
         self.pending.append((queue, setup, traffic))
 
@@ -188,7 +185,6 @@ class Charges:
         live = self._live()
         for unit, per_tile in cycles.items():
             per_tile = np.broadcast_to(per_tile, (self.tiles,)).astype(float)
-            self.busy[live, UNITS.index(unit)] += per_tile[live]
             self.pending.append((unit, np.where(live, per_tile, 0.0), None))
         self.flops += float(np.broadcast_to(flops, (self.tiles,))[live].sum())
         self.matmul_flops += float(np.broadcast_to(matmul_flops, (self.tiles,))[live].sum())

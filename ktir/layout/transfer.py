@@ -50,8 +50,11 @@ def to_device(
     Pack a host tensor into a device buffer of shape `stl.device_size` by running `stl.dma`.
 
     Without `host_size`, `host_array` is the tensor itself (any NumPy array or CPU torch
-    tensor), and `host_strides` (default: contiguous) and `storage_offset` say where the DMA
-    finds it in host storage: they are what `stl.stride_map` refers to. With `host_size`,
+    tensor), and `host_strides` and `storage_offset` say where the DMA finds it in host storage:
+    they are what `stl.stride_map` refers to. `host_strides` defaults to the array's own strides
+    in elements (a torch tensor's `stride()`), as the reference's `x.to(device_layout=stl)`
+    reads `x`; a NumPy array whose strides are negative or not whole elements raises a
+    `LayoutError` (pass a copy or `host_strides`). With `host_size`,
     `host_array` is the host storage (read flat) and the tensor is its view of `host_size`,
     `host_strides` and `storage_offset`, as the reference reads a strided view. Device positions
     no block writes (padding) are zero. The buffer has the device format's NumPy type
@@ -60,7 +63,8 @@ def to_device(
     """
     host = _as_numpy(host_array)
     if host_size is None:
-        view = host_view(host.shape, host_strides, storage_offset)
+        strides = own_strides(host_array, host) if host_strides is None else host_strides
+        view = host_view(host.shape, strides, storage_offset)
         values = host
         storage = _storage_of(host, view)
     else:
@@ -106,6 +110,35 @@ def to_host(
     return strided_view(storage[view.storage_offset :], 0, view.sizes, view.strides)
 
 
+def own_strides(array: Any, host: np.ndarray) -> tuple[int, ...]:
+    """
+    The strides of `array` in elements: a torch tensor's `stride()`, a NumPy array's byte
+    strides over its item size. A dim of size 0 or 1 is never stepped, so whatever NumPy
+    reports there is read as the contiguous stride. Example: the column-major
+    `np.asfortranarray(np.zeros((40, 60), np.float16))` has strides (1, 40).
+    """
+    if _is_torch(array):
+        return tuple(int(step) for step in array.stride())
+    contiguous = contiguous_strides(host.shape)
+    strides = []
+    for dim, (size, step) in enumerate(zip(host.shape, host.strides, strict=True)):
+        if size <= 1:
+            strides.append(contiguous[dim])
+        elif step < 0:
+            raise LayoutError(
+                f"host array strides {list(host.strides)} (bytes) run backwards in dim {dim}, which no "
+                "stride_map describes: pass np.ascontiguousarray(array) or host_strides"
+            )
+        elif step % host.itemsize:
+            raise LayoutError(
+                f"host array strides {list(host.strides)} (bytes) are not whole {host.dtype} elements "
+                f"({host.itemsize} bytes) in dim {dim}: pass np.ascontiguousarray(array) or host_strides"
+            )
+        else:
+            strides.append(step // host.itemsize)
+    return tuple(strides)
+
+
 def _device_flat(device_buffer: Any, stl: SpyreTensorLayout) -> np.ndarray:
     device = _as_numpy(device_buffer)
     if device.shape in ((stl.device_numel,), tuple(stl.device_size)):
@@ -148,8 +181,12 @@ def _floating(array: np.ndarray) -> bool:
     return array.dtype.kind in "fc"
 
 
+def _is_torch(array: Any) -> bool:
+    return type(array).__module__.startswith("torch")
+
+
 def _as_numpy(array: Any) -> np.ndarray:
-    if type(array).__module__.startswith("torch"):
+    if _is_torch(array):
         return array.detach().cpu().numpy()
     return np.asarray(array)
 

@@ -37,16 +37,21 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import torch
 
+from ktir.compile import TargetLike, chip_of
 from ktir.compile import compile as compile_program
-from ktir.hardware.target import SPYRE, Target, load_target
+from ktir.hardware.target import Target
 from ktir.llm.cache import static_cache_model
+from ktir.progress import StageProgress
 from ktir.sim import Report
 from ktir.sim.report import Yardstick
+
+CHECKED_ARCHITECTURES = ("llama", "mistral", "qwen2", "granite", "gemma")
+"""Decoder architectures the tests and `bench/configs` estimate; the error for an unsupported
+architecture names them (any other decoder-only causal LM transformers builds is estimated too)."""
 
 
 class EstimateError(ValueError):
@@ -149,31 +154,37 @@ def estimate_llm(
     prompt: int = 512,
     context: int = 2048,
     batch: int = 1,
-    target: str | Path | None = None,
+    target: TargetLike = None,
     cores: int | None = None,
+    progress: StageProgress | None = None,
 ) -> LlmEstimate:
     """
     Time to first token and decode time per token of a Hugging Face causal LM (a
     `PretrainedConfig`, or a model whose config is used; no weight is read) for `prompt`
-    tokens, a decode step at `context` positions and `batch` sequences, on `target` (a TOML
-    file; default Spyre). See the module docstring for how.
+    tokens, a decode step at `context` positions and `batch` sequences, on `target` (a
+    `Target` or a TOML file; default Spyre). See the module docstring for how. Each of its
+    `STAGES` programs is announced to `progress` before it is compiled.
     """
     start = time.perf_counter()
     config = getattr(model_or_config, "config", model_or_config)
     layers = _check(config, prompt, context, batch)
-    chip = load_target(str(target or "")) if target else SPYRE
+    _check_architecture(config)
+    chip = chip_of(target)
     prefills, decodes, assumptions = [], [], {}
     for count in (1, 2):
         model = _meta_model(config, count)
-        for reports, wrapper, args in (
-            (prefills, static_cache_model(model, context, batch, prompt), (_ids(batch, prompt),)),
+        for reports, phase, wrapper, args in (
+            (prefills, "prefill", static_cache_model(model, context, batch, prompt), (_ids(batch, prompt),)),
             (
                 decodes,
+                "decode step",
                 static_cache_model(model, context, batch),
                 (_ids(batch, 1), torch.tensor([context - 1])),
             ),
         ):
-            program = compile_program(wrapper, args, cores=cores, target=target, quiet=True)
+            if progress is not None:
+                progress.stage(f"{chip.name}: {phase}, {count} layer{'s' if count > 1 else ''}")
+            program = compile_program(wrapper, args, cores=cores, target=chip, quiet=True)
             report = program.estimate()
             reports.append(report)
             assumptions.update(dict.fromkeys(report.assumptions))
@@ -201,6 +212,37 @@ def _check(config: Any, prompt: int, context: int, batch: int) -> int:
     if context < prompt:
         raise EstimateError(f"context {context} cannot hold the prompt ({prompt} tokens)")
     return layers
+
+
+STAGES = 4
+"""Programs `estimate_llm` compiles and times: the prefill and the decode step, with 1 and 2 layers."""
+
+
+def _check_architecture(config: Any) -> None:
+    """
+    An `EstimateError` naming the architecture unless transformers builds it as a decoder-only
+    causal LM: an encoder-decoder, an encoder (a masked-LM architecture, such as BERT, whose
+    config is not set up as a decoder: its causal-LM head ignores the KV cache) or an
+    architecture with no causal LM at all cannot be estimated.
+    """
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    model_type = str(getattr(config, "model_type", "?"))
+    if model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        problem = "has no causal language model in transformers"
+    elif getattr(config, "is_encoder_decoder", False):
+        problem = "is an encoder-decoder"
+    elif model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES and not getattr(config, "is_decoder", False):
+        problem = "is an encoder (its config does not set is_decoder)"
+    else:
+        return
+    raise EstimateError(
+        f"architecture '{model_type}' {problem}: ktir estimates decoder-only causal "
+        f"language models, such as {', '.join(CHECKED_ARCHITECTURES)}"
+    )
 
 
 def _ids(batch: int, tokens: int) -> torch.Tensor:
@@ -247,4 +289,4 @@ def _extrapolate(one: Report, two: Report, layers: int, target: Target) -> Phase
     )
 
 
-__all__ = ["EstimateError", "LlmEstimate", "PhaseEstimate", "estimate_llm"]
+__all__ = ["CHECKED_ARCHITECTURES", "STAGES", "EstimateError", "LlmEstimate", "PhaseEstimate", "estimate_llm"]

@@ -20,12 +20,11 @@ result.decode_us                 # each decode step's simulated time
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import torch
 
-from ktir.compile import Program
+from ktir.compile import Program, TargetLike, chip_of
 from ktir.compile import compile as compile_program
 from ktir.llm.cache import static_cache_model
 from ktir.sim import Report
@@ -66,12 +65,13 @@ def generate(
     *,
     max_cache_len: int | None = None,
     cores: int | None = None,
-    target: str | Path | None = None,
+    target: TargetLike = None,
     quiet: bool = True,
 ) -> Generation:
     """
     Greedy decoding of `max_new_tokens` after `input_ids` (batch 1) with a static KV cache of
-    `max_cache_len` positions (default: prompt + new tokens), every step on the simulator.
+    `max_cache_len` positions (default: prompt + new tokens), every step on the simulator of
+    `target` (a `Target` or a TOML file; default Spyre).
     """
     if input_ids.dim() != 2 or input_ids.shape[0] != 1:
         raise ValueError(f"input_ids must be (1, n), not {tuple(input_ids.shape)}")
@@ -81,7 +81,7 @@ def generate(
     length = max_cache_len or prompt + max_new_tokens
     if length < prompt + max_new_tokens:
         raise ValueError(f"max_cache_len {length} cannot hold {prompt} + {max_new_tokens} tokens")
-    options = {"cores": cores, "target": target, "quiet": quiet}
+    options = {"cores": cores, "target": chip_of(target), "quiet": quiet}
     prefill = compile_program(
         static_cache_model(model, length, prefill_length=prompt), (input_ids,), **options
     )

@@ -63,11 +63,14 @@ IMPLEMENTATIONS[st.FusedOp] = _fused
 def entry_function(module: ModuleOp, func_name: str | None) -> func.FuncOp:
     """The function to run: the one named `func_name`, or the module's only function with a body."""
     functions = [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]
+    names = ", ".join(f"@{f.sym_name.data}" for f in functions) or "none"
     if func_name is not None:
-        functions = [f for f in functions if f.sym_name.data == func_name]
+        named = [f for f in functions if f.sym_name.data == func_name]
+        if not named:
+            raise ExecutionError(f"no function @{func_name} with a body; the module has: {names}")
+        return named[0]
     if len(functions) != 1:
-        wanted = f"@{func_name}" if func_name else "one function"
-        raise ExecutionError(f"expected {wanted} with a body, found {len(functions)}")
+        raise ExecutionError(f"expected one function with a body, found {len(functions)}: {names}")
     return functions[0]
 
 

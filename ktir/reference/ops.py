@@ -205,8 +205,9 @@ def _softplus(op: ew.SoftplusOp, args: list[np.ndarray]) -> list[np.ndarray]:
     x = widen(args[0])
     beta = op.beta.value.data if op.beta is not None else 1.0
     threshold = op.threshold.value.data if op.threshold is not None else 20.0
-    scaled = x * x.dtype.type(beta)
-    value = np.where(scaled > threshold, x, np.log1p(np.exp(scaled)) / x.dtype.type(beta))
+    scaled = x * x.dtype.type(beta)  # the selection compares in the compute precision, as PyTorch
+    smooth = in_float64(lambda s: np.log1p(np.exp(s)) / beta, scaled)
+    value = np.where(scaled > threshold, x, smooth)
     return [store(value, result_element(op))]
 
 

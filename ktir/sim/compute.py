@@ -2,7 +2,8 @@
 The simulator's vectorized numerics: one NumPy call for all cores where the tiles allow it.
 
 - `matmul_f32`: fp32 GEMMs over the cores' distinct operand tiles (one GEMM per shared weight
-  tile), accumulating in fp32 like the PE arrays;
+  tile), on the operands as the PE arrays read them (fp32 ones rounded to fp16), accumulating
+  in fp32 like the PE arrays;
 - `rows_at_once`: a row-wise op (elementwise, softmax, norms) on all cores' tiles at once,
   concatenated along the one host dim the cores split.
 
@@ -15,9 +16,9 @@ import functools
 import math
 
 import numpy as np
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation
 
-from ktir.cores.fused_execution import Trace
+from ktir.cores.fused_execution import Trace, pe_operand
 from ktir.cores.fusion import in_sticks
 from ktir.cores.host_tiles import HostTiles
 from ktir.cores.iteration import iteration_space
@@ -75,12 +76,16 @@ def rows_at_once(payload: Operation, maps: list[HostTiles], hosts: list[np.ndarr
     return np.moveaxis(split, d, 0)
 
 
-def matmul_f32(x: np.ndarray, x_index: np.ndarray, y: np.ndarray, y_index: np.ndarray) -> np.ndarray:
+def matmul_f32(
+    x: np.ndarray, x_index: np.ndarray, y: np.ndarray, y_index: np.ndarray, element_type: Attribute
+) -> np.ndarray:
     """
-    fp32 products of host tiles: core c multiplies x[x_index[c]] (..., M, K) by y[y_index[c]]
-    (..., K', N), K' >= K (y may carry matmul padding rows), accumulating in fp32 in BLAS.
+    fp32 products of host tiles of `element_type`: core c multiplies x[x_index[c]] (..., M, K) by
+    y[y_index[c]] (..., K', N), K' >= K (y may carry matmul padding rows), the operands as the
+    PE arrays read them (`pe_operand`: f32 rounded to fp16), accumulating in fp32 in BLAS.
     Returns (cores, ..., M, N). Cores sharing a y tile go through one GEMM.
     """
+    x, y = pe_operand(x, element_type), pe_operand(y, element_type)
     k = x.shape[-1]
     # A batched x with a 2-D y (or the reverse) broadcasts batch dims, which sit after the
     # leading tile axis: line the ranks up so NumPy does not broadcast tiles against batch.
@@ -111,7 +116,8 @@ def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float, float
     """
     (PE-array cycles, SFU cycles, FLOPs, matmul FLOPs) of one chunk of a fused kernel from the tile shapes
     each of its ops saw (`ktir.cores.fused_execution.run_fused`): each op costs what it would
-    alone on that tile (`ktir.hardware.cost_model`); a view that moves no data costs nothing.
+    alone on that tile (`ktir.hardware.cost_model`), an f32 matmul's operand conversion to fp16
+    included; a view that moves no data costs nothing.
     """
     pt = sfu = flops = matmul_flops = 0.0
     for op, ins, out in trace:
@@ -120,6 +126,11 @@ def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float, float
             pt += cost_model.pt_cycles(macs, ins[0][-2] if len(ins[0]) > 1 else 1, target)
             flops += 2.0 * macs
             matmul_flops += 2.0 * macs
+            if cost_model.converts_to_fp16(op.x.type.element_type):  # type: ignore[attr-defined]
+                itemsize = numpy_dtype(op.x.type.element_type).itemsize  # type: ignore[attr-defined]
+                converted = in_sticks(ins[0], itemsize) + in_sticks(ins[1], itemsize)
+                sfu += cost_model.conversion_cycles(converted, target)
+                flops += cost_model.sfu_flops_of(ew.ConvertOp, 0, converted)
             continue
         if _moves_no_data(op):
             continue

@@ -28,6 +28,7 @@ from ktir.cores.fused_execution import Trace, fp32_matmul, run_fused
 from ktir.cores.host_tiles import HostTiles
 from ktir.cores.prefetch import block_operands
 from ktir.dialects import ktir_core as core
+from ktir.dialects import ktir_elementwise as ew
 from ktir.dialects import ktir_structured as st
 from ktir.dialects.ktir import device_dtype_of_element
 from ktir.hardware import cost_model
@@ -46,14 +47,14 @@ from ktir.sim.memory import (
     check_written,
 )
 from ktir.sim.report import KernelReport
-from ktir.sim.timeline import UNITS, PrefetchWindow, Timeline
+from ktir.sim.timeline import PrefetchWindow, Timeline
 
 
 def _element_type(value: SSAValue) -> Attribute:
     return cast(MemRefType[Attribute] | TensorType[Attribute], value.type).element_type
 
 
-def shaped_matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def shaped_matmul(op: st.MatmulBase, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """A matmul's result shape (zeros): what a timing-only run needs of a fused matmul."""
     batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
     return np.zeros((*batch, x.shape[-2], y.shape[-1]), np.float32)
@@ -100,6 +101,8 @@ class SimKernel(KernelInterpreter):
         self.target = target
         self.timeline = Timeline(self.cores, start, window, cost_model.turnaround_cycles_per_byte(target))
         self.lx_ranges: list[tuple[int, int]] = []  # [address, end) of every LX buffer it allocates
+        self.lx_bytes = np.zeros(target.cores)  # LX allocated per core while it runs (at its end)
+        self.prefetched: dict[int, LxBuffer] = {}  # the buffers its prefetches fill, by address
         self.where = f"kernel {index} ({name} = {op.op_name.data})"
         self.buffers: dict[SSAValue, LxBuffer] = {}
         self.owners: dict[SSAValue, WriteOwners] = {}
@@ -136,6 +139,7 @@ class SimKernel(KernelInterpreter):
             self._block(self.op.body.block)
             return outputs
         finally:
+            self.lx_bytes = self.scratchpad.live_bytes(self.target.cores)
             self.scratchpad.end_kernel()
 
     def _op(self, op: Operation) -> None:
@@ -151,7 +155,7 @@ class SimKernel(KernelInterpreter):
     def report(self) -> KernelReport:
         """The kernel's line of the report (call after `run`)."""
         line = self.timeline
-        busy = np.stack([line.busy[u] for u in UNITS], axis=1)
+        busy = line.busy_table()
         return KernelReport(
             index=self.index,
             name=self.name,
@@ -171,6 +175,8 @@ class SimKernel(KernelInterpreter):
             target=self.target,
             division={d: n.value.data for d, n in self.op.work_division.data.items()},  # type: ignore[attr-defined]
             early_bytes=self.early_bytes,
+            lx_bytes=self.lx_bytes,
+            prefetch_lx_bytes=Scratchpad.sum_bytes(self.prefetched.values(), self.target.cores),
         )
 
     def _label(self) -> str:
@@ -355,15 +361,17 @@ class SimKernel(KernelInterpreter):
         self.bytes += traffic
         cycles[active] = self.target.dma_setup_cycles
         chip_cycles = cost_model.transfer_cycles(traffic, self.target)
-        paired = traffic  # bytes that pay the read/write turnaround where they meet the other direction
-        if self.pattern is not None:  # the pattern's measured rate has the turnaround folded in
-            chip_cycles, paired = traffic / self.pattern * self.target.clock_hz, 0.0
+        ordinary = self.pattern is None  # its bytes pay the turnaround where they meet the other direction
+        if not ordinary:  # the pattern's measured rate has the turnaround folded in
+            chip_cycles = traffic / cast(float, self.pattern) * self.target.clock_hz
         if load and cast(core.DmaLoadOp, op).prefetch is not None:
             self._check_prefetch(cast(core.DmaLoadOp, op))
-            early = self.timeline.prefetch(writes, cycles, chip_cycles, label + " (prefetch)", paired)
+            self.prefetched[self.buffers[slot[0]].address] = self.buffers[slot[0]]
+            label += " (prefetch)"
+            early = self.timeline.prefetch(writes, cycles, chip_cycles, label, traffic, ordinary)
             self.early_bytes += early * len(boxes) * tile_bytes  # distinct bytes, as compulsory ones count
             return
-        self.timeline.transfer(queue, reads, writes, cycles, chip_cycles, label, paired)
+        self.timeline.transfer(queue, reads, writes, cycles, chip_cycles, label, traffic, ordinary)
 
     def _check_prefetch(self, op: core.DmaLoadOp) -> None:
         """A prefetch reads no tensor the previous kernel writes and fills no LX it uses."""
@@ -451,7 +459,7 @@ class SimKernel(KernelInterpreter):
             x, y, o = host_maps
             hx, x_index = self._distinct(x, op.ins[0], slot, tiles[0], chunk)
             hy, y_index = self._distinct(y, op.ins[1], slot, tiles[1], chunk)
-            product = matmul_f32(hx, x_index, hy, y_index)
+            product = matmul_f32(hx, x_index, hy, y_index, _element_type(payload.x))  # type: ignore[attr-defined]
             if accumulate:
                 product += o.to_host(out)
             o.to_device(store(product, _element_type(op.outs[0])), out)
@@ -596,8 +604,7 @@ class SimKernel(KernelInterpreter):
             return result
         if not isinstance(payload, st.MatmulBase):
             return tile_result(payload, hosts, extent, accumulate)
-        x, y = hosts
-        product = np.matmul(x.astype(np.float32), y[..., : x.shape[-1], :].astype(np.float32))
+        product = fp32_matmul(payload, *hosts)
         return product if accumulate else store(product, _element_type(payload.results[0]))
 
     def _charge_compute(
@@ -626,12 +633,28 @@ class SimKernel(KernelInterpreter):
             cycles = cost_model.pt_cycles(macs, rows, self.target)
             flops = 2.0 * macs
             self.matmul_flops += flops * self.cores
+            self._convert_operands(op, payload, tiles, slot)
         else:
             cycles = cost_model.sfu_cycles(payload, in_elements, out_elements, self.target)
             flops = cost_model.sfu_flops(payload, in_elements, out_elements)
         self.flops += flops * self.cores
         label = payload.name + (" (accumulate)" if accumulate else "")
         self.timeline.issue(op.unit.data, reads, [(op.outs[0], out_slot)], np.full(self.cores, cycles), label)
+
+    def _convert_operands(
+        self, op: core.ComputeOp, payload: st.MatmulBase, tiles: list[int], slot: int
+    ) -> None:
+        """
+        An f32 matmul's operand tiles converted to fp16 in LX on the SFU before the PE arrays read
+        them (`cost_model.converts_to_fp16`): one pass over each tile's elements, every chunk.
+        """
+        if not cost_model.converts_to_fp16(_element_type(payload.x)):
+            return
+        elements = sum(int(np.prod(self.tiles[t].extent_array)) for t in tiles[:2])
+        operands = [(v, self._slot_of(v, slot)) for v in op.ins]
+        self.flops += cost_model.sfu_flops_of(ew.ConvertOp, 0, elements) * self.cores
+        cycles = np.full(self.cores, cost_model.conversion_cycles(elements, self.target))
+        self.timeline.issue("sfu", operands, operands, cycles, "convert to fp16")
 
     def _charge_fused(self, op: core.ComputeOp, reads: list[tuple[SSAValue, int]], out_slot: int) -> None:
         """

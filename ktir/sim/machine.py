@@ -21,9 +21,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from ktir.cores.executor import host_op, tensor_layout, to_device, to_host
+from ktir.cores.executor import host_op, to_device, to_host
 from ktir.cores.prefetch import PreviousKernel
 from ktir.dialects import ktir_core as core
+from ktir.dialects import ktir_structured as st
 from ktir.hardware.target import SPYRE, Target
 from ktir.ir.diagnostics import location_of
 from ktir.ir.state import read_lx_placement, updated_arguments
@@ -31,7 +32,7 @@ from ktir.ir.values import is_tensor
 from ktir.reference.executor import entry_function, last_uses, ordered_inputs
 from ktir.reference.ops import ExecutionError
 from ktir.sim.engine import DeviceShape, SimKernel
-from ktir.sim.function_level import ASSUMPTIONS, Line, PartlyRead, function_level_line
+from ktir.sim.function_level import ASSUMPTIONS, Line, PartlyRead, device_bytes, function_level_line
 from ktir.sim.memory import Scratchpad, SimulationError
 from ktir.sim.report import KernelReport, Report
 from ktir.sim.timeline import PrefetchWindow
@@ -189,6 +190,7 @@ class _Run:
         self.partly_read.read(op, known)
         line = Line(index, name, self.clock, target)
         self.lines.append(function_level_line(op, known, line, set(self.function.body.block.args)))
+        self.lines[-1].lx_bytes = self.scratchpad.live_bytes(target.cores)  # resident tensors
         self.clock += self.lines[-1].cycles
         self.previous = self.previous.after(op) if self.previous is not None else None
         return results
@@ -231,15 +233,30 @@ def _compulsory_bytes(function: func.FuncOp, skip: set[SSAValue]) -> float:
     Device bytes of every argument (inputs and parameters) and every returned value, once;
     the arguments in `skip` (tables read only in parts) count as `PartlyRead` says, and a
     state's new value (`ktir.updated_by`) is its argument's memory, counted with it.
+
+    A returned view (a function-level `ktir.permute`, `ktir.reshape`, ...: it moves no byte) is
+    the memory it views: an argument's, counted with the argument, or a result's, counted once
+    at the size of the largest value returned from it. Counting it again would ask for bytes no
+    op moves (a transposed weight returned beside the output: moved below compulsory).
     """
-    values: dict[SSAValue, None] = dict.fromkeys(a for a in function.body.block.args if is_tensor(a))
+    arguments = [a for a in function.body.block.args if is_tensor(a)]
+    memory: dict[SSAValue, float] = {a: device_bytes(a) for a in arguments if a not in skip}
     terminator = function.body.block.last_op
     updates = set(updated_arguments(function).values())
-    if isinstance(terminator, func.ReturnOp):
-        values.update(
-            dict.fromkeys(v for i, v in enumerate(terminator.operands) if is_tensor(v) and i not in updates)
-        )
-    return float(sum(tensor_layout(v.type)[0].device_bytes for v in values if v not in skip))
+    returned = terminator.operands if isinstance(terminator, func.ReturnOp) else ()
+    for i, value in enumerate(returned):
+        root = _viewed(value)
+        if i in updates or not is_tensor(value) or root in arguments:
+            continue
+        memory[root] = max(memory.get(root, 0.0), device_bytes(value))
+    return float(sum(memory.values()))
+
+
+def _viewed(value: SSAValue) -> SSAValue:
+    """The value whose memory `value` is, through function-level views (itself if none)."""
+    while isinstance(value.owner, st.ShapeChangeOp):
+        value = value.owner.operands[0]
+    return value
 
 
 def _run_host_op(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:

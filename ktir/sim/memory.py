@@ -12,6 +12,7 @@ The simulated memories and their run-time checks: every core's LX, and device-me
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -115,6 +116,18 @@ class Scratchpad:
         buffer = LxBuffer(address, size, shape, dtype, np.zeros(shape[:2], bool), resident)
         self.buffers[address] = buffer
         return buffer
+
+    def live_bytes(self, cores: int) -> np.ndarray:
+        """The LX bytes allocated on each of `cores` cores now."""
+        return self.sum_bytes(self.buffers.values(), cores)
+
+    @staticmethod
+    def sum_bytes(buffers: Iterable[LxBuffer], cores: int) -> np.ndarray:
+        """The bytes `buffers` take on each of `cores` cores (a buffer lives on its first cores)."""
+        total = np.zeros(cores)
+        for buffer in buffers:
+            total[: buffer.shape[0]] += buffer.bytes
+        return total
 
     def end_kernel(self) -> None:
         """Drop the kernel's staging buffers; resident tensors stay."""

@@ -4,9 +4,11 @@ Pictures of a simulated run (PNG, with matplotlib: `pip install 'ktir[plot]'`).
 - `write_png`: the timeline. A top band shows the kernels one after another (alternating
   shades, the longest ones named); below it, one row per core with a lane per issue queue, DMA
   loads and stores in different colours. The legend sits below the plot, outside the data.
-- `write_roofline_png`: every kernel as a point (arithmetic intensity = FLOPs per LPDDR5 byte
-  moved, achieved FLOP/s) under the chip's roofline, min(peak FLOP/s, intensity x bandwidth).
-  No kernel can sit above it (`roofline_points` is what is drawn; tests check it).
+- `write_roofline_png`: every kernel that computes as a point (arithmetic intensity = FLOPs per
+  LPDDR5 byte moved in its own time, achieved FLOP/s) under the chip's roofline, min(peak
+  FLOP/s, intensity x bandwidth). A prefetch's bytes count in the time they moved in: the
+  previous kernel's, whose point is marked "+ next kernel's prefetch". So no kernel can sit
+  above the roof (`roofline_points` is what is drawn; tests check it).
 
 ```python
 from ktir.sim import simulate, write_png, write_roofline_png
@@ -24,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ktir.sim.report import KernelReport, Report
+from ktir.sim.report import KernelReport, Report, lpddr5_bytes
 from ktir.sim.timeline import QUEUES
 
 QUEUE_COLORS = {
@@ -73,25 +75,52 @@ class RooflinePoint:
 
     label: str
     intensity: float
-    """FLOPs per LPDDR5 byte moved."""
+    """FLOPs per LPDDR5 byte moved in the kernel's time (the next kernel's prefetch included)."""
     flops_per_second: float
     """Achieved: the kernel's FLOPs over its simulated time."""
     roof: float
     """The chip's best at this intensity: min(fp16 peak, intensity x LPDDR5 bandwidth)."""
+    prefetch_bytes: float = 0.0
+    """Bytes the next kernel's prefetches moved in this kernel's time (part of the intensity's)."""
 
 
 def roofline_points(report: Report) -> list[RooflinePoint]:
-    """Every on-chip kernel that computes and moves data, as a point under the roofline."""
+    """
+    Every kernel that computes and moves data in its time, as a point under the roofline. Its
+    bytes are what LPDDR5 moved in its time, [start, start + cycles): its own transfers there
+    (not what it prefetched before it started) and the next kernel's prefetches (only the next
+    kernel can prefetch into its time). The channel moves at most the bandwidth, so no point
+    is above the roof.
+    """
     target = report.target
+    timed = [k for k in report.kernels if k.cycles > 0]
     points = []
-    for k in report.kernels:
-        if k.cycles <= 0 or k.flops <= 0 or k.bytes <= 0:
+    for k, after in zip(timed, [*timed[1:], None], strict=True):
+        end = k.start + k.cycles
+        own = lpddr5_bytes(k.lpddr5_use, k.start, end)
+        prefetch = lpddr5_bytes(after.lpddr5_use, k.start, end) if after is not None else 0.0
+        if k.flops <= 0 or own + prefetch <= 0:
             continue
-        intensity = k.flops / k.bytes
+        intensity = k.flops / (own + prefetch)
         achieved = k.flops / (k.cycles / target.clock_hz)
         roof = min(target.fp16_peak_flops, intensity * target.device_memory_bandwidth)
-        points.append(RooflinePoint(_label(k), intensity, achieved, roof))
+        points.append(RooflinePoint(_label(k), intensity, achieved, roof, prefetch))
     return points
+
+
+def roofline_title(report: Report, points: list[RooflinePoint]) -> str:
+    """
+    The chart's title: the target's roofs and which ops are points, in the report's counts
+    (`Report.counts`), e.g. "spyre: 98.3 TFLOP/s fp16, 204.8 GB/s" and "24 points: the ops that
+    compute, of 60 ops (37 on the chip, 23 views)".
+    """
+    target, counts = report.target, report.counts
+    hidden = counts.computing - len(points)  # ops that compute on data already in LX
+    peak, bandwidth = target.fp16_peak_flops / 1e12, target.device_memory_bandwidth / 1e9
+    roofs = f"{peak:.1f} TFLOP/s fp16, {bandwidth:.1f} GB/s"
+    what = f"{len(points)} point{'s' * (len(points) != 1)}: the ops that compute"
+    what += f" ({hidden} more move no LPDDR5 bytes)" if hidden else ""
+    return f"{target.name}: {roofs}\n{what}, of {counts}"
 
 
 def labelled_points(points: list[RooflinePoint], named: int) -> list[tuple[RooflinePoint, int]]:
@@ -174,14 +203,26 @@ def write_roofline_png(report: Report, path: str | Path, named: int = NAMED_KERN
     axes.plot(
         x, np.minimum(target.fp16_peak_flops, x * target.device_memory_bandwidth), "k-", label="roofline"
     )
-    axes.scatter(
-        [p.intensity for p in points], [p.flops_per_second for p in points], color="tab:red", zorder=3
+    styles = (  # a kernel whose time carries the next kernel's prefetch has its own marker
+        ("kernel", False, {"marker": "o", "color": "tab:red"}),
+        (
+            "kernel + next kernel's prefetch",
+            True,
+            {"marker": "D", "facecolors": "none", "edgecolors": "tab:red"},
+        ),
     )
+    for name, prefetching, style in styles:
+        group = [p for p in points if (p.prefetch_bytes > 0) == prefetching]
+        if group:
+            xs, ys = [p.intensity for p in group], [p.flops_per_second for p in group]
+            axes.scatter(xs, ys, zorder=3, label=name, **style)
     offsets = ((6, -12), (6, 6), (-6, -12), (-6, 6))  # right/left, below/above, in turn
     for rank, (p, others) in enumerate(labelled_points(points, named)):
         dx, dy = offsets[rank % len(offsets)]
         axes.annotate(
-            p.label + (f" (+{others} alike)" if others else ""),
+            p.label
+            + (f" (+{others} alike)" if others else "")
+            + (f", {p.prefetch_bytes / 1e3:,.1f} kB prefetch" if p.prefetch_bytes else ""),
             (p.intensity, p.flops_per_second),
             fontsize=7,
             xytext=(dx, dy),
@@ -190,13 +231,10 @@ def write_roofline_png(report: Report, path: str | Path, named: int = NAMED_KERN
         )
     axes.set_xscale("log")
     axes.set_yscale("log")
-    axes.set_xlabel("arithmetic intensity (FLOPs per LPDDR5 byte)")
+    axes.set_xlabel("arithmetic intensity (FLOPs per LPDDR5 byte moved in the kernel's time)")
     axes.set_ylabel("achieved FLOP/s")
-    axes.set_title(
-        f"{target.name}: {target.fp16_peak_flops / 1e12:.1f} TFLOP/s fp16, "
-        f"{target.device_memory_bandwidth / 1e9:.1f} GB/s; {len(points)} kernels"
-    )
-    axes.legend(loc="lower right")
+    axes.set_title(roofline_title(report, points))
+    axes.legend(loc="upper left")  # above the roof: never a point there
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
@@ -208,6 +246,7 @@ __all__ = [
     "kernel_spans",
     "labelled_points",
     "roofline_points",
+    "roofline_title",
     "write_png",
     "write_roofline_png",
 ]

@@ -107,6 +107,12 @@ class KernelReport(Yardstick):
     early_bytes: float = 0.0
     """Bytes its prefetch loads moved before it started, in the previous kernel's time (part of
     `bytes`; its bound counts only the compulsory bytes left for its own time)."""
+    lx_bytes: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
+    """LX bytes allocated on each core of the target while it runs: its buffers and the resident
+    tensors still live (a function-level op: the resident tensors)."""
+    prefetch_lx_bytes: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
+    """LX bytes per core of the buffers its prefetch loads fill before it starts (part of
+    `lx_bytes`, in use from its first prefetch on)."""
 
     @property
     def simulated_cycles(self) -> float:
@@ -124,6 +130,24 @@ class KernelReport(Yardstick):
     def lost_cycles(self) -> float:
         """Cycles above the bound."""
         return max(0.0, self.cycles - self.bound_cycles)
+
+    @property
+    def lpddr5_use(self) -> np.ndarray:
+        """
+        When its transfers used LPDDR5: rows [start, end, bytes per cycle], in cycles of the run.
+        A transfer moves its bytes at its rate in the pieces of channel time it gets
+        (`Event.channel`, `Event.rate`; a prefetch's lie before the kernel's start, in the previous kernel's
+        time). An op without a timeline (a function-level op, or a kernel read from JSON) is
+        spread evenly over its own time: its device bytes, less those sent over the host link
+        and those it prefetched.
+        """
+        pieces = [(start, end, event.rate) for event in self.events for start, end in event.channel]
+        if pieces:
+            return np.array(pieces)
+        moved = self.bytes - self.host_bytes - self.early_bytes
+        if self.cycles <= 0 or moved <= 0:
+            return np.zeros((0, 3))
+        return np.array([(self.start, self.start + self.cycles, moved / self.cycles)])
 
     @property
     def critical_core(self) -> int:
@@ -157,6 +181,37 @@ def bound_cycles(matmul_flops: float, compulsory_bytes: float, target: Target) -
     """max(matmul FLOPs at the chip's fp16 peak, compulsory bytes at LPDDR5 bandwidth), in cycles."""
     compute = matmul_flops / target.fp16_peak_flops * target.clock_hz
     return max(compute, compulsory_bytes / target.device_bytes_per_cycle)
+
+
+def lpddr5_bytes(use: np.ndarray, start: float, end: float) -> float:
+    """The bytes `use` (`KernelReport.lpddr5_use`) moved in [start, end) cycles."""
+    overlap = np.clip(np.minimum(use[:, 1], end) - np.maximum(use[:, 0], start), 0.0, None)
+    return float((overlap * use[:, 2]).sum())
+
+
+@dataclass(frozen=True)
+class OpCounts:
+    """
+    What the report's lines are: one per function-level op, by where it runs. `str` is how the
+    report, the demo and the roofline chart say it, e.g. "60 ops (37 on the chip, 23 views)".
+    """
+
+    ops: int
+    """Every line: kernels, function-level ops on the chip, views and host ops."""
+    on_chip: int
+    """Ops that run on the cores: `ktir.kernel`s and chip ops such as `ktir.gather_rows`."""
+    views: int
+    """Ops that move no data (`reshape`, `permute`, ... as views): no time."""
+    host: int
+    """CPU fallbacks, run on the host."""
+    computing: int
+    """Ops on the chip that compute (FLOPs > 0): the roofline chart's points at most."""
+
+    def __str__(self) -> str:
+        parts = [f"{self.on_chip:,} on the chip"]
+        parts += [f"{self.views:,} view{'s' * (self.views != 1)}"] if self.views else []
+        parts += [f"{self.host:,} on the host"] if self.host else []
+        return f"{self.ops:,} op{'s' * (self.ops != 1)} ({', '.join(parts)})"
 
 
 @dataclass
@@ -202,9 +257,17 @@ class Report(Yardstick):
         return sum(k.bytes for k in self.kernels)
 
     @property
+    def counts(self) -> OpCounts:
+        """How many ops the report has, by where they run (`OpCounts`)."""
+        chip = [k for k in self.kernels if k.unit != "-"]
+        host = sum(1 for k in self.kernels if k.unit == "-" and k.op.endswith(" (host)"))
+        computing = sum(1 for k in chip if k.flops > 0)
+        return OpCounts(len(self.kernels), len(chip), len(self.kernels) - len(chip) - host, host, computing)
+
+    @property
     def device_kernels(self) -> int:
-        """Kernels that run on the chip (views that move no data and host ops left out)."""
-        return sum(1 for k in self.kernels if k.unit != "-")
+        """Ops that run on the chip (views that move no data and host ops left out): `counts.on_chip`."""
+        return self.counts.on_chip
 
     @property
     def flops(self) -> float:
@@ -260,7 +323,7 @@ class Report(Yardstick):
         (`ktir.sim.tables`). Views and host ops have no bound: their ratios show `-`.
         """
         title = (  # two lines, each short enough for 80 columns
-            f"ktir.sim: {len(self.kernels)} ops, {self.total_cycles:,} cycles, {self.time_us:,.1f} µs\n"
+            f"ktir.sim: {self.counts}\n{self.total_cycles:,} cycles, {self.time_us:,.1f} µs "
             f"= {self.vs_bound:.2f}x the bound of {self.bound_us:,.1f} µs; traffic {self.traffic_ratio:.2f}x"
         )
         rows = self.ordered(order)[:limit]
@@ -298,12 +361,12 @@ class Report(Yardstick):
         return sorted(self.kernels, key=lambda k: (-k.cycles, k.index))
 
     def op_table(self, width: int = 80) -> Table:
-        """Per-op rows, the most cycles first: kernels, cycles, share of the total, MB, GFLOP."""
+        """Per-op rows, the most cycles first: how many, cycles, share of the total, MB, GFLOP."""
         total = max(sum(k.cycles for k in self.kernels), 1.0)
         ops = self.ops
         columns = [
             Column("op", [s.op for s in ops], numeric=False, min_width=12),
-            Column("kernels", [str(s.count) for s in ops]),
+            Column("count", [str(s.count) for s in ops]),
             Column("cycles", [f"{s.cycles:,.0f}" for s in ops]),
             Column("share", [f"{s.cycles / total:.1%}" for s in ops]),
             Column("MB", [f"{s.bytes / 1e6:,.3f}" for s in ops], priority=1),

@@ -5,6 +5,8 @@ Every core has four units: `dma`, `pt` (the two corelets' PE arrays, matmul), `s
 else) and `ring`. The DMA unit has a load queue and a store queue, each in program order, and
 all cores' transfers share one LPDDR5 channel (`Channel`): a transfer uses the channel's free
 time after it is ready, so a load may go ahead of an earlier store still waiting for its data.
+A unit's busy time is the union of its ops' working intervals, so the DMA unit, whose two
+queues overlap, is never busy for longer than the kernel runs (`busy`).
 An op starts on its queue when the queue is free and its LX operands are ready: a read waits
 for the last write of that buffer slot, a write waits for the last read and write of it. So a
 double-buffered loop (two slots) overlaps the load of chunk i+1 with the compute and store of
@@ -41,11 +43,15 @@ DIRECTIONS = {"load": "read", "store": "write"}
 
 
 class Fill(NamedTuple):
-    """Where a transfer went on the `Channel`: its end, its pieces, the turnaround it paid (cycles)."""
+    """
+    Where a transfer went on the `Channel`: its end, the pieces in which it moved its bytes, the
+    turnaround it paid (cycles) and the pieces of channel time that took.
+    """
 
     end: float
     pieces: list[tuple[float, float]]
-    turnaround: float
+    turnaround: float = 0.0
+    switches: list[tuple[float, float]] = []
 
 
 class Channel:
@@ -102,11 +108,12 @@ class Channel:
             share = left * (stop - start) / duration if direction and duration else 0.0
             self._insert(start, stop, direction, share)
         turnaround = paired * self.turnaround
+        switches: list[tuple[float, float]] = []
         if turnaround > 0:
             end, switches = self._take(end, turnaround)
             for start, stop in switches:
                 self._insert(start, stop, "", 0.0)
-        return Fill(end, pieces, turnaround)
+        return Fill(end, pieces, turnaround, switches)
 
     def _take(self, ready: float, duration: float) -> tuple[float, list[tuple[float, float]]]:
         """The free [start, end) pieces from `ready` on that add up to `duration`, and their end."""
@@ -180,6 +187,12 @@ class Event:
     label: str
     start: np.ndarray
     end: np.ndarray
+    channel: tuple[tuple[float, float], ...] = ()
+    """A transfer's pieces of LPDDR5 time, [start, end) cycles in which it moved its bytes at
+    `rate` (the same for every core: the cores transfer in lockstep); not its turnaround, in
+    which the bus moves nothing."""
+    rate: float = 0.0
+    """Bytes per cycle the transfer moved in its `channel` pieces (0 when it gave none)."""
 
 
 @dataclass
@@ -212,7 +225,8 @@ class Timeline:
         self.cores = cores
         self.start = float(start)
         self.free = {queue: np.full(cores, self.start) for queue in QUEUES}
-        self.busy = {unit: np.zeros(cores) for unit in UNITS}
+        self.queued = {unit: np.zeros(cores) for unit in UNITS}  # `busy`, but for the DMA unit
+        self.dma_spans: list[tuple[np.ndarray, np.ndarray]] = []  # per core: [start, end) worked
         self.window = window
         self.channel = window.channel if window is not None else Channel(turnaround_cycles_per_byte)
         self.written: dict[Slot, np.ndarray] = {}
@@ -236,6 +250,8 @@ class Timeline:
         it writes has been read and written by the ops before it.
         """
         start = self._ready_to_start(queue, reads, writes)
+        if QUEUES[queue] == "dma":
+            self.dma_spans.append((start, start + cycles))
         return self._occupy(queue, reads, writes, start, start + cycles, cycles, label)
 
     def transfer(
@@ -247,23 +263,28 @@ class Timeline:
         chip_cycles: float,
         label: str,
         chip_bytes: float = 0.0,
+        turnaround: bool = True,
     ) -> np.ndarray:
         """
         A DMA issued by the cores where `setup` > 0, in lockstep: after its setup, the chip-wide
         transfer of `chip_cycles` uses the LPDDR5 channel's free time from when every
         participating core is ready; all of them finish together. A load reads and a store
         writes its `chip_bytes`, which pay the channel's read/write turnaround where they share
-        it in time with the other direction (`Channel`); the turnaround counts as busy time.
+        it in time with the other direction (`Channel`; not with `turnaround` False: a rate
+        with the turnaround folded in); the turnaround counts as busy time.
         """
         start = self._ready_to_start(queue, reads, writes)
         active = setup > 0
         if not active.any():
             return self._occupy(queue, reads, writes, start, start, setup, label)
         ready = float((start + setup)[active].max())
-        fill = self.channel.fill_pieces(ready, chip_cycles, DIRECTIONS[queue], chip_bytes)
+        direction = DIRECTIONS[queue] if turnaround else ""
+        fill = self.channel.fill_pieces(ready, chip_cycles, direction, chip_bytes)
+        self._worked(active, start, setup, fill.pieces + fill.switches)
         end = np.where(active, fill.end, start)
         busy = np.where(active, setup + chip_cycles + fill.turnaround, 0.0)
-        return self._occupy(queue, reads, writes, start, end, busy, label)
+        rate = chip_bytes / chip_cycles if chip_bytes and chip_cycles else 0.0
+        return self._occupy(queue, reads, writes, start, end, busy, label, tuple(fill.pieces), rate)
 
     def prefetch(
         self,
@@ -272,6 +293,7 @@ class Timeline:
         chip_cycles: float,
         label: str,
         chip_bytes: float = 0.0,
+        turnaround: bool = True,
     ) -> float:
         """
         A load issued before the kernel starts (`PrefetchWindow`): after the previous kernel's
@@ -280,22 +302,25 @@ class Timeline:
         share of the transfer that ran before the kernel's start.
         """
         if self.window is None:
-            self.transfer("load", [], writes, setup, chip_cycles, label, chip_bytes)
+            self.transfer("load", [], writes, setup, chip_cycles, label, chip_bytes, turnaround)
             return 0.0
         start = self.window.load_free.copy()
         active = setup > 0
         if not active.any():
             return 0.0
         ready = float((start + setup)[active].max())
-        finish, pieces, _ = self.channel.fill_pieces(ready, chip_cycles, "read", chip_bytes)
+        direction = "read" if turnaround else ""
+        finish, pieces, paid, switches = self.channel.fill_pieces(ready, chip_cycles, direction, chip_bytes)
         end = np.where(active, finish, start)
         early = sum(max(0.0, min(hi, self.start) - lo) for lo, hi in pieces)
         self.window.load_free = np.where(active, end, start)
         queue_free = self.free["load"]
         # busy time counts from the kernel's start (each kernel's busy lies in its own time);
         # what ran under the previous kernel shows in the trace, not in either kernel's busy
-        within = np.where(active, np.maximum(end - np.maximum(start, self.start), 0.0), 0.0)
-        self._occupy("load", [], writes, start, end, within, label)
+        self._worked(active, start, setup, pieces + switches, after=self.start)
+        busy = np.where(active, setup + chip_cycles + paid, 0.0)
+        rate = chip_bytes / chip_cycles if chip_bytes and chip_cycles else 0.0
+        self._occupy("load", [], writes, start, end, busy, label, tuple(pieces), rate)
         self.free["load"] = np.maximum(queue_free, np.where(active, end, queue_free))
         return early / chip_cycles if chip_cycles else 1.0
 
@@ -325,17 +350,64 @@ class Timeline:
         end: np.ndarray,
         cycles: np.ndarray,
         label: str,
+        channel: tuple[tuple[float, float], ...] = (),
+        rate: float = 0.0,
     ) -> np.ndarray:
-        """Mark the queue busy from `start` to `end` where `cycles` > 0; `cycles` count as busy time."""
+        """
+        Mark the queue occupied from `start` to `end` where `cycles` > 0. On the SFU, PE arrays
+        and ring (one in-order queue each) `cycles` count as busy time; a DMA that is not a
+        transfer (an LX copy) works from `start` for `cycles` (`transfer` records its own, and
+        the `channel` pieces in which it moved its bytes at `rate` per cycle).
+        """
         active = cycles > 0
         self.free[queue] = np.where(active, end, self.free[queue])
-        self.busy[QUEUES[queue]] += cycles
+        unit = QUEUES[queue]
+        if unit != "dma":
+            self.queued[unit] += cycles
         for slot in reads:
             self.read[slot] = np.maximum(self.read.get(slot, end), end)
         for slot in writes:
             self.written[slot] = end
-        self.events.append(Event(QUEUES[queue], queue, label, start, end))
+        self.events.append(Event(QUEUES[queue], queue, label, start, end, channel, rate))
         return end
+
+    def _worked(
+        self,
+        active: np.ndarray,
+        start: np.ndarray,
+        setup: np.ndarray,
+        pieces: list[tuple[float, float]],
+        after: float = -np.inf,
+    ) -> None:
+        """
+        A transfer's working time on each active core: its setup from `start`, then the LPDDR5
+        channel time it took (`pieces`, the same for every core in lockstep), from `after` on.
+        The wait between them (for the other cores, or for the channel) is not work.
+        """
+        lo = np.maximum(start, after)
+        hi = np.maximum(start + setup, lo)
+        self.dma_spans.append((np.where(active, lo, 0.0), np.where(active, hi, 0.0)))
+        for piece_start, piece_end in pieces:
+            lo_piece = max(piece_start, after)
+            hi_piece = max(piece_end, lo_piece)
+            self.dma_spans.append((np.where(active, lo_piece, 0.0), np.where(active, hi_piece, 0.0)))
+
+    @property
+    def busy(self) -> dict[str, np.ndarray]:
+        """
+        Cycles each unit of each core works, per unit: the union of its working intervals. The
+        DMA unit's load and store queues run at once (a double-buffered loop loads chunk i+1
+        while it stores chunk i), so its intervals are merged, not added: busy <= the kernel's
+        time. Example: a load and a store issued together at cycle 0, each a 500-cycle setup
+        and 30 cycles of the channel, work [0, 530) and [0, 500) + [530, 560): the DMA unit
+        is busy 560 cycles, not 1,060.
+        """
+        return self.queued | {"dma": covered(self.dma_spans, self.cores)}
+
+    def busy_table(self) -> np.ndarray:
+        """`busy` as one array, shape (cores, units) in `UNITS` order (the report's `busy`)."""
+        busy = self.busy
+        return np.stack([busy[unit] for unit in UNITS], axis=1)
 
     @property
     def end_per_core(self) -> np.ndarray:
@@ -347,3 +419,20 @@ class Timeline:
     def end(self) -> float:
         """The kernel's end: the last core's finish (kernels are separated by a barrier)."""
         return float(self.end_per_core.max())
+
+
+def covered(spans: Sequence[tuple[np.ndarray, np.ndarray]], cores: int) -> np.ndarray:
+    """
+    The length of the union of the intervals [start, end) per core (each span holds one
+    interval per core; start == end: none). Sorted by start, an interval adds what reaches past
+    the furthest end before it. Example: [0, 4), [2, 6), [8, 9) cover 7.
+    """
+    if not spans:
+        return np.zeros(cores)
+    starts = np.stack([s for s, _ in spans])
+    ends = np.stack([e for _, e in spans])
+    order = np.argsort(starts, axis=0, kind="stable")
+    starts, ends = np.take_along_axis(starts, order, 0), np.take_along_axis(ends, order, 0)
+    reach = np.maximum.accumulate(ends, axis=0)
+    before = np.vstack([np.full((1, cores), -np.inf), reach[:-1]])
+    return np.maximum(ends - np.maximum(starts, before), 0.0).sum(axis=0)

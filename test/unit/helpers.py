@@ -7,7 +7,7 @@ Helpers shared by the unit tests (`test/unit` is on sys.path: `from helpers impo
 - whole models against eager and the fp64 truth: `model_output`, `to_double`,
   `check_against_eager`;
 - values unchanged by a pipeline: `assert_pipeline_keeps_values`;
-- tiny graphs: `t`, `unary`, `matmul` (IR text), `compiled` (through `ktir-compile`),
+- tiny graphs: `t`, `unary`, `matmul`, `attention` (IR text), `compiled` (through `ktir-compile`),
   `import_f16` (a torch function imported on fp16 inputs).
 
 The real models themselves are in `model_zoo.py`.
@@ -82,8 +82,10 @@ def eager(function: Callable[..., torch.Tensor], *arrays: np.ndarray) -> np.ndar
     """
     `function` on the tensors as they are: PyTorch eager on CPU, e.g. fp16 in and out.
 
-    The oracle for the reference executor's per-op precision contract: where the contract is
-    exact (one IEEE operation, a selection, data movement) the results must be bit-identical.
+    Compare with it only within what every PyTorch kernel on every x86-64 CPU gives: the bits of
+    one IEEE operation, a selection, a conversion or data movement; otherwise a bound that holds
+    for any kernel, stated with its reason. Never its transcendentals' special values or last
+    ulps, nor its summation order: PyTorch picks those kernels by CPU (docs/reference.md).
     """
     return function(*(torch_of(a) for a in arrays)).numpy()
 
@@ -92,8 +94,9 @@ def in_fp32_once(function: Callable[..., torch.Tensor], *arrays: np.ndarray) -> 
     """
     `function` computed on the fp32-widened inputs and rounded once to fp16.
 
-    This is the precision contract itself (fp16 ops compute in fp32 and round once), so it is
-    the oracle where PyTorch's own fp16 kernels round differently.
+    This is the precision contract itself (fp16 ops compute in fp32 and round once). It is
+    PyTorch's fp32 kernel, so it is an oracle only where IEEE 754 fixes the fp32 result (one
+    add/sub/mul/div, a selection); elsewhere use a float64 oracle.
     """
     return function(*(torch_of(a).float() for a in arrays)).half().numpy()
 
@@ -140,6 +143,13 @@ def check_against_eager(
     1. `max|ours - truth| <= 1.5 * max|eager - truth| + 2 ulp`: within 50% of eager's accuracy;
     2. `max|ours - eager| <= 8 ulp`: a direct closeness bound. Measured values are 1-2 ulp; 8
        leaves room for different BLAS accumulation orders across machines.
+
+    Both hold whatever kernels PyTorch picks on the CPU. Eager's error against the truth comes
+    from rounding its intermediates to fp16, which every kernel does; a kernel changes it by
+    about an ulp (measured at most 0.25 ulp between ATEN_CPU_CAPABILITY=default/avx2/avx512,
+    MKL and oneDNN limited to AVX2, and fp16 GELU through oneDNN). Bound 1 never asks for less
+    than 2 ulp from the truth (measured at most 1.1 on the reference, 2.1 on the simulated
+    ResNet, whose bound is 5.2), and bound 2 leaves 6 ulp for eager's own error.
 
     Returns the measured errors and `ulp`, for tighter per-model checks.
     """
@@ -211,6 +221,26 @@ def matmul(m: int, k: int, n: int, hint: str = "") -> str:
     return (
         f"func.func @mm(%x: {x}, %w: {w}) -> {y} {{\n"
         f"  %y = ktir.matmul %x, %w{attributes} : {x}, {w} -> {y}\n  return %y : {y}\n}}"
+    )
+
+
+def attention(
+    batch: int, heads: int, group: int, queries: int, keys: int, causal: int, hint: str = ""
+) -> str:
+    """
+    @attention(%q, %k, %v): `ktir.attention` of fp16 queries [batch, heads * group, queries, 64]
+    (viewed grouped) over `heads` key and value heads of `keys` keys, under `causal c`,
+    optionally with a work-division hint.
+    """
+    q4, q5 = t(f"{batch}x{heads * group}x{queries}x64"), t(f"{batch}x{heads}x{group}x{queries}x64")
+    kv = t(f"{batch}x{heads}x{keys}x64")
+    attributes = f" {{ktir.work_division_hint = {{{hint}}}}}" if hint else ""
+    return (
+        f"func.func @attention(%q: {q4}, %k: {kv}, %v: {kv}) -> {q4} {{\n"
+        f"  %g = ktir.reshape %q : {q4} -> {q5}\n"
+        f"  %o = ktir.attention %g, %k, %v scale 0.125 causal {causal}{attributes}"
+        f" : {q5}, {kv}, {kv} -> {q5}\n"
+        f"  %r = ktir.reshape %o : {q5} -> {q4}\n  return %r : {q4}\n}}"
     )
 
 

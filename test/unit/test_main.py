@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +20,13 @@ def test_python_m_ktir_lists_the_version_and_every_tool() -> None:
     first, *tools, _ = result.stdout.splitlines()
     assert first.startswith(f"ktir {ktir.__version__} (xdsl ")
     assert [line.split()[0] for line in tools] == [name for name, _ in TOOLS]
-    assert [name for name, _ in TOOLS] == ["ktir-opt", "ktir-import", "ktir-run"]
+    assert "ktir-estimate" in [line.split()[0] for line in tools]
+
+
+def test_every_installed_tool_is_listed() -> None:
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
+    assert [name for name, _ in TOOLS] == list(scripts)
 
 
 def test_ktir_run_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,14 +9,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
+import transformers
 
 import ktir
+from ktir import ktdp
 from ktir.compile import PipelineError, run_pipeline
 from ktir.cores.check import CoreCheckError, check_function
-from ktir.hardware.target import SPYRE, load_target
+from ktir.hardware.target import SPYRE, Target, TargetTypeError, load_target
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import parse_module
 from ktir.ir.values import functions_of
+from ktir.ktdp import KtdpError
 from ktir.sim import SimulationError, simulate
 from ktir.tools import ktir_opt, ktir_run
 
@@ -33,6 +39,12 @@ def exp(x: torch.Tensor) -> torch.Tensor:
 
 
 X = (torch.randn(2048, 2048, generator=torch.Generator().manual_seed(0)) / 4).half()
+EXP_SOURCE = (
+    "func.func @f(%x: tensor<2048x2048xf16>) -> tensor<2048x2048xf16> {\n"
+    "  %y = ktir.exp %x : tensor<2048x2048xf16> -> tensor<2048x2048xf16>\n"
+    "  return %y : tensor<2048x2048xf16>\n}\n"
+)
+ADD = Path(__file__).resolve().parent.parent / "lit" / "Inputs" / "ktdp" / "add.mlir"
 
 
 def kernels(prog: ktir.compile.Program) -> list:
@@ -81,11 +93,7 @@ def test_planner_static_check_and_simulator_agree_on_a_small_chip(tmp_path: Path
 
 def test_run_pipeline_and_the_tools_take_the_target(small_chip: Path, tmp_path: Path, capsys) -> None:
     source = tmp_path / "exp.mlir"
-    source.write_text(
-        "func.func @f(%x: tensor<2048x2048xf16>) -> tensor<2048x2048xf16> {\n"
-        "  %y = ktir.exp %x : tensor<2048x2048xf16> -> tensor<2048x2048xf16>\n"
-        "  return %y : tensor<2048x2048xf16>\n}\n"
-    )
+    source.write_text(EXP_SOURCE)
     assert ktir_opt.main([str(source), "-p", "ktir-compile", "--target", str(small_chip)]) == 0
     assert 'ktir.kernel "ktir.exp" cores 16 chunks 8' in capsys.readouterr().out
     report = tmp_path / "report.json"
@@ -104,3 +112,65 @@ def test_run_pipeline_and_the_tools_take_the_target(small_chip: Path, tmp_path: 
             "cse",
             target=tmp_path / "no.toml",
         )
+
+
+SMALL = Target(name="small", cores=16, lx_bytes=1 << 20)
+"""The same small chip as a `Target` object: every entry point takes it as it takes a file."""
+
+
+def test_compile_and_estimate_take_a_target_object() -> None:
+    program = ktir.compile(exp, (X,), target=SMALL)
+    (kernel,) = kernels(program)
+    assert kernel.cores.value.data == 16 and program.target is SMALL
+    program(X)
+    assert program.report.target is SMALL
+    report = ktir.estimate(exp, (X,), target=SMALL)
+    assert report.target is SMALL and [k.cores for k in report.kernels] == [16]
+    assert report.total_cycles == program.report.total_cycles
+
+
+def test_run_pipeline_takes_a_target_object() -> None:
+    for run in (ktir.run_pipeline, run_pipeline):
+        module = parse_module(make_context(), EXP_SOURCE)
+        run(module, "ktir-compile", target=SMALL)
+        assert 'ktir.kernel "ktir.exp" cores 16 chunks 8' in str(module)
+
+
+def test_a_target_of_another_type_is_refused_by_every_entry_point() -> None:
+    module = parse_module(make_context(), EXP_SOURCE)
+    with pytest.raises(TargetTypeError, match="not int"):
+        run_pipeline(module, "ktir-compile", target=16)
+    with pytest.raises(TargetTypeError, match="not dict"):
+        ktir.compile(exp, (X,), target={"cores": 16})
+    with pytest.raises(PipelineError, match="target 'spyre': cores must be positive, not 0"):
+        ktir.compile(exp, (X,), target=Target(cores=0))
+
+
+def test_estimate_llm_and_generate_take_a_target_object() -> None:
+    config = transformers.LlamaConfig(
+        hidden_size=64,
+        intermediate_size=128,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        num_hidden_layers=1,
+        vocab_size=256,
+    )
+    estimate = ktir.estimate_llm(config, prompt=8, context=16, target=SMALL)
+    assert estimate.target is SMALL and estimate.prefill.target is SMALL
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(config).half().eval().requires_grad_(False)
+    result = ktir.generate(model, torch.tensor([[3, 17, 101]]), max_new_tokens=2, target=SMALL)
+    for report in (result.prefill, *result.decode):
+        assert report.target is SMALL and {k.cores for k in report.kernels if k.cores} <= set(range(1, 17))
+
+
+def test_ktdp_run_takes_a_target_object_or_a_file(small_chip: Path) -> None:
+    a = np.ones((96, 64), np.float16)
+    arrays = {"a": a, "b": a, "c": np.zeros_like(a)}
+    for target in (SMALL, small_chip):
+        with pytest.raises(KtdpError, match="a grid of 32 tiles does not fit the 16 cores of 'small'"):
+            ktdp.run(ADD, "add", arrays, target=target)
+        _, report = ktdp.run(ADD, "add", arrays, grid=[16], target=target)
+        assert report.target.cores == 16 and report.kernels[0].cores == 16
+    with pytest.raises(TargetTypeError, match="not int"):
+        ktdp.run(ADD, "add", arrays, target=16)

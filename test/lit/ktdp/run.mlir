@@ -20,7 +20,7 @@
 // RUN: ktir-run %inputs/ktdp/wide.mlir --function wide --inputs %t.wide.npz -o %t.wide.out.npz --target %t.toml | filecheck %s --check-prefix=BIGLX
 // RUN: %python -c "import numpy as np, sys; print(np.load(sys.argv[1])['y'][0, :2])" %t.wide.out.npz | filecheck %s --check-prefix=BIGLXVALUES
 
-// CHECK: ktir.sim: 1 ops
+// CHECK: ktir.sim: 1 op (1 on the chip)
 // CHECK: @add
 // VALUES: ['a', 'b', 'c'] True
 // JSON: ktdp.program 32 36864.0
@@ -28,6 +28,6 @@
 // GRID: ktir-run: error: argument --grid: 1 to 3 positive extents, not '0'
 // BOUNDS: add.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'ktdp.load': an access reaches element
 // LX: wide.mlir:10:{{[0-9]+}}: error: LX overflow: 3,145,728 bytes live on each tile at this op
-// BIGLX: ktir.sim: 1 ops
+// BIGLX: ktir.sim: 1 op (1 on the chip)
 // BIGLX: @wide
 // BIGLXVALUES: [1. 1.]

@@ -45,7 +45,9 @@ def test_mlp_matches_eager() -> None:
     model16, model64 = pair(MLP)
     x = torch.randn(16, 64, generator=torch.Generator().manual_seed(1)).half()
     errors = reference_against_eager(model16, model64, (x,))
-    assert errors["ours_vs_eager"] <= 2 * errors["ulp"]
+    # The tighter per-model bound is against the fp64 truth (measured 0.98 ulp), not eager: eager's
+    # own error (0.78 ulp here) moves with the GEMM and GELU kernels the CPU gets.
+    assert errors["ours_vs_truth"] <= 1.5 * errors["ulp"]
 
 
 def test_decoder_block_matches_eager() -> None:

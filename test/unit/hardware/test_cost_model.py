@@ -15,12 +15,14 @@ import math
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 
 from ktir.hardware import cost_model
 from ktir.hardware.target import SPYRE, SPYRE_DATASHEET
 from ktir.ir.context import make_context
+from ktir.layout.dtypes import DeviceDType
 
 CLOCK_MHZ = 1500.0
 DEVICE_BYTES_PER_CYCLE = 204.8e9 / 1.5e9
@@ -235,3 +237,17 @@ def test_a_cumsum_costs_a_log_depth_scan() -> None:
         return cost_model.sfu_passes(next(op for op in module.walk() if op.name == "ktir.cumsum"))
 
     assert [passes(n) for n in (1, 2, 3, 24, 64)] == [1, 1, 2, 5, 6]
+
+
+def test_only_fp32_matmul_operands_are_converted_to_fp16() -> None:
+    """The PE arrays multiply fp16: f32 (IEEE_FP32 on the device) is converted; bf16 is fp16 there."""
+    assert cost_model.converts_to_fp16(Float32Type()) and cost_model.converts_to_fp16(DeviceDType.IEEE_FP32)
+    assert not any(map(cost_model.converts_to_fp16, [Float16Type(), BFloat16Type(), DeviceDType.SEN169_FP16]))
+
+
+def test_conversion_cycles_docstring_example() -> None:
+    """One SFU pass per element, as a ktir.convert: 262,144 elements / 8.8e3 per µs = 29.8 µs."""
+    assert cost_model.conversion_cycles(256 * 512 + 512 * 256) == pytest.approx(
+        262144 / 8800 * 1500, rel=1e-15
+    )
+    assert cost_model.conversion_cycles(8800) == pytest.approx(1500.0, rel=1e-15)

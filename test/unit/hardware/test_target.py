@@ -1,10 +1,21 @@
 """The hardware description."""
 
 import dataclasses
+import re
+from pathlib import Path
 
 import pytest
 
-from ktir.hardware.target import SPYRE, SPYRE_DATASHEET, Target, load_target
+from ktir.hardware import cost_model
+from ktir.hardware.target import (
+    SPYRE,
+    SPYRE_DATASHEET,
+    Target,
+    TargetTypeError,
+    load_target,
+    resolve_target,
+    target_from_fields,
+)
 
 
 def test_spyre_defaults():
@@ -52,3 +63,95 @@ def test_a_target_file_with_the_datasheet_fields_is_the_datasheet_target(tmp_pat
     bad.write_text("rw_turnaround_ns_per_byte = -0.001\n")
     with pytest.raises(ValueError, match=r"rw_turnaround_ns_per_byte must not be negative, not -0\.001"):
         load_target(str(bad))
+
+
+def test_resolve_target_takes_a_target_a_path_or_none(tmp_path):
+    chip = Target(name="small", cores=16, lx_bytes=1 << 20)
+    assert resolve_target(chip) is chip
+    assert resolve_target(None) is SPYRE and resolve_target("") is SPYRE
+    path = tmp_path / "t.toml"
+    path.write_text('name = "half"\ncores = 16\n')
+    for given in (path, str(path)):
+        assert (resolve_target(given).name, resolve_target(given).cores) == ("half", 16)
+
+
+def test_resolve_target_refuses_other_types_and_unusable_targets():
+    message = "target must be a ktir.hardware.target.Target, a path to a TOML file or None, not int"
+    with pytest.raises(TargetTypeError, match=re.escape(message)):
+        resolve_target(16)
+    with pytest.raises(TargetTypeError, match="not dict"):
+        resolve_target({"cores": 16})
+    with pytest.raises(ValueError, match="target 'spyre': cores must be positive, not 0"):
+        resolve_target(Target(cores=0))
+
+
+def test_more_cores_give_the_chip_more_peak_and_keep_each_cores_rate(tmp_path):
+    """The PE rate is per core: 64 cores have twice Spyre's fp16 peak, each core Spyre's rate."""
+    path = tmp_path / "t.toml"
+    path.write_text("cores = 64\n")
+    target = Target.from_toml(path)
+    assert SPYRE.peak_macs_per_us_per_core == 1.536e6 and SPYRE.fp16_peak_flops == 98.304e12
+    assert target.peak_macs_per_us_per_core == 1.536e6
+    assert target.fp16_peak_flops == 2 * 98.304e12
+    tile = 128 * 512 * 512  # one core's matmul tile takes as long on either chip
+    assert cost_model.pt_cycles(tile, 128, target) == cost_model.pt_cycles(tile, 128, SPYRE) == 32768.0
+
+
+def test_the_per_core_rate_is_a_field(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text("peak_macs_per_us_per_core = 3.072e6\n")
+    target = load_target(str(path))
+    assert target.peak_macs_per_us_per_core == 3.072e6 and target.fp16_peak_flops == 2 * 98.304e12
+
+
+def test_the_estimating_docs_x2_chip_doubles_what_they_say(tmp_path):
+    """
+    docs/estimating.md's `x2.toml`: twice the cores, so twice the fp16 peak and the total LX,
+    and twice the LPDDR5 bandwidth; each core is one of Spyre's.
+    """
+    docs = (Path(__file__).parents[3] / "docs" / "estimating.md").read_text()
+    text = re.search(r"printf '([^']*)' > x2\.toml", docs)
+    assert text is not None
+    path = tmp_path / "x2.toml"
+    path.write_text(text[1].replace("\\n", "\n"))
+    x2 = load_target(str(path))
+    assert x2.fp16_peak_flops == 2 * SPYRE.fp16_peak_flops
+    assert x2.device_memory_bandwidth == 2 * SPYRE.device_memory_bandwidth
+    assert x2.cores * x2.lx_bytes == 2 * SPYRE.cores * SPYRE.lx_bytes
+    per_core = ("peak_macs_per_us_per_core", "sfu_pass_elems_per_us", "reduce_elems_per_us", "lx_bytes")
+    assert [getattr(x2, name) for name in per_core] == [getattr(SPYRE, name) for name in per_core]
+
+
+def test_a_chip_peak_from_an_older_file_is_read_as_its_per_core_rate(tmp_path):
+    """`fp16_peak_flops` (the field before the per-core rate) still reads, over the file's cores."""
+    path = tmp_path / "t.toml"
+    path.write_text("cores = 64\nfp16_peak_flops = 98.304e12\n")
+    target = load_target(str(path))
+    assert target.peak_macs_per_us_per_core == 0.768e6 and target.fp16_peak_flops == 98.304e12
+    # A report saved before: the same fields with the chip peak instead of the per-core rate.
+    fields = {**dataclasses.asdict(SPYRE), "fp16_peak_flops": 98.304e12}
+    del fields["peak_macs_per_us_per_core"]
+    assert target_from_fields(fields, "report") == SPYRE
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "fp16_peak_flops = 98.304e12\npeak_macs_per_us_per_core = 1.536e6\n",
+            "give peak_macs_per_us_per_core or fp16_peak_flops, not both "
+            "(the chip's peak is 2 x peak_macs_per_us_per_core x 1e6 x cores)",
+        ),
+        ('fp16_peak_flops = "fast"\n', "fp16_peak_flops must be a positive number, not 'fast'"),
+        ("fp16_peak_flops = 0\n", "fp16_peak_flops must be a positive number, not 0"),
+    ],
+)
+def test_a_bad_chip_peak_is_refused_with_its_file(tmp_path, text, message):
+    path = tmp_path / "t.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}: {re.escape(message)}$"):
+        load_target(str(path))
+    path.write_text("cores = 0\nfp16_peak_flops = 1e12\n")  # no rate from a bad core count
+    bad_cores = f"^target file '{re.escape(str(path))}': cores must be positive, not 0$"
+    with pytest.raises(ValueError, match=bad_cores):
+        load_target(str(path))

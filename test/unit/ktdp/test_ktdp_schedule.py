@@ -17,6 +17,7 @@ from ktir.tools.fuzz_ktdp import KERNELS as CORPUS
 from ktir.tools.fuzz_ktdp import kernel_inputs
 
 KERNELS = Path(__file__).resolve().parents[2] / "lit" / "Inputs" / "ktdp"
+RNG = np.random.default_rng(0)
 _SET = "affine_set<(d0, d1) : (d0 >= 0, -d0 + 7 >= 0, d1 >= 0, -d1 + 63 >= 0)>"
 _ROW = "affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>"
 _ORDER = "affine_map<(d0, d1) -> (d0, d1)>"
@@ -195,3 +196,19 @@ def test_no_corpus_kernel_simulates_faster_than_its_bound(path: Path) -> None:
     except ktdp.KtdpError as error:  # inputs made for fuzzing may not fit every kernel
         pytest.skip(f"its fuzzing inputs do not run it: {error}")
     assert report.vs_bound >= 1.0 - 1e-9, (report.total_cycles, report.vs_bound)
+
+
+def test_the_rfc_adds_dma_unit_is_busy_at_most_the_whole_run() -> None:
+    """
+    RFC 0682's add: each tile's loads and stores overlap (a store while the next iteration
+    loads). The DMA unit is one unit: it works the whole run except the last add, when no
+    transfer works, and no busy fraction is above 100 % (the queues added made 126 %).
+    """
+    a = RNG.standard_normal((96, 64)).astype(np.float16)
+    _, report = ktdp.run(KERNELS / "add.mlir", "add", {"a": a, "b": a, "c": np.zeros_like(a)})
+    (line,) = report.kernels
+    dma, sfu = line.busy[:, 0], line.busy[:, 2]
+    one_add = sfu / 3  # three iterations of one add
+    np.testing.assert_allclose(dma, line.cycles - one_add, rtol=1e-12)
+    assert (report.core_busy <= 1.0).all()
+    np.testing.assert_allclose(report.core_busy[:32, 0], 1 - one_add / line.cycles, rtol=1e-12)

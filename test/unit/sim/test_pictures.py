@@ -6,8 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from helpers import compiled
 
+import ktir
 from ktir.sim import Report, simulate, write_png, write_roofline_png
 from ktir.sim.pictures import LABEL_CHARS, kernel_spans, roofline_points
 
@@ -67,3 +69,41 @@ def test_kernels_on_one_spot_share_a_label() -> None:
     labelled = labelled_points([other, *same], named=8)
     assert [(p.label, n) for p, n in labelled] == [("#0", 2), ("#9", 0)]  # furthest below first
     assert labelled_points([other, *same], named=1) == [(same[0], 2)]
+
+
+class _Mlp(torch.nn.Module):
+    """silu(x W1 + b1) W2 + b2 + r + x: the second kernel prefetches its weight under the first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up, self.down = torch.nn.Linear(512, 1024), torch.nn.Linear(1024, 512)
+
+    def forward(self, x: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+        return self.down(torch.nn.functional.silu(self.up(x))) + r + x
+
+
+def test_a_prefetch_counts_in_the_time_it_moved_in(tmp_path: Path) -> None:
+    """
+    The fused matmul+add+add+add loads part of its weight in the silu kernel's time. Counted in
+    its own intensity it plotted at 1.05x the roof; now its prefetched bytes count in the silu
+    kernel's point (marked), every byte moved counts once, and no point is above the roof.
+    """
+    torch.manual_seed(0)
+    x, r = torch.randn(128, 512).half(), torch.randn(128, 512).half()
+    program = ktir.compile(_Mlp().half(), (x, r), cores=32, quiet=True)
+    program(x, r)
+    report = program.report
+    prefetching = [k for k in report.kernels if k.early_bytes > 0]
+    assert [k.op for k in prefetching] == ["ktir.fused[matmul+add+add+add]"]
+    points = roofline_points(report)
+    assert len(points) == 2
+    for p in points:
+        assert p.flops_per_second <= p.roof * (1 + 1e-12)
+    silu, last = points
+    assert "silu" in silu.label and silu.prefetch_bytes > 0 and last.prefetch_bytes == 0
+    flops = [k.flops for k in report.kernels if k.flops > 0]
+    moved = sum(f / p.intensity for f, p in zip(flops, points, strict=True))
+    assert moved == pytest.approx(report.bytes, rel=1e-12)
+    pytest.importorskip("matplotlib")
+    write_roofline_png(report, tmp_path / "roofline.png")
+    assert (tmp_path / "roofline.png").read_bytes()[:4] == b"\x89PNG"

@@ -91,3 +91,28 @@ func.func @f(%x: tensor<64x64xf16>) -> tensor<64x64xf16> {
     assert names["ktir.restickify"] == "%restickify(%t)"
     assert names["ktir.add"] == "%y"
     assert all("%kernel" not in k.name for k in report.kernels)
+
+
+def test_counts_say_what_the_lines_are() -> None:
+    """One count for the table, the demo and the roofline chart: ops, by where they run."""
+    from ktir.sim.pictures import roofline_points, roofline_title
+    from ktir.sim.report import KernelReport, OpCounts
+
+    lines = [
+        KernelReport(0, "%e", "ktir.exp", "sfu", 4, 1, 0.0, 100.0, 4096.0, 2048.0),
+        KernelReport(1, "%v", "ktir.reshape (view)", "-", 0, 0, 100.0, 0.0, 0.0, 0.0),
+        KernelReport(2, "%r", "ktir.restickify", "sfu", 4, 1, 100.0, 50.0, 4096.0, 0.0),
+        KernelReport(3, "%g", "ktir.gather_rows", "dma", 2, 1, 150.0, 600.0, 512.0, 0.0),
+        KernelReport(4, "%a", "ktir.cpu_fallback aten::argmax (host)", "-", 0, 0, 750.0, 1e4, 8.0, 0.0),
+    ]
+    report = Report(lines)
+    assert report.counts == OpCounts(ops=5, on_chip=3, views=1, host=1, computing=1)
+    assert str(report.counts) == "5 ops (3 on the chip, 1 view, 1 on the host)"
+    assert report.device_kernels == 3
+    assert "ktir.sim: 5 ops (3 on the chip, 1 view, 1 on the host)\n" in str(report.kernel_table().title)
+    points = roofline_points(report)
+    assert len(points) == 1
+    assert roofline_title(report, points).endswith(
+        "\n1 point: the ops that compute, of 5 ops (3 on the chip, 1 view, 1 on the host)"
+    )
+    assert str(Report(lines[:1]).counts) == "1 op (1 on the chip)"

@@ -1,5 +1,6 @@
 """
-`ktir.sim.timeline`: the shared LPDDR5 channel and its read/write turnaround.
+`ktir.sim.timeline`: per-core timelines, whose units' busy time is the union of their work, and
+the shared LPDDR5 channel with its read/write turnaround.
 
 The card's rates (`ktir/hardware/target.py`, docs/hardware.md "The card as measured"): one
 direction at 150 GB/s (100 bytes per cycle at 1.5 GHz), and 0.00574 ns lost per byte of
@@ -13,10 +14,34 @@ import pytest
 
 from ktir.hardware import cost_model
 from ktir.hardware.target import SPYRE, SPYRE_DATASHEET, Target
-from ktir.sim.timeline import Channel, Timeline
+from ktir.sim.timeline import Channel, Timeline, covered
 
 CHUNK = 4 * 1024 * 1024  # bytes per DMA, all cores together
 CHUNKS = 64
+
+
+def test_covered_is_the_length_of_the_union() -> None:
+    spans = [(np.array([0.0, 5.0]), np.array([4.0, 5.0])), (np.array([2.0, 1.0]), np.array([6.0, 2.0]))]
+    spans.append((np.array([8.0, 0.0]), np.array([9.0, 3.0])))
+    np.testing.assert_array_equal(covered(spans, 2), [7.0, 3.0])  # [0, 6) + [8, 9); [0, 3)
+    np.testing.assert_array_equal(covered([], 3), [0.0, 0.0, 0.0])
+
+
+def test_a_load_and_a_store_at_once_keep_the_dma_unit_busy_once() -> None:
+    """
+    A load and a store issued together, each a 500-cycle setup and 30 cycles of the channel:
+    the load works [0, 530), the store [0, 500) and [530, 560). The DMA unit is busy 560
+    cycles, not 1,060; the SFU (one queue) adds its ops.
+    """
+    line = Timeline(cores=2, start=0.0)
+    setup = np.array([500.0, 500.0])
+    line.transfer("load", [], [("x", 0)], setup, 30.0, "load")
+    line.transfer("store", [("y", 0)], [], setup, 30.0, "store")
+    line.issue("sfu", [("x", 0)], [("z", 0)], np.array([10.0, 20.0]), "exp")
+    line.issue("sfu", [("z", 0)], [("w", 0)], np.array([5.0, 5.0]), "exp")
+    np.testing.assert_array_equal(line.busy["dma"], [560.0, 560.0])
+    np.testing.assert_array_equal(line.busy["sfu"], [15.0, 25.0])
+    assert line.end == 560.0
 
 
 def test_the_channel_docstring_example() -> None:

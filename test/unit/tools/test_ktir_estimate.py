@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
 
-from ktir.tools.ktir_estimate import main
+from ktir.hardware.target import SPYRE
+from ktir.llm.estimate import LlmEstimate, PhaseEstimate
+from ktir.progress import StageProgress
+from ktir.tools import ktir_estimate
+from ktir.tools.ktir_estimate import figure, main, progress_for, read_config
 
 TINY = {
     "model_type": "llama",
@@ -27,14 +32,43 @@ def config(tmp_path: Path) -> Path:
     return path
 
 
+class Terminal(io.StringIO):
+    """A text stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+class Ticking:
+    """A clock that moves one second each time it is read."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
 def test_one_column_per_target_and_the_files(
-    config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     wide = tmp_path / "wide.toml"
     wide.write_text('name = "wide"\ncores = 64\nlx_bytes = 4194304\ndevice_memory_bandwidth = 409.6e9\n')
     out_json, out_png = tmp_path / "e.json", tmp_path / "e.png"
-    argv = [str(config), "--prompt", "16", "--context", "32", "--target", str(wide)]
+    bars: list[StageProgress] = []
+
+    def on_a_slow_terminal(quiet: bool, targets: int) -> StageProgress:
+        bars.append(StageProgress(4 * targets, quiet=quiet, stream=Terminal(), clock=Ticking()))
+        return bars[-1]
+
+    monkeypatch.setattr(ktir_estimate, "progress_for", on_a_slow_terminal)
+    argv = [str(config.parent), "--prompt", "16", "--context", "32", "--target", str(wide)]  # the folder
     assert main([*argv, "--json", str(out_json), "--png", str(out_png)]) == 0
+    # Each target's four programs are announced; the bar shows from the third (past 2 s: 3 ticks).
+    phases = ["prefill, 1 layer", "decode step, 1 layer", "prefill, 2 layers", "decode step, 2 layers"]
+    expected = [f"{chip}: {phase}" for chip in ("spyre", "wide") for phase in phases]
+    assert [bar.shown for bar in bars] == [expected[2:]]
     text = capsys.readouterr().out
     assert "llama, 3 layers: prompt 16, context 32" in text
     header = next(line for line in text.splitlines() if "spyre" in line)
@@ -86,3 +120,80 @@ def test_bad_options_exit_2(
 ) -> None:
     assert main([str(config), *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_model_folder_is_read_for_its_config_json(config: Path, tmp_path: Path) -> None:
+    assert read_config(str(config.parent)).hidden_size == TINY["hidden_size"]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match=r"model folder '.*empty' has no config\.json"):
+        read_config(str(tmp_path / "empty"))
+
+
+@pytest.mark.parametrize(
+    ("model_type", "problem"),
+    [("bert", "is an encoder"), ("bart", "is an encoder-decoder"), ("vit", "has no causal language model")],
+)
+def test_an_unsupported_architecture_is_one_line(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], model_type: str, problem: str
+) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**TINY, "model_type": model_type, "num_hidden_layers": 2}))
+    assert main([str(path), "--prompt", "8", "--context", "16"]) == 1
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(
+        f"ktir-estimate: error: architecture '{model_type}' {problem}"
+    )
+    assert "decoder-only causal language models, such as llama, mistral, qwen2, granite, gemma" in err
+
+
+@pytest.mark.parametrize(
+    ("stream", "quiet", "shown"),
+    [(Terminal(), False, True), (Terminal(), True, False), (io.StringIO(), False, False)],
+)
+def test_the_progress_bar_is_for_a_terminal_unless_quiet(
+    stream: io.StringIO, quiet: bool, shown: bool
+) -> None:
+    progress = progress_for(quiet, 2, stream)
+    assert progress.enabled is shown and progress.total == 8 and progress.delay == 2.0
+
+
+@pytest.mark.parametrize(("flag", "quiet"), [([], False), (["-q"], True), (["--quiet"], True)])
+def test_q_turns_the_progress_bar_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: list[str], quiet: bool
+) -> None:
+    asked: list[bool] = []
+
+    def recorded(quiet: bool, targets: int) -> StageProgress:
+        asked.append(quiet)
+        return StageProgress(4 * targets, quiet=quiet, stream=io.StringIO())
+
+    monkeypatch.setattr(ktir_estimate, "progress_for", recorded)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**TINY, "model_type": "bert"}))  # refused once the bar exists
+    assert main([str(path), *flag]) == 1
+    assert asked == [quiet]
+
+
+def _phase(cycles: float, flops: float, moved: float) -> PhaseEstimate:
+    return PhaseEstimate(
+        cycles=cycles, matmul_flops=flops, compulsory_bytes=moved, bytes=2 * moved, target=SPYRE,
+        layer_cycles=cycles / 4, other_cycles=0.0,
+        ops={"ktir.matmul": 0.75 * cycles, "ktir.add": 0.25 * cycles},
+    )  # fmt: skip
+
+
+def test_the_png_marks_each_phases_bound() -> None:
+    estimate = LlmEstimate(
+        model_type="llama", layers=4, prompt=16, context=32, batch=1, assumptions=[], wall_seconds=1.0,
+        prefill=_phase(2e6, 1e10, 1e7), decode=_phase(1e6, 1e8, 5e7),
+    )  # fmt: skip
+    drawn = figure([estimate, estimate])
+    for axis, phase in zip(drawn.axes[:2], (estimate.prefill, estimate.decode), strict=True):
+        (marks,) = [c for c in axis.collections if c.get_label() == "roofline bound"]
+        bound_ms = phase.bound_us / 1e3
+        assert 0 < bound_ms < phase.time_us / 1e3
+        assert [[tuple(point) for point in segment] for segment in marks.get_segments()] == [
+            [(-0.4, bound_ms), (0.4, bound_ms)],
+            [(0.6, bound_ms), (1.4, bound_ms)],
+        ]
+        assert [t.get_text() for t in axis.texts] == [f"{phase.vs_bound:.2f}x bound"] * 2

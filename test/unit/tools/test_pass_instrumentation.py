@@ -72,7 +72,7 @@ def test_list_passes_names_each_pass_with_its_options() -> None:
         "      Write a `work_division` on every kernel op.",
         "      cores: int | None = None",
         "      policy: str = 'default'",
-        "      target: str = ''",
+        "      target: str | Target = ''",
     ]
 
 

@@ -125,7 +125,7 @@ func.func @core_id_type() {
 // -----
 
 func.func @yield_not_last() {
-  // expected-error @+1 {{'ktir.yield' must be the last operation in its parent block}}
+  // expected-error @+1 {{'ktir.yield' op must be the last operation in its parent block}}
   "ktir.yield"() : () -> ()
   func.return
 }
