@@ -13,7 +13,7 @@ this module only turns work into time. Two consumers:
 
 ```python
 from ktir.hardware.cost_model import pt_cycles
-pt_cycles(macs=128 * 512 * 512, rows=128)      # 32768.0 cycles: 21.8 µs at full PE efficiency
+pt_cycles(macs=128 * 512 * 512, rows=128)      # 44150.6 cycles: 29.4 µs at the sustained rate
 ```
 """
 
@@ -113,11 +113,13 @@ def matmul_cost_us(
 
 def pt_cycles(macs: float, rows: float, target: Target = SPYRE) -> float:
     """
-    Cycles one core's PE arrays take for `macs` multiply-accumulates with `rows` output rows.
+    Cycles one core's PE arrays take for `macs` multiply-accumulates with `rows` output rows, at
+    the sustained rate (`sustained_macs_per_us_per_core`) times `pt_efficiency`.
 
-    Example: a 128 x 512 x 512 tile is 33.5 M MACs at full efficiency: 21.8 µs, 32,768 cycles.
+    Example: a 128 x 512 x 512 tile is 33.5 M MACs at full efficiency: 29.4 µs, 44,151 cycles at
+    1.14e6 MAC/µs (21.8 µs, 32,768 cycles at the datasheet's 1.536e6).
     """
-    us = macs / (target.peak_macs_per_us_per_core * pt_efficiency(rows, target))
+    us = macs / (target.sustained_macs_per_us_per_core * pt_efficiency(rows, target))
     return us * target.clock_mhz
 
 
@@ -259,7 +261,7 @@ def attention_cycles(
     `softmax` are charged (and credited the same FLOPs). Head sizes count in whole sticks.
 
     Example: one head, G * S = 512 rows over 512 keys, D = E = 128, fp16: 2 x 33.5 M MACs on
-    the PE array (43.7 µs) and 262,144 scores on the SFU: 29.8 µs + 187.2 µs.
+    the PE array (58.9 µs at 1.14e6 MAC/µs) and 262,144 scores on the SFU: 29.8 µs + 187.2 µs.
     """
     heads = tile[0] * tile[1] * tile[2]
     per_stick = max(target.stick_bytes // element_bytes, 1)
@@ -473,7 +475,7 @@ def grouped_matmul_cycles(
     and its LPDDR5 time (loads overlap compute); an expert with no rows reads nothing.
 
     Example: 16 rows of 4096 x 14336 for one expert on 32 cores (fp16): PE 16 x 4096 x 448 MACs at
-    rows 16 (efficiency sqrt(2/8) = 0.5): 38.2 µs; LPDDR5: 117.4 MB + 4 x 131 KB + 459 KB at
+    rows 16 (efficiency sqrt(2/8) = 0.5) at 1.14e6 MAC/µs: 51.5 µs; LPDDR5: 117.4 MB + 4 x 131 KB + 459 KB at
     150 GB/s: 789.5 µs. 500 + 789.49 x 1500 = 1,184,736 cycles: the weights bound it.
     """
     total = 0.0

@@ -94,7 +94,9 @@ def test_more_cores_give_the_chip_more_peak_and_keep_each_cores_rate(tmp_path):
     assert target.peak_macs_per_us_per_core == 1.536e6
     assert target.fp16_peak_flops == 2 * 98.304e12
     tile = 128 * 512 * 512  # one core's matmul tile takes as long on either chip
-    assert cost_model.pt_cycles(tile, 128, target) == cost_model.pt_cycles(tile, 128, SPYRE) == 32768.0
+    assert target.sustained_macs_per_us_per_core == SPYRE.sustained_macs_per_us_per_core == 1.14e6
+    assert cost_model.pt_cycles(tile, 128, target) == cost_model.pt_cycles(tile, 128, SPYRE)
+    assert cost_model.pt_cycles(tile, 128, SPYRE) == pytest.approx(tile / 1.14e6 * 1500, rel=1e-12)
 
 
 def test_the_per_core_rate_is_a_field(tmp_path):
