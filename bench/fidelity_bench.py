@@ -15,7 +15,7 @@ ktir / card, the RMS of (ktir / card - 1) and the worst configuration; then cost
 worked examples, and which sweep ops are out of scope and why. Nothing is asserted.
 
 Run: `.venv/bin/python bench/fidelity_bench.py` (`--quick`: two configurations per category;
-`--target FILE`: a target TOML; `--json FILE`: the results as JSON).
+`--target NAME|FILE`: `spyre-datasheet` or a target TOML; `--json FILE`: the results as JSON).
 """
 
 from __future__ import annotations
@@ -432,7 +432,7 @@ def quick(configs: list[Config]) -> list[Config]:
 def main(argv: list[str] | None = None) -> int:
     """Measure, print, and optionally write JSON; 1 on a bad target file."""
     parser = argparse.ArgumentParser(prog="fidelity_bench.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--target", help="a target TOML file (default: Spyre)")
+    parser.add_argument("--target", help="a target: spyre, spyre-datasheet or a TOML file (default: spyre)")
     parser.add_argument("--quick", action="store_true", help="two configurations per category")
     parser.add_argument("--json", type=Path, help="write the results to this file")
     args = parser.parse_args(argv)

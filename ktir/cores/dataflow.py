@@ -242,7 +242,10 @@ class _Model:
         epilogue = cost_model.dma_cycles(epi_chip, t) * (len(self.epilogue) > 0) + passes
         # An fp32 matmul's conversion is a pipeline stage between a chunk's load and its PE time.
         convert = self._conversion(total)
-        steady = np.maximum(np.maximum(pt, convert), load + store * outer / chunks)
+        # A store in the chunk stream shares the load queue's channel time; an accumulating
+        # output chunk's store is in `per_outer` instead (it waits for its K loop).
+        streamed = np.where(self._accumulates(splits, cuts), 0.0, store * outer / chunks)
+        steady = np.maximum(np.maximum(pt, convert), load + streamed)
         # With two accumulators an output chunk's SFU passes run under the next chunk's K loop:
         # hidden up to that loop's length, except the last chunk's, which nothing follows.
         hidden = np.where(self._alternates(splits, cuts), np.minimum(passes, k_chunks * steady), 0.0)

@@ -13,7 +13,7 @@ this module only turns work into time. Two consumers:
 
 ```python
 from ktir.hardware.cost_model import pt_cycles
-pt_cycles(macs=128 * 512 * 512, rows=128)      # 32768.0 cycles: 21.8 µs at full PE efficiency
+pt_cycles(macs=128 * 512 * 512, rows=128)      # 44150.6 cycles: 29.4 µs at the sustained rate
 ```
 """
 
@@ -56,7 +56,7 @@ _SFU_PASSES: dict[str, float] = {
     "ktir.clamp": 2,
     "ktir.where": 1,
 }
-_REDUCTIONS = frozenset({"ktir.sum", "ktir.mean", "ktir.max", "ktir.min"})
+REDUCTIONS = frozenset({"ktir.sum", "ktir.mean", "ktir.max", "ktir.min"})
 _NORM_EXTRA_PASSES = {"ktir.rms_norm": 3.0, "ktir.layer_norm": 5.0}
 """Passes a norm adds to its statistics reduction: rms_norm squares, scales and applies the
 weight; layer_norm also subtracts the mean and adds the bias (a reduction for each moment)."""
@@ -122,11 +122,13 @@ def matmul_cost_us(
 
 def pt_cycles(macs: float, rows: float, target: Target = SPYRE) -> float:
     """
-    Cycles one core's PE arrays take for `macs` multiply-accumulates with `rows` output rows.
+    Cycles one core's PE arrays take for `macs` multiply-accumulates with `rows` output rows, at
+    the sustained rate (`sustained_macs_per_us_per_core`) times `pt_efficiency`.
 
-    Example: a 128 x 512 x 512 tile is 33.5 M MACs at full efficiency: 21.8 µs, 32,768 cycles.
+    Example: a 128 x 512 x 512 tile is 33.5 M MACs at full efficiency: 29.4 µs, 44,151 cycles at
+    1.14e6 MAC/µs (21.8 µs, 32,768 cycles at the datasheet's 1.536e6).
     """
-    us = macs / (target.peak_macs_per_us_per_core * pt_efficiency(rows, target))
+    us = macs / (target.sustained_macs_per_us_per_core * pt_efficiency(rows, target))
     return us * target.clock_mhz
 
 
@@ -194,7 +196,7 @@ def sfu_cycles_of(
     per element, by default `_SFU_PASSES`'): how a ktdp program's routine for that op is timed.
     The cost model knows ops by name only, so it imports no dialect (`test/unit/test_layers.py`).
     """
-    if name in _REDUCTIONS:
+    if name in REDUCTIONS:
         us = in_elements / target.reduce_elems_per_us
     elif name == "ktir.softmax":
         us = in_elements / target.softmax_elems_per_us
@@ -214,7 +216,7 @@ def sfu_flops(op: Operation, in_elements: int, out_elements: int) -> float:
 
 def sfu_flops_of(name: str, in_elements: int, out_elements: int, passes: float | None = None) -> float:
     """`sfu_flops` of a graph op given by its name (`passes` as in `sfu_cycles_of`)."""
-    if name in _REDUCTIONS:
+    if name in REDUCTIONS:
         return float(in_elements)
     if name == "ktir.softmax":
         return 5.0 * in_elements  # max, subtract, exp, sum, divide
@@ -267,7 +269,7 @@ def attention_cycles(
     `softmax` are charged (and credited the same FLOPs). Head sizes count in whole sticks.
 
     Example: one head, G * S = 512 rows over 512 keys, D = E = 128, fp16: 2 x 33.5 M MACs on
-    the PE array (43.7 µs) and 262,144 scores on the SFU: 29.8 µs + 187.2 µs.
+    the PE array (58.9 µs at 1.14e6 MAC/µs) and 262,144 scores on the SFU: 29.8 µs + 187.2 µs.
     """
     heads = tile[0] * tile[1] * tile[2]
     per_stick = max(target.stick_bytes // element_bytes, 1)
@@ -293,17 +295,73 @@ def online_rescale_cycles(out_elements: Any, target: Target = SPYRE) -> Any:
 
 
 def transfer_cycles(chip_bytes: float, target: Target = SPYRE) -> float:
-    """Cycles the LPDDR5 channel is busy moving `chip_bytes` (all cores' share of one DMA op)."""
-    return chip_bytes / target.device_bytes_per_cycle
+    """
+    Cycles the LPDDR5 channel is busy moving `chip_bytes` (all cores' share of one DMA op) at
+    the sustained rate (`Target.sustained_memory_bandwidth`: 150 GB/s, 100 bytes per cycle).
+    """
+    return chip_bytes / target.sustained_bytes_per_cycle
+
+
+def turnaround_cycles_per_byte(target: Target = SPYRE) -> float:
+    """
+    Cycles the LPDDR5 channel loses per byte of read/write overlap (`Target.rw_turnaround_ns_per_byte`,
+    charged by `ktir.sim.timeline.Channel`): 0.00574 ns = 0.00861 cycles at 1.5 GHz.
+    """
+    return target.rw_turnaround_ns_per_byte * target.clock_hz / 1e9
+
+
+RESTICKIFY = "restickify"
+BROADCAST = "broadcast"
+ROW_REDUCTION = "row reduction"
+COLUMN_REDUCTION = "column reduction"
+"""The access patterns the card runs at a measured rate of their own (`pattern_bandwidth`)."""
+
+
+def pattern_bandwidth(pattern: str, cores: int, rows: int, target: Target = SPYRE) -> float:
+    """
+    LPDDR5 bytes per second (read plus write, the whole chip, the turnaround folded in) of a
+    kernel on `cores` cores whose transfers follow `pattern` (`access_pattern`); `rows` is what
+    a row reduction writes, one stick per row:
+
+    - `RESTICKIFY`: `restickify_bandwidth`, 116 GB/s; `BROADCAST`: `broadcast_bandwidth`, 118;
+    - `ROW_REDUCTION`: `row_reduction_bandwidth`; `COLUMN_REDUCTION`: `column_reduction_bandwidth`, 113.
+
+    Example: a row reduction of 8192 rows on 16 cores: (114 + 61 exp(-8192 / 3700)) x 0.54 = 65.2 GB/s.
+    """
+    if pattern == ROW_REDUCTION:
+        return row_reduction_bandwidth(rows, cores, target)
+    rates = {
+        RESTICKIFY: target.restickify_bandwidth,
+        BROADCAST: target.broadcast_bandwidth,
+        COLUMN_REDUCTION: target.column_reduction_bandwidth,
+    }
+    return rates[pattern]
+
+
+def row_reduction_bandwidth(rows: int, cores: int, target: Target = SPYRE) -> float:
+    """
+    Bytes per second of a reduction along the last dim of an input with `rows` rows (the sticks
+    it writes, one per row) on `cores` cores: min(sustained, floor + extra exp(-rows / decay)) times the
+    share of it the cores drive, `reduction_core_share` each, at most
+    `reduction_half_chip_share` for up to half the chip's cores (torch-spyre's curve and
+    `red_bw_cores_g`). Example: 2048 rows on 32 cores: 114 + 61 exp(-2048 / 3700) = 149.1 GB/s.
+    """
+    curve = target.row_reduction_floor_bandwidth + target.row_reduction_extra_bandwidth * math.exp(
+        -rows / target.row_reduction_decay_rows
+    )
+    share = 1.0
+    if cores <= target.cores // 2:
+        share = min(cores * target.reduction_core_share, target.reduction_half_chip_share)
+    return min(target.sustained_memory_bandwidth, curve) * share
 
 
 def dma_cycles(chip_bytes: float, target: Target = SPYRE) -> float:
     """
     Cycles a DMA issued by all cores in lockstep takes on an idle channel: setup plus the
-    chip-wide traffic at the shared LPDDR5 bandwidth (every core's transfer finishes when the
+    chip-wide traffic at the shared sustained LPDDR5 rate (every core's transfer finishes when the
     slowest share does). The simulator schedules the two parts separately (`Timeline.transfer`).
 
-    Example: 32 cores loading 128 KiB each = 4 MiB -> 500 + 4194304 / 136.5 = 31,220 cycles.
+    Example: 32 cores loading 128 KiB each = 4 MiB -> 500 + 4194304 / 100 = 42,443 cycles.
     """
     return target.dma_setup_cycles + transfer_cycles(chip_bytes, target)
 
@@ -345,7 +403,7 @@ def gather_rows_cycles(
     added, not overlapped: with a few rows per core this overstates rather than understates.
 
     Example: 512 rows of 8 KiB (a 4096-wide fp16 embedding) over 32 cores, 4 KiB of indices:
-    (1 + 16 + 1) x 500 + (4096 + 2 x 512 x 8192) / 136.5 = 9,000 + 61,470 = 70,470 cycles (47 µs).
+    (1 + 16 + 1) x 500 + (4096 + 2 x 512 x 8192) / 100 = 9,000 + 83,927 = 92,927 cycles (62 µs).
     """
     stick_rows = math.ceil(row_bytes / target.stick_bytes) * target.stick_bytes
     per_core = math.ceil(rows / max(cores, 1))
@@ -376,7 +434,7 @@ def sfu_op_cycles(
     `passes` SFU passes over each core's share of `elements`, added, not overlapped.
 
     Example: a top-2 of 16 x 8 router probabilities (k = 2: 4 passes) on 16 cores: 2 x 500 +
-    640 / 136.5 + 8 x 4 / 8.8e3 µs = 1,000 + 4.7 + 5.5 = 1,010 cycles.
+    640 / 100 + 8 x 4 / 8.8e3 µs = 1,000 + 6.4 + 5.5 = 1,012 cycles.
     """
     sfu_us = elements / max(cores, 1) * passes / target.sfu_pass_elems_per_us
     return 2 * target.dma_setup_cycles + transfer_cycles(io_bytes, target) + sfu_us * target.clock_mhz
@@ -403,8 +461,8 @@ def grouped_matmul_cycles(
     and its LPDDR5 time (loads overlap compute); an expert with no rows reads nothing.
 
     Example: 16 rows of 4096 x 14336 for one expert on 32 cores (fp16): PE 16 x 4096 x 448 MACs at
-    rows 16 (efficiency sqrt(2/8) = 0.5): 38.2 µs; LPDDR5: 117.4 MB + 4 x 131 KB + 459 KB at
-    204.8 GB/s: 578.2 µs. 500 + 578.24 x 1500 = 867,860 cycles: the weights bound it.
+    rows 16 (efficiency sqrt(2/8) = 0.5) at 1.14e6 MAC/µs: 51.5 µs; LPDDR5: 117.4 MB + 4 x 131 KB + 459 KB at
+    150 GB/s: 789.5 µs. 500 + 789.49 x 1500 = 1,184,736 cycles: the weights bound it.
     """
     total = 0.0
     cohorts = math.ceil(cores / target.broadcast_cohort)

@@ -56,7 +56,8 @@ class Target:
     lx_alignment: int = 128
     device_memory_bytes: int = 128 * 1024**3
     device_memory_bandwidth: float = 204.8e9
-    """LPDDR5, shared by all cores."""
+    """LPDDR5 datasheet peak, shared by all cores: the roofline's rate (the simulator moves bytes
+    at `sustained_memory_bandwidth`)."""
     ring_bytes_per_cycle: int = 128
     """Per direction, per link, of the bidirectional ring."""
     host_link_bandwidth: float = 63.0e9
@@ -119,6 +120,49 @@ class Target:
     and vllm-spyre has no available-memory API yet; 0.08 is what vLLM leaves by default on other
     devices (`gpu_memory_utilization` 0.92). 10.24 GiB of Spyre's 128 GiB."""
 
+    # The card as measured: sustained rates and the mechanisms behind them, from torch-spyre's
+    # device-calibrated kernel cost model (`ktir.hardware.card_model`, docs/hardware.md "The card
+    # as measured"). The simulator charges these; the datasheet figures above stay the roofline.
+    # `spyre-datasheet` sets them back to the datasheet (`SPYRE_DATASHEET`).
+    sustained_memory_bandwidth: float = 150.0e9
+    """LPDDR5 bytes per second the card moves in one direction, shared by all cores (torch-spyre
+    `bw_peak_gbps`: read-only kernels and read probes land at 145-155 GB/s, the same from 2 cores
+    to 32). The simulator's DMAs use it; `device_memory_bandwidth` stays the roofline."""
+    rw_turnaround_ns_per_byte: float = 0.00574
+    """Nanoseconds the LPDDR5 bus loses turning between reads and writes, per byte of the
+    overlap min(read, write) of traffic that shares the channel in time (torch-spyre
+    `rw_turnaround_ns_per_byte`, solved from a balanced `neg` measured at 105 GB/s:
+    2 / 105 - 2 / 150). The simulator's channel charges it (`ktir.sim.timeline.Channel`)."""
+    restickify_bandwidth: float = 116.0e9
+    """Read plus write bytes per second of a restickify (a transpose: the stick moves to the other
+    dim), the turnaround folded in (torch-spyre `bw_restickify_gbps`; transport 6.1% RMS)."""
+    broadcast_bandwidth: float = 118.0e9
+    """Read plus write bytes per second of an elementwise kernel with a broadcast operand (a scalar,
+    a row b[1, C] or a column b[R, 1], loaded once), the turnaround folded in (torch-spyre
+    `bw_broadcast_gbps`, x + 1.0 at 2048x2048; its fitted surface spans 95-135 GB/s)."""
+    column_reduction_bandwidth: float = 113.0e9
+    """Read plus write bytes per second of a reduction across rows (not along the last dim, e.g.
+    `x.sum(0)`) (torch-spyre `bw_reduce_outer_gbps`)."""
+    row_reduction_floor_bandwidth: float = 114.0e9
+    """A reduction along the last dim reads at min(sustained, floor + extra * exp(-rows / decay))
+    on the whole chip: its floor at many rows (torch-spyre `red_read_bw_floor_gbps`; 7.2% RMS)."""
+    row_reduction_extra_bandwidth: float = 61.0e9
+    """How far above the floor a row reduction of few rows reads (`red_read_bw_amp_gbps`)."""
+    row_reduction_decay_rows: float = 3700.0
+    """Rows over which the row-reduction rate falls to its floor (`red_read_bw_scale_rows`)."""
+    reduction_core_share: float = 0.11
+    """Share of the row-reduction rate one core drives; c cores drive c times it (torch-spyre
+    `red_bw_cores_g`: 0.11, 0.22, 0.43 at 1, 2, 4 cores)."""
+    reduction_half_chip_share: float = 0.54
+    """Share of the row-reduction rate the cores of at most half the chip reach together; more
+    cores reach all of it (`red_bw_cores_g`: 0.54 at 8 and 16 cores, single-shot measurements,
+    1.0 at 32)."""
+    sustained_macs_per_us_per_core: float = 1.14e6
+    """fp16 multiply-accumulates per µs one core's PE arrays sustain on a full pipeline (torch-spyre
+    `mac_peak_per_core_ns` = 1140 MAC/ns, fitted on compute-dominant runs at 4-8 cores: the
+    datasheet's 1536 is 33% optimistic). The simulator's matmuls run at it;
+    `peak_macs_per_us_per_core` stays the roofline's."""
+
     @property
     def fp16_peak_flops(self) -> float:
         """The chip's fp16 FLOP/s, 2 per MAC over all cores: 98.304e12 for Spyre."""
@@ -135,6 +179,11 @@ class Target:
         return self.device_memory_bandwidth / self.clock_hz
 
     @property
+    def sustained_bytes_per_cycle(self) -> float:
+        """LPDDR5 bytes per cycle the simulator moves for the whole chip: 100 for Spyre."""
+        return self.sustained_memory_bandwidth / self.clock_hz
+
+    @property
     def lx_usable_bytes(self) -> int:
         """Scratchpad bytes the compiler may plan: 1,677,721 for Spyre."""
         return int(self.lx_bytes * (1 - self.lx_reserved_fraction))
@@ -148,13 +197,33 @@ class Target:
 
 
 SPYRE = Target()
-"""The default target: IBM Spyre."""
+"""The default target: IBM Spyre as the card measures (`spyre`)."""
+
+SPYRE_DATASHEET = Target(
+    name="spyre-datasheet",
+    sustained_memory_bandwidth=SPYRE.device_memory_bandwidth,
+    rw_turnaround_ns_per_byte=0.0,
+    restickify_bandwidth=SPYRE.device_memory_bandwidth,
+    broadcast_bandwidth=SPYRE.device_memory_bandwidth,
+    column_reduction_bandwidth=SPYRE.device_memory_bandwidth,
+    row_reduction_floor_bandwidth=SPYRE.device_memory_bandwidth,
+    row_reduction_extra_bandwidth=0.0,
+    reduction_core_share=1.0,
+    reduction_half_chip_share=1.0,
+    sustained_macs_per_us_per_core=SPYRE.peak_macs_per_us_per_core,
+)
+"""IBM Spyre at its datasheet rates (`spyre-datasheet`), a what-if: LPDDR5 at 204.8 GB/s in
+both directions at once, whatever the access pattern."""
+
+NAMED_TARGETS = {"spyre": SPYRE, "spyre-datasheet": SPYRE_DATASHEET}
+"""The targets `load_target` knows by name."""
 
 
 @functools.cache
 def load_target(path: str = "") -> Target:
     """
-    The target a pass option or a `--target` flag names: a TOML file, or Spyre for "".
+    The target a pass option or a `--target` flag names: a name of `NAMED_TARGETS` (`spyre`,
+    `spyre-datasheet`), a TOML file, or Spyre for "".
 
     Raises `ValueError` naming the file and the problem (missing, not TOML, unknown or badly
     typed fields). Example: a file holding `cores = 16` and `lx_bytes = 1048576` is Spyre with
@@ -162,6 +231,8 @@ def load_target(path: str = "") -> Target:
     """
     if not path:
         return SPYRE
+    if path in NAMED_TARGETS:
+        return NAMED_TARGETS[path]
     try:
         target = Target.from_toml(path)
     except OSError as error:
@@ -181,8 +252,8 @@ class TargetTypeError(TypeError):
 
 def resolve_target(target: Target | str | os.PathLike[str] | None) -> Target:
     """
-    The target an API argument names: a `Target` itself, a TOML file (`load_target`), or
-    Spyre for None or "". Every entry point that takes a target resolves it here.
+    The target an API argument names: a `Target` itself, a name of `NAMED_TARGETS` or a TOML
+    file (`load_target`), or Spyre for None or "". Every entry point that takes a target resolves it here.
 
     Raises `TargetTypeError` for anything else, and `ValueError` for a file `load_target`
     refuses or a `Target` with unusable fields (e.g. `Target(cores=0)`).
@@ -205,6 +276,8 @@ _FRACTIONS = ("lx_reserved_fraction", "device_memory_reserved_fraction")
 """Fields that are a share in [0, 1) rather than a positive size or rate."""
 
 _FIELD_TYPES = {"int": (int,), "float": (int, float), "str": (str,)}
+_MAY_BE_ZERO = {"rw_turnaround_ns_per_byte", "row_reduction_extra_bandwidth"}
+"""Fields of a mechanism that 0 turns off (the datasheet target's value)."""
 
 
 def target_from_fields(fields: Any, where: str) -> Target:
@@ -266,6 +339,8 @@ def _bad_fields(target: Target) -> list[str]:
             bad.append(f"{field.name} must be {field.type!s}, not {value!r}")
         elif field.name in _FRACTIONS and not 0 <= value < 1:
             bad.append(f"{field.name} must be in [0, 1), not {value}")
-        elif kinds != (str,) and field.name not in _FRACTIONS and not value > 0:
+        elif field.name in _MAY_BE_ZERO and not value >= 0:
+            bad.append(f"{field.name} must not be negative, not {value}")
+        elif kinds != (str,) and field.name not in _MAY_BE_ZERO | set(_FRACTIONS) and not value > 0:
             bad.append(f"{field.name} must be positive, not {value}")
     return bad

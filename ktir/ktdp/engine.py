@@ -37,10 +37,12 @@ from xdsl.dialects.linalg.ops import YieldOp as LinalgYieldOp
 from xdsl.ir import Operation, SSAValue
 
 from ktir.dialects.ktdp import comm as ktdp_comm
+from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp import comm, compute, control, routines, transfers
 from ktir.ktdp.memory import DeviceMemory, KtdpError
+from ktir.ktdp.patterns import kernel_bandwidth
 from ktir.ktdp.schedule import Schedule
 from ktir.ktdp.state import UNITS, Charges, Tile, View
 from ktir.ktdp.tiles import TileError
@@ -71,7 +73,8 @@ class TileProgram:
         self.env: dict[SSAValue, Any] = {}
         self.empty: set[SSAValue] = set()
         self.charges = Charges(self.tiles)
-        self.schedule = Schedule(self.tiles, buffers)
+        self.charges.pattern = kernel_bandwidth(function, self.tiles, target)
+        self.schedule = Schedule(self.tiles, buffers, cost_model.turnaround_cycles_per_byte(target))
         self.space: list[int] = []  # the iteration space of the linalg.generic running (linalg.index)
         self.iterations = 0
         self.stack: list[func.FuncOp] = []  # the functions running (`ktir.ktdp.routines`)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -34,8 +35,20 @@ from xdsl.ir import Operation, SSAValue
 
 from ktir.sim.timeline import Slot, Timeline
 
-Piece = tuple[str, np.ndarray, float | None]
-"""Part of an op's time: (queue, cycles per tile or a DMA's setup per tile, chip cycles of a DMA)."""
+
+class Transfer(NamedTuple):
+    """
+    A DMA's chip-wide traffic: its cycles on the LPDDR5 channel, its bytes, and whether they pay
+    the read/write turnaround (False: a pattern's rate with it folded in, `ktir.ktdp.patterns`).
+    """
+
+    cycles: float
+    bytes: float
+    turnaround: bool = True
+
+
+Piece = tuple[str, np.ndarray, Transfer | None]
+"""Part of an op's time: (queue, cycles per tile or a DMA's setup per tile, a DMA's traffic)."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +65,8 @@ class Schedule:
 
     tiles: int
     buffers: int = 1
+    turnaround_cycles_per_byte: float = 0.0
+    """The LPDDR5 channel's read/write turnaround (`ktir.sim.timeline.Channel`)."""
     timeline: Timeline = field(init=False)
     slots: dict[SSAValue, Slot] = field(default_factory=dict)
     covers: dict[Slot, tuple[Slot, ...]] = field(default_factory=dict)
@@ -64,7 +79,7 @@ class Schedule:
     """> 0 inside a fused payload (or a reduce's combiner), whose ops' time is the op's."""
 
     def __post_init__(self) -> None:
-        self.timeline = Timeline(self.tiles, 0.0)
+        self.timeline = Timeline(self.tiles, 0.0, None, self.turnaround_cycles_per_byte)
 
     def alias(self, values: Sequence[SSAValue], to: Sequence[SSAValue]) -> None:
         """`values` (block arguments, loop results) are the tensors `to`: the same buffers."""
@@ -92,7 +107,7 @@ class Schedule:
             elif chip is None:
                 line.issue(queue, after, writes, cycles, op.name)
             else:
-                line.transfer(queue, after, writes, cycles, chip, op.name)
+                line.transfer(queue, after, writes, cycles, chip.cycles, op.name, chip.bytes, chip.turnaround)
 
     def _define(self, value: SSAValue) -> Slot:
         """A new buffer for `value`: each time it is made (a loop's iterations), the next in turn."""
@@ -127,4 +142,4 @@ class Schedule:
         return self.timeline.end
 
 
-__all__ = ["Access", "Piece", "Schedule"]
+__all__ = ["Access", "Piece", "Schedule", "Transfer"]

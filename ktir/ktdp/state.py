@@ -16,7 +16,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from ktir.hardware import cost_model
 from ktir.hardware.target import Target
-from ktir.ktdp.schedule import Piece
+from ktir.ktdp.schedule import Piece, Transfer
 from ktir.ktdp.tiles import (
     Box,
 )
@@ -93,6 +93,7 @@ class Charges:
         self.active: np.ndarray | None = None  # the tiles an op runs on (None: all of them)
         self.pending: list[Piece] = []
         self.muted = 0  # > 0 inside a routine's body: its ops are not charged (`ktir.ktdp.routines`)
+        self.pattern: float | None = None  # a transport kernel's LPDDR5 rate (`ktir.ktdp.engine`)
 
     def _live(self) -> np.ndarray:
         return np.ones(self.tiles, dtype=bool) if self.active is None else self.active
@@ -156,13 +157,21 @@ class Charges:
         self.pending.append((queue or unit, np.where(live, float(cycles), 0.0), None))
 
     def charge_transfer(self, queue: str, moved_bytes: float, target: Target) -> None:
-        """A DMA of `moved_bytes` in all by the active tiles: a setup each, then the chip-wide traffic."""
+        """
+        A DMA of `moved_bytes` in all by the active tiles: a setup each, then the chip-wide
+        traffic, at the sustained rate (its bytes pay the channel's read/write turnaround), or at
+        the kernel's `pattern` rate, which has the turnaround folded in.
+        """
         if self.muted:
             return
         live = self._live()
         self.bytes += moved_bytes
+        if self.pattern is None:
+            traffic = Transfer(cost_model.transfer_cycles(moved_bytes, target), moved_bytes)
+        else:
+            traffic = Transfer(moved_bytes / self.pattern * target.clock_hz, moved_bytes, False)
         setup = np.where(live, float(target.dma_setup_cycles), 0.0)
-        self.pending.append((queue, setup, cost_model.transfer_cycles(moved_bytes, target)))
+        self.pending.append((queue, setup, traffic))
 
     def charge_tiles(
         self, cycles: dict[str, np.ndarray], flops: np.ndarray, matmul_flops: np.ndarray

@@ -38,6 +38,7 @@ from ktir.ir.values import layout_of_type
 from ktir.reference.executor import IMPLEMENTATIONS
 from ktir.reference.ops import ExecutionError, numpy_dtype, store
 from ktir.sim.compute import ELEMENTWISE, fused_cost, matmul_f32, rows_at_once
+from ktir.sim.patterns import access_pattern
 from ktir.sim.memory import (
     LxBuffer,
     Scratchpad,
@@ -99,7 +100,7 @@ class SimKernel(KernelInterpreter):
         self.name = name
         self.scratchpad = scratchpad
         self.target = target
-        self.timeline = Timeline(self.cores, start, window)
+        self.timeline = Timeline(self.cores, start, window, cost_model.turnaround_cycles_per_byte(target))
         self.lx_ranges: list[tuple[int, int]] = []  # [address, end) of every LX buffer it allocates
         self.lx_bytes = np.zeros(target.cores)  # LX allocated per core while it runs (at its end)
         self.prefetched: dict[int, LxBuffer] = {}  # the buffers its prefetches fill, by address
@@ -119,6 +120,7 @@ class SimKernel(KernelInterpreter):
         self.matmul_flops = 0.0
         self.fused_trace: Trace = []
         self.fused_shapes: dict[tuple[Operation, tuple[tuple[int, ...], ...]], Trace] = {}
+        self.pattern = self._pattern_bandwidth()
 
     # -- the run ------------------------------------------------------------------------------
 
@@ -211,6 +213,21 @@ class SimKernel(KernelInterpreter):
             reached = sum(math.prod(extent) for _, extent in boxes) * itemsize
             total += min(reached, tensor_layout(value.type)[0].device_bytes)
         return total
+
+    def _pattern_bandwidth(self) -> float | None:
+        """
+        The LPDDR5 rate of the kernel's transfers when its graph op runs alone and is an access
+        pattern with a measured rate of its own (`ktir.sim.patterns.access_pattern`: a restickify, a
+        broadcast operand, a reduction); None for a fused kernel and for ordinary traffic.
+        """
+        payloads = [c.payload.block.first_op for c in self.op.walk() if isinstance(c, core.ComputeOp)]
+        first = payloads[0] if payloads else None
+        if first is None or any(type(p) is not type(first) for p in payloads):
+            return None
+        if (pattern := access_pattern(first)) is None:
+            return None
+        rows = math.prod(tensor_layout(first.results[0].type)[0].device_size[:-1])  # its sticks
+        return cost_model.pattern_bandwidth(pattern, self.cores, rows, self.target)
 
     def _unit(self) -> str:
         for op in self.op.body.walk():
@@ -345,13 +362,17 @@ class SimKernel(KernelInterpreter):
         self.bytes += traffic
         cycles[active] = self.target.dma_setup_cycles
         chip_cycles = cost_model.transfer_cycles(traffic, self.target)
+        ordinary = self.pattern is None  # its bytes pay the turnaround where they meet the other direction
+        if not ordinary:  # the pattern's measured rate has the turnaround folded in
+            chip_cycles = traffic / cast(float, self.pattern) * self.target.clock_hz
         if load and cast(core.DmaLoadOp, op).prefetch is not None:
             self._check_prefetch(cast(core.DmaLoadOp, op))
             self.prefetched[self.buffers[slot[0]].address] = self.buffers[slot[0]]
-            early = self.timeline.prefetch(writes, cycles, chip_cycles, label + " (prefetch)")
+            label += " (prefetch)"
+            early = self.timeline.prefetch(writes, cycles, chip_cycles, label, traffic, ordinary)
             self.early_bytes += early * len(boxes) * tile_bytes  # distinct bytes, as compulsory ones count
             return
-        self.timeline.transfer(queue, reads, writes, cycles, chip_cycles, label)
+        self.timeline.transfer(queue, reads, writes, cycles, chip_cycles, label, traffic, ordinary)
 
     def _check_prefetch(self, op: core.DmaLoadOp) -> None:
         """A prefetch reads no tensor the previous kernel writes and fills no LX it uses."""

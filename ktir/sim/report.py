@@ -135,16 +135,15 @@ class KernelReport(Yardstick):
     def lpddr5_use(self) -> np.ndarray:
         """
         When its transfers used LPDDR5: rows [start, end, bytes per cycle], in cycles of the run.
-        A transfer moves its bytes at the full bandwidth in the pieces of channel time it gets
-        (`Event.channel`; a prefetch's lie before the kernel's start, in the previous kernel's
+        A transfer moves its bytes at its rate in the pieces of channel time it gets
+        (`Event.channel`, `Event.rate`; a prefetch's lie before the kernel's start, in the previous kernel's
         time). An op without a timeline (a function-level op, or a kernel read from JSON) is
         spread evenly over its own time: its device bytes, less those sent over the host link
         and those it prefetched.
         """
-        pieces = [piece for event in self.events for piece in event.channel]
+        pieces = [(start, end, event.rate) for event in self.events for start, end in event.channel]
         if pieces:
-            rate = self.target.device_bytes_per_cycle
-            return np.array([(start, end, rate) for start, end in pieces])
+            return np.array(pieces)
         moved = self.bytes - self.host_bytes - self.early_bytes
         if self.cycles <= 0 or moved <= 0:
             return np.zeros((0, 3))

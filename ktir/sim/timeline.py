@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -37,6 +38,21 @@ UNITS = ("dma", "pt", "sfu", "ring")
 QUEUES = {"load": "dma", "store": "dma", "pt": "pt", "sfu": "sfu", "ring": "ring"}
 """Issue queues of a core and the unit each belongs to (the trace shows one track per queue)."""
 
+DIRECTIONS = {"load": "read", "store": "write"}
+"""The direction of LPDDR5 traffic of each DMA queue (`Channel`'s read/write turnaround)."""
+
+
+class Fill(NamedTuple):
+    """
+    Where a transfer went on the `Channel`: its end, the pieces in which it moved its bytes, the
+    turnaround it paid (cycles) and the pieces of channel time that took.
+    """
+
+    end: float
+    pieces: list[tuple[float, float]]
+    turnaround: float = 0.0
+    switches: list[tuple[float, float]] = []
+
 
 class Channel:
     """
@@ -47,23 +63,60 @@ class Channel:
     aggregate: the channel never idles while a transfer is ready, and the bytes per cycle never
     exceed the bandwidth. Example: with [0, 10) and [20, 30) busy, `fill(5, 15)` takes [10, 20)
     and [30, 35) and returns 35.
+
+    **Read/write turnaround.** The bus turns around when it switches between reads and writes.
+    A transfer given a `direction` ("read" or "write") and its bytes shares the channel in time
+    with the transfers of the other direction whose slices lie between its ready time and its
+    end: the memory controller interleaves the two, switching direction every few bursts, and
+    every switch leaves the bus idle. The switches grow with the bytes the two directions
+    interleave, so the channel pays `turnaround_cycles_per_byte` on the overlapped bytes,
+    min(this transfer's bytes, the other direction's bytes not yet paired), as busy time right
+    after the transfer. A read-only or write-only stream pays nothing, and no byte is paired
+    twice: on the card's figures (150 GB/s, 0.00574 ns per overlapped byte) a balanced copy runs
+    at 2 / (2 / 150 + 0.00574) = 105 GB/s. Example: with 0.5 cycles per byte, a read of 1000
+    bytes in [0, 10) and a write of 600 bytes ready at 0 for 6 cycles: the write takes
+    [10, 16), pairs its 600 bytes with the read's and pays 300 cycles: it returns 316. Ready
+    at 5, it shares the channel with the read's last 500 bytes only, and returns 266.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, turnaround_cycles_per_byte: float = 0.0) -> None:
+        self.turnaround = turnaround_cycles_per_byte
         self.starts: list[float] = []
         self.ends: list[float] = []
+        self.kinds: list[str] = []  # "read", "write", or "" (turnaround, or a transfer without one)
+        self.unpaired: list[float] = []  # bytes of each interval not yet paired with the other direction
 
     def forget_before(self, time: float) -> None:
         """Drop the busy intervals that end by `time` (no transfer can use time before it)."""
         keep = bisect.bisect_right(self.ends, time)
-        del self.starts[:keep], self.ends[:keep]
+        del self.starts[:keep], self.ends[:keep], self.kinds[:keep], self.unpaired[:keep]
 
-    def fill(self, ready: float, duration: float) -> float:
+    def fill(self, ready: float, duration: float, direction: str = "", nbytes: float = 0.0) -> float:
         """Use the channel's free time from `ready` on for `duration` cycles; returns the end."""
-        return self.fill_pieces(ready, duration)[0]
+        return self.fill_pieces(ready, duration, direction, nbytes).end
 
-    def fill_pieces(self, ready: float, duration: float) -> tuple[float, list[tuple[float, float]]]:
-        """`fill`, with the [start, end) pieces of channel time the transfer took."""
+    def fill_pieces(self, ready: float, duration: float, direction: str = "", nbytes: float = 0.0) -> Fill:
+        """
+        `fill`, with the [start, end) pieces of channel time the transfer took. A `direction`
+        with `nbytes` pays the turnaround on the bytes it overlaps (the class docstring): the
+        end includes it, the pieces do not.
+        """
+        end, pieces = self._take(ready, duration)
+        paired = self._pair(ready, end, direction, nbytes) if direction and self.turnaround else 0.0
+        left = nbytes - paired
+        for start, stop in pieces:
+            share = left * (stop - start) / duration if direction and duration else 0.0
+            self._insert(start, stop, direction, share)
+        turnaround = paired * self.turnaround
+        switches: list[tuple[float, float]] = []
+        if turnaround > 0:
+            end, switches = self._take(end, turnaround)
+            for start, stop in switches:
+                self._insert(start, stop, "", 0.0)
+        return Fill(end, pieces, turnaround, switches)
+
+    def _take(self, ready: float, duration: float) -> tuple[float, list[tuple[float, float]]]:
+        """The free [start, end) pieces from `ready` on that add up to `duration`, and their end."""
         time, remaining = ready, duration
         index = bisect.bisect_right(self.ends, time)
         pieces: list[tuple[float, float]] = []
@@ -77,22 +130,48 @@ class Channel:
             pieces.append((time, time + take))
             time += take
             remaining -= take
-        for start, end in pieces:
-            self._insert(start, end)
         return time, pieces
 
-    def _insert(self, start: float, end: float) -> None:
-        """Add a busy interval that overlaps none, merging it with the ones it touches."""
+    def _pair(self, ready: float, end: float, direction: str, nbytes: float) -> float:
+        """
+        Pair up to `nbytes` with the other direction's unpaired bytes in [ready, end) (an
+        interval's bytes count in proportion to its time inside); returns the bytes paired.
+        """
+        paired = 0.0
+        index = bisect.bisect_right(self.ends, ready)
+        while index < len(self.starts) and self.starts[index] < end and paired < nbytes:
+            kind, free = self.kinds[index], self.unpaired[index]
+            if kind and kind != direction and free > 0:
+                start, stop = self.starts[index], self.ends[index]
+                inside = (min(stop, end) - max(start, ready)) / (stop - start)
+                take = min(free * inside, nbytes - paired)
+                self.unpaired[index] -= take
+                paired += take
+            index += 1
+        return paired
+
+    def _insert(self, start: float, end: float, kind: str, unpaired: float) -> None:
+        """Add a busy interval that overlaps none, merging it with the touching ones of its kind."""
         index = bisect.bisect_left(self.starts, start)
-        if index > 0 and self.ends[index - 1] == start:
+        if index > 0 and self.ends[index - 1] == start and self.kinds[index - 1] == kind:
             index -= 1
             self.ends[index] = end
+            self.unpaired[index] += unpaired
         else:
             self.starts.insert(index, start)
             self.ends.insert(index, end)
-        if index + 1 < len(self.starts) and self.starts[index + 1] == self.ends[index]:
-            self.ends[index] = self.ends.pop(index + 1)
-            self.starts.pop(index + 1)
+            self.kinds.insert(index, kind)
+            self.unpaired.insert(index, unpaired)
+        following = index + 1
+        if (
+            following < len(self.starts)
+            and self.starts[following] == self.ends[index]
+            and self.kinds[following] == kind
+        ):
+            self.ends[index] = self.ends.pop(following)
+            self.unpaired[index] += self.unpaired.pop(following)
+            self.starts.pop(following)
+            self.kinds.pop(following)
 
 
 Slot = tuple[Hashable, int]
@@ -110,7 +189,10 @@ class Event:
     end: np.ndarray
     channel: tuple[tuple[float, float], ...] = ()
     """A transfer's pieces of LPDDR5 time, [start, end) cycles in which it moved its bytes at
-    the full bandwidth (the same for every core: the cores transfer in lockstep)."""
+    `rate` (the same for every core: the cores transfer in lockstep); not its turnaround, in
+    which the bus moves nothing."""
+    rate: float = 0.0
+    """Bytes per cycle the transfer moved in its `channel` pieces (0 when it gave none)."""
 
 
 @dataclass
@@ -133,14 +215,20 @@ class Timeline:
     `window`, its prefetch loads may run before `start` (`prefetch`).
     """
 
-    def __init__(self, cores: int, start: float, window: PrefetchWindow | None = None) -> None:
+    def __init__(
+        self,
+        cores: int,
+        start: float,
+        window: PrefetchWindow | None = None,
+        turnaround_cycles_per_byte: float = 0.0,
+    ) -> None:
         self.cores = cores
         self.start = float(start)
         self.free = {queue: np.full(cores, self.start) for queue in QUEUES}
         self.queued = {unit: np.zeros(cores) for unit in UNITS}  # `busy`, but for the DMA unit
         self.dma_spans: list[tuple[np.ndarray, np.ndarray]] = []  # per core: [start, end) worked
         self.window = window
-        self.channel = window.channel if window is not None else Channel()
+        self.channel = window.channel if window is not None else Channel(turnaround_cycles_per_byte)
         self.written: dict[Slot, np.ndarray] = {}
         self.read: dict[Slot, np.ndarray] = {}
         self.events: list[Event] = []
@@ -174,24 +262,39 @@ class Timeline:
         setup: np.ndarray,
         chip_cycles: float,
         label: str,
+        chip_bytes: float = 0.0,
+        turnaround: bool = True,
     ) -> np.ndarray:
         """
         A DMA issued by the cores where `setup` > 0, in lockstep: after its setup, the chip-wide
         transfer of `chip_cycles` uses the LPDDR5 channel's free time from when every
-        participating core is ready; all of them finish together.
+        participating core is ready; all of them finish together. A load reads and a store
+        writes its `chip_bytes`, which pay the channel's read/write turnaround where they share
+        it in time with the other direction (`Channel`; not with `turnaround` False: a rate
+        with the turnaround folded in); the turnaround counts as busy time.
         """
         start = self._ready_to_start(queue, reads, writes)
         active = setup > 0
         if not active.any():
             return self._occupy(queue, reads, writes, start, start, setup, label)
         ready = float((start + setup)[active].max())
-        finish, pieces = self.channel.fill_pieces(ready, chip_cycles)
-        self._worked(active, start, setup, pieces)
-        end = np.where(active, finish, start)
-        busy = np.where(active, setup + chip_cycles, 0.0)
-        return self._occupy(queue, reads, writes, start, end, busy, label, tuple(pieces))
+        direction = DIRECTIONS[queue] if turnaround else ""
+        fill = self.channel.fill_pieces(ready, chip_cycles, direction, chip_bytes)
+        self._worked(active, start, setup, fill.pieces + fill.switches)
+        end = np.where(active, fill.end, start)
+        busy = np.where(active, setup + chip_cycles + fill.turnaround, 0.0)
+        rate = chip_bytes / chip_cycles if chip_bytes and chip_cycles else 0.0
+        return self._occupy(queue, reads, writes, start, end, busy, label, tuple(fill.pieces), rate)
 
-    def prefetch(self, writes: Sequence[Slot], setup: np.ndarray, chip_cycles: float, label: str) -> float:
+    def prefetch(
+        self,
+        writes: Sequence[Slot],
+        setup: np.ndarray,
+        chip_cycles: float,
+        label: str,
+        chip_bytes: float = 0.0,
+        turnaround: bool = True,
+    ) -> float:
         """
         A load issued before the kernel starts (`PrefetchWindow`): after the previous kernel's
         loads on each core's queue, in the channel time the previous kernel leaves free. The
@@ -199,23 +302,25 @@ class Timeline:
         share of the transfer that ran before the kernel's start.
         """
         if self.window is None:
-            self.transfer("load", [], writes, setup, chip_cycles, label)
+            self.transfer("load", [], writes, setup, chip_cycles, label, chip_bytes, turnaround)
             return 0.0
         start = self.window.load_free.copy()
         active = setup > 0
         if not active.any():
             return 0.0
         ready = float((start + setup)[active].max())
-        finish, pieces = self.channel.fill_pieces(ready, chip_cycles)
+        direction = "read" if turnaround else ""
+        finish, pieces, paid, switches = self.channel.fill_pieces(ready, chip_cycles, direction, chip_bytes)
         end = np.where(active, finish, start)
         early = sum(max(0.0, min(hi, self.start) - lo) for lo, hi in pieces)
         self.window.load_free = np.where(active, end, start)
         queue_free = self.free["load"]
         # busy time counts from the kernel's start (each kernel's busy lies in its own time);
         # what ran under the previous kernel shows in the trace, not in either kernel's busy
-        self._worked(active, start, setup, pieces, after=self.start)
-        busy = np.where(active, setup + chip_cycles, 0.0)
-        self._occupy("load", [], writes, start, end, busy, label, tuple(pieces))
+        self._worked(active, start, setup, pieces + switches, after=self.start)
+        busy = np.where(active, setup + chip_cycles + paid, 0.0)
+        rate = chip_bytes / chip_cycles if chip_bytes and chip_cycles else 0.0
+        self._occupy("load", [], writes, start, end, busy, label, tuple(pieces), rate)
         self.free["load"] = np.maximum(queue_free, np.where(active, end, queue_free))
         return early / chip_cycles if chip_cycles else 1.0
 
@@ -246,11 +351,13 @@ class Timeline:
         cycles: np.ndarray,
         label: str,
         channel: tuple[tuple[float, float], ...] = (),
+        rate: float = 0.0,
     ) -> np.ndarray:
         """
         Mark the queue occupied from `start` to `end` where `cycles` > 0. On the SFU, PE arrays
         and ring (one in-order queue each) `cycles` count as busy time; a DMA that is not a
-        transfer (an LX copy) works from `start` for `cycles` (`transfer` records its own).
+        transfer (an LX copy) works from `start` for `cycles` (`transfer` records its own, and
+        the `channel` pieces in which it moved its bytes at `rate` per cycle).
         """
         active = cycles > 0
         self.free[queue] = np.where(active, end, self.free[queue])
@@ -261,7 +368,7 @@ class Timeline:
             self.read[slot] = np.maximum(self.read.get(slot, end), end)
         for slot in writes:
             self.written[slot] = end
-        self.events.append(Event(QUEUES[queue], queue, label, start, end, channel))
+        self.events.append(Event(QUEUES[queue], queue, label, start, end, channel, rate))
         return end
 
     def _worked(

@@ -23,9 +23,11 @@ import torch
 from xdsl.dialects.builtin import ModuleOp
 
 import ktir
+from ktir.compile import run_pipeline
 from ktir.frontend.fx import FxImport, import_program
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module, verify_module
+from ktir.layout import SpyreTensorLayout, sticks
 from ktir.reference import executor as reference
 from ktir.sim import Report
 
@@ -262,3 +264,25 @@ def check_never_faster_than_physics(report: Report) -> None:
             assert kernel.bytes >= kernel.compulsory_bytes, kernel
     assert report.total_cycles >= report.bound_cycles
     assert report.bytes >= report.compulsory_bytes
+
+
+def transpose_module(rows: int, cols: int, cores: int) -> ModuleOp:
+    """`x.t().contiguous()`: a permute view and a restickify into the row-major layout."""
+    x = SpyreTensorLayout((rows, cols), "float16")
+    view = sticks.permuted_layout(x, (rows, cols), (1, 0))
+    out = SpyreTensorLayout((cols, rows), "float16")
+    assert view is not None
+
+    def typed(r: int, c: int, stl: SpyreTensorLayout) -> str:
+        layout = f"#ktir.tiled<device_size = {stl.device_size}, stride_map = {stl.stride_map}>"
+        return f"tensor<{r}x{c}xf16, {layout}>"
+
+    src, mid, dst = typed(rows, cols, x), typed(cols, rows, view), typed(cols, rows, out)
+    text = (
+        f"func.func @f(%x: {src}) -> {dst} {{\n  %t = ktir.permute %x perm [1, 0] : {src} -> {mid}\n"
+        f"  %y = ktir.restickify %t : {mid} -> {dst}\n  func.return %y : {dst}\n}}"
+    )
+    module = parse_module(make_context(), text)
+    divide = f"ktir-divide-work{{cores={cores}}}"
+    run_pipeline(module, f"ktir-pad-matmul,ktir-fuse,{divide},ktir-plan-scratchpad,ktir-lower-to-cores")
+    return module

@@ -1,9 +1,11 @@
 // Graph-level IR goes through ktir-compile, then runs on the simulator; the same module lowered
 // by ktir-opt first runs as is. (4, 64) fp16 abs on 2 cores: each core loads 256 bytes (the two
-// DMAs share the LPDDR5: 500 + 512 / 136.53 = 503.75 cycles), abs costs 128 / 8.8e3 µs = 21.82
-// cycles on the SFU, the store 503.75 again: 1029.3 cycles. The bound is the 1024 compulsory
-// bytes (512 in, 512 out) at 136.53 bytes per cycle, 7.5 cycles: the DMA setup dominates.
+// DMAs share the LPDDR5 at its sustained 100 bytes per cycle: 500 + 512 / 100 = 505.12 cycles),
+// abs costs 128 / 8.8e3 µs = 21.82 cycles on the SFU, the store 505.12 again: 1032.1 cycles.
+// The bound is the 1024 compulsory bytes (512 in, 512 out) at the datasheet's 136.53 bytes per
+// cycle, 7.5 cycles: the DMA setup dominates.
 // RUN: ktir-run %s --cores 2 | filecheck %s
+// RUN: ktir-run %s --cores 2 --target spyre-datasheet | filecheck %s --check-prefix=DATASHEET
 // RUN: ktir-opt %s -p 'ktir-compile{cores=2}' | ktir-run - | filecheck %s
 // RUN: ktir-run %s --cores 2 --trace %t.json -o %t.npz --png %t.png --roofline-png %t.roofline.png
 // RUN: %python -c "import sys; print([open(p, 'rb').read(4) for p in sys.argv[1:]])" %t.png %t.roofline.png | filecheck %s --check-prefix=PNG
@@ -17,22 +19,25 @@
 
 // JSON: "format": "ktir-report",
 // JSON: "totals": {
-// JSON-NEXT: "total_cycles": 1030,
+// JSON-NEXT: "total_cycles": 1033,
 // JSON: "kernels": [
 // JSON: "op": "ktir.abs",
-// JSON: "cycles": 1029.{{[0-9]+}},
+// JSON: "cycles": 1032.{{[0-9]+}},
 // JSON: "bytes": 1024.0,
 // JSON: "bottleneck": "dma"
 // ROUNDTRIP: True
-// PROGRAM-ORDER: │ 0 │ %y     │ abs │  1,029 │
+// PROGRAM-ORDER: │ 0 │ %y     │ abs │  1,032 │
 // PNG: [b'\x89PNG', b'\x89PNG']
 // CHECK: outputs
 // CHECK: │ 0 │ %y     │ [4, 64] │ float16 │
+// The datasheet target moves the bytes at 136.53 per cycle: 2 x 503.75 + 21.82 = 1029.3 cycles.
+// DATASHEET: ktir.sim: 1 op (1 on the chip)
+// DATASHEET-NEXT: 1,030 cycles, 0.7 µs = 137.33x the bound of 0.0 µs; traffic 1.00x
 // CHECK: ktir.sim: 1 op (1 on the chip)
-// CHECK-NEXT: 1,030 cycles, 0.7 µs = 137.33x the bound of 0.0 µs; traffic 1.00x
-// CHECK: │ 0 │ %y     │ abs │  1,029 │  137.24 │     8 │ 0.001 │    1.00 │ dma
+// CHECK-NEXT: 1,033 cycles, 0.7 µs = 137.73x the bound of 0.0 µs; traffic 1.00x
+// CHECK: │ 0 │ %y     │ abs │  1,032 │  137.61 │     8 │ 0.001 │    1.00 │ dma
 // CHECK: per op
-// CHECK: ktir.abs │     1 │  1,029 │ 100.0%
+// CHECK: ktir.abs │     1 │  1,032 │ 100.0%
 // CHECK: per core: busy fraction of the run
 // CHECK: │   0-1 │ 97.9% │ 0.0% │ 2.1% │ 0.0% │
 

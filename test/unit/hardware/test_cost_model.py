@@ -4,7 +4,7 @@
 The constants used below (all from `ktir/hardware/target.py`): 1.5 GHz clock (1500 cycles per µs),
 fp16 peak 98.304e12 FLOP/s over 32 cores (1.536e6 MACs per µs per core), 8-row PE passes and 8
 target passes, one SFU pass at 8.8e3 elements per µs, reductions at 1.2e4 and softmax at 1.4e3
-input elements per µs, 500 cycles of DMA setup, LPDDR5 204.8e9 B/s (136.53 bytes per cycle),
+input elements per µs, 500 cycles of DMA setup, LPDDR5 sustained at 150e9 B/s (100 bytes per cycle),
 LX copies at 128 bytes per cycle, 32-cycle ring hops at 128 bytes per cycle, and
 1.4e-4 µs per element per partial-sum hop.
 """
@@ -20,12 +20,13 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 
 from ktir.hardware import cost_model
-from ktir.hardware.target import SPYRE
+from ktir.hardware.target import SPYRE, SPYRE_DATASHEET
 from ktir.ir.context import make_context
 from ktir.layout.dtypes import DeviceDType
 
 CLOCK_MHZ = 1500.0
 DEVICE_BYTES_PER_CYCLE = 204.8e9 / 1.5e9
+SUSTAINED_BYTES_PER_CYCLE = 150e9 / 1.5e9
 
 _OPS = """
 func.func @ops(%x: tensor<64x64xf16>, %w: tensor<64xf16>) -> tensor<64x64xf16> {
@@ -52,6 +53,7 @@ def test_the_target_constants_used_here() -> None:
     assert SPYRE.clock_mhz == CLOCK_MHZ
     assert SPYRE.peak_macs_per_us_per_core == pytest.approx(1.536e6, rel=1e-15)
     assert SPYRE.device_bytes_per_cycle == pytest.approx(136.533333333, rel=1e-9)
+    assert SPYRE.sustained_bytes_per_cycle == pytest.approx(100.0, rel=1e-15)
 
 
 @pytest.mark.parametrize(
@@ -64,11 +66,18 @@ def test_pt_efficiency(rows: int, expected: float) -> None:
 
 
 def test_pt_cycles() -> None:
-    """MACs at 1.536e6 per µs per core, divided by the efficiency, in 1500-cycle µs."""
+    """
+    MACs at the sustained 1.14e6 per µs per core (the card's 1140 MAC/ns), divided by the
+    efficiency, in 1500-cycle µs; the datasheet target multiplies at 1.536e6.
+    """
     macs = 128 * 512 * 512
-    assert cost_model.pt_cycles(macs, rows=128) == pytest.approx(32768.0, rel=1e-12)
-    assert cost_model.pt_cycles(macs, rows=16) == pytest.approx(65536.0, rel=1e-12)  # half efficiency
-    assert cost_model.pt_cycles(1.536e6, rows=64) == pytest.approx(1500.0, rel=1e-12)  # one µs
+    assert cost_model.pt_cycles(macs, rows=128) == pytest.approx(macs / 1.14e6 * 1500, rel=1e-12)
+    assert cost_model.pt_cycles(macs, rows=128) == pytest.approx(44150.57, rel=1e-7)
+    assert cost_model.pt_cycles(1.14e6, rows=64) == pytest.approx(1500.0, rel=1e-12)  # one µs
+    datasheet = cost_model.pt_cycles(macs, rows=128, target=SPYRE_DATASHEET)
+    assert datasheet == pytest.approx(32768.0, rel=1e-12)
+    half = cost_model.pt_cycles(macs, rows=16, target=SPYRE_DATASHEET)
+    assert half == pytest.approx(65536.0, rel=1e-12)  # half efficiency
 
 
 def test_sfu_cycles_of_a_simple_op() -> None:
@@ -121,10 +130,16 @@ def test_rms_norm_and_layer_norm() -> None:
 
 
 def test_dma_cycles() -> None:
-    """Setup plus chip-wide bytes at 204.8e9 / 1.5e9 bytes per cycle (the docstring's example)."""
-    assert cost_model.dma_cycles(4 * 1024 * 1024) == pytest.approx(500 + 30720, rel=1e-12)
+    """
+    Setup plus chip-wide bytes at the sustained 150e9 / 1.5e9 bytes per cycle (the docstring's
+    example); the datasheet target moves them at 204.8e9 / 1.5e9.
+    """
+    assert cost_model.dma_cycles(4 * 1024 * 1024) == pytest.approx(500 + 41943.04, rel=1e-12)
     assert cost_model.dma_cycles(0) == 500.0
-    assert cost_model.dma_cycles(25600) == pytest.approx(500 + 25600 / DEVICE_BYTES_PER_CYCLE, rel=1e-12)
+    assert cost_model.dma_cycles(25600) == pytest.approx(500 + 25600 / SUSTAINED_BYTES_PER_CYCLE, rel=1e-12)
+    datasheet = cost_model.dma_cycles(4 * 1024 * 1024, SPYRE_DATASHEET)
+    assert datasheet == pytest.approx(500 + 4 * 1024 * 1024 / DEVICE_BYTES_PER_CYCLE, rel=1e-12)
+    assert datasheet == pytest.approx(500 + 30720, rel=1e-12)
 
 
 def test_lx_copy_cycles() -> None:
@@ -191,9 +206,10 @@ def test_attention_pairs_skip_the_key_blocks_a_causal_query_block_cannot_see() -
 
 
 def test_attention_cycles_docstring_example() -> None:
-    """One head, 512 x 512 scores, D = E = 128: 43.7 µs on the PE array, 217 µs on the SFU."""
+    """One head, 512 x 512 scores, D = E = 128: 58.9 µs on the PE array, 217 µs on the SFU."""
     pt, sfu, flops, matmul_flops = cost_model.attention_cycles((1, 1, 1, 512), 512 * 512, 128, 128, 2)
-    assert pt == pytest.approx(43.69 * 1500, rel=1e-3)
+    assert pt == pytest.approx(2 * 512 * 512 * 128 / 1.14e6 * 1500, rel=1e-12)
+    assert pt == pytest.approx(58.87 * 1500, rel=1e-3)
     assert sfu == pytest.approx((262144 / 8.8e3 + 262144 / 1.4e3) * 1500, rel=1e-12)
     assert matmul_flops == 2 * 512 * 512 * 256
     assert flops == matmul_flops + 6 * 262144
@@ -205,8 +221,8 @@ def test_attention_cycles_docstring_example() -> None:
 def test_gather_rows_cycles_docstring_example() -> None:
     """512 rows of 8 KiB over 32 cores: 18 DMA setups on the busiest core plus 8 MiB of traffic."""
     cycles = cost_model.gather_rows_cycles(512, 8192, 4096, 32)
-    assert cycles == pytest.approx(18 * 500 + (4096 + 2 * 512 * 8192) / (204.8e9 / 1.5e9), rel=1e-12)
-    assert cycles / 1500 == pytest.approx(47.0, abs=0.05)
+    assert cycles == pytest.approx(18 * 500 + (4096 + 2 * 512 * 8192) / (150e9 / 1.5e9), rel=1e-12)
+    assert cycles == pytest.approx(92927.04, rel=1e-12) and cycles / 1500 == pytest.approx(62.0, abs=0.05)
     # A row shorter than a stick still moves a whole stick; fewer cores pay more setups each.
     assert cost_model.gather_rows_cycles(4, 2, 128, 4) == cost_model.gather_rows_cycles(4, 128, 128, 4)
     assert cost_model.gather_rows_cycles(64, 128, 128, 1) > cost_model.gather_rows_cycles(64, 128, 128, 32)

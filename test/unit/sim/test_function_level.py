@@ -43,7 +43,7 @@ def test_gather_costs_one_dma_per_row_and_its_traffic(gather_run: ktir.sim.SimRe
     # 6 rows of one 128-byte stick on 4 cores (2 on the busiest), 128 bytes of indices.
     assert line.op == "ktir.gather_rows" and line.cores == 4 and line.unit == "dma"
     assert line.cycles == pytest.approx(gather_rows_cycles(6, 128, 128, 4))
-    assert line.cycles == pytest.approx((2 + 2) * 500 + (128 + 2 * 6 * 128) / SPYRE.device_bytes_per_cycle)
+    assert line.cycles == pytest.approx((2 + 2) * 500 + (128 + 2 * 6 * 128) / SPYRE.sustained_bytes_per_cycle)
     assert line.bytes == 128 + 6 * 128 + 6 * 128
 
 

@@ -1,10 +1,10 @@
 """
 `ktir.sim` model sanity: simulated cycles against what the Spyre `Target` constants predict.
 
-Hand-derived rates (see `ktir/hardware/target.py`): 1500 cycles per µs, LPDDR5 at 204.8e9 / 1.5e9 =
-136.53 bytes per cycle for the whole chip, 500 cycles of setup per DMA, one SFU pass at 8.8e3
-elements per µs per core (silu is 5 passes, exp 2), 1.536e6 MACs per µs per core on the PE
-arrays, a ring step of 32 cycles plus 1.4e-4 µs per element.
+Hand-derived rates (see `ktir/hardware/target.py`): 1500 cycles per µs, LPDDR5 at the card's
+sustained 150e9 / 1.5e9 = 100 bytes per cycle for the whole chip, 500 cycles of setup per DMA,
+one SFU pass at 8.8e3 elements per µs per core (silu is 5 passes, exp 2), 1.14e6 MACs per µs
+per core on the PE arrays (the card's sustained rate), a ring step of 32 cycles plus 1.4e-4 µs per element.
 """
 
 from __future__ import annotations
@@ -20,12 +20,16 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 import ktir
 import ktir.sim
 from ktir.dialects.ktir import core
-from ktir.hardware.target import SPYRE
+from ktir.hardware.target import SPYRE, load_target
+from ktir.ir.context import make_context
+from ktir.ir.diagnostics import parse_module
 from ktir.sim import KernelReport, SimResult
 from ktir.sim.timeline import UNITS
 
 CLOCK_MHZ = 1500.0
-BYTES_PER_CYCLE = 204.8e9 / 1.5e9
+BYTES_PER_CYCLE = 150e9 / 1.5e9
+MACS_PER_US = 1.14e6  # the card's sustained 1140 MAC/ns per core
+TURNAROUND = 0.00574 * 1.5  # cycles per byte of read/write overlap (0.00574 ns at 1.5 GHz)
 SETUP = 500.0
 DMA, PT, SFU, RING = (UNITS.index(u) for u in ("dma", "pt", "sfu", "ring"))
 BIG = (8192, 4096)
@@ -83,16 +87,19 @@ def big_matmul() -> KernelReport:
 
 def test_a_memory_bound_kernel_moves_exactly_its_tensors(big_add: SimResult) -> None:
     """
-    The add reads two 64 MiB tensors and writes one; its DMA unit works for that traffic and
-    the setups no other transfer of the core overlaps: a store's setup runs while the next
-    chunk's loads hold the channel, so the DMA unit is busy less than the sum of its queues,
-    and never longer than the kernel runs (the load and store queues are one unit).
+    The add reads two 64 MiB tensors and writes one; its DMA unit works for that traffic, plus
+    the read/write turnaround on the written bytes that share the channel with the next chunk's
+    loads (all but the last chunk's store: 31 of 32 chunks), and the setups no other transfer of
+    the core overlaps: a store's setup runs while the next chunk's loads hold the channel, so the
+    DMA unit is busy less than the sum of its queues, and never longer than the kernel runs (the
+    load and store queues are one unit).
     """
     kernel = only_kernel(big_add)
     assert kernel.cores == 32 and kernel.chunks > 1
     assert kernel.bytes == 3 * BIG_BYTES
     dma_busy = kernel.busy[kernel.critical_core, DMA]
-    traffic = 3 * BIG_BYTES / BYTES_PER_CYCLE
+    overlapped = BIG_BYTES * (kernel.chunks - 1) / kernel.chunks
+    traffic = 3 * BIG_BYTES / BYTES_PER_CYCLE + TURNAROUND * overlapped  # the channel's time
     queues = traffic + 3 * kernel.chunks * SETUP  # the load and store queues' time, added
     assert traffic + SETUP <= dma_busy < queues
     assert dma_busy <= kernel.cycles < queues
@@ -101,10 +108,13 @@ def test_a_memory_bound_kernel_moves_exactly_its_tensors(big_add: SimResult) -> 
 
 
 def test_a_memory_bound_kernel_runs_at_bandwidth(big_add: SimResult) -> None:
-    """The add takes its bytes over the LPDDR5 bandwidth, within 10%."""
+    """
+    The add takes what the card's memory term gives, within 3%: its bytes at the sustained
+    LPDDR5 rate plus the turnaround on min(read, write) = the 64 MiB it writes (117 GB/s).
+    """
     kernel = only_kernel(big_add)
-    ideal = kernel.bytes / SPYRE.device_bytes_per_cycle
-    assert abs(kernel.cycles / ideal - 1) <= 0.10
+    card = kernel.bytes / SPYRE.sustained_bytes_per_cycle + TURNAROUND * BIG_BYTES
+    assert abs(kernel.cycles / card - 1) <= 0.03
 
 
 def test_pointwise_work_divides_over_the_cores(big_silu: dict[int, KernelReport]) -> None:
@@ -118,9 +128,18 @@ def test_pointwise_work_divides_over_the_cores(big_silu: dict[int, KernelReport]
     assert many.cycles >= max(many.busy[many.critical_core])
 
 
-def test_a_large_pointwise_op_is_20x_faster_on_32_cores(big_silu: dict[int, KernelReport]) -> None:
-    """8192 x 4096 silu: 32 cores take at most 1/20 of one core's simulated cycles."""
-    assert big_silu[1].cycles >= 20 * big_silu[32].cycles
+def test_a_large_pointwise_op_on_32_cores_runs_at_memory_speed(big_silu: dict[int, KernelReport]) -> None:
+    """
+    8192 x 4096 silu: one core is SFU-bound; 32 cores split the SFU work (1/32 each, 595 µs) and
+    the kernel runs at the LPDDR5's pace: at least its 128 MiB at 100 bytes per cycle (895 µs),
+    at most that plus the turnaround on the 64 MiB written, within 10% (1,280 µs, a balanced
+    copy's 105 GB/s): the card's elementwise arithmetic hides under memory.
+    """
+    one, many = big_silu[1], big_silu[32]
+    assert one.bottleneck == "sfu" and many.bottleneck == "dma"
+    memory = many.bytes / BYTES_PER_CYCLE
+    balanced = memory + TURNAROUND * many.bytes / 2
+    assert many.busy[many.critical_core, SFU] < memory <= many.cycles <= 1.1 * balanced
 
 
 def test_splitting_k_adds_ring_time() -> None:
@@ -139,7 +158,7 @@ def test_splitting_k_adds_ring_time() -> None:
     steps = sum(1 for event in split_kernel.events if event.unit == "ring")
     step = 32 * steps + 16 * 128 * 64 * 1.4e-4 * CLOCK_MHZ
     assert steps >= 1 and np.allclose(split_kernel.busy[:, RING], step, rtol=1e-12)
-    compute = 256 * 512 * 1024 / 4 / 1.536e6 * CLOCK_MHZ  # 128 rows per core: full PE efficiency
+    compute = 256 * 512 * 1024 / 4 / MACS_PER_US * CLOCK_MHZ  # 128 rows per core: full PE efficiency
     assert np.allclose(split_kernel.busy[:, PT], compute, rtol=1e-12)
     assert split_kernel.cycles > compute + step
     assert split_kernel.cycles > plain_kernel.cycles
@@ -161,16 +180,34 @@ def test_a_single_chunk_kernel_is_serial_with_no_overhead() -> None:
 
 def test_a_single_chunk_matmul_is_serial_with_no_overhead() -> None:
     """
-    128 x 256 x 256 split {n: 4} (one chunk): x (64 KiB) broadcast to the 4 cores in one read,
-    w's four 32 KiB column tiles, a 128-row matmul per core, then the 64 KiB store: serial.
+    64 x 256 x 256 split {n: 4} (one chunk): x (32 KiB) broadcast to the 4 cores in one read,
+    w's four 32 KiB column tiles, a 64-row matmul per core, then the 32 KiB store: serial.
     """
-    _, result = simulate_matmul(128, 256, 256, 4, "n = 4 : i64")
+    _, result = simulate_matmul(64, 256, 256, 4, "n = 4 : i64")
     kernel = only_kernel(result)
     assert kernel.chunks == 1
-    loads = (SETUP + 128 * 256 * 2 / BYTES_PER_CYCLE) + (SETUP + 256 * 256 * 2 / BYTES_PER_CYCLE)
-    compute = 128 * 256 * 256 / 4 / 1.536e6 * CLOCK_MHZ
-    store = SETUP + 128 * 256 * 2 / BYTES_PER_CYCLE
+    loads = (SETUP + 64 * 256 * 2 / BYTES_PER_CYCLE) + (SETUP + 256 * 256 * 2 / BYTES_PER_CYCLE)
+    compute = 64 * 256 * 256 / 4 / MACS_PER_US * CLOCK_MHZ
+    store = SETUP + 64 * 256 * 2 / BYTES_PER_CYCLE
     assert kernel.cycles == pytest.approx(loads + compute + store, rel=1e-12)
+    assert kernel.cycles == pytest.approx(4845.785, rel=1e-7)
+
+
+def test_the_datasheet_target_keeps_the_datasheet_rates() -> None:
+    """
+    128 x 256 x 256 split {n: 4} compiled for and run on `spyre-datasheet` (one chunk): LPDDR5
+    at 204.8e9 / 1.5e9 bytes per cycle and the PE arrays at 1.536e6 MAC/µs, 5468.0 cycles, what
+    ktir simulated before it followed the card.
+    """
+    module = parse_module(make_context(), matmul(128, 256, 256, "n = 4 : i64"))
+    ktir.run_pipeline(module, "ktir-compile{cores=4}", target="spyre-datasheet")
+    inputs = [np.ones((128, 256), np.float16), np.ones((256, 256), np.float16)]
+    kernel = only_kernel(ktir.sim.simulate(module, inputs, target=load_target("spyre-datasheet")))
+    assert kernel.chunks == 1
+    datasheet = 204.8e9 / 1.5e9
+    loads = (SETUP + 128 * 256 * 2 / datasheet) + (SETUP + 256 * 256 * 2 / datasheet)
+    compute = 128 * 256 * 256 / 4 / 1.536e6 * CLOCK_MHZ
+    assert kernel.cycles == pytest.approx(loads + compute + SETUP + 128 * 256 * 2 / datasheet, rel=1e-12)
     assert kernel.cycles == pytest.approx(5468.0, rel=1e-12)
 
 

@@ -57,11 +57,12 @@ def _counter(events: list[dict[str, Any]], name: str, pid: int) -> list[tuple[fl
 
 def test_lpddr5_bandwidth_never_exceeds_the_channel(program: Program, events: list[dict[str, Any]]) -> None:
     """
-    The counter reaches 204.8 GB/s where the channel is saturated and never more; over the
-    run it adds up to the bytes the program moved.
+    The counter reaches the sustained 150 GB/s where the channel is saturated and never more
+    (its datasheet 204.8 is the roofline's); over the run it adds up to the bytes the program
+    moved.
     """
     report = program.report
-    peak = report.target.device_memory_bandwidth / 1e9
+    peak = report.target.sustained_memory_bandwidth / 1e9
     samples = _counter(events, "LPDDR5 in use", 0)
     values = [v for _, v in samples]
     assert max(values) == peak and min(values) == 0.0 and values[-1] == 0.0
