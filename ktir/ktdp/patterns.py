@@ -28,8 +28,8 @@ from xdsl.ir import Attribute, Operation
 from xdsl.ir.affine import AffineDimExpr
 from xdsl.traits import SymbolTable
 
-from ktir.dialects.ktdp import ops as ktdp
 from ktir.dialects.ktdp import ROUTINE_ATTRIBUTE
+from ktir.dialects.ktdp import ops as ktdp
 from ktir.dialects.linalg_ext import ReduceOp
 from ktir.hardware import cost_model
 from ktir.hardware.target import Target

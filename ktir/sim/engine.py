@@ -38,7 +38,6 @@ from ktir.ir.values import layout_of_type
 from ktir.reference.executor import IMPLEMENTATIONS
 from ktir.reference.ops import ExecutionError, numpy_dtype, store
 from ktir.sim.compute import ELEMENTWISE, fused_cost, matmul_f32, rows_at_once
-from ktir.sim.patterns import access_pattern
 from ktir.sim.memory import (
     LxBuffer,
     Scratchpad,
@@ -47,6 +46,7 @@ from ktir.sim.memory import (
     check_box,
     check_written,
 )
+from ktir.sim.patterns import access_pattern
 from ktir.sim.report import KernelReport
 from ktir.sim.timeline import PrefetchWindow, Timeline
 
