@@ -244,10 +244,11 @@ def attention(
     )
 
 
-def compiled(text: str, cores: int, fuse: bool = True) -> ModuleOp:
-    """The graph-level IR `text` parsed and compiled with `ktir-compile{cores=N fuse=...}`."""
+def compiled(text: str, cores: int, fuse: bool = True, target: str = "") -> ModuleOp:
+    """The graph-level IR `text` parsed and compiled with `ktir-compile{cores=N fuse=... target=...}`."""
     module = parse_module(make_context(), text)
-    ktir.run_pipeline(module, f"ktir-compile{{cores={cores} fuse={str(fuse).lower()}}}")
+    chip = f" target={target}" if target else ""
+    ktir.run_pipeline(module, f"ktir-compile{{cores={cores} fuse={str(fuse).lower()}{chip}}}")
     return module
 
 

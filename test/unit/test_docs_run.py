@@ -43,10 +43,13 @@ def steps(document: str) -> list[str]:
     """
     commands = []
     for block in blocks(document, "sh"):
-        for line in (raw.strip() for raw in block.splitlines()):
+        joined = block.replace("\\\n", " ")  # a command continued over lines with a backslash
+        for line in (raw.strip() for raw in joined.splitlines()):
             if not line or line.startswith(("#", "make ")):
                 continue
-            commands.append(line.split("#")[0].strip() + " --help" if "bench/" in line else line)
+            command = line.split("#")[0].strip()
+            is_bench = any(word.startswith("bench/") and word.endswith(".py") for word in command.split())
+            commands.append(command + " --help" if is_bench else line)
     if blocks(document, "python"):
         commands.append("python:")
     return commands
