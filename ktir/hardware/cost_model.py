@@ -77,15 +77,27 @@ _DATA_MOVEMENT = frozenset(
 
 def pt_efficiency(rows: Any, target: Target = SPYRE) -> Any:
     """
-    Fraction of the PE arrays' peak a matmul with `rows` output rows per core reaches (a number,
-    or elementwise for an array: `ktir.cores.dataflow` ranks many tilings at once).
+    Fraction of the PE arrays' sustained rate a matmul with `rows` output rows per core reaches
+    (a number, or elementwise for an array: `ktir.cores.dataflow` ranks many tilings at once).
 
-    The reference's fit: the PT streams M in passes of `pe_rows` rows and needs
-    `pt_target_passes` of them to fill its pipeline; below that efficiency falls as a square
-    root. Example: 64 rows -> 1.0, 16 rows -> 0.5, 1 row -> 0.354 (one pass at least).
+    The PT streams M in passes of `pe_rows` rows and needs `pt_target_passes` of them (64 rows)
+    to fill its pipeline; below that it reaches (rows / 64) ** `pt_underfill_exponent`, a pass
+    costing at least `pt_min_rows` rows (the card's fit). Example: 64 rows -> 1.0, 16 rows ->
+    0.616, 2 rows -> 0.297; on `spyre-datasheet` (exponent 0.5, one 8-row pass at least) 16 rows
+    -> 0.5, 1 row -> 0.354.
     """
-    passes = np.maximum(1.0, np.asarray(rows) / target.pe_rows)
-    return np.minimum(1.0, np.sqrt(passes / target.pt_target_passes))[()]
+    full = target.pe_rows * target.pt_target_passes
+    rows = np.maximum(target.pt_min_rows, np.asarray(rows, dtype=float))
+    return np.minimum(1.0, (rows / full) ** target.pt_underfill_exponent)[()]
+
+
+def reference_pt_efficiency(rows: float, target: Target = SPYRE) -> float:
+    """
+    The PE fill of the reference's work-division model (`matmul_cost_us`): at least one pass of
+    `pe_rows` rows, below `pt_target_passes` passes a square root. 16 rows -> 0.5.
+    """
+    passes = max(1.0, rows / target.pe_rows)
+    return min(1.0, math.sqrt(passes / target.pt_target_passes))
 
 
 def matmul_cost_us(
@@ -108,7 +120,7 @@ def matmul_cost_us(
         return math.inf
     passes = max(1.0, (m_size / m) / target.pe_rows)
     macs = batch * m_size * n_size * k_size
-    compute = (macs / used) / (target.peak_macs_per_us_per_core * pt_efficiency(m_size / m, target))
+    compute = (macs / used) / (target.peak_macs_per_us_per_core * reference_pt_efficiency(m_size / m, target))
     traffic = (batch * m_size * k_size + batch * k_size * n_size + batch * m_size * n_size) * element_bytes
     hbm = traffic / (target.device_memory_bandwidth / 1e6) * max(1.0, max(m, n) / target.broadcast_cohort)
     psum = max(0, k - 1) * batch * m_size * n_size * target.psum_us_per_element
@@ -460,9 +472,10 @@ def grouped_matmul_cycles(
     `broadcast_cohort` cores). An expert costs one DMA setup plus the larger of its PE-array time
     and its LPDDR5 time (loads overlap compute); an expert with no rows reads nothing.
 
-    Example: 16 rows of 4096 x 14336 for one expert on 32 cores (fp16): PE 16 x 4096 x 448 MACs at
-    rows 16 (efficiency sqrt(2/8) = 0.5) at 1.14e6 MAC/µs: 51.5 µs; LPDDR5: 117.4 MB + 4 x 131 KB + 459 KB at
-    150 GB/s: 789.5 µs. 500 + 789.49 x 1500 = 1,184,736 cycles: the weights bound it.
+    Example: 16 rows of 4096 x 14336 for one expert on 32 cores (fp16): PE 16 x 4096 x 448 MACs
+    at rows 16 (efficiency (16 / 64) ** 0.35 = 0.616) at 1.14e6 MAC/µs: 41.8 µs; LPDDR5: 117.4 MB
+    + 4 x 131 KB + 459 KB at 150 GB/s: 789.5 µs. 500 + 789.49 x 1500 = 1,184,736 cycles: the
+    weights bound it.
     """
     total = 0.0
     cohorts = math.ceil(cores / target.broadcast_cohort)

@@ -162,6 +162,13 @@ class Target:
     `mac_peak_per_core_ns` = 1140 MAC/ns, fitted on compute-dominant runs at 4-8 cores: the
     datasheet's 1536 is 33% optimistic). The simulator's matmuls run at it;
     `peak_macs_per_us_per_core` stays the roofline's."""
+    pt_underfill_exponent: float = 0.35
+    """Below `pe_rows` x `pt_target_passes` (64) output rows per core the PE arrays reach
+    (rows / 64) ** exponent of their rate (torch-spyre `underfill_exponent`, fitted on a chain
+    sweep at 16 to 2 rows; the reference's work-division model used 0.5)."""
+    pt_min_rows: int = 1
+    """Rows a PE pass costs at least: the card's fit runs down to 2 rows with no floor (the
+    datasheet target keeps one 8-row pass, `pe_rows`)."""
 
     @property
     def fp16_peak_flops(self) -> float:
@@ -211,6 +218,8 @@ SPYRE_DATASHEET = Target(
     reduction_core_share=1.0,
     reduction_half_chip_share=1.0,
     sustained_macs_per_us_per_core=SPYRE.peak_macs_per_us_per_core,
+    pt_underfill_exponent=0.5,
+    pt_min_rows=SPYRE.pe_rows,
 )
 """IBM Spyre at its datasheet rates (`spyre-datasheet`), a what-if: LPDDR5 at 204.8 GB/s in
 both directions at once, whatever the access pattern."""

@@ -12,7 +12,7 @@
 
 // CHECK-NOT: outputs
 // CHECK: ktir.sim: 3 ops (3 on the chip)
-// CHECK-NEXT: 4,307 cycles
+// CHECK-NEXT: 4,303 cycles
 // CHECK: per op
 // CHECK: assumed (timing only): gathers (embeddings, index_select) read distinct rows
 // SAME: True True gathers

@@ -58,11 +58,21 @@ def test_the_target_constants_used_here() -> None:
 
 @pytest.mark.parametrize(
     ("rows", "expected"),
-    [(64, 1.0), (128, 1.0), (16, 0.5), (8, math.sqrt(1 / 8)), (1, math.sqrt(1 / 8)), (32, math.sqrt(0.5))],
+    [(64, 1.0), (128, 1.0), (16, 0.25**0.35), (8, 0.125**0.35), (2, (2 / 64) ** 0.35), (1, (1 / 64) ** 0.35)],
 )
 def test_pt_efficiency(rows: int, expected: float) -> None:
-    """8 passes of 8 rows fill the PE pipeline; fewer fall as a square root, one pass at least."""
+    """8 passes of 8 rows fill the PE pipeline; fewer reach (rows / 64) ** 0.35 (the card's fit)."""
     assert cost_model.pt_efficiency(rows) == pytest.approx(expected, rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    [(64, 1.0), (128, 1.0), (16, 0.5), (8, math.sqrt(1 / 8)), (1, math.sqrt(1 / 8)), (32, math.sqrt(0.5))],
+)
+def test_pt_efficiency_on_the_datasheet(rows: int, expected: float) -> None:
+    """`spyre-datasheet` keeps the reference's fit: a square root, one 8-row pass at least."""
+    assert cost_model.pt_efficiency(rows, SPYRE_DATASHEET) == pytest.approx(expected, rel=1e-15)
+    assert cost_model.reference_pt_efficiency(rows) == pytest.approx(expected, rel=1e-15)
 
 
 def test_pt_cycles() -> None:
