@@ -41,15 +41,7 @@ def _compiled(name: str) -> ModuleOp:
     return ktir.compile(model, args, kwargs, target="spyre-datasheet").module
 
 
-# Under the calibrated card the decoder block's planner fills an accumulator in LX
-# (`ktir.lx_fill`), a form ktir-emit-ktdp does not write yet (a located error; the KTIR-parity
-# issue lists it). Strict: the mark must go once the emitter writes it.
-LX_FILL = pytest.mark.xfail(reason="ktir-emit-ktdp does not write ktir.lx_fill yet", strict=True)
-
-
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=LX_FILL) if n == "decoder_block" else n for n in MODEL_NAMES]
-)
+@pytest.mark.parametrize("name", MODEL_NAMES)
 def test_every_kernel_is_written_and_gives_ktirs_outputs_bit_for_bit(name: str) -> None:
     results = roundtrip_module(_compiled(name))
     assert [r for r in results if r.skipped] == []
