@@ -4,7 +4,14 @@ Process replay: record what the compiler produces, so a refactor can prove it ch
 ```sh
 .venv/bin/python tools/replay.py record build/replay-before   # before the refactor
 .venv/bin/python tools/replay.py check build/replay-before    # after: exit 1 on any difference
+.venv/bin/python tools/replay.py check --against main         # both in one command
 ```
+
+`check --against REV` records the baseline from the git revision REV itself: it checks REV out in
+a temporary worktree, runs that revision's own `tools/replay.py record` with the worktree first
+on `PYTHONPATH` (so `import ktir` and the console scripts load REV's code through this
+environment), then checks the working tree against it. The baseline goes to DIRECTORY when one
+is given, else to a temporary directory removed afterwards.
 
 What is recorded, one text file per item under the directory:
 
@@ -25,6 +32,7 @@ import hashlib
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -182,13 +190,75 @@ def check(directory: Path, only: str | None) -> int:
     return 1 if differ else 0
 
 
+def record_revision(revision: str, directory: Path, only: str | None) -> None:
+    """
+    Record the baseline of git revision `revision` under `directory`: its own `replay.py record`,
+    run from a temporary worktree that comes first on `PYTHONPATH`. Raises `ReplayError` when
+    the revision does not exist or its recording fails.
+    """
+    scratch = Path(tempfile.mkdtemp(prefix="ktir-replay-"))
+    tree = scratch / "tree"
+    try:
+        _git("worktree", "add", "--detach", "--quiet", str(tree), revision)
+        command = [sys.executable, str(tree / "tools" / "replay.py"), "record", str(directory.resolve())]
+        if only is not None:
+            command += ["--only", only]
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")])),
+        }
+        result = subprocess.run(
+            command, cwd=tree, env=env, capture_output=True, encoding="utf-8", errors="replace"
+        )
+        if result.returncode != 0:
+            last = (result.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise ReplayError(f"recording {revision} failed: {last}")
+    finally:
+        if tree.exists():
+            _git("worktree", "remove", "--force", str(tree))
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+class ReplayError(Exception):
+    """A baseline could not be recorded (unknown revision, failing recording)."""
+
+
+def _git(*args: str) -> None:
+    result = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, encoding="utf-8", errors="replace")
+    if result.returncode != 0:
+        raise ReplayError(f"git {args[0]} {args[1]}: {result.stderr.strip().splitlines()[-1]}")
+
+
+def check_against(revision: str, directory: Path | None, only: str | None) -> int:
+    """Record `revision`'s baseline (in `directory`, or a temporary one) and check against it."""
+    if directory is not None:
+        record_revision(revision, directory, only)
+        return check(directory, only)
+    with tempfile.TemporaryDirectory(prefix="ktir-replay-base-") as base:
+        record_revision(revision, Path(base), only)
+        return check(Path(base), only)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """`replay.py record DIR` or `replay.py check DIR` (see the module docstring)."""
+    """`replay.py record DIR`, `replay.py check DIR` or `replay.py check --against REV [DIR]`."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mode", choices=["record", "check"])
-    parser.add_argument("directory", type=Path)
+    parser.add_argument("directory", type=Path, nargs="?")
     parser.add_argument("--only", help="only items whose name contains this text")
-    options = parser.parse_args(argv)
+    parser.add_argument(
+        "--against", metavar="REV", help="check: record the baseline from this git revision first"
+    )
+    options = parser.parse_intermixed_args(argv)  # DIRECTORY may follow --against REV
+    if options.against is not None and options.mode != "check":
+        parser.error("--against goes with check")
+    if options.against is None and options.directory is None:
+        parser.error(f"{options.mode} needs a DIRECTORY (or, with check, --against REV)")
+    try:
+        if options.against is not None:
+            return check_against(options.against, options.directory, options.only)
+    except ReplayError as error:
+        print(f"replay.py: error: {error}", file=sys.stderr)
+        return 1
     action = record if options.mode == "record" else check
     return action(options.directory, options.only)
 

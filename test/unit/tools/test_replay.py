@@ -1,0 +1,66 @@
+"""Process replay (`tools/replay.py`): record, check, and the baseline of a git revision."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+ITEM = "dialects__ktir__routing.mlir"  # a lit file of a few fast ktir-opt runs
+
+
+def _replay():  # tools/ is not a package: load the script as a module
+    spec = importlib.util.spec_from_file_location("replay", ROOT / "tools" / "replay.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _in_git_checkout() -> bool:
+    result = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True)
+    return result.returncode == 0
+
+
+def test_check_finds_a_changed_recording(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    replay = _replay()
+    assert replay.record(tmp_path, ITEM) == 0
+    names = sorted(p.name for p in (tmp_path / "lit").iterdir())
+    assert names and all(name.startswith(ITEM) for name in names)
+    assert replay.check(tmp_path, ITEM) == 0
+    first = tmp_path / "lit" / names[0]
+    first.write_text(first.read_text() + "changed\n")
+    assert replay.check(tmp_path, ITEM) == 1
+    assert f"differs: lit/{names[0]}" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not _in_git_checkout(), reason="needs a git checkout")
+def test_check_against_a_revision_records_its_baseline(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    command = [sys.executable, "tools/replay.py", "check", "--against", "HEAD", str(base), "--only", ITEM]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "items identical to" in result.stdout
+    recorded = sorted((base / "lit").iterdir())
+    assert recorded and all(p.name.startswith(ITEM) for p in recorded)
+    # the worktree is gone: no path of it is left in git's list
+    worktrees = subprocess.run(["git", "worktree", "list"], cwd=ROOT, capture_output=True, text=True)
+    assert "ktir-replay-" not in worktrees.stdout
+
+
+def test_usage_and_input_errors() -> None:
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "tools/replay.py", *args]
+        return subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+
+    unknown = run("check", "--against", "no-such-revision-here")
+    assert unknown.returncode == 1
+    assert unknown.stderr.strip().splitlines() == [
+        "replay.py: error: git worktree add: fatal: invalid reference: no-such-revision-here"
+    ]
+    assert run("record").returncode == 2
+    assert run("record", "x", "--against", "HEAD").returncode == 2
