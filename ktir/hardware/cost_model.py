@@ -132,15 +132,17 @@ def matmul_cost_us(
     return (compute + hbm + psum + tiebreak) * b**target.batch_split_exponent
 
 
-def pt_cycles(macs: float, rows: float, target: Target = SPYRE) -> float:
+def pt_cycles(macs: float, rows: float, target: Target = SPYRE, precision: str = "fp16") -> float:
     """
     Cycles one core's PE arrays take for `macs` multiply-accumulates with `rows` output rows, at
-    the sustained rate (`sustained_macs_per_us_per_core`) times `pt_efficiency`.
+    the sustained rate (`sustained_macs_per_us_per_core`) times `pt_efficiency`, in `precision`
+    (both operands fp8: `Target.pe_rate_ratio("fp8")` times the fp16 rate).
 
     Example: a 128 x 512 x 512 tile is 33.5 M MACs at full efficiency: 29.4 µs, 44,151 cycles at
     1.14e6 MAC/µs (21.8 µs, 32,768 cycles at the datasheet's 1.536e6).
     """
-    us = macs / (target.sustained_macs_per_us_per_core * pt_efficiency(rows, target))
+    rate = target.sustained_macs_per_us_per_core * target.pe_rate_ratio(precision)
+    us = macs / (rate * pt_efficiency(rows, target))
     return us * target.clock_mhz
 
 
