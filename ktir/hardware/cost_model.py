@@ -163,6 +163,30 @@ def converts_to_fp16(element_type: object) -> bool:
     return device is DeviceDType.IEEE_FP32
 
 
+def pe_precision(element_type: object) -> str:
+    """
+    The PE arrays' precision for a matmul whose operands are `element_type` (an MLIR element
+    type, or a device format; a matmul's operands share it): `fp8` for f8E4M3FN (SEN143_FP8),
+    run at `Target.pe_rate_ratio("fp8")` times the fp16 rate; `fp16` otherwise.
+    """
+    device = (
+        element_type
+        if isinstance(element_type, DeviceDType)
+        else ELEMENT_TYPE_TO_DEVICE_DTYPE.get(str(element_type))
+    )
+    return "fp8" if device is DeviceDType.SEN143_FP8 else "fp16"
+
+
+def roofline_matmul_flops(macs: Any, precision: str, target: Target = SPYRE) -> Any:
+    """
+    The matmul FLOPs a report credits to the roofline (`matmul_flops`), which it divides by the
+    fp16 peak: 2 per MAC in fp16, and 2 / `pe_rate_ratio` per fp8 MAC (fp16-equivalent FLOPs,
+    so the bound of an fp8 matmul is its FLOPs at the fp8 peak). Example: 1e6 fp8 MACs credit
+    2e6 / 1.597 = 1.252e6.
+    """
+    return 2.0 * macs / target.pe_rate_ratio(precision)
+
+
 def conversion_cycles(elements: Any, target: Target = SPYRE) -> Any:
     """
     SFU cycles one core takes to convert `elements` fp32 matmul operand elements (in whole
