@@ -354,8 +354,8 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
         "--dtype",
         choices=("fp16", "fp8", "int8"),
         default=None,
-        help="weight format the memory counts (default: the config's quantization_config, else fp16); "
-        "linear layers only, with fp32 scales per output row; timing stays fp16",
+        help="weight format of the linear layers, with fp32 scales per output row (default: the config's "
+        "quantization_config, else fp16); fp8 is compiled and timed (W8A8), int8 counts in memory only",
     )
     group.add_argument(
         "--kv-dtype",

@@ -19,6 +19,7 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (
     I64,
     BFloat16Type,
+    Float8E4M3FNType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -62,6 +63,14 @@ def is_float(element_type: Attribute) -> bool:
     return isinstance(element_type, FLOAT_TYPES)
 
 
+def is_fp8(element_type: Attribute) -> bool:
+    """
+    True for `f8E4M3FN`: a storage type (fp8 weights and their quantized activations, 128 to a
+    stick) that graph ops move and convert, and that `ktir.matmul` multiplies into f16.
+    """
+    return isinstance(element_type, Float8E4M3FNType)
+
+
 def is_bool(element_type: Attribute) -> bool:
     """True for `i1`, the element type of masks and comparison results."""
     return isinstance(element_type, IntegerType) and element_type.width.data == 1
@@ -81,7 +90,7 @@ def tensor_of(value: SSAValue | Attribute, what: str) -> TensorType[Attribute]:
     if not is_supported_element(value_type.element_type):
         raise VerifyException(
             f"{what} has element type {value_type.element_type}; graph-level ktir supports "
-            "f16, bf16, f32, f64 and signless i1, i8, i16, i32, i64"
+            "f16, bf16, f32, f64, f8E4M3FN and signless i1, i8, i16, i32, i64"
         )
     require_fits_device(value_type, what)
     return value_type
@@ -90,7 +99,7 @@ def tensor_of(value: SSAValue | Attribute, what: str) -> TensorType[Attribute]:
 def host_bytes(tensor: TensorType[Attribute]) -> int | None:
     """Bytes of a static tensor's elements (at least one byte each); None without a bit width."""
     element = tensor.element_type
-    if not isinstance(element, (*FLOAT_TYPES, IntegerType)):
+    if not isinstance(element, (*FLOAT_TYPES, Float8E4M3FNType, IntegerType)):
         return None
     return math.prod(tensor.get_shape()) * max(1, element.bitwidth // 8)
 
@@ -110,7 +119,7 @@ def require_fits_device(tensor: TensorType[Attribute], what: str) -> None:
 
 def is_supported_element(element_type: Attribute) -> bool:
     """The element types graph ops (and the reference executor) handle."""
-    if isinstance(element_type, FLOAT_TYPES):
+    if isinstance(element_type, FLOAT_TYPES) or is_fp8(element_type):
         return True
     return (
         isinstance(element_type, IntegerType)

@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     DictionaryAttr,
+    Float32Type,
     Float64Type,
     FloatAttr,
     IntegerAttr,
@@ -52,6 +53,7 @@ from ktir.dialects.ktir.core import YieldOp
 from ktir.dialects.ktir.elementwise import (
     checked_shape,
     is_bool,
+    is_fp8,
     require_element_type,
     require_float,
     require_like_input,
@@ -99,7 +101,9 @@ def padded_k(k: int, element_type: Attribute) -> int:
 
 class MatmulBase(IRDLOperation, ABC):
     """
-    Base of `ktir.matmul` and `ktir.bmm`: `x @ y`, accumulated in fp32, same element type.
+    Base of `ktir.matmul` and `ktir.bmm`: `x @ y`, accumulated in fp32, same element type; or
+    two f8E4M3FN operands giving their f32 accumulator (the PE arrays' fp8 mode, torch-spyre's
+    `batchmatmulfp8`), which the scales then multiply: an fp8 product of 448s overflows fp16.
 
     After `ktir-pad-matmul`, y's K may be x's K rounded up to whole sticks: the extra rows are
     zero padding that the multiply-accumulate never reads (the reduction range stays x's K).
@@ -115,7 +119,8 @@ class MatmulBase(IRDLOperation, ABC):
 
     def verify_(self) -> None:
         element_type = require_same_element_type([(self.x, "x"), (self.y, "y")])
-        require_float(self.x, "x", self.name)
+        if not is_fp8(element_type):
+            require_float(self.x, "x", self.name)
         x_shape, y_shape = checked_shape(self.x, "x"), checked_shape(self.y, "y")
         if (len(x_shape), len(y_shape)) not in self.RANKS:
             forms = ", ".join(f"{a}D x {b}D" for a, b in self.RANKS)
@@ -124,6 +129,9 @@ class MatmulBase(IRDLOperation, ABC):
         if y_k != x_shape[-1] and y_k == padded_k(x_shape[-1], element_type):
             y_shape = (*y_shape[:-2], x_shape[-1], y_shape[-1])  # y padded along K
         require_shape(self.result, _shape_rule(shapes.matmul_shape, x_shape, y_shape), "x @ y, which is")
+        if is_fp8(element_type):  # fp8 x fp8 accumulates in fp32 (`batchmatmulfp8`), kept for its scales
+            require_element_type(self.result, Float32Type(), "f32 (the accumulator) for fp8 operands")
+            return
         require_element_type(self.result, element_type, "the operands' element type")
 
 

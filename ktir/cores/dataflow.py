@@ -127,6 +127,7 @@ class _Model:
         # fp32 operands are converted to fp16 on the SFU before the PE arrays read them.
         self.x_dtype = x.layout.device_dtype
         self.converts = cost_model.converts_to_fp16(self.x_dtype)
+        self.precision = cost_model.pe_precision(self.x_dtype)  # fp8 operands: the fp8 PE rate
         self.ys = [_operand(a) for a in rest[: space.products]]
         self.products = space.products
         # A fused epilogue (`ktir.cores.fusion.anchors_of`): its inputs are read once per output
@@ -230,7 +231,7 @@ class _Model:
         store = cost_model.dma_cycles(out_chip, t)
         rows = self.padded["m"] / total[:, self.dims.index("m")]
         macs = np.prod([self.padded[d] / total[:, i] for i, d in enumerate(self.dims)], axis=0)
-        pt = cost_model.pt_cycles(macs, rows, t) * self.products
+        pt = cost_model.pt_cycles(macs, rows, t, self.precision) * self.products
         accumulate = self._accumulates(splits, cuts)
         acc_elements = self.tile_bytes(self.out, total) / self.out_element_bytes
         fill = np.where(accumulate, cost_model.fill_cycles(acc_elements * ACCUMULATOR_BYTES, t), 0.0)

@@ -487,6 +487,32 @@ def _addmm(e: Emitter, node: torch.fx.Node) -> SSAValue:
     return make(e, ew.AddOp, [product, bias], result_type)
 
 
+@converts(aten._scaled_mm.default)
+def _scaled_mm(e: Emitter, node: torch.fx.Node) -> SSAValue:
+    """
+    `torch._scaled_mm(x, w, scale_a, scale_b, bias, ..., out_dtype=f16)` of fp8 operands as
+    torch-spyre decomposes it: the fp8 matmul, then `* scale_a`, `* scale_b` and `+ bias` as
+    elementwise ops. As PyTorch computes it, the scales multiply the fp32 accumulator (an fp8
+    product's sum overflows fp16) and the result is rounded once to f16; the elementwise ops
+    fuse into the matmul's epilogue, so the f32 product stays in LX.
+    """
+    result_type = node_type(node)
+    x, w = e.value(node.args[0]), e.value(node.args[1])
+    if not (ew.is_fp8(tensor_type(x).element_type) and ew.is_fp8(tensor_type(w).element_type)):
+        raise UnsupportedNode("_scaled_mm of operands that are not both float8_e4m3fn")
+    if not isinstance(result_type.element_type, Float16Type) or arg(node, 5, "scale_result") is not None:
+        raise UnsupportedNode("_scaled_mm other than out_dtype=float16 without scale_result")
+    accumulator = TensorType(Float32Type(), result_type.get_shape())
+    product = make(e, st.MatmulOp, [x, w], accumulator)
+    for scale in (arg(node, 2, "scale_a"), arg(node, 3, "scale_b")):
+        if scale is not None:
+            product = make(e, ew.MulOp, [product, e.convert(e.value(scale), Float32Type())], accumulator)
+    bias = arg(node, 4, "bias")
+    if bias is not None:
+        product = make(e, ew.AddOp, [product, e.convert(e.value(bias), Float32Type())], accumulator)
+    return e.convert(product, result_type.element_type)
+
+
 @converts(aten.linear.default)
 def _linear(e: Emitter, node: torch.fx.Node) -> SSAValue:
     """`x @ w.T + b` as the reference lowers linear: a transpose, a matmul, an add."""

@@ -16,6 +16,7 @@ import torch
 from xdsl.dialects.builtin import (
     BFloat16Type,
     FileLineColLoc,
+    Float8E4M3FNType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -38,6 +39,7 @@ _ELEMENT_TYPES: dict[str, Attribute] = {
     "bf16": BFloat16Type(),
     "f32": Float32Type(),
     "f64": Float64Type(),
+    "f8E4M3FN": Float8E4M3FNType(),
     "i1": i1,
     "i8": IntegerType(8),
     "i32": IntegerType(32),

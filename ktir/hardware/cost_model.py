@@ -132,15 +132,17 @@ def matmul_cost_us(
     return (compute + hbm + psum + tiebreak) * b**target.batch_split_exponent
 
 
-def pt_cycles(macs: float, rows: float, target: Target = SPYRE) -> float:
+def pt_cycles(macs: float, rows: float, target: Target = SPYRE, precision: str = "fp16") -> float:
     """
     Cycles one core's PE arrays take for `macs` multiply-accumulates with `rows` output rows, at
-    the sustained rate (`sustained_macs_per_us_per_core`) times `pt_efficiency`.
+    the sustained rate (`sustained_macs_per_us_per_core`) times `pt_efficiency`, in `precision`
+    (both operands fp8: `Target.pe_rate_ratio("fp8")` times the fp16 rate).
 
     Example: a 128 x 512 x 512 tile is 33.5 M MACs at full efficiency: 29.4 µs, 44,151 cycles at
     1.14e6 MAC/µs (21.8 µs, 32,768 cycles at the datasheet's 1.536e6).
     """
-    us = macs / (target.sustained_macs_per_us_per_core * pt_efficiency(rows, target))
+    rate = target.sustained_macs_per_us_per_core * target.pe_rate_ratio(precision)
+    us = macs / (rate * pt_efficiency(rows, target))
     return us * target.clock_mhz
 
 
@@ -159,6 +161,30 @@ def converts_to_fp16(element_type: object) -> bool:
         else ELEMENT_TYPE_TO_DEVICE_DTYPE.get(str(element_type))
     )
     return device is DeviceDType.IEEE_FP32
+
+
+def pe_precision(element_type: object) -> str:
+    """
+    The PE arrays' precision for a matmul whose operands are `element_type` (an MLIR element
+    type, or a device format; a matmul's operands share it): `fp8` for f8E4M3FN (SEN143_FP8),
+    run at `Target.pe_rate_ratio("fp8")` times the fp16 rate; `fp16` otherwise.
+    """
+    device = (
+        element_type
+        if isinstance(element_type, DeviceDType)
+        else ELEMENT_TYPE_TO_DEVICE_DTYPE.get(str(element_type))
+    )
+    return "fp8" if device is DeviceDType.SEN143_FP8 else "fp16"
+
+
+def roofline_matmul_flops(macs: Any, precision: str, target: Target = SPYRE) -> Any:
+    """
+    The matmul FLOPs a report credits to the roofline (`matmul_flops`), which it divides by the
+    fp16 peak: 2 per MAC in fp16, and 2 / `pe_rate_ratio` per fp8 MAC (fp16-equivalent FLOPs,
+    so the bound of an fp8 matmul is its FLOPs at the fp8 peak). Example: 1e6 fp8 MACs credit
+    2e6 / 1.597 = 1.252e6.
+    """
+    return 2.0 * macs / target.pe_rate_ratio(precision)
 
 
 def conversion_cycles(elements: Any, target: Target = SPYRE) -> Any:

@@ -170,10 +170,38 @@ class Target:
     """Rows a PE pass costs at least: the card's fit runs down to 2 rows with no floor (the
     datasheet target keeps one 8-row pass, `pe_rows`)."""
 
+    # The PE arrays' rate per precision, relative to fp16 (`pe_rate_ratio`, docs/hardware.md "PE
+    # rate per precision"): IBM's ISSCC 2026 talk as a secondary write-up (More Than Moore) reports
+    # about 157 TOPS in fp8, 315 in int8 and 629 in int4 per card against fp16's 98.3 (which
+    # torch-spyre's "DL16 peak" 98.304e12 corroborates). Medium confidence: no IBM document states
+    # them. The sustained rate scales by the same ratio, an assumption (no device measurement of fp8).
+    fp8_pe_rate_ratio: float = 157.0 / 98.304
+    """fp8 (e4m3) MAC rate of the PE arrays over their fp16 rate: 157 / 98.304 = 1.597."""
+    int8_pe_rate_ratio: float = 315.0 / 98.304
+    """int8 MAC rate over the fp16 rate: 315 / 98.304 = 3.204."""
+    int4_pe_rate_ratio: float = 629.0 / 98.304
+    """int4 MAC rate over the fp16 rate: 629 / 98.304 = 6.399."""
+
     @property
     def fp16_peak_flops(self) -> float:
         """The chip's fp16 FLOP/s, 2 per MAC over all cores: 98.304e12 for Spyre."""
         return 2 * self.peak_macs_per_us_per_core * 1e6 * self.cores
+
+    def pe_rate_ratio(self, precision: str) -> float:
+        """
+        The PE arrays' MAC rate in `precision` (`fp16`, `fp8`, `int8`, `int4`: both operands in
+        it) over their fp16 rate: 1.0 for fp16, `fp8_pe_rate_ratio` (1.597 on Spyre) for fp8.
+        `ValueError` for another name.
+        """
+        if precision == "fp16":
+            return 1.0
+        if precision not in PE_PRECISIONS:
+            raise ValueError(f"unknown PE precision '{precision}' (known: fp16, {', '.join(PE_PRECISIONS)})")
+        return float(getattr(self, f"{precision}_pe_rate_ratio"))
+
+    def peak_flops(self, precision: str = "fp16") -> float:
+        """The chip's peak FLOP/s (2 per MAC) in `precision`: 98.3e12 in fp16, 157e12 in fp8 on Spyre."""
+        return self.fp16_peak_flops * self.pe_rate_ratio(precision)
 
     @property
     def clock_mhz(self) -> float:
@@ -201,6 +229,10 @@ class Target:
         with open(path, "rb") as f:
             data = tomllib.load(f)
         return cls(**_known_fields(data, str(path)))
+
+
+PE_PRECISIONS = ("fp8", "int8", "int4")
+"""Precisions besides fp16 the PE arrays multiply, each with a `<name>_pe_rate_ratio` field."""
 
 
 SPYRE = Target()

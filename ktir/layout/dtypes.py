@@ -87,7 +87,9 @@ FORMATS: tuple[ElementFormat, ...] = (
     # The reference stack stores int64 as int32 (with a one-time downcast warning).
     ElementFormat("i64", "int64", "int64", DeviceDType.IEEE_INT32, True),
     ElementFormat("i8", "int8", "int8", DeviceDType.SENINT8, True),
-    ElementFormat("f8E4M3FN", "float8_e4m3fn", None, DeviceDType.SEN143_FP8, False),
+    # NumPy has no fp8: host values are float16 holding e4m3-representable values (every e4m3
+    # value is exact in fp16), as bf16 is stored in float32.
+    ElementFormat("f8E4M3FN", "float8_e4m3fn", "float16", DeviceDType.SEN143_FP8, True),
     ElementFormat("f8E5M2", "float8_e5m2", None, DeviceDType.SEN152_FP8, False),
     ElementFormat("f64", "float64", "float64", None, True),
     ElementFormat("i16", "int16", "int16", None, False),

@@ -61,6 +61,7 @@ from ktir.sim.report import Yardstick
 
 if TYPE_CHECKING:
     from ktir.llm.capacity import CardMemory
+    from ktir.llm.quantization import WeightFormat
 
 CHECKED_ARCHITECTURES = ("llama", "mistral", "qwen2", "granite", "gemma")
 """Decoder architectures the tests and `bench/configs` estimate; the error for an unsupported
@@ -220,7 +221,8 @@ def estimate_llm(
     `Target` or a TOML file; default Spyre). See the module docstring for how. Each of its
     `STAGES` programs is announced to `progress` before it is compiled. `dtype` and
     `kv_dtype` (`ktir.llm.quantization`; default: the config's `quantization_config`, else
-    fp16) set the formats the device-memory check counts; the programs are timed in fp16.
+    fp16) set the formats the device-memory check counts; fp8 weights are also compiled and
+    timed (`ktir.llm.quantization.Fp8Linear`, W8A8), other formats are timed in fp16.
     With `prefill_chunk`, the prompt is also prefilled that many tokens at a time (as vLLM-spyre
     runs it): each distinct chunk (tokens, cached tokens before it) is compiled and timed over
     the cache so far, and the time to first token is the sum of the chunks.
@@ -235,7 +237,7 @@ def estimate_llm(
     step = min(prompt, prefill_chunk or prompt)  # a chunked prefill's activations are one chunk's
     memory, stored = _check_fit(config, chip, (step, context, batch), dtype, kv_dtype)
     assumptions = dict.fromkeys(stored)
-    shared = {"batch": batch, "target": chip, "cores": cores}
+    shared = {"batch": batch, "target": chip, "cores": cores, "weights": _compiled_format(config, dtype)}
     programs: dict[str, Callable[[int], Program]] = {
         "prefill": partial(prefill_program, config, tokens=prompt, cache=context, **shared),
         "decode step": partial(decode_program, config, context=context, **shared),
@@ -309,6 +311,7 @@ def prefill_program(
     batch: int = 1,
     target: TargetLike = None,
     cores: int | None = None,
+    weights: WeightFormat | None = None,
 ) -> Program:
     """
     The prefill (chunk) of `batch` sequences of `tokens` prompt tokens at positions
@@ -316,10 +319,11 @@ def prefill_program(
     `layers` decoder layers, compiled. The positions are compile-time constants, so the
     attention mask folds to a causal one: the chunk attends over the cached tokens and itself,
     and its attention kernel skips the cache past them. The static cache holds `cache`
-    positions (default `cached + tokens`, exactly what the chunk reads).
+    positions (default `cached + tokens`, exactly what the chunk reads). `weights`: fp8 linear
+    layers (`ktir.llm.quantization.quantize_model`), or fp16 for None.
     """
     size = cached + tokens if cache is None else cache
-    wrapper = static_cache_model(_meta_model(config, layers), size, batch, tokens)
+    wrapper = static_cache_model(_meta_model(config, layers, weights), size, batch, tokens)
     wrapper.prefill_positions = torch.arange(cached, cached + tokens)  # after `cached` tokens
     return compile_program(wrapper, (_ids(batch, tokens),), cores=cores, target=target, quiet=True)
 
@@ -332,13 +336,14 @@ def decode_program(
     context: int,
     target: TargetLike = None,
     cores: int | None = None,
+    weights: WeightFormat | None = None,
 ) -> Program:
     """
     One decode step of the model with `layers` decoder layers, compiled: `batch` sequences of
     one token each at position `context - 1` (an input) over a static cache of `context`
-    positions (every sequence's cache padded to `context`).
+    positions (every sequence's cache padded to `context`). `weights` as in `prefill_program`.
     """
-    wrapper = static_cache_model(_meta_model(config, layers), context, batch)
+    wrapper = static_cache_model(_meta_model(config, layers, weights), context, batch)
     args = (_ids(batch, 1), torch.tensor([context - 1]))
     return compile_program(wrapper, args, cores=cores, target=target, quiet=True)
 
@@ -365,8 +370,19 @@ def _check_fit(
     form = model.format
     if (form.dtype, form.kv_cache) == ("fp16", "fp16"):
         return memory, []
+    if form.dtype == "fp8":  # the programs run fp8 weights (`_compiled_format`)
+        timed = f"fp8 weights ({form.source}, {form.scales} scales) are timed as W8A8 (`Fp8Linear`)"
+        return memory, [f"{timed}; the {form.kv_cache} KV cache is counted in device memory, timed in fp16"]
     stored = f"{form.dtype} weights ({form.source}) and {form.kv_cache} KV cache"
     return memory, [f"{stored} are counted in device memory; the programs are timed with fp16 ones"]
+
+
+def _compiled_format(config: Any, dtype: str | None) -> WeightFormat | None:
+    """The weight format the programs are compiled with: fp8 weights' format, else None (fp16)."""
+    from ktir.llm.quantization import weight_format
+
+    form = weight_format(config, dtype)
+    return form if form.dtype == "fp8" else None
 
 
 def _check(config: Any, prompt: int, context: int, batch: int) -> int:
@@ -425,8 +441,8 @@ def _ids(batch: int, tokens: int) -> torch.Tensor:
     return torch.zeros(batch, tokens, dtype=torch.long)
 
 
-def _meta_model(config: Any, layers: int) -> torch.nn.Module:
-    """The model with `layers` decoder layers on the meta device (fp16)."""
+def _meta_model(config: Any, layers: int, weights: WeightFormat | None = None) -> torch.nn.Module:
+    """The model with `layers` decoder layers on the meta device (fp16; `weights`: fp8 linear layers)."""
     import transformers
 
     fields = {**config.to_dict(), "num_hidden_layers": layers, "use_cache": True}
@@ -440,7 +456,12 @@ def _meta_model(config: Any, layers: int) -> torch.nn.Module:
                 model = transformers.AutoModelForCausalLM.from_config(small, dtype=torch.float16)
             except ValueError as error:
                 raise EstimateError(f"not a causal language model transformers knows: {error}") from None
-        return model.eval().requires_grad_(False)
+        model = model.eval().requires_grad_(False)
+    if weights is None:
+        return model
+    from ktir.llm.quantization import quantize_model
+
+    return quantize_model(model, weights)
 
 
 def _extrapolate(one: Report, two: Report, layers: int, target: Target) -> PhaseEstimate:

@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import torch
+
 from ktir.llm.estimate import EstimateError
 
 PRECISIONS = {"fp16": "float16", "fp8": "float8_e4m3fn", "int8": "int8"}
@@ -144,4 +146,89 @@ def _weight_scheme(weights: dict[str, Any]) -> tuple[str, str]:
     return dtype, strategy
 
 
-__all__ = ["KV_PRECISIONS", "PRECISIONS", "WeightFormat", "weight_format"]
+FP8_MAX = 448.0
+"""The largest float8_e4m3fn value: quantization maps a row's (or a token's) largest magnitude to it."""
+
+ACTIVATION_SCALE_FLOOR = 2.0**-14
+"""Least activation scale (fp16's smallest normal): an all-zero token quantizes to zeros, not NaN."""
+
+
+class Fp8Linear(torch.nn.Module):
+    """
+    A linear layer with fp8 (e4m3) weights, run as Spyre runs one (torch-spyre's FP8 path:
+    `quantize_fp8_with_scale` then `torch._scaled_mm`, lowered to `batchmatmulfp8`): W8A8.
+
+    - weights: `weight` [N, K] in float8_e4m3fn and `weight_scale` [1, N] in fp32, one scale per
+      output row (per-channel), `W ~ weight * weight_scale`;
+    - activations, per token (dynamic): `scale = max(|x|) / 448` (at least 2^-14),
+      `xq = fp8(clamp(x * (1 / scale), -448, 448))` on the SFU;
+    - the fp8 x fp8 product on the PE arrays at the fp8 rate, accumulated in fp32, rounded to
+      fp16, then `* scale` and `* weight_scale` (and `+ bias`) as elementwise ops.
+    """
+
+    def __init__(self, weight: torch.Tensor, weight_scale: torch.Tensor, bias: torch.Tensor | None) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(weight, requires_grad=False)
+        self.weight_scale = torch.nn.Parameter(weight_scale, requires_grad=False)
+        self.bias = None if bias is None else torch.nn.Parameter(bias, requires_grad=False)
+
+    @classmethod
+    def from_linear(cls, linear: torch.nn.Linear, scales: str = "channel") -> Fp8Linear:
+        """
+        `linear` quantized: each output row (`channel`) or the whole weight (`tensor`) scaled so
+        its largest magnitude is 448, rounded to e4m3. On the meta device only the shapes are made.
+        """
+        w = linear.weight.detach()
+        if w.is_meta:
+            weight = torch.empty(w.shape, dtype=torch.float8_e4m3fn, device="meta")
+            return cls(weight, torch.empty(1, w.shape[0], device="meta"), linear.bias)
+        w32 = w.float()
+        amax = w32.abs().amax(dim=1) if scales == "channel" else w32.abs().amax().expand(w.shape[0])
+        scale = (amax / FP8_MAX).clamp(min=ACTIVATION_SCALE_FLOOR)
+        weight = (w32 / scale[:, None]).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+        bias = None if linear.bias is None else linear.bias.detach()
+        return cls(weight, scale[None, :].contiguous(), bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """`x @ W.T (+ bias)` with x quantized per token and W in fp8 (the class docstring)."""
+        rows = x.reshape(-1, x.shape[-1])
+        scale = (rows.abs().amax(-1, keepdim=True) / FP8_MAX).clamp(min=ACTIVATION_SCALE_FLOOR)
+        quantized = (rows * scale.reciprocal()).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+        out = torch._scaled_mm(
+            quantized, self.weight.t(), scale_a=scale.float(), scale_b=self.weight_scale,
+            bias=self.bias, out_dtype=torch.float16,
+        )  # fmt: skip
+        return out.reshape(*x.shape[:-1], out.shape[-1])
+
+
+def quantize_model(model: torch.nn.Module, form: WeightFormat) -> torch.nn.Module:
+    """
+    `model` with the linear layers `form` quantizes replaced by `Fp8Linear` (in place; returned).
+    fp16 formats leave it as it is; `EstimateError` for int8, whose programs ktir does not build.
+    """
+    if form.dtype == "fp16":
+        return model
+    if form.dtype != "fp8":
+        raise EstimateError(
+            f"{form.dtype} weights are counted in memory only: ktir compiles fp16 and fp8 weights"
+        )
+    targets = [
+        (name, module)
+        for name, module in model.named_modules()
+        if isinstance(module, torch.nn.Linear) and form.quantizes(name)
+    ]
+    for name, module in targets:
+        parent, _, leaf = name.rpartition(".")
+        setattr(model.get_submodule(parent), leaf, Fp8Linear.from_linear(module, form.scales))
+    return model
+
+
+__all__ = [
+    "FP8_MAX",
+    "KV_PRECISIONS",
+    "PRECISIONS",
+    "Fp8Linear",
+    "WeightFormat",
+    "quantize_model",
+    "weight_format",
+]

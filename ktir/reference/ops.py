@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
     DictionaryAttr,
+    Float8E4M3FNType,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -83,6 +84,8 @@ def to_numpy(value: Any) -> np.ndarray:
     """
     if hasattr(value, "detach"):
         tensor = value.detach().cpu()
+        if str(tensor.dtype) == "torch.float8_e4m3fn":  # exact in fp16, NumPy has no fp8
+            return tensor.float().numpy().astype(np.float16)
         return tensor.float().numpy() if str(tensor.dtype) == "torch.bfloat16" else tensor.numpy()
     return np.asarray(value)
 
@@ -105,6 +108,26 @@ def round_bf16(array: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(array), array, result).astype(np.float32)
 
 
+FP8_E4M3_MAX = 448.0
+"""The largest finite float8_e4m3fn value."""
+
+
+def round_e4m3(array: np.ndarray) -> np.ndarray:
+    """
+    Round to the nearest float8_e4m3fn value (ties to even), kept in float16 storage (every e4m3
+    value is exact in fp16), as PyTorch's CPU cast does: beyond +-448 saturates to +-448, NaN stays.
+
+    e4m3 has 3 mantissa bits: a normal value 2^e x 1.f has the quantum 2^(e-3), subnormals
+    (below 2^-6) the quantum 2^-9. The quotient by a power of two and the rounding are exact in
+    float64, so the result does not depend on the CPU. Example: 0.3 -> 0.3125; 2^-10 -> 0.
+    """
+    x = np.asarray(array, dtype=np.float64)
+    _, exponent = np.frexp(x)  # x = m * 2^exponent with 0.5 <= |m| < 1: e = exponent - 1
+    quantum = np.ldexp(1.0, np.maximum(exponent - 4, -9))
+    rounded = np.clip(np.round(x / quantum) * quantum, -FP8_E4M3_MAX, FP8_E4M3_MAX)
+    return np.where(np.isnan(x), x, rounded).astype(np.float16)
+
+
 def store(value: Any, element_type: Attribute) -> np.ndarray:
     """Round a computed value once to `element_type` (the per-op rounding of the contract)."""
     array = np.asarray(value)
@@ -115,6 +138,8 @@ def store(value: Any, element_type: Attribute) -> np.ndarray:
         array = np.trunc(array)  # PyTorch converts float -> int toward zero
     if dtype == np.float16 and array.dtype == np.float64:
         array = array.astype(np.float32)  # PyTorch rounds f64 -> f16 through f32, as bf16 does
+    if isinstance(element_type, Float8E4M3FNType):
+        return round_e4m3(array)
     result = array.astype(dtype, copy=False)
     return round_bf16(result) if isinstance(element_type, BFloat16Type) else result
 

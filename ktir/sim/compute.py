@@ -123,9 +123,10 @@ def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float, float
     for op, ins, out in trace:
         if isinstance(op, st.MatmulBase):
             macs = math.prod(out) * ins[0][-1]
-            pt += cost_model.pt_cycles(macs, ins[0][-2] if len(ins[0]) > 1 else 1, target)
+            precision = cost_model.pe_precision(op.x.type.element_type)  # type: ignore[attr-defined]
+            pt += cost_model.pt_cycles(macs, ins[0][-2] if len(ins[0]) > 1 else 1, target, precision)
             flops += 2.0 * macs
-            matmul_flops += 2.0 * macs
+            matmul_flops += cost_model.roofline_matmul_flops(macs, precision, target)
             if cost_model.converts_to_fp16(op.x.type.element_type):  # type: ignore[attr-defined]
                 itemsize = numpy_dtype(op.x.type.element_type).itemsize  # type: ignore[attr-defined]
                 converted = in_sticks(ins[0], itemsize) + in_sticks(ins[1], itemsize)

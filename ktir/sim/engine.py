@@ -631,9 +631,10 @@ class SimKernel(KernelInterpreter):
         out_elements = int(np.prod(self.tiles[tiles[-1]].extent_array))
         if isinstance(payload, st.MatmulBase):
             rows, macs = self._matmul_size(tiles, maps, out_elements, in_elements)
-            cycles = cost_model.pt_cycles(macs, rows, self.target)
+            precision = cost_model.pe_precision(_element_type(payload.x))
+            cycles = cost_model.pt_cycles(macs, rows, self.target, precision)
             flops = 2.0 * macs
-            self.matmul_flops += flops * self.cores
+            self.matmul_flops += cost_model.roofline_matmul_flops(macs, precision, self.target) * self.cores
             self._convert_operands(op, payload, tiles, slot)
         else:
             cycles = cost_model.sfu_cycles(payload, in_elements, out_elements, self.target)

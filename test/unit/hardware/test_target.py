@@ -157,3 +157,27 @@ def test_a_bad_chip_peak_is_refused_with_its_file(tmp_path, text, message):
     bad_cores = f"^target file '{re.escape(str(path))}': cores must be positive, not 0$"
     with pytest.raises(ValueError, match=bad_cores):
         load_target(str(path))
+
+
+def test_the_pe_rate_per_precision_is_the_isscc_ratio_to_fp16():
+    # fp16 98.304e12 (torch-spyre's DL16 peak); fp8 157, int8 315, int4 629 TOPS (ISSCC 2026, via
+    # a secondary write-up): the chip peaks follow from the ratios.
+    assert SPYRE.pe_rate_ratio("fp16") == 1.0
+    assert SPYRE.peak_flops("fp16") == pytest.approx(98.304e12)
+    assert SPYRE.peak_flops("fp8") == pytest.approx(157e12)
+    assert SPYRE.peak_flops("int8") == pytest.approx(315e12)
+    assert SPYRE.peak_flops("int4") == pytest.approx(629e12)
+    with pytest.raises(ValueError, match="unknown PE precision 'fp4'"):
+        SPYRE.pe_rate_ratio("fp4")
+
+
+def test_an_fp8_matmul_tile_takes_the_fp16_cycles_over_the_fp8_ratio(tmp_path):
+    fp16 = cost_model.pt_cycles(128 * 512 * 512, 128)
+    fp8 = cost_model.pt_cycles(128 * 512 * 512, 128, precision="fp8")
+    assert fp16 == pytest.approx(44150.6, abs=0.1)  # 1.14e6 MAC/µs sustained
+    assert fp8 == pytest.approx(fp16 * 98.304 / 157)
+    path = tmp_path / "fp8x2.toml"
+    path.write_text("fp8_pe_rate_ratio = 2.0\n")
+    assert cost_model.pt_cycles(1e6, 64, load_target(str(path)), "fp8") == pytest.approx(
+        cost_model.pt_cycles(1e6, 64) / 2
+    )

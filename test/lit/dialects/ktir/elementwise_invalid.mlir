@@ -513,9 +513,9 @@ func.func @sub_of_masks(%a: tensor<4xi1>, %b: tensor<4xi1>) {
 // -----
 
 // Unsigned and odd-width integers have no meaning the executor (or PyTorch) shares.
-// CHECK: error: 'ktir.gt' op lhs has element type ui8; graph-level ktir supports f16, bf16, f32, f64 and signless i1, i8, i16, i32, i64
+// CHECK: error: 'ktir.gt' op lhs has element type ui8; graph-level ktir supports f16, bf16, f32, f64, f8E4M3FN and signless i1, i8, i16, i32, i64
 func.func @unsigned(%a: tensor<2xui8>) {
-  // expected-error @+1 {{lhs has element type ui8; graph-level ktir supports f16, bf16, f32, f64 and signless i1, i8, i16, i32, i64}}
+  // expected-error @+1 {{lhs has element type ui8; graph-level ktir supports f16, bf16, f32, f64, f8E4M3FN and signless i1, i8, i16, i32, i64}}
   %r = ktir.gt %a, %a : tensor<2xui8>, tensor<2xui8> -> tensor<2xi1>
   func.return
 }
