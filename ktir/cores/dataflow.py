@@ -239,6 +239,14 @@ class _Model:
         ring = cost_model.ring_cycles(acc_elements, ACCUMULATOR_BYTES, k_split, t) * self.products
         epi_chip = sum((self.tile_bytes(e, total) * self._reads(e, splits) for e in self.epilogue), 0.0)
         traffic = traffic + outer * epi_chip
+        # A tile overflowing the PE arrays' accumulator streams part of its operands again
+        # (`cost_model.accumulator_reread_fraction`; the simulator charges it on plain matmuls).
+        m, n = (self.padded[d] / total[:, self.dims.index(d)] for d in ("m", "n"))
+        area = m * n
+        plain = self.products == 1 and not self.epilogue_passes
+        restream = cost_model.accumulator_reread_fraction(area, t) * (x_chip + y_chip) * plain
+        traffic = traffic + chunks * restream
+        load = load + np.where(restream > 0, cost_model.dma_cycles(restream, t), 0.0)
         passes = acc_elements * self.epilogue_passes / t.sfu_pass_elems_per_us * t.clock_mhz
         epilogue = cost_model.dma_cycles(epi_chip, t) * (len(self.epilogue) > 0) + passes
         # An fp32 matmul's conversion is a pipeline stage between a chunk's load and its PE time.

@@ -91,6 +91,18 @@ def pt_efficiency(rows: Any, target: Target = SPYRE) -> Any:
     return np.minimum(1.0, (rows / full) ** target.pt_underfill_exponent)[()]
 
 
+def accumulator_reread_fraction(area: Any, target: Target = SPYRE) -> Any:
+    """
+    Fraction of a matmul tile's operand bytes that stream from LPDDR5 a second time because the
+    tile's `area` output elements per core (rows x columns of one product) overflow the PE
+    arrays' resident accumulator, `Target.accumulator_elements` (a number, or elementwise for
+    an array): min(cap, slope x log2(area / 65,536)), 0 up to 65,536 (the card's fit,
+    torch-spyre `mm_spill_*`). Example: 131,072 outputs -> 0.45, 262,144 -> 0.9, 2^20 -> 1.5.
+    """
+    over = np.maximum(np.asarray(area, dtype=float) / target.accumulator_elements, 1.0)
+    return np.minimum(target.accumulator_reread_cap, target.accumulator_reread_slope * np.log2(over))[()]
+
+
 def reference_pt_efficiency(rows: float, target: Target = SPYRE) -> float:
     """
     The PE fill of the reference's work-division model (`matmul_cost_us`): at least one pass of

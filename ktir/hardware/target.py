@@ -169,6 +169,16 @@ class Target:
     pt_min_rows: int = 1
     """Rows a PE pass costs at least: the card's fit runs down to 2 rows with no floor (the
     datasheet target keeps one 8-row pass, `pe_rows`)."""
+    accumulator_elements: int = 65536
+    """Output elements of a matmul tile one core's PE arrays keep resident while they accumulate
+    over K (torch-spyre `mm_spill_area0`: the "on-chip capacity (~64K fp16 elems/core)" of the
+    per-core output-accumulator tile, fitted on its decouple and re-read sweeps)."""
+    accumulator_reread_slope: float = 0.45
+    """A matmul tile of `area` > `accumulator_elements` outputs per core streams its operand
+    tiles from LPDDR5 again, a fraction min(cap, slope x log2(area / accumulator_elements)) of
+    the bytes their loads moved (torch-spyre `mm_spill_slope`; 0 turns the mechanism off)."""
+    accumulator_reread_cap: float = 1.5
+    """The largest fraction of a tile's operand bytes streamed again (`mm_spill_cap`)."""
 
     # The PE arrays' rate per precision, relative to fp16 (`pe_rate_ratio`, docs/hardware.md "PE
     # rate per precision"): IBM's ISSCC 2026 talk as a secondary write-up (More Than Moore) reports
@@ -252,6 +262,7 @@ SPYRE_DATASHEET = Target(
     sustained_macs_per_us_per_core=SPYRE.peak_macs_per_us_per_core,
     pt_underfill_exponent=0.5,
     pt_min_rows=SPYRE.pe_rows,
+    accumulator_reread_slope=0.0,
 )
 """IBM Spyre at its datasheet rates (`spyre-datasheet`), a what-if: LPDDR5 at 204.8 GB/s in
 both directions at once, whatever the access pattern."""
@@ -317,7 +328,7 @@ _FRACTIONS = ("lx_reserved_fraction", "device_memory_reserved_fraction")
 """Fields that are a share in [0, 1) rather than a positive size or rate."""
 
 _FIELD_TYPES = {"int": (int,), "float": (int, float), "str": (str,)}
-_MAY_BE_ZERO = {"rw_turnaround_ns_per_byte", "row_reduction_extra_bandwidth"}
+_MAY_BE_ZERO = {"rw_turnaround_ns_per_byte", "row_reduction_extra_bandwidth", "accumulator_reread_slope"}
 """Fields of a mechanism that 0 turns off (the datasheet target's value)."""
 
 

@@ -352,13 +352,10 @@ class SimKernel(KernelInterpreter):
             cycles[active] = cost_model.lx_copy_cycles(tile_bytes, self.target)
             self.timeline.issue(queue, reads, writes, cycles, label)
             return
-        # Cores reading the same box share one broadcast read per cohort of cores.
-        boxes, readers = np.unique(first[active], axis=0, return_counts=True)
+        boxes, traffic = self._chip_traffic(first[active], tile_bytes, load)
         memory_value = op.source if load else op.target
         touched = self.touched.setdefault(self.outer.get(memory_value, memory_value), set())
         touched.update((box.tobytes(), extent) for box in boxes)
-        copies = np.ceil(readers / self.target.broadcast_cohort) if load else readers
-        traffic = float(copies.sum()) * tile_bytes
         self.bytes += traffic
         cycles[active] = self.target.dma_setup_cycles
         chip_cycles = cost_model.transfer_cycles(traffic, self.target)
@@ -373,6 +370,46 @@ class SimKernel(KernelInterpreter):
             self.early_bytes += early * len(boxes) * tile_bytes  # distinct bytes, as compulsory ones count
             return
         self.timeline.transfer(queue, reads, writes, cycles, chip_cycles, label, traffic, ordinary)
+
+    def _chip_traffic(self, first: np.ndarray, tile_bytes: int, load: bool) -> tuple[np.ndarray, float]:
+        """
+        The distinct boxes of a DMA whose cores start at `first`, and the LPDDR5 bytes it moves:
+        cores loading the same box share one broadcast read per cohort of cores; a store writes
+        every core's box.
+        """
+        boxes, readers = np.unique(first, axis=0, return_counts=True)
+        copies = np.ceil(readers / self.target.broadcast_cohort) if load else readers
+        return boxes, float(copies.sum()) * tile_bytes
+
+    def _restream(self, op: core.ComputeOp, tiles: list[int], chunk: int, slot: int, area: float) -> None:
+        """
+        A matmul tile whose `area` outputs per core overflow the PE arrays' resident accumulator
+        (`cost_model.accumulator_reread_fraction`) streams that fraction of its operand tiles
+        from LPDDR5 again, as their loads moved them: one more DMA on the load queue, alongside
+        the PE arrays' passes. Moved bytes, not compulsory ones; an operand read from a resident
+        LX buffer streams from LX (free).
+        """
+        fraction = float(cost_model.accumulator_reread_fraction(area, self.target))
+        if fraction <= 0.0:
+            return
+        traffic = 0.0
+        for t in tiles[:2]:
+            if isinstance(self.args[t].type, MemRefType):
+                continue
+            tile = self.tiles[t]
+            itemsize = device_dtype_of_element(_element_type(self.args[t])).element_bytes
+            first = tile.starts_array + tile.chunk_starts_array[chunk]
+            tile_bytes = math.prod(int(e) for e in tile.extent_array) * itemsize
+            traffic += self._chip_traffic(first, tile_bytes, True)[1]
+        traffic *= fraction
+        if traffic <= 0.0:
+            return
+        self.bytes += traffic
+        setup = np.full(self.cores, float(self.target.dma_setup_cycles))
+        operands = [(v, self._slot_of(v, slot)) for v in op.ins[:2]]
+        label = f"re-stream operands ({fraction:.2f}: {area:,.0f} outputs per core)"
+        chip_cycles = cost_model.transfer_cycles(traffic, self.target)
+        self.timeline.transfer("load", operands, [], setup, chip_cycles, label, traffic)
 
     def _check_prefetch(self, op: core.DmaLoadOp) -> None:
         """A prefetch reads no tensor the previous kernel writes and fills no LX it uses."""
@@ -630,9 +667,10 @@ class SimKernel(KernelInterpreter):
         in_elements = int(np.prod(self.tiles[tiles[0]].extent_array)) if len(tiles) > 1 else 0
         out_elements = int(np.prod(self.tiles[tiles[-1]].extent_array))
         if isinstance(payload, st.MatmulBase):
-            rows, macs = self._matmul_size(tiles, maps, out_elements, in_elements)
+            rows, macs, area = self._matmul_size(tiles, maps, out_elements, in_elements)
             precision = cost_model.pe_precision(_element_type(payload.x))
             cycles = cost_model.pt_cycles(macs, rows, self.target, precision)
+            self._restream(op, tiles, int(self.env[op.chunk]), slot, area)
             flops = 2.0 * macs
             self.matmul_flops += cost_model.roofline_matmul_flops(macs, precision, self.target) * self.cores
             self._convert_operands(op, payload, tiles, slot)
@@ -728,8 +766,11 @@ class SimKernel(KernelInterpreter):
 
     def _matmul_size(
         self, tiles: list[int], maps: list[HostTiles | None], out_elements: int, x_elements: int
-    ) -> tuple[int, float]:
-        """Output rows per core and MACs of one matmul tile (K and N in whole sticks)."""
+    ) -> tuple[int, float, float]:
+        """
+        Output rows per core, MACs and outputs per product (rows x N) of one matmul tile (K and N
+        in whole sticks).
+        """
         out_map = maps[-1]
         if out_map is not None:
             extent = out_map.extent
@@ -737,7 +778,8 @@ class SimKernel(KernelInterpreter):
             extent = self._placement(tiles[-1], 0, 0)[3]
         rows_total = math.prod(extent[:-1]) or 1
         n_padded = out_elements / rows_total
-        return int(extent[-2]) if len(extent) >= 2 else 1, x_elements * n_padded
+        rows = int(extent[-2]) if len(extent) >= 2 else 1
+        return rows, x_elements * n_padded, rows * n_padded
 
     # -- ring ---------------------------------------------------------------------------------
 

@@ -37,14 +37,15 @@ def matmul_space(m: int, k: int, n: int):
 
 def test_prefill_up_projection_reads_every_byte_once() -> None:
     """
-    The worked example: 512 x 4096 x 14336 on 32 cores, {m: 8, n: 4}, x's whole slice kept in
-    LX while N is cut in 2 and K in 64 (at the card's sustained PE rate; 4 and 16 at the
-    datasheet's): traffic 1.0.
+    The worked example: 512 x 4096 x 14336 on 32 cores, {m: 4, n: 8}, x's whole slice kept in
+    LX while N is cut in 4 and K in 32, so a core accumulates 128 x 448 = 57,344 outputs per tile,
+    within the PE arrays' 65,536 (the card's; {m: 8, n: 4} cut N in 2 accumulated 114,688 and
+    would stream 0.36 of its operands again): traffic 1.0.
     """
     schedule = best_schedule(matmul_space(512, 4096, 14336), 32, SPYRE.lx_usable_bytes, SPYRE)
     assert schedule is not None
-    assert schedule.splits == {"m": 8, "n": 4, "k": 1}
-    assert schedule.cuts == {"m": 1, "n": 2, "k": 64}
+    assert schedule.splits == {"m": 4, "n": 8, "k": 1}
+    assert schedule.cuts == {"m": 1, "n": 4, "k": 32}
     assert schedule.whole_x
     compulsory = (512 * 4096 + 4096 * 14336 + 512 * 14336) * 2
     assert schedule.traffic == compulsory
