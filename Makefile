@@ -4,7 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test pytest lit fuzz fuzz-short lint bench zoo clean
+.PHONY: demo test check pytest pytest-fast lit fuzz fuzz-short lint bench zoo clean
+
+# pytest workers (pytest-xdist): one per CPU, at most 4 (each imports torch and the compiler).
+JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,8 +26,19 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory lint || status=1; \
 	exit $$status
 
+# The fast tier for the edit loop: unit tests not marked slow, the lit suite and lint.
+check: $(STAMP)
+	@status=0; \
+	$(MAKE) --no-print-directory pytest-fast || status=1; \
+	$(MAKE) --no-print-directory lit || status=1; \
+	$(MAKE) --no-print-directory lint || status=1; \
+	exit $$status
+
 pytest: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal
+
+pytest-fast: $(STAMP)
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal -m "not slow"
 
 lit: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -sv test/lit

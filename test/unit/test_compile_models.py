@@ -83,6 +83,7 @@ TORCH_COMPILE_MODELS = ["mlp", "decoder_block", "hf_llama"]
 IDENTICAL_SHARE = {"hf_phi3": 0.6, "hf_llama": 0.6}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(MODELS))
 def test_compiled_model_matches_eager_and_the_reference(name: str) -> None:
     """`ktir.compile` + the simulator against eager, and within the stated bound of the reference."""
@@ -106,6 +107,7 @@ def test_compiled_model_matches_eager_and_the_reference(name: str) -> None:
     check_never_faster_than_physics(report)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(MODELS))
 def test_fused_and_unfused_programs_agree(name: str) -> None:
     """
@@ -131,6 +133,7 @@ def test_fused_and_unfused_programs_agree(name: str) -> None:
     assert difference.max() <= fp16_ulp_at_largest(theirs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", TORCH_COMPILE_MODELS)
 def test_torch_compile_backend_runs_on_the_simulator(name: str) -> None:
     """`torch.compile(model, backend="ktir")` gives eager's numbers within the same bounds."""

@@ -43,6 +43,7 @@ def _cells(text: str, columns: int) -> list[list[str]]:
     return rows
 
 
+@pytest.mark.slow
 def test_the_demo_report_at_80_columns_cuts_nothing(demo_report) -> None:  # type: ignore[no-untyped-def]
     report = demo_report
     console = Console(width=80, file=io.StringIO(), record=True)

@@ -81,6 +81,7 @@ def test_readme_has_the_two_commands_first() -> None:
     assert [line.split()[:2] for line in first] == [["make", "demo"], ["make", "test"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("document", DOCUMENTS)
 def test_document_runs_as_written(document: str, tmp_path: Path) -> None:
     scratch = scratch_for(tmp_path)
@@ -93,6 +94,7 @@ def test_document_runs_as_written(document: str, tmp_path: Path) -> None:
         assert result.returncode == 0, f"{document}: {step}\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}"
 
 
+@pytest.mark.slow
 def test_readme_python_prints_the_reference_layout(tmp_path: Path) -> None:
     script = tmp_path / "readme.py"
     script.write_text("\n".join(readme_blocks("python")))

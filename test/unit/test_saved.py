@@ -58,6 +58,7 @@ def test_saving_twice_writes_the_same_bytes(compiled_pair, tmp_path: Path) -> No
     assert sorted(packed) == sorted(description["input_names"][1:])
 
 
+@pytest.mark.slow
 def test_a_model_output_comes_back_as_a_tuple(tmp_path: Path) -> None:
     """Structures pytree cannot write as JSON (here a dataclass) load as a tuple of tensors."""
     from dataclasses import dataclass

@@ -146,6 +146,7 @@ def test_a_target_of_another_type_is_refused_by_every_entry_point() -> None:
         ktir.compile(exp, (X,), target=Target(cores=0))
 
 
+@pytest.mark.slow
 def test_estimate_llm_and_generate_take_a_target_object() -> None:
     config = transformers.LlamaConfig(
         hidden_size=64,

@@ -30,6 +30,7 @@ FAST = ["llama", "bert", "vit", "resnet"]
 """One decoder, one encoder, one vision transformer and one CNN: each well under 20 s."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FAST)
 def test_zoo_architecture_matches_eager(name: str) -> None:
     """Compiled, simulated and within the eager bounds, with a physically possible report."""

@@ -41,6 +41,7 @@ def _compiled(name: str) -> ModuleOp:
     return ktir.compile(model, args, kwargs, target="spyre-datasheet").module
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MODEL_NAMES)
 def test_every_kernel_is_written_and_gives_ktirs_outputs_bit_for_bit(name: str) -> None:
     results = roundtrip_module(_compiled(name))

@@ -116,6 +116,7 @@ def _tiny_mixtral() -> transformers.MixtralForCausalLM:
     return transformers.MixtralForCausalLM(config)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tokens", [16, 1])
 def test_a_tiny_mixtral_matches_eager_with_no_host_op(tokens: int) -> None:
     """The truth runs in fp32: transformers' grouped matmul refuses float64."""

@@ -69,6 +69,7 @@ def test_decoder_block_keeps_named_ops() -> None:
     assert "ktir.cpu_fallback" not in text
 
 
+@pytest.mark.slow
 def test_hf_llama_matches_eager() -> None:
     config = tiny_llama_config()
     model16, model64 = pair(lambda: transformers.LlamaForCausalLM(config))

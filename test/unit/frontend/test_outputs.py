@@ -100,6 +100,7 @@ def test_data_dependent_control_flow_is_a_located_import_error() -> None:
     assert diagnostic.location.line == branchy.__code__.co_firstlineno + 1
 
 
+@pytest.mark.slow
 def test_torch_compile_specializes_each_shape_and_survives_a_failure() -> None:
     torch.manual_seed(0)
     model = torch.nn.Linear(64, 32).half()

@@ -44,6 +44,7 @@ def test_a_row_softmax_matches_numpy() -> None:
     assert report.vs_bound >= 1
 
 
+@pytest.mark.slow
 def test_a_matmul_with_a_k_loop_matches_numpy() -> None:
     a = RNG.standard_normal((64, 2048)).astype(np.float16)
     b = (RNG.standard_normal((2048, 8192)) / 40).astype(np.float16)

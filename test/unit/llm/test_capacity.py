@@ -156,6 +156,7 @@ def test_estimate_llm_refuses_a_model_that_does_not_fit_before_compiling(
     )
 
 
+@pytest.mark.slow
 def test_an_estimate_carries_its_memory() -> None:
     config = _llama(hidden_size=64, intermediate_size=128, num_attention_heads=4, num_key_value_heads=2,
                     num_hidden_layers=2, vocab_size=256)  # fmt: skip

@@ -36,6 +36,7 @@ def _whole(config: object, layers: int, prompt: int, context: int) -> tuple[ktir
     return prefill.estimate(), decode.estimate()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "layers"), [("llama", 3), ("qwen2", 4)])  # gemma: test_generate
 def test_reused_layers_give_the_whole_models_figures(name: str, layers: int) -> None:
     config = CONFIGS[name](layers)
@@ -69,6 +70,7 @@ def test_the_answer_reads_as_a_user_asks(short: object) -> None:
     assert data["format"] == "ktir-llm-estimate" and data["decode"]["time_us"] == estimate.decode_us
 
 
+@pytest.mark.slow
 def test_a_longer_context_costs_the_decode_step_its_cache(short: object) -> None:
     long = estimate_llm(CONFIGS["llama"](2), prompt=16, context=96, batch=2)
     assert long.decode.compulsory_bytes > short.decode.compulsory_bytes  # type: ignore[attr-defined]
@@ -101,6 +103,7 @@ def _chunk_us(config: object, tokens: int, cached: int, context: int) -> float:
     return math.ceil(sum(k.cycles for k in report.kernels)) / report.kernels[0].target.clock_mhz
 
 
+@pytest.mark.slow
 def test_chunked_prefill_is_the_sum_of_its_chunks_over_the_cache_so_far() -> None:
     config = CONFIGS["llama"](2)
     whole = estimate_llm(config, prompt=128, context=128)

@@ -43,6 +43,7 @@ same token wherever the fp64 model's best logit leads by more.
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["llama", "qwen2", "gemma"])
 def test_greedy_tokens_match_eager(name: str) -> None:
     """ktir's greedy tokens are the fp64 model's and eager fp16's, every step won by a margin."""

@@ -91,6 +91,7 @@ def compiled(tmp_path_factory):
     return build_step_costs(tiny_config(), grid=GRID, cache_dir=cache), cache
 
 
+@pytest.mark.slow
 def test_grid_points_are_the_programs_simulated(compiled):
     table, _ = compiled
     assert table.prefill(64, 64) == pytest.approx(step_costs.prefill_chunk_us(tiny_config(), 64, 64, SPYRE))
@@ -100,6 +101,7 @@ def test_grid_points_are_the_programs_simulated(compiled):
     assert table.decode(2, 128) > table.decode(1, 128)
 
 
+@pytest.mark.slow
 def test_held_out_points_are_within_three_percent(compiled):
     table, _ = compiled
     rows = held_out_errors(table, tiny_config(), [(48, 32)], [(1, 96)])

@@ -183,6 +183,7 @@ func.func @attention(%q: {q4}, %k: {kv}, %v: {kv}) -> {q4} {{
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("keys", "queries", "causal"), [(8192, 1, ""), (4096, 128, "causal 3968 ")])
 def test_attention_over_more_keys_than_lx_holds_walks_them_with_an_online_softmax(
     keys: int, queries: int, causal: str

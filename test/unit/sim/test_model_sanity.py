@@ -117,6 +117,7 @@ def test_a_memory_bound_kernel_runs_at_bandwidth(big_add: SimResult) -> None:
     assert abs(kernel.cycles / card - 1) <= 0.03
 
 
+@pytest.mark.slow
 def test_pointwise_work_divides_over_the_cores(big_silu: dict[int, KernelReport]) -> None:
     """silu's SFU time is 5 passes over 32 M elements, split evenly over 32 cores."""
     one, many = big_silu[1], big_silu[32]

@@ -76,6 +76,7 @@ def test_a_grouped_matmul_assumes_uniform_routing(counts: list[int]) -> None:
         assert estimated.kernels[0].cycles != run.kernels[0].cycles
 
 
+@pytest.mark.slow
 def test_the_demo_takes_the_same_cycles_without_values() -> None:
     spec = importlib.util.spec_from_file_location("ktir_demo", DEMO)
     assert spec is not None and spec.loader is not None
@@ -91,6 +92,7 @@ def test_the_demo_takes_the_same_cycles_without_values() -> None:
     assert first.to_json() == ktir.sim.Report.from_json(first.to_json()).to_json()
 
 
+@pytest.mark.slow
 def test_a_model_on_the_meta_device_estimates_as_with_its_weights() -> None:
     """No weight allocated; the same cycles as the same model with (non-constant) weights."""
     config = tiny_llama_config()

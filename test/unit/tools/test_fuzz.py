@@ -122,6 +122,7 @@ def test_failing_cases_are_written_for_reproduction(tmp_path):
     assert (tmp_path / "failures" / "case00042-internal-error.mlir").read_text() == "func.func @f("
 
 
+@pytest.mark.slow
 def test_short_mode_finds_no_internal_error_traceback_or_hang(tmp_path):
     """The `make fuzz-short` run: about 500 invocations, well under two minutes on 2 cores."""
     start = time.monotonic()

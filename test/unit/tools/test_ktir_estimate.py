@@ -50,6 +50,7 @@ class Ticking:
         return self.now
 
 
+@pytest.mark.slow
 def test_one_column_per_target_and_the_files(
     config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -303,6 +304,7 @@ def test_dtype_fp8_counts_one_byte_weights(llama_70b: Path, tmp_path: Path) -> N
     assert one_card["max_batch"] > 0 and one_card["weights"] < 70 * 1024**3  # fp16 needed 131.4 GiB
 
 
+@pytest.mark.slow
 def test_fp8_weights_are_an_assumption_of_the_timing(
     config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -320,6 +322,7 @@ def test_fp8_weights_are_an_assumption_of_the_timing(
     assert "fp8 weights (--dtype fp8)" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_prefill_chunk_lists_the_chunks_and_per_card_and_per_user_rates(
     config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
