@@ -22,7 +22,11 @@ chip-wide transfer of each tile while the PE arrays run `pt_cycles` on the previ
 (double buffering), so a chunk costs the larger of the two, plus the first load (pipeline fill)
 and the last compute (drain); each output chunk adds its accumulator's zeroing, ring reduction
 and store, which wait for the chunk before them. An fp32 matmul's chunk also converts its tiles
-to fp16 on the SFU (`cost_model.conversion_cycles`), a third pipeline stage.
+to fp16 on the SFU (`cost_model.conversion_cycles`), a third pipeline stage. The store of
+every output chunk but the last runs while later chunks' loads stream, and the channel charges
+the read/write turnaround on its bytes (`ktir.sim.timeline.Channel`): on the calibrated card a
+512 x 4096 x 6144 fp16 matmul (Llama-3-8B's q/k/v) that stores its 6.3 MB in 3 output chunks pays
+18 µs of turnaround, and one output chunk, stored after the last load, none.
 
 Worked example (docs/performance.md): x[512, 4096] @ y[4096, 14336] fp16 on 32 cores moves at
 least 4.2 + 117.4 + 14.7 = 136.3 MB. The reference division {m: 32} gives each core 16 rows (the
@@ -204,6 +208,16 @@ class _Model:
         sharers = splits.prod(axis=1) // distinct
         return distinct * np.ceil(sharers / self.target.broadcast_cohort)
 
+    def _turnaround(self, traffic: np.ndarray, out_chip: np.ndarray, outer: np.ndarray) -> np.ndarray:
+        """
+        Channel cycles the read/write turnaround (`ktir.sim.timeline.Channel`) costs: the store
+        of every output chunk but the last runs while later chunks' loads stream and pays on its
+        bytes (at most the bytes read); the last follows the last load and pays nothing.
+        """
+        reads = traffic - outer * out_chip
+        paired = np.minimum(out_chip * (outer - 1), reads)
+        return paired * cost_model.turnaround_cycles_per_byte(self.target)
+
     def cost(
         self, splits: np.ndarray, cuts: np.ndarray, whole_x: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -254,6 +268,7 @@ class _Model:
         # A store in the chunk stream shares the load queue's channel time; an accumulating
         # output chunk's store is in `per_outer` instead (it waits for its K loop).
         streamed = np.where(self._accumulates(splits, cuts), 0.0, store * outer / chunks)
+        streamed = streamed + self._turnaround(traffic, out_chip, outer) / chunks
         steady = np.maximum(np.maximum(pt, convert), load + streamed)
         # With two accumulators an output chunk's SFU passes run under the next chunk's K loop:
         # hidden up to that loop's length, except the last chunk's, which nothing follows.

@@ -1,0 +1,73 @@
+"""
+The Llama-3-8B-shaped decoder layer on the default target (`spyre`, the calibrated card), as
+`ktir-estimate` compiles it (`ktir.llm.estimate`: a static KV cache, the prefill's positions
+known): one layer is the 2-layer program less the 1-layer one. Its time is pinned against the
+sustained bound, max(matmul FLOPs at the card's sustained PE rate on every core, compulsory
+bytes at the sustained LPDDR5 rate), and its kernels per layer (docs/work-division.md,
+"The Llama-3-8B layer"). Cycles are deterministic (no values are computed), so the margins
+only absorb rounding.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import transformers
+
+from ktir.hardware.target import SPYRE, Target
+from ktir.llm.estimate import decode_program, prefill_program
+from ktir.sim import Report
+
+CONFIG = Path(__file__).resolve().parents[3] / "bench" / "configs" / "llama-3-8b.json"
+
+
+def sustained_bound_us(matmul_flops: float, compulsory_bytes: float, target: Target) -> float:
+    """max(FLOPs at the sustained PE rate of all cores, bytes at the sustained LPDDR5 rate), µs."""
+    flops_per_us = 2 * target.sustained_macs_per_us_per_core * target.cores
+    return max(matmul_flops / flops_per_us, compulsory_bytes / (target.sustained_memory_bandwidth / 1e6))
+
+
+def layer(one: Report, two: Report, target: Target) -> tuple[float, int]:
+    """(one layer's time / its sustained bound, its kernels): the 2-layer report less the 1-layer."""
+    us = (two.total_cycles - one.total_cycles) / target.clock_mhz
+    bound = sustained_bound_us(
+        two.matmul_flops - one.matmul_flops, two.compulsory_bytes - one.compulsory_bytes, target
+    )
+    return us / bound, two.device_kernels - one.device_kernels
+
+
+@pytest.fixture(scope="module")
+def config() -> transformers.PretrainedConfig:
+    fields = json.loads(CONFIG.read_text())
+    return transformers.LlamaConfig(**{k: v for k, v in fields.items() if k != "architectures"})
+
+
+@pytest.mark.slow
+def test_prefill_512_layer(config: transformers.PretrainedConfig) -> None:
+    """
+    Prefill of 512 tokens: 4,068.1 µs against a sustained bound of 3,094.2 µs (the FLOPs;
+    the compulsory bytes take 2,923.9 µs), 1.3147x in 11 kernels (1.3152x before the dataflow
+    model charged the read/write turnaround; 1.3130x with it, before the PE accumulator's
+    re-stream kept q/k/v's output in two chunks). On `spyre-datasheet` it is 1.3165x its datasheet
+    bound, unchanged (that target has no turnaround). Far from 1.25x: what is left is listed in
+    docs/work-division.md.
+    """
+    reports = [prefill_program(config, n, 512).estimate() for n in (1, 2)]
+    ratio, kernels = layer(*reports, SPYRE)
+    assert kernels == 11
+    assert ratio == pytest.approx(1.31473, abs=5e-4)
+
+
+@pytest.mark.slow
+def test_one_token_layer(config: transformers.PretrainedConfig) -> None:
+    """
+    One token at context 2048: 3,000.6 µs against 2,964.1 µs (reading the layer's weights at
+    150 GB/s), 1.0123x in 13 kernels; 1.0156x its datasheet bound on `spyre-datasheet`.
+    """
+    reports = [decode_program(config, n, context=2048).estimate() for n in (1, 2)]
+    ratio, kernels = layer(*reports, SPYRE)
+    assert kernels == 13
+    assert ratio == pytest.approx(1.01230, abs=5e-4)
+    assert ratio <= 1.05
