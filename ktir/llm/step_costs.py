@@ -247,7 +247,10 @@ def build_step_costs(
     table = StepCosts(grid, prefill, decode, key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(table.to_dict(), indent=1) + "\n", encoding="utf-8")
+        # written whole, then renamed: a reader in another process never sees half a table
+        partial_path = path.with_suffix(f".{os.getpid()}.part")
+        partial_path.write_text(json.dumps(table.to_dict(), indent=1) + "\n", encoding="utf-8")
+        os.replace(partial_path, path)
     except OSError as error:  # the table is good; only its cache copy is lost
         warnings.warn(
             f"step-cost table not cached in '{path.parent}': {error.strerror or error}", stacklevel=2
