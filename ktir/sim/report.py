@@ -14,8 +14,8 @@ and for the whole program.
   `spyre-datasheet` the sustained rates are the peaks and the two bounds are one.
 
 The compulsory bytes are each tensor it must read or write in device memory, once, at its
-device-layout size (for the program: every parameter, input and output; for a kernel: its
-distinct inputs and outputs not kept in LX). A ratio is simulated / bound (1.0 is the best
+device-layout size (for the program: every parameter and input an op reads, and every output;
+for a kernel: its distinct inputs and outputs not kept in LX). A ratio is simulated / bound (1.0 is the best
 that rate allows), and `traffic_ratio` is moved / compulsory bytes. The bottleneck is the unit
 busiest on the kernel's critical core.
 
