@@ -12,8 +12,9 @@ and a 2048-position KV cache, it prints, measured in one run:
 - per batch (1, 8, 32), what `ktir.estimate_llm` answers for the whole 16-layer model: the time
   to first token, its ratio to batch 1, and the decode step;
 - per batch (1, 8, 32, 64), the whole model's decode step at context 2048 (a padded static
-  cache: every sequence attends over all 2048 positions), its bound, and tokens per second per
-  card (batch / step) and per user (1 / step).
+  cache: every sequence attends over all 2048 positions), its sustained bound and datasheet
+  roofline with simulated / each, and tokens per second per card (batch / step) and per user
+  (1 / step).
 
 Nothing is asserted. Run: `.venv/bin/python bench/batch_bench.py` (`--batches 1 8`,
 `--estimate 1 8`, `--decode 1 64`; a few minutes in all, most of it the whole-model estimates).
@@ -130,14 +131,19 @@ def decode_table(config: Any, batches: list[int]) -> Table:
     """
     title = f"Llama-3.2-1B, 16 layers: decode step at context {CONTEXT} (padded static KV cache)"
     out = Table(title=title)
-    columns = ("batch", "step ms", "bound ms", "x bound", "tokens/s per card", "tokens/s per user", "wall s")
+    columns = (
+        "batch", "step ms", "sustained ms", "x sustained", "roofline ms", "x roofline",
+        "tokens/s per card", "tokens/s per user", "wall s",
+    )  # fmt: skip
     for column in columns:
         out.add_column(column, justify="right")
     for batch in batches:
         estimate = estimate_llm(config, prompt=1, context=CONTEXT, batch=batch)
+        step = estimate.decode
         out.add_row(
-            str(batch), f"{estimate.decode_us / 1e3:,.2f}", f"{estimate.decode.bound_us / 1e3:,.2f}",
-            f"{estimate.decode.vs_bound:.2f}", f"{estimate.tokens_per_second_per_card:,.1f}",
+            str(batch), f"{estimate.decode_us / 1e3:,.2f}", f"{step.sustained_bound_us / 1e3:,.2f}",
+            f"{step.vs_sustained:.2f}", f"{step.bound_us / 1e3:,.2f}", f"{step.vs_bound:.2f}",
+            f"{estimate.tokens_per_second_per_card:,.1f}",
             f"{estimate.tokens_per_second_per_user:,.1f}", f"{estimate.wall_seconds:.1f}",
         )  # fmt: skip
     return out

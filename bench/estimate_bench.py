@@ -5,8 +5,10 @@ For Llama-3-8B, Granite-3.3-8B, Mistral-7B and Qwen2-7B (their public `config.js
 in `bench/configs/`; no weights), at prompts of 512 and 2048 tokens with a 2048-position KV
 cache, it prints what `ktir.estimate_llm` answers, measured in one run:
 
-- time to first token (the prefill), its roofline bound and their ratio;
-- one decode step at context 2048, its bound and ratio, and tokens per second;
+- time to first token (the prefill), its sustained bound (max(matmul FLOPs / 72.96 TFLOP/s,
+  compulsory bytes / 150 GB/s), the schedule-quality yardstick) and their ratio, its ratio to the
+  datasheet roofline (98.304 TFLOP/s, 204.8 GB/s) and its traffic ratio (moved / compulsory);
+- one decode step at context 2048, the same, and tokens per second;
 - the estimate's own wall time and peak memory (each estimate runs in a fresh process, so its
   peak resident set includes importing torch and transformers).
 
@@ -57,22 +59,32 @@ def measured(model: str, prompt: int) -> dict:
 
 def table(rows: list[dict]) -> Table:
     """One line per model and prompt."""
-    out = Table(title=f"ktir.estimate_llm on Spyre (decode at context {CONTEXT}; ratios: simulated / bound)")
+    out = Table(
+        title=f"ktir.estimate_llm on Spyre (decode at context {CONTEXT}; x sust: simulated / sustained "
+        "bound; x roof: simulated / datasheet roofline; traffic: moved / compulsory bytes)"
+    )
     columns = (
-        "model", "layers", "prompt", "TTFT ms", "bound ms", "x bound", "decode ms", "bound ms",
-        "x bound", "tokens/s", "wall s", "process s", "peak MB",
+        "model", "layers", "prompt", "TTFT ms", "sust ms", "x sust", "x roof", "traffic",
+        "decode ms", "sust ms", "x sust", "x roof", "traffic", "tokens/s", "wall s", "process s",
+        "peak MB",
     )  # fmt: skip
     for column in columns:
         out.add_column(column, justify="left" if column == "model" else "right")
     for r in rows:
-        p, d = r["prefill"], r["decode"]
         out.add_row(
-            r["name"], str(r["layers"]), str(r["prompt"]), f"{p['time_us'] / 1e3:,.2f}",
-            f"{p['bound_us'] / 1e3:,.2f}", f"{p['vs_bound']:.3f}", f"{d['time_us'] / 1e3:,.2f}",
-            f"{d['bound_us'] / 1e3:,.2f}", f"{d['vs_bound']:.3f}", f"{r['tokens_per_second']:.1f}",
-            f"{r['wall_s']:.1f}", f"{r['process_s']:.1f}", f"{r['peak_mb']:,.0f}",
+            r["name"], str(r["layers"]), str(r["prompt"]), *_phase_cells(r["prefill"]),
+            *_phase_cells(r["decode"]), f"{r['tokens_per_second']:.1f}", f"{r['wall_s']:.1f}",
+            f"{r['process_s']:.1f}", f"{r['peak_mb']:,.0f}",
         )  # fmt: skip
     return out
+
+
+def _phase_cells(phase: dict) -> list[str]:
+    """A phase's time, sustained bound (ms), its ratios to both bounds and its traffic ratio."""
+    return [
+        f"{phase['time_us'] / 1e3:,.2f}", f"{phase['sustained_bound_us'] / 1e3:,.2f}",
+        f"{phase['vs_sustained']:.3f}", f"{phase['vs_bound']:.3f}", f"{phase['traffic_ratio']:.2f}",
+    ]  # fmt: skip
 
 
 def main() -> None:

@@ -2,8 +2,8 @@
 Whole-model LLM estimates from a Hugging Face config, without weights (`ktir.estimate_llm`).
 
 The question: how long would this model take on the chip to answer a prompt (time to first
-token) and to produce each further token at a given context, and how far is that from the
-roofline? `estimate_llm(config, prompt=512, context=2048)` answers it without allocating a
+token) and to produce each further token at a given context, and how far is that from its
+bounds? `estimate_llm(config, prompt=512, context=2048)` answers it without allocating a
 weight. First it checks that the model fits the card (`ktir.llm.capacity`: weights, KV cache,
 activations and the runtime reserve against `Target.device_memory_bytes`); one that does not
 raises `EstimateError` with the numbers (`needs 142.3 GiB per card, has 128 GiB (...)`) and
@@ -28,14 +28,15 @@ and a model of N layers takes `T(1) + (N - 1) * (T(2) - T(1))` for every additiv
 model's figure because a kernel's time depends only on itself and the kernel before it (the
 prefetch window), every interior layer follows a layer, and layout and fusion decisions are
 local to each layer; `test/unit/llm/test_estimate.py` checks it against whole models of 3 and 4
-layers compiled and simulated as they are. The roofline bound is computed from the extrapolated
-FLOPs and compulsory bytes, so it is the whole model's bound.
+layers compiled and simulated as they are. Both bounds (`ktir.sim.report`: the sustained bound,
+the schedule-quality yardstick, and the datasheet roofline) are computed from the extrapolated
+FLOPs and compulsory bytes, so they are the whole model's bounds.
 
 ```python
 config = transformers.AutoConfig.for_model("llama", hidden_size=4096, ...)
 result = ktir.estimate_llm(config, prompt=512, context=2048)
 result.time_to_first_token_us, result.decode_us, result.tokens_per_second
-result.prefill.vs_bound, result.decode.vs_bound
+result.decode.vs_sustained, result.decode.vs_bound    # x the sustained bound, x the roofline
 ```
 """
 
@@ -74,7 +75,7 @@ class EstimateError(ValueError):
 
 @dataclass
 class PhaseEstimate(Yardstick):
-    """One program of the model (prefill or a decode step), all layers: time, traffic, bound."""
+    """One program of the model (prefill or a decode step), all layers: time, traffic, both bounds."""
 
     cycles: float
     matmul_flops: float
@@ -90,18 +91,13 @@ class PhaseEstimate(Yardstick):
 
     @property
     def simulated_cycles(self) -> float:
-        """Whole cycles, as a report's total (what `vs_bound` compares with the bound)."""
+        """Whole cycles, as a report's total (what `vs_sustained` and `vs_bound` compare with the bounds)."""
         return math.ceil(self.cycles)
 
     @property
     def time_us(self) -> float:
         """The phase's simulated microseconds."""
         return self.simulated_cycles / self.target.clock_mhz
-
-    @property
-    def bound_us(self) -> float:
-        """The roofline bound in microseconds."""
-        return self.bound_cycles / self.target.clock_mhz
 
 
 @dataclass
@@ -177,8 +173,10 @@ class LlmEstimate:
 
         def phase(p: PhaseEstimate) -> dict[str, Any]:
             return {
-                "time_us": p.time_us, "bound_us": p.bound_us, "vs_bound": p.vs_bound,
-                "cycles": p.cycles, "bound_cycles": p.bound_cycles, "bytes": p.bytes,
+                "time_us": p.time_us, "sustained_bound_us": p.sustained_bound_us,
+                "vs_sustained": p.vs_sustained, "bound_us": p.bound_us, "vs_bound": p.vs_bound,
+                "cycles": p.cycles, "sustained_bound_cycles": p.sustained_bound_cycles,
+                "bound_cycles": p.bound_cycles, "bytes": p.bytes,
                 "compulsory_bytes": p.compulsory_bytes, "traffic_ratio": p.traffic_ratio,
                 "matmul_flops": p.matmul_flops, "layer_cycles": p.layer_cycles,
                 "other_cycles": p.other_cycles, "ops": p.ops,

@@ -230,7 +230,10 @@ def pack_arguments(
 
 def _compulsory_bytes(function: func.FuncOp, skip: set[SSAValue]) -> float:
     """
-    Device bytes of every argument (inputs and parameters) and every returned value, once;
+    Device bytes of every argument (inputs and parameters) an op reads and every returned value,
+    once. An argument no op reads, itself or through function-level views, need not move: one
+    that is unused or only returned (as it is, or as a view) counts nothing (counting it put an
+    `exp` of a 1x64 input beside an unused 64x2048 weight at 0.5x its datasheet roofline);
     the arguments in `skip` (tables read only in parts) count as `PartlyRead` says, and a
     state's new value (`ktir.updated_by`) is its argument's memory, counted with it.
 
@@ -240,7 +243,7 @@ def _compulsory_bytes(function: func.FuncOp, skip: set[SSAValue]) -> float:
     op moves (a transposed weight returned beside the output: moved below compulsory).
     """
     arguments = [a for a in function.body.block.args if is_tensor(a)]
-    memory: dict[SSAValue, float] = {a: device_bytes(a) for a in arguments if a not in skip}
+    memory: dict[SSAValue, float] = {a: device_bytes(a) for a in arguments if a not in skip and _read(a)}
     terminator = function.body.block.last_op
     updates = set(updated_arguments(function).values())
     returned = terminator.operands if isinstance(terminator, func.ReturnOp) else ()
@@ -250,6 +253,18 @@ def _compulsory_bytes(function: func.FuncOp, skip: set[SSAValue]) -> float:
             continue
         memory[root] = max(memory.get(root, 0.0), device_bytes(value))
     return float(sum(memory.values()))
+
+
+def _read(value: SSAValue) -> bool:
+    """Whether an op that moves bytes reads `value` or a function-level view of it (not a return)."""
+    for use in value.uses:
+        op = use.operation
+        if isinstance(op, st.ShapeChangeOp):
+            if any(_read(result) for result in op.results):
+                return True
+        elif not isinstance(op, func.ReturnOp):
+            return True
+    return False
 
 
 def _viewed(value: SSAValue) -> SSAValue:

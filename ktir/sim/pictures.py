@@ -6,9 +6,10 @@ Pictures of a simulated run (PNG, with matplotlib: `pip install 'ktir[plot]'`).
   loads and stores in different colours. The legend sits below the plot, outside the data.
 - `write_roofline_png`: every kernel that computes as a point (arithmetic intensity = FLOPs per
   LPDDR5 byte moved in its own time, achieved FLOP/s) under the chip's roofline, min(peak
-  FLOP/s, intensity x bandwidth). A prefetch's bytes count in the time they moved in: the
-  previous kernel's, whose point is marked "+ next kernel's prefetch". So no kernel can sit
-  above the roof (`roofline_points` is what is drawn; tests check it).
+  FLOP/s, intensity x bandwidth), with the card's sustained roof dashed under it where the
+  target's sustained rates differ from its peaks. A prefetch's bytes count in the time they
+  moved in: the previous kernel's, whose point is marked "+ next kernel's prefetch". So no
+  kernel can sit above the roof (`roofline_points` is what is drawn; tests check it).
 
 ```python
 from ktir.sim import simulate, write_png, write_roofline_png
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ktir.hardware.target import Target
 from ktir.sim.report import KernelReport, Report, lpddr5_bytes
 from ktir.sim.timeline import QUEUES
 
@@ -111,16 +113,26 @@ def roofline_points(report: Report) -> list[RooflinePoint]:
 def roofline_title(report: Report, points: list[RooflinePoint]) -> str:
     """
     The chart's title: the target's roofs and which ops are points, in the report's counts
-    (`Report.counts`), e.g. "spyre: 98.3 TFLOP/s fp16, 204.8 GB/s" and "24 points: the ops that
-    compute, of 60 ops (37 on the chip, 23 views)".
+    (`Report.counts`), e.g. "spyre: 98.3 TFLOP/s fp16, 204.8 GB/s (sustained 73.0, 150.0)" and
+    "24 points: the ops that compute, of 60 ops (37 on the chip, 23 views)".
     """
     target, counts = report.target, report.counts
     hidden = counts.computing - len(points)  # ops that compute on data already in LX
     peak, bandwidth = target.fp16_peak_flops / 1e12, target.device_memory_bandwidth / 1e9
     roofs = f"{peak:.1f} TFLOP/s fp16, {bandwidth:.1f} GB/s"
+    sustained = _sustained_roof(target)
+    if sustained is not None:
+        roofs += f" (sustained {sustained[0] / 1e12:.1f}, {sustained[1] / 1e9:.1f})"
     what = f"{len(points)} point{'s' * (len(points) != 1)}: the ops that compute"
     what += f" ({hidden} more move no LPDDR5 bytes)" if hidden else ""
     return f"{target.name}: {roofs}\n{what}, of {counts}"
+
+
+def _sustained_roof(target: Target) -> tuple[float, float] | None:
+    """The sustained FLOP/s and LPDDR5 bytes/s of the whole chip, or None where they are the peaks."""
+    flops = 2 * target.sustained_macs_per_us_per_core * 1e6 * target.cores
+    roof = (flops, target.sustained_memory_bandwidth)
+    return None if roof == (target.fp16_peak_flops, target.device_memory_bandwidth) else roof
 
 
 def labelled_points(points: list[RooflinePoint], named: int) -> list[tuple[RooflinePoint, int]]:
@@ -166,8 +178,9 @@ def write_png(report: Report, path: str | Path) -> None:
     band.set_ylim(0, 3.2)
     band.set_yticks([0.5], ["kernels"])
     figure.suptitle(
-        f"{report.total_cycles:,} cycles, {report.time_us:,.1f} µs; {report.vs_bound:.2f}x the bound "
-        f"of {report.bound_us:,.1f} µs"
+        f"{report.total_cycles:,} cycles, {report.time_us:,.1f} µs; {report.vs_sustained:.2f}x the sustained "
+        f"bound of {report.sustained_bound_us:,.1f} µs, {report.vs_bound:.2f}x the datasheet roofline of "
+        f"{report.bound_us:,.1f} µs"
     )
     bars: dict[tuple[int, str], list[tuple[float, float]]] = {}
     for k in report.kernels:
@@ -203,6 +216,9 @@ def write_roofline_png(report: Report, path: str | Path, named: int = NAMED_KERN
     axes.plot(
         x, np.minimum(target.fp16_peak_flops, x * target.device_memory_bandwidth), "k-", label="roofline"
     )
+    sustained = _sustained_roof(target)
+    if sustained is not None:
+        axes.plot(x, np.minimum(sustained[0], x * sustained[1]), "k--", label="sustained (the card)")
     styles = (  # a kernel whose time carries the next kernel's prefetch has its own marker
         ("kernel", False, {"marker": "o", "color": "tab:red"}),
         (

@@ -13,9 +13,10 @@ Cells are plain text (rich markup such as `[...]` in `ktir.fused[matmul+silu]` i
 interpreted).
 
 Example: a kernel table with short names at 80 columns keeps `#`, `result`, `op`, `cycles`,
-`x bound`, `bound`, `MB` and `traffic` and leaves out `bottleneck`, `min MB`, `cores` and
-`chunks`; at 160 columns it keeps them all. With long names (the demo's Llama: 29-character
-results, 50-character fused op lists) only the essential columns stay, and the names fold.
+`x sust`, `x roof`, `MB` and `traffic` and leaves out `sustained`, `bottleneck`, `min MB`,
+`cores` and `chunks`; at 160 columns it keeps them all. With long names (the demo's Llama:
+29-character results, 50-character fused op lists) only the essential columns stay, and the
+names fold.
 """
 
 from __future__ import annotations

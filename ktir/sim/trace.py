@@ -4,7 +4,7 @@ PNG pictures are `ktir.sim.pictures`.
 
 The JSON has one process per core (`core 0` ...) with one thread per issue queue (`dma load`,
 `dma store`, `pt`, `sfu`, `ring`), plus a `chip` process whose track shows the kernels as
-slices (with their index, cores, chunks, work division, bytes, FLOPs, bound and bottleneck).
+slices (with their index, cores, chunks, work division, bytes, FLOPs, both bounds and bottleneck).
 Every slice names its kernel: index, result, op and work division. Times are simulated
 microseconds, the trace format's unit.
 
@@ -63,7 +63,9 @@ def trace_events(report: Report) -> list[dict[str, Any]]:
                 "ts": k.start / mhz, "dur": k.cycles / mhz,
                 "args": owner | {"cores": k.cores, "chunks": k.chunks, "bytes": k.bytes, "flops": k.flops,
                                  "bound_us": k.bound_cycles / mhz, "bottleneck": k.bottleneck,
-                                 "vs_bound": round(k.vs_bound, 4)},
+                                 "vs_bound": round(k.vs_bound, 4),
+                                 "sustained_bound_us": k.sustained_bound_cycles / mhz,
+                                 "vs_sustained": round(k.vs_sustained, 4)},
             }
         )  # fmt: skip
         for event in k.events:

@@ -2,8 +2,8 @@
 // by ktir-opt first runs as is. (4, 64) fp16 abs on 2 cores: each core loads 256 bytes (the two
 // DMAs share the LPDDR5 at its sustained 100 bytes per cycle: 500 + 512 / 100 = 505.12 cycles),
 // abs costs 128 / 8.8e3 µs = 21.82 cycles on the SFU, the store 505.12 again: 1032.1 cycles.
-// The bound is the 1024 compulsory bytes (512 in, 512 out) at the datasheet's 136.53 bytes per
-// cycle, 7.5 cycles: the DMA setup dominates.
+// The bounds are the 1024 compulsory bytes (512 in, 512 out): 10.24 cycles at the sustained 100
+// bytes per cycle, 7.5 at the datasheet's 136.53: the DMA setup dominates.
 // RUN: ktir-run %s --cores 2 | filecheck %s
 // RUN: ktir-run %s --cores 2 --target spyre-datasheet | filecheck %s --check-prefix=DATASHEET
 // RUN: ktir-opt %s -p 'ktir-compile{cores=2}' | ktir-run - | filecheck %s
@@ -24,6 +24,9 @@
 // JSON: "op": "ktir.abs",
 // JSON: "cycles": 1032.{{[0-9]+}},
 // JSON: "bytes": 1024.0,
+// JSON: "vs_bound": 137.6{{[0-9]+}},
+// JSON-NEXT: "sustained_bound_cycles": 10.24,
+// JSON-NEXT: "vs_sustained": 100.78{{[0-9]+}},
 // JSON: "bottleneck": "dma"
 // ROUNDTRIP: True
 // PROGRAM-ORDER: │ 0 │ %y     │ abs │  1,032 │
@@ -32,10 +35,13 @@
 // CHECK: │ 0 │ %y     │ [4, 64] │ float16 │
 // The datasheet target moves the bytes at 136.53 per cycle: 2 x 503.75 + 21.82 = 1029.3 cycles.
 // DATASHEET: ktir.sim: 1 op (1 on the chip)
-// DATASHEET-NEXT: 1,030 cycles, 0.7 µs = 137.33x the bound of 0.0 µs; traffic 1.00x
+// DATASHEET-NEXT: 1,030 cycles, 0.7 µs = 137.33x the sustained bound of 0.0 µs,
+// DATASHEET-NEXT: 137.33x the datasheet roofline of 0.0 µs; traffic 1.00x
 // CHECK: ktir.sim: 1 op (1 on the chip)
-// CHECK-NEXT: 1,033 cycles, 0.7 µs = 137.73x the bound of 0.0 µs; traffic 1.00x
-// CHECK: │ 0 │ %y     │ abs │  1,032 │  137.61 │     8 │ 0.001 │    1.00 │ dma
+// CHECK-NEXT: 1,033 cycles, 0.7 µs = 100.88x the sustained bound of 0.0 µs,
+// CHECK-NEXT: 137.73x the datasheet roofline of 0.0 µs; traffic 1.00x
+// CHECK: ┃ # ┃ result ┃ op  ┃ cycles ┃ x sust ┃ x roof ┃ sustained ┃    MB ┃ traffic ┃
+// CHECK: │ 0 │ %y     │ abs │  1,032 │ 100.79 │ 137.61 │        10 │ 0.001 │    1.00 │
 // CHECK: per op
 // CHECK: ktir.abs │     1 │  1,032 │ 100.0%
 // CHECK: per core: busy fraction of the run

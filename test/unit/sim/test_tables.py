@@ -50,11 +50,12 @@ def test_kernel_tables_fit_and_never_cut_numbers(report: Report, width: int) -> 
 def test_columns_give_way_by_priority(report: Report) -> None:
     narrow = next(line for line in rendered(report.kernel_table(width=80), 80) if "result" in line)
     wide = next(line for line in rendered(report.kernel_table(width=200), 200) if "result" in line)
-    assert [h for h in ("cycles", "x bound", "bound", "traffic") if h in narrow] == [
-        "cycles", "x bound", "bound", "traffic",
+    assert [h for h in ("cycles", "x sust", "x roof", "MB", "traffic") if h in narrow] == [
+        "cycles", "x sust", "x roof", "MB", "traffic",
     ]  # fmt: skip
+    assert "sustained" not in narrow  # the sustained bound's cycles give way first
     assert "chunks" not in narrow and "cores" not in narrow
-    assert "chunks" in wide and "cores" in wide and "min MB" in wide
+    assert "chunks" in wide and "cores" in wide and "min MB" in wide and " sustained " in wide
 
 
 def test_rows_are_slowest_first_or_in_program_order(report: Report) -> None:
@@ -69,7 +70,7 @@ def test_views_have_no_ratios(report: Report) -> None:
     lines = rendered(report.kernel_table(width=160), 160)
     (view,) = [line for line in lines if "(view)" in line]
     cells = [c.strip() for c in view.split("│")[1:-1]]
-    assert cells[2] == "permute (view)" and cells[4] == "-"  # x bound
+    assert cells[2] == "permute (view)" and cells[4] == cells[5] == "-"  # x sust, x roof
 
 
 def test_markup_in_names_is_shown() -> None:

@@ -6,6 +6,7 @@ import io
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ktir.hardware.target import SPYRE
@@ -80,7 +81,10 @@ def test_one_column_per_target_and_the_files(
     assert (spyre["target"], what_if["target"]) == ("spyre", "wide")
     assert spyre["layers"] == 3 and spyre["prompt"] == 16 and spyre["context"] == 32
     assert what_if["decode"]["bound_us"] < spyre["decode"]["bound_us"]  # twice the bandwidth
-    assert spyre["prefill"]["vs_bound"] >= 1 and spyre["decode"]["vs_bound"] >= 1
+    for phase in (spyre["prefill"], spyre["decode"]):  # the sustained bound is the tighter one
+        assert phase["vs_bound"] >= phase["vs_sustained"] >= 1
+        assert phase["sustained_bound_us"] * phase["vs_sustained"] == pytest.approx(phase["time_us"])
+    assert "x sustained bound" in text and "x datasheet roofline" in text
     assert out_png.read_bytes()[:4] == b"\x89PNG"
 
 
@@ -183,21 +187,28 @@ def _phase(cycles: float, flops: float, moved: float) -> PhaseEstimate:
     )  # fmt: skip
 
 
-def test_the_png_marks_each_phases_bound() -> None:
+def test_the_png_marks_each_phases_sustained_bound_and_roofline() -> None:
     estimate = LlmEstimate(
         model_type="llama", layers=4, prompt=16, context=32, batch=1, assumptions=[], wall_seconds=1.0,
         prefill=_phase(2e6, 1e10, 1e7), decode=_phase(1e6, 1e8, 5e7),
     )  # fmt: skip
+    # Spyre, in ms: the prefill is compute-bound (1e10 FLOPs at 98.304 and 72.96 TFLOP/s), the
+    # decode memory-bound (5e7 bytes at 204.8 and 150 GB/s).
+    expected = {
+        "prefill": (1e10 / 72.96e12 * 1e3, 1e10 / 98.304e12 * 1e3),
+        "decode": (5e7 / 150e9 * 1e3, 5e7 / 204.8e9 * 1e3),
+    }
     drawn = figure([estimate, estimate])
-    for axis, phase in zip(drawn.axes[:2], (estimate.prefill, estimate.decode), strict=True):
-        (marks,) = [c for c in axis.collections if c.get_label() == "roofline bound"]
-        bound_ms = phase.bound_us / 1e3
-        assert 0 < bound_ms < phase.time_us / 1e3
-        assert [[tuple(point) for point in segment] for segment in marks.get_segments()] == [
-            [(-0.4, bound_ms), (0.4, bound_ms)],
-            [(0.6, bound_ms), (1.4, bound_ms)],
-        ]
-        assert [t.get_text() for t in axis.texts] == [f"{phase.vs_bound:.2f}x bound"] * 2
+    for axis, name in zip(drawn.axes[:2], ("prefill", "decode"), strict=True):
+        phase = getattr(estimate, name)
+        for label, bound_ms in zip(("sustained bound", "datasheet roofline"), expected[name], strict=True):
+            (marks,) = [c for c in axis.collections if c.get_label() == label]
+            assert 0 < bound_ms < phase.time_us / 1e3
+            segments = np.array(marks.get_segments())  # per bar: its start and end point
+            assert segments[:, :, 0].tolist() == [[-0.4, 0.4], [0.6, 1.4]]
+            assert segments[:, :, 1] == pytest.approx(np.full((2, 2), bound_ms), rel=1e-12)
+        label = f"{phase.vs_sustained:.2f}x sustained\n{phase.vs_bound:.2f}x roofline"
+        assert [t.get_text() for t in axis.texts] == [label] * 2
 
 
 # -- Does it fit? (`--max-fit`, `--cards`; device memory per card, `ktir.llm.capacity`) ---------------
