@@ -19,22 +19,16 @@ import transformers
 from ktir.hardware.target import SPYRE, Target
 from ktir.llm.estimate import decode_program, prefill_program
 from ktir.sim import Report
+from ktir.sim.report import bound_cycles
 
 CONFIG = Path(__file__).resolve().parents[3] / "bench" / "configs" / "llama-3-8b.json"
-
-
-def sustained_bound_us(matmul_flops: float, compulsory_bytes: float, target: Target) -> float:
-    """max(FLOPs at the sustained PE rate of all cores, bytes at the sustained LPDDR5 rate), µs."""
-    flops_per_us = 2 * target.sustained_macs_per_us_per_core * target.cores
-    return max(matmul_flops / flops_per_us, compulsory_bytes / (target.sustained_memory_bandwidth / 1e6))
 
 
 def layer(one: Report, two: Report, target: Target) -> tuple[float, int]:
     """(one layer's time / its sustained bound, its kernels): the 2-layer report less the 1-layer."""
     us = (two.total_cycles - one.total_cycles) / target.clock_mhz
-    bound = sustained_bound_us(
-        two.matmul_flops - one.matmul_flops, two.compulsory_bytes - one.compulsory_bytes, target
-    )
+    flops, compulsory = two.matmul_flops - one.matmul_flops, two.compulsory_bytes - one.compulsory_bytes
+    bound = bound_cycles(flops, compulsory, target, sustained=True) / target.clock_mhz
     return us / bound, two.device_kernels - one.device_kernels
 
 
