@@ -7,7 +7,9 @@ For each kernel the inputs are seeded random host tensors (`ktir-run`'s `random_
 into their device layouts; ktir's simulator runs the kernel (`SimKernel`) and
 the `ktdp` engine runs the emitted function on the same device buffers, each output starting as
 zeros. `KernelRoundTrip` holds whether the host outputs are equal bit for bit (NaNs equal) and
-the cycles of both runs.
+what both runs charge the kernel (`ACCOUNTS`: cycles, bytes moved, compulsory bytes, FLOPs and
+matmul FLOPs), which agree when both engines charge by the one set of rules
+(`ktir.hardware.accounting`) what the emitted program states ktir's kernel does.
 
 ```
 python -m tools.ktdp_roundtrip PROGRAM.mlir       # core-level IR, e.g. ktir-opt -p ktir-compile
@@ -17,7 +19,7 @@ python -m tools.ktdp_roundtrip PROGRAM.mlir       # core-level IR, e.g. ktir-opt
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -32,25 +34,57 @@ from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, parse_module, render
 from ktir.sim.engine import SimKernel
 from ktir.sim.memory import Scratchpad
+from ktir.sim.report import KernelReport
 from ktir.tools.arguments import ArgumentParser
 from ktir.tools.ktir_run import random_input
+
+ACCOUNTS = ("cycles", "bytes", "compulsory_bytes", "flops", "matmul_flops")
+"""What both engines charge a kernel and the round trip compares (`KernelReport` fields)."""
+
+
+def accounts(line: KernelReport) -> dict[str, float]:
+    """A kernel's line of a report as its `ACCOUNTS`."""
+    return {account: float(getattr(line, account)) for account in ACCOUNTS}
 
 
 @dataclass(frozen=True)
 class KernelRoundTrip:
-    """One kernel's round trip: its function name, why it was not written (or None), the result."""
+    """
+    One kernel's round trip: its function name, why it was not written (or None), whether the
+    outputs are equal, and the `ACCOUNTS` of ktir's simulation (`ktir`) and the ktdp run (`ktdp`).
+    """
 
     name: str
     skipped: str | None = None
     equal: bool = False
     max_abs_difference: float = 0.0
-    ktir_cycles: float = 0.0
-    ktdp_cycles: float = 0.0
+    ktir: dict[str, float] = field(default_factory=dict)
+    ktdp: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ktir_cycles(self) -> float:
+        """The kernel's cycles in ktir's simulator."""
+        return self.ktir.get("cycles", 0.0)
+
+    @property
+    def ktdp_cycles(self) -> float:
+        """The emitted function's cycles in the ktdp engine."""
+        return self.ktdp.get("cycles", 0.0)
+
+    def same(self, account: str) -> bool:
+        """Both engines charge the kernel the same `account` (to a relative 1e-9: summed in another order)."""
+        want, got = self.ktir.get(account, 0.0), self.ktdp.get(account, 0.0)
+        return abs(got - want) <= 1e-9 * abs(want)
 
     @property
     def same_cycles(self) -> bool:
-        """Both engines give the kernel the same time (to a relative 1e-9: costs summed in another order)."""
-        return abs(self.ktdp_cycles - self.ktir_cycles) <= 1e-9 * self.ktir_cycles
+        """Both engines give the kernel the same time."""
+        return self.same("cycles")
+
+    @property
+    def differing(self) -> list[str]:
+        """The `ACCOUNTS` the engines charge differently (none: the same accounting)."""
+        return [account for account in ACCOUNTS if not self.same(account)]
 
 
 def _inputs(kernel: core.KernelOp, rng: np.random.Generator) -> list[np.ndarray]:
@@ -87,8 +121,8 @@ def roundtrip_kernel(
         name,
         equal=equal,
         max_abs_difference=difference,
-        ktir_cycles=simulated.report().cycles,
-        ktdp_cycles=report.kernels[0].cycles,
+        ktir=accounts(simulated.report()),
+        ktdp=accounts(report.kernels[0]),
     )
 
 
@@ -119,20 +153,29 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     results = roundtrip_module(module)
     for r in results:
-        if r.skipped:
-            print(f"{r.name}: not written: {r.skipped}")
-        else:
-            print(
-                f"{r.name}: {'equal' if r.equal else f'differs (max {r.max_abs_difference:.3g})'}, "
-                f"cycles ktir {r.ktir_cycles:,.0f} ktdp {r.ktdp_cycles:,.0f}"
-            )
+        print(_line(r))
     written = [r for r in results if not r.skipped]
     print(
         f"{len(written)} of {len(results)} kernels written, "
         f"{sum(r.equal for r in written)} with equal outputs, "
-        f"{sum(r.same_cycles for r in written)} with ktir's cycles"
+        f"{sum(r.same_cycles for r in written)} with ktir's cycles, "
+        f"{sum(not r.differing for r in written)} with ktir's bytes, compulsory bytes and FLOPs too"
     )
     return 0
+
+
+def _line(r: KernelRoundTrip) -> str:
+    """One kernel's line: its outputs, its cycles in both engines, and any account they differ on."""
+    if r.skipped:
+        return f"{r.name}: not written: {r.skipped}"
+    line = (
+        f"{r.name}: {'equal' if r.equal else f'differs (max {r.max_abs_difference:.3g})'}, "
+        f"cycles ktir {r.ktir_cycles:,.0f} ktdp {r.ktdp_cycles:,.0f}"
+    )
+    for account in r.differing:
+        if account != "cycles":
+            line += f", {account.replace('_', ' ')} ktir {r.ktir[account]:,.0f} ktdp {r.ktdp[account]:,.0f}"
+    return line
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from ktir.cores.space import IterationSpace
 from ktir.cores.tiling import Access, combine, device_box, granules, nested
 from ktir.cores.work_division import core_slices
 from ktir.dialects.ktir import structured as st
-from ktir.hardware import cost_model
+from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ir.values import is_tensor, shape_of
 
@@ -296,7 +296,7 @@ def load_bytes(kernel: Kernel, cuts: Mapping[str, int], target: Target) -> tuple
         ]
         _, readers = np.unique(np.array(starts), axis=0, return_counts=True)
         _, extent = device_box(access, total, {})
-        copies = float(np.ceil(readers / target.broadcast_cohort).sum())
+        copies = float(np.sum(accounting.broadcast_reads(readers, target)))
         tile = copies * math.prod(extent) * access.layout.device_dtype.element_bytes
         first += tile
         every += tile * (1 if invariant(kernel, access, cuts) else chunks)

@@ -61,7 +61,7 @@ import numpy as np
 from ktir.cores.factors import divisors
 from ktir.cores.iteration import IterationSpace
 from ktir.cores.tiling import Access, granules
-from ktir.hardware import cost_model
+from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.layout import sticks
 
@@ -206,7 +206,7 @@ class _Model:
         """Broadcast reads per chunk of one operand: distinct boxes x ceil(sharers / cohort)."""
         distinct = self._column(splits, operand.dims)
         sharers = splits.prod(axis=1) // distinct
-        return distinct * np.ceil(sharers / self.target.broadcast_cohort)
+        return distinct * accounting.broadcast_reads(sharers, self.target)
 
     def _turnaround(self, traffic: np.ndarray, out_chip: np.ndarray, outer: np.ndarray) -> np.ndarray:
         """

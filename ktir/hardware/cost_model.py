@@ -1,8 +1,9 @@
 """
-The one cost model shared by the passes and the simulator.
+The one cost model shared by the passes and the simulator: the time of what an op is charged.
 
 Every rate comes from a `Target` (`ktir/hardware/target.py`, where each constant names its source);
-this module only turns work into time. Two consumers:
+this module only turns work into time. What the work is (the bytes a DMA moves with its
+broadcast cohorts, compulsory bytes, SFU passes, FLOPs) is `ktir.hardware.accounting`'s. Two consumers:
 
 - `ktir-divide-work{policy=cost}` ranks matmul splits with `matmul_cost_us`, the reference
   stack's fitted formula;
@@ -20,59 +21,14 @@ pt_cycles(macs=128 * 512 * 512, rows=128)      # 44150.6 cycles: 29.4 µs at the
 from __future__ import annotations
 
 import math
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from xdsl.ir import Operation
 
+from ktir.hardware import accounting
 from ktir.hardware.target import SPYRE, Target
 from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE, DeviceDType
-
-# SFU passes per element of each graph op. One pass is `Target.sfu_pass_elems_per_us`; the
-# calibration point is silu = 5 passes (x / (1 + exp(-x)): neg, exp, add, reciprocal, mul),
-# which reproduces torch-spyre's fitted 1.76e3 elem/µs/core exactly. Transcendental functions
-# take 2 passes (the exp of silu's count), division and reciprocal 2 (a reciprocal then a
-# multiply); other counts follow the op's formula in `ktir.reference.ops`.
-_SFU_PASSES: dict[str, float] = {
-    "ktir.exp": 2,
-    "ktir.log": 2,
-    "ktir.sqrt": 2,
-    "ktir.rsqrt": 2,
-    "ktir.reciprocal": 2,
-    "ktir.div": 2,
-    "ktir.tanh": 2,
-    "ktir.pow": 2,
-    "ktir.powf": 2,
-    "ktir.log1p": 2,
-    "ktir.cos": 2,
-    "ktir.sin": 2,
-    "ktir.erf": 2,
-    "ktir.expm1": 2,
-    "ktir.sign": 2,  # two comparisons, their difference as one select-subtract
-    "ktir.sigmoid": 4,  # neg, exp, add, reciprocal
-    "ktir.silu": 5,  # the calibration point
-    "ktir.softplus": 5,  # scale, exp, log1p, select
-    "ktir.gelu": 8,  # erf (or tanh) plus five multiply/add passes
-    "ktir.clamp": 2,
-    "ktir.where": 1,
-}
-REDUCTIONS = frozenset({"ktir.sum", "ktir.mean", "ktir.max", "ktir.min"})
-_NORM_EXTRA_PASSES = {"ktir.rms_norm": 3.0, "ktir.layer_norm": 5.0}
-"""Passes a norm adds to its statistics reduction: rms_norm squares, scales and applies the
-weight; layer_norm also subtracts the mean and adds the bias (a reduction for each moment)."""
-_DATA_MOVEMENT = frozenset(
-    {
-        "ktir.permute",
-        "ktir.reshape",
-        "ktir.expand",
-        "ktir.slice",
-        "ktir.pad",
-        "ktir.copy",
-        "ktir.restickify",
-        "ktir.cat",
-    }
-)
-"""Views and copies: the SFU moves their data and computes nothing (no FLOPs)."""
 
 
 def pt_efficiency(rows: Any, target: Target = SPYRE) -> Any:
@@ -189,14 +145,24 @@ def pe_precision(element_type: object) -> str:
     return "fp8" if device is DeviceDType.SEN143_FP8 else "fp16"
 
 
-def roofline_matmul_flops(macs: Any, precision: str, target: Target = SPYRE) -> Any:
+def matmul_charge(
+    macs: float, rows: float, element_type: object, converted: float, target: Target = SPYRE
+) -> tuple[float, float, float, float]:
     """
-    The matmul FLOPs a report credits to the roofline (`matmul_flops`), which it divides by the
-    fp16 peak: 2 per MAC in fp16, and 2 / `pe_rate_ratio` per fp8 MAC (fp16-equivalent FLOPs,
-    so the bound of an fp8 matmul is its FLOPs at the fp8 peak). Example: 1e6 fp8 MACs credit
-    2e6 / 1.597 = 1.252e6.
+    (PE-array cycles, SFU cycles, FLOPs, roofline matmul FLOPs) of one matmul tile of `macs`
+    MACs over `rows` output rows, its operands of `element_type`: the PE arrays at the
+    operands' precision (`pe_precision`), and for fp32 operands the conversion of their
+    `converted` elements (in whole sticks) to fp16 on the SFU first (`converts_to_fp16`).
+    Example: an fp16 64 x 64 x 64 tile: 262,144 MACs, 344.9 cycles, 524,288 FLOPs, no SFU.
     """
-    return 2.0 * macs / target.pe_rate_ratio(precision)
+    precision = pe_precision(element_type)
+    pt = pt_cycles(macs, rows, target, precision)
+    flops = accounting.matmul_flops(macs)
+    roofline = accounting.roofline_matmul_flops(macs, precision, target)
+    if not converts_to_fp16(element_type):
+        return pt, 0.0, flops, roofline
+    sfu = conversion_cycles(converted, target)
+    return pt, sfu, flops + accounting.sfu_flops_of("ktir.convert", 0, converted), roofline
 
 
 def conversion_cycles(elements: Any, target: Target = SPYRE) -> Any:
@@ -210,14 +176,9 @@ def conversion_cycles(elements: Any, target: Target = SPYRE) -> Any:
 
 
 def sfu_passes(op: Operation) -> float:
-    """
-    SFU passes per element of a non-matmul graph op (see `_SFU_PASSES`); 1 by default. A cumsum
-    is a parallel (Hillis-Steele) scan: ceil(log2(n)) add passes for running sums of n elements,
-    e.g. 5 passes along 24 positions.
-    """
-    if op.name == "ktir.cumsum":
-        return float(max(1, math.ceil(math.log2(max(cast(Any, op).scan_length, 1)))))
-    return _SFU_PASSES.get(op.name, 1.0)
+    """SFU passes per element of a graph op (`accounting.sfu_passes_of`; a cumsum's by its scan)."""
+    scan = getattr(op, "scan_length", None) if op.name == "ktir.cumsum" else None
+    return accounting.sfu_passes_of(op.name, scan)
 
 
 def sfu_cycles(op: Operation, in_elements: int, out_elements: int, target: Target = SPYRE) -> float:
@@ -243,38 +204,20 @@ def sfu_cycles_of(
 ) -> float:
     """
     `sfu_cycles` of a graph op given by its name, `"ktir.exp"` (`passes`: the elementwise passes
-    per element, by default `_SFU_PASSES`'): how a ktdp program's routine for that op is timed.
+    per element, by default `accounting.sfu_passes_of`): how a ktdp program's routine for that op is timed.
     The cost model knows ops by name only, so it imports no dialect (`test/unit/test_layers.py`).
     """
-    if name in REDUCTIONS:
+    if name in accounting.REDUCTIONS:
         us = in_elements / target.reduce_elems_per_us
     elif name == "ktir.softmax":
         us = in_elements / target.softmax_elems_per_us
-    elif name in _NORM_EXTRA_PASSES:
-        extra = _NORM_EXTRA_PASSES[name]
+    elif name in accounting.NORM_EXTRA_PASSES:
+        extra = accounting.NORM_EXTRA_PASSES[name]
         us = in_elements / target.reduce_elems_per_us + in_elements * extra / target.sfu_pass_elems_per_us
     else:
-        per = passes if passes is not None else _SFU_PASSES.get(name, 1.0)
+        per = passes if passes is not None else accounting.sfu_passes_of(name)
         us = out_elements * per / target.sfu_pass_elems_per_us
     return us * target.clock_mhz
-
-
-def sfu_flops(op: Operation, in_elements: int, out_elements: int) -> float:
-    """Floating-point operations the report credits to an SFU op: one per element and pass."""
-    return sfu_flops_of(op.name, in_elements, out_elements, sfu_passes(op))
-
-
-def sfu_flops_of(name: str, in_elements: int, out_elements: int, passes: float | None = None) -> float:
-    """`sfu_flops` of a graph op given by its name (`passes` as in `sfu_cycles_of`)."""
-    if name in REDUCTIONS:
-        return float(in_elements)
-    if name == "ktir.softmax":
-        return 5.0 * in_elements  # max, subtract, exp, sum, divide
-    if name in _NORM_EXTRA_PASSES:
-        return in_elements * (2.0 + _NORM_EXTRA_PASSES[name])
-    if name in _DATA_MOVEMENT:
-        return 0.0
-    return out_elements * (passes if passes is not None else _SFU_PASSES.get(name, 1.0))
 
 
 ATTENTION_BLOCK = 64
@@ -516,7 +459,7 @@ def grouped_matmul_cycles(
     weights bound it.
     """
     total = 0.0
-    cohorts = math.ceil(cores / target.broadcast_cohort)
+    cohorts = accounting.broadcast_reads(cores, target)
     for count in np.asarray(rows, dtype=float):
         if count <= 0:
             continue

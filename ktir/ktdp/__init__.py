@@ -170,7 +170,7 @@ def _report(program: TileProgram, function: str, arrays: Mapping[str, np.ndarray
         cycles=program.schedule.end,
         bytes=charges.bytes,
         flops=charges.flops,
-        compulsory_bytes=float(charges.touched.sum()) * target.stick_bytes,
+        compulsory_bytes=charges.footprint.bytes(target.stick_bytes),
         matmul_flops=charges.matmul_flops,
         busy=busy,
         finish=timeline.end_per_core,

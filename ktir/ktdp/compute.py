@@ -16,7 +16,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 
 from ktir.dialects.ktdp import ops as ktdp
-from ktir.hardware import cost_model
+from ktir.hardware import accounting, cost_model
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp.compare import compare
 from ktir.ktdp.memory import KtdpError
@@ -27,7 +27,6 @@ from ktir.reference.ops import erf, numpy_dtype, store
 if TYPE_CHECKING:
     from ktir.ktdp.engine import Handler, TileProgram
 
-_TWO_PASS = {"exp", "log", "sqrt", "rsqrt", "tanh", "erf", "divf", "div"}  # as ktir's own ops
 _BINARY = {
     "addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide,
     "maximumf": np.maximum, "minimumf": np.minimum, "maxnumf": np.fmax, "minnumf": np.fmin,
@@ -57,20 +56,25 @@ def _same(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def _charge_sfu(run: TileProgram, name: str, result: SSAValue, reduce_from: np.ndarray | None = None) -> None:
-    target = run.target
-    if reduce_from is not None:
-        elements = sticks(reduce_from.shape[1:], reduce_from.dtype.itemsize, target.stick_bytes)
-        run.charges.charge(
-            "sfu", elements / target.reduce_elems_per_us * target.clock_mhz, elements * run.tiles
-        )
-        return
+def _charge_sfu(
+    run: TileProgram, name: str, elements: int, in_elements: int = 0, passes: float | None = None
+) -> None:
+    """
+    The op named `name` on every tile's `elements` result elements (`in_elements` input
+    elements), in whole sticks: its SFU time (`cost_model.sfu_cycles_of`) and its FLOPs
+    (`accounting.sfu_flops_of`), the rules ktir's own ops are charged by.
+    """
+    cycles = cost_model.sfu_cycles_of(name, in_elements, elements, run.target, passes)
+    flops = accounting.sfu_flops_of(name, in_elements, elements, passes)
+    run.charges.charge("sfu", cycles, flops * run.tiles)
+
+
+def _charge_result(run: TileProgram, op: Operation) -> None:
+    """An SFU op over its result's elements (`_charge_sfu`)."""
+    result = op.results[0]
     shape = tuple(result.type.get_shape()) if isinstance(result.type, TensorType) else ()
     itemsize = numpy_dtype(element_of(result)).itemsize
-    elements = sticks(shape, itemsize, target.stick_bytes)
-    passes = 2.0 if name in _TWO_PASS else 1.0
-    cycles = elements * passes / target.sfu_pass_elems_per_us * target.clock_mhz
-    run.charges.charge("sfu", cycles, elements * passes * run.tiles)
+    _charge_sfu(run, op.name, sticks(shape, itemsize, run.target.stick_bytes))
 
 
 def _arith(run: TileProgram, op: Operation) -> list[Any]:
@@ -98,7 +102,7 @@ def _arith(run: TileProgram, op: Operation) -> list[Any]:
     if fn is None:
         raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
     if isinstance(op.results[0].type, TensorType):
-        _charge_sfu(run, short, op.results[0])
+        _charge_result(run, op)
     return [elementwise(fn, [run.env[v] for v in op.operands], element_of(op.results[0]))]
 
 
@@ -140,7 +144,7 @@ def _math(run: TileProgram, op: Operation) -> list[np.ndarray]:
     if short not in _UNARY:
         raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
     if isinstance(op.results[0].type, TensorType):
-        _charge_sfu(run, short, op.results[0])
+        _charge_result(run, op)
     return [elementwise(_UNARY[short], [run.env[op.operands[0]]], element_of(op.results[0]))]
 
 
@@ -162,7 +166,7 @@ def _named_elementwise(run: TileProgram, op: Operation) -> list[np.ndarray]:
     short = op.name.split(".")[1]
     fn = _BINARY[short] if short in _BINARY else _UNARY[short]
     result = op.results[0]
-    _charge_sfu(run, short, result)
+    _charge_result(run, op)
     return [elementwise(fn, [run.env[v] for v in op.inputs], element_of(result))]  # type: ignore[attr-defined]
 
 
@@ -170,7 +174,7 @@ def _fill(run: TileProgram, op: Operation) -> list[np.ndarray]:
     out = np.asarray(run.env[op.outputs[0]])  # type: ignore[attr-defined]
     value = np.asarray(run.env[op.inputs[0]])  # type: ignore[attr-defined]
     value = value.reshape(value.shape + (1,) * (out.ndim - value.ndim)) if value.ndim else value
-    _charge_sfu(run, "fill", op.results[0])
+    _charge_result(run, op)
     return [store(np.broadcast_to(value, out.shape), element_of(op.results[0]))]
 
 
@@ -181,19 +185,19 @@ def _broadcast(run: TileProgram, op: Any) -> list[np.ndarray]:
     expanded = source
     for d in sorted(added):
         expanded = np.expand_dims(expanded, d)
-    _charge_sfu(run, "broadcast", op.results[0])
+    _charge_result(run, op)
     return [np.broadcast_to(expanded, (run.tiles, *out_shape)).copy()]
 
 
 def _copy(run: TileProgram, op: Any) -> list[np.ndarray]:
-    """`linalg.copy`: the input moved into a new tensor, one SFU pass (a relayout in LX)."""
-    _charge_sfu(run, "copy", op.results[0])
+    """`linalg.copy`: the input moved into a new tensor, one SFU pass (a relayout in LX), no FLOPs."""
+    _charge_result(run, op)
     return [store(np.asarray(run.env[op.inputs[0]]), element_of(op.results[0]))]
 
 
 def _transpose(run: TileProgram, op: Any) -> list[np.ndarray]:
     perm = [0, *(p + 1 for p in op.permutation.get_values())]
-    _charge_sfu(run, "transpose", op.results[0])
+    _charge_result(run, op)
     return [np.ascontiguousarray(np.asarray(run.env[op.inputs[0]]).transpose(perm))]
 
 
@@ -217,10 +221,11 @@ def _reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
     init = op.init
     if init not in run.empty:  # an initialised accumulator joins the reduction
         value = _BINARY[combiner](value, compute_precision(np.asarray(run.env[init])))
-    _charge_sfu(run, combiner, op.results[0], reduce_from=source)
+    elements = sticks(source.shape[1:], source.dtype.itemsize, run.target.stick_bytes)
+    _charge_sfu(run, op.name, 0, in_elements=elements)
     extra = len(list(block.ops)) - 2  # ops that compute the term before the combiner
     if extra > 0:
-        run.charges.charge("sfu", extra * _pass_cycles(run, source), extra * source.size)
+        _charge_sfu(run, "linalg.generic", elements, passes=float(extra))
     return [store(value, element_of(op.results[0]))]
 
 
@@ -229,12 +234,6 @@ def _batched(run: TileProgram, value: SSAValue) -> np.ndarray:
     array = np.asarray(run.env[value])
     rank = len(value.type.get_shape())  # type: ignore[attr-defined]
     return np.broadcast_to(array, (run.tiles, *array.shape)) if array.ndim == rank else array
-
-
-def _pass_cycles(run: TileProgram, array: np.ndarray) -> float:
-    """One SFU pass over a tile of `array` (tiles x shape), in whole sticks."""
-    elements = sticks(array.shape[1:], array.dtype.itemsize, run.target.stick_bytes)
-    return elements / run.target.sfu_pass_elems_per_us * run.target.clock_mhz
 
 
 def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
@@ -246,8 +245,13 @@ def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
         product = product + compute_precision(np.asarray(run.env[out]))
     rows, k = a.shape[-2], a.shape[-1]
     macs = float(math.prod(a.shape[1:-1]) * k * b.shape[-1])  # a batch_matmul: every batch's rows
-    cycles = cost_model.pt_cycles(macs, rows, run.target)
-    run.charges.charge("pt", cycles, 2 * macs * run.tiles, matmul_flops=2 * macs * run.tiles)
+    element = element_of(op.inputs[0])
+    itemsize, stick = numpy_dtype(element).itemsize, run.target.stick_bytes
+    converted = sticks(a.shape[1:], itemsize, stick) + sticks(b.shape[1:], itemsize, stick)
+    pt, sfu, flops, matmul_flops = cost_model.matmul_charge(macs, rows, element, converted, run.target)
+    if sfu:  # fp32 operands are converted to fp16 before the PE arrays read them
+        run.charges.charge("sfu", sfu)
+    run.charges.charge("pt", pt, flops * run.tiles, matmul_flops=matmul_flops * run.tiles)
     return [store(product, element_of(op.results[0]))]
 
 
@@ -287,9 +291,7 @@ def _generic(run: TileProgram, op: Any) -> list[np.ndarray]:
     run.space = space
     results = run.run_block(block.ops)
     run.env.update(outer)
-    elements = math.prod(space) * run.tiles
-    cycles = _generic_cycles(run, block, space, len(op.outputs))
-    run.charges.charge("sfu", cycles, elements * len(list(block.ops)))
+    _charge_generic(run, block, space, len(op.outputs))
     parallel = [d for d in range(len(space)) if d not in reductions]
     outputs = []
     for j, (value, result) in enumerate(zip(results, op.results, strict=True)):
@@ -377,27 +379,18 @@ def _over_space(run: TileProgram, array: Any, value: SSAValue, map_: Any, dims: 
     return compute_precision(moved.reshape(shape))
 
 
-def _generic_cycles(run: TileProgram, block: Any, space: Sequence[int], outputs: int) -> float:
+def _charge_generic(run: TileProgram, block: Any, space: Sequence[int], outputs: int) -> None:
     """
-    The body's ops as SFU passes over the iteration space, in whole sticks of its results'
-    element type (as ktir counts an op's tile), at least one. Casts and constants in a body take
-    no pass: the SFU widens its operands to fp32 and rounds its result as part of an op's pass,
-    as ktir's own ops are costed (an fp16 add is one pass). Example: `extf, extf, addf, truncf`
-    is one pass; `negf, exp, addf, divf` six; an fp16 32 x 32 result is 32 sticks, even when an
-    operand is f32.
+    The body's ops as SFU passes over the iteration space (`accounting.body_passes`: casts,
+    constants and the yield free, at least one pass), in whole sticks of its results' element
+    type (as ktir counts an op's tile), and one FLOP per element and pass, as ktir's own ops are
+    charged. Example: `extf, extf, addf, truncf` is one pass; `negf, exp, addf, divf` six; an
+    fp16 32 x 32 result is 32 sticks, even when an operand is f32.
     """
     results = block.args[len(block.args) - outputs :]
     itemsize = max(8 if isinstance(a.type, IndexType) else numpy_dtype(a.type).itemsize for a in results)
     elements = sticks(space, itemsize, run.target.stick_bytes)
-    body = [
-        op
-        for op in block.ops
-        if op.name != "linalg.yield"
-        and not isinstance(op, arith.ConstantOp)
-        and op.name.split(".")[-1] not in _CASTS
-    ]
-    passes = sum(2.0 if op.name.split(".")[-1] in _TWO_PASS else 1.0 for op in body)
-    return elements * max(passes, 1.0) / run.target.sfu_pass_elems_per_us * run.target.clock_mhz
+    _charge_sfu(run, "linalg.generic", elements, passes=accounting.body_passes(o.name for o in block.ops))
 
 
 def _index(run: TileProgram, op: Any) -> list[np.ndarray]:

@@ -133,7 +133,7 @@ def _charge(run: TileProgram, pieces: list[tuple[View, np.ndarray, np.ndarray]],
         tile_of = np.nonzero(inside)[0]
         per = target.stick_bytes // itemsize
         sticks = len(np.unique(tile_of * (1 << 40) + flat // per))
-        run.charges.touch(flat, itemsize, target.stick_bytes)
+        run.charges.footprint.touch(flat, itemsize, target.stick_bytes)
         run.charges.charge_transfer(queue, float(sticks * target.stick_bytes), target)
 
 

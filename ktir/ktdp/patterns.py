@@ -31,7 +31,7 @@ from xdsl.traits import SymbolTable
 from ktir.dialects.ktdp import ROUTINE_ATTRIBUTE
 from ktir.dialects.ktdp import ops as ktdp
 from ktir.dialects.linalg_ext import ReduceOp
-from ktir.hardware import cost_model
+from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ktdp.routines import GRAPH_OPS
 
@@ -68,7 +68,7 @@ def _reduction(call: func.CallOp) -> str | None:
     name = callee.attributes.get(ROUTINE_ATTRIBUTE) if isinstance(callee, func.FuncOp) else None
     kind = GRAPH_OPS.get(name.data) if isinstance(name, StringAttr) else None
     reduce = next((op for op in callee.walk() if isinstance(op, ReduceOp)), None) if callee else None
-    if kind is None or kind.name not in cost_model.REDUCTIONS or reduce is None:
+    if kind is None or kind.name not in accounting.REDUCTIONS or reduce is None:
         return None
     rank = len(cast(MemRefType[Attribute], reduce.input.type).get_shape())
     row = rank - 1 in reduce.dimensions.get_values()

@@ -34,7 +34,7 @@ from xdsl.traits import SymbolTable
 from ktir.dialects.ktdp import CAUSAL_ATTRIBUTE, ROUTINE_ATTRIBUTE
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
-from ktir.hardware import cost_model
+from ktir.hardware import accounting, cost_model
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp.memory import KtdpError
 from ktir.ktdp.state import sticks
@@ -145,7 +145,7 @@ def _charge_sfu_routine(
     in_elements = sticks(first.shape[1:], itemsize, stick)
     out_elements = sticks(result.shape[1:], itemsize, stick)
     cycles = cost_model.sfu_cycles_of(kind.name, in_elements, out_elements, run.target)
-    flops = cost_model.sfu_flops_of(kind.name, in_elements, out_elements)
+    flops = accounting.sfu_flops_of(kind.name, in_elements, out_elements)
     run.charges.charge("sfu", cycles, flops * run.tiles)
 
 

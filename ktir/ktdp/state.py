@@ -14,7 +14,7 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
-from ktir.hardware import cost_model
+from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ktdp.schedule import Piece, Transfer
 from ktir.ktdp.tiles import (
@@ -89,7 +89,7 @@ class Charges:
     matmul_flops: float = 0.0
 
     def __post_init__(self) -> None:
-        self.touched = np.zeros(0, dtype=bool)
+        self.footprint = accounting.StickFootprint()  # the sticks it touches: its compulsory bytes
         self.active: np.ndarray | None = None  # the tiles an op runs on (None: all of them)
         self.pending: list[Piece] = []
         self.muted = 0  # > 0 inside a routine's body: its ops are not charged (`ktir.ktdp.routines`)
@@ -102,38 +102,6 @@ class Charges:
         """The pieces charged since the last call."""
         pieces, self.pending = self.pending, []
         return pieces
-
-    def touch(self, indices: np.ndarray, itemsize: int, stick_bytes: int) -> None:
-        """
-        Note the device-memory sticks an access reads or writes (the compulsory traffic): rows
-        of consecutive elements as stick ranges (a difference array), anything else by element.
-        """
-        if indices.size == 0:
-            return
-        per = stick_bytes // itemsize
-        rows = indices.reshape(-1, indices.shape[-1]) if indices.ndim > 1 else indices.reshape(1, -1)
-        first, last = rows[:, 0] // per, rows[:, -1] // per
-        top = int(max(first.max(), last.max())) + 2
-        if top > len(self.touched):
-            grown = np.zeros(top, dtype=bool)
-            grown[: len(self.touched)] = self.touched
-            self.touched = grown
-        if rows.shape[1] > 1 and not (rows[:, -1] - rows[:, 0] == rows.shape[1] - 1).all():
-            self.touched[(rows // per).reshape(-1)] = True
-            return
-        self.touch_rows(first, last)
-
-    def touch_rows(self, first: np.ndarray, last: np.ndarray) -> None:
-        """Mark the stick ranges [first, last] of every row (a difference array over their span)."""
-        low, top = int(first.min()), int(last.max()) + 2
-        if top > len(self.touched):
-            grown = np.zeros(top, dtype=bool)
-            grown[: len(self.touched)] = self.touched
-            self.touched = grown
-        edges = np.zeros(top - low + 1, dtype=np.int64)
-        np.add.at(edges, first.reshape(-1) - low, 1)
-        np.add.at(edges, last.reshape(-1) + 1 - low, -1)
-        self.touched[low:top] |= np.cumsum(edges)[:-1] > 0
 
     def charge(
         self,

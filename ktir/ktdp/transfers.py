@@ -15,7 +15,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
 
 from ktir.dialects.ktdp import ops as ktdp
-from ktir.hardware import cost_model
+from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp.distributed import (
@@ -216,9 +216,9 @@ def _charge_transfer(run: TileProgram, tile: Tile, queue: str, broadcast: bool =
     moved = float(sticks) * target.stick_bytes
     rows = tile.box.rows() if tile.box is not None else None
     if rows is not None:
-        run.charges.touch_rows(*row_sticks(rows[0], rows[1], target.stick_bytes // itemsize))
+        run.charges.footprint.touch_rows(*row_sticks(rows[0], rows[1], target.stick_bytes // itemsize))
     else:
-        run.charges.touch(tile.indices, itemsize, target.stick_bytes)
+        run.charges.footprint.touch(tile.indices, itemsize, target.stick_bytes)
     run.charges.charge_transfer(queue, moved, target)
 
 
@@ -242,7 +242,7 @@ def _broadcast_sticks(tile: Tile, target: Target) -> int | None:
     for index, count in zip(first, readers, strict=True):
         one = np.zeros(len(box.start), dtype=bool)
         one[index] = True
-        total += math.ceil(count / target.broadcast_cohort) * _sticks(tile.only(one), target)
+        total += int(accounting.broadcast_reads(count, target)) * _sticks(tile.only(one), target)
     return total
 
 

@@ -24,7 +24,7 @@ from ktir.cores.host_tiles import HostTiles
 from ktir.cores.iteration import iteration_space
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
-from ktir.hardware import cost_model
+from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.reference.executor import IMPLEMENTATIONS
 from ktir.reference.ops import numpy_dtype
@@ -122,16 +122,13 @@ def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float, float
     pt = sfu = flops = matmul_flops = 0.0
     for op, ins, out in trace:
         if isinstance(op, st.MatmulBase):
-            macs = math.prod(out) * ins[0][-1]
-            precision = cost_model.pe_precision(op.x.type.element_type)  # type: ignore[attr-defined]
-            pt += cost_model.pt_cycles(macs, ins[0][-2] if len(ins[0]) > 1 else 1, target, precision)
-            flops += 2.0 * macs
-            matmul_flops += cost_model.roofline_matmul_flops(macs, precision, target)
-            if cost_model.converts_to_fp16(op.x.type.element_type):  # type: ignore[attr-defined]
-                itemsize = numpy_dtype(op.x.type.element_type).itemsize  # type: ignore[attr-defined]
-                converted = in_sticks(ins[0], itemsize) + in_sticks(ins[1], itemsize)
-                sfu += cost_model.conversion_cycles(converted, target)
-                flops += cost_model.sfu_flops_of(ew.ConvertOp.name, 0, converted)
+            element = op.x.type.element_type  # type: ignore[attr-defined]
+            itemsize = numpy_dtype(element).itemsize
+            converted = in_sticks(ins[0], itemsize) + in_sticks(ins[1], itemsize)
+            rows = ins[0][-2] if len(ins[0]) > 1 else 1
+            charge = cost_model.matmul_charge(math.prod(out) * ins[0][-1], rows, element, converted, target)
+            pt, sfu = pt + charge[0], sfu + charge[1]
+            flops, matmul_flops = flops + charge[2], matmul_flops + charge[3]
             continue
         if _moves_no_data(op):
             continue
@@ -139,5 +136,5 @@ def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float, float
         out_elements = in_sticks(out, element_bytes)
         in_elements = in_sticks(ins[0], element_bytes) if ins else 0
         sfu += cost_model.sfu_cycles(op, in_elements, out_elements, target)
-        flops += cost_model.sfu_flops(op, in_elements, out_elements)
+        flops += accounting.sfu_flops_of(op.name, in_elements, out_elements, cost_model.sfu_passes(op))
     return pt, sfu, flops, matmul_flops

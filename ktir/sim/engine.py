@@ -31,7 +31,7 @@ from ktir.dialects.ktir import core
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.attributes import device_dtype_of_element
-from ktir.hardware import cost_model
+from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
 from ktir.ir.values import layout_of_type
@@ -207,12 +207,14 @@ class SimKernel(KernelInterpreter):
         writes, once, as far as its tiles reach (the whole tensor, except for a slice-like
         kernel that touches part of its input), at device-layout size.
         """
-        total = 0.0
-        for value, boxes in self.touched.items():
-            itemsize = device_dtype_of_element(_element_type(value)).element_bytes
-            reached = sum(math.prod(extent) for _, extent in boxes) * itemsize
-            total += min(reached, tensor_layout(value.type)[0].device_bytes)
-        return total
+        return accounting.compulsory_bytes(
+            (
+                sum(math.prod(extent) for _, extent in boxes)
+                * device_dtype_of_element(_element_type(value)).element_bytes,
+                tensor_layout(value.type)[0].device_bytes,
+            )
+            for value, boxes in self.touched.items()
+        )
 
     def _pattern_bandwidth(self) -> float | None:
         """
@@ -372,14 +374,8 @@ class SimKernel(KernelInterpreter):
         self.timeline.transfer(queue, reads, writes, cycles, chip_cycles, label, traffic, ordinary)
 
     def _chip_traffic(self, first: np.ndarray, tile_bytes: int, load: bool) -> tuple[np.ndarray, float]:
-        """
-        The distinct boxes of a DMA whose cores start at `first`, and the LPDDR5 bytes it moves:
-        cores loading the same box share one broadcast read per cohort of cores; a store writes
-        every core's box.
-        """
-        boxes, readers = np.unique(first, axis=0, return_counts=True)
-        copies = np.ceil(readers / self.target.broadcast_cohort) if load else readers
-        return boxes, float(copies.sum()) * tile_bytes
+        """The distinct boxes of a DMA whose cores start at `first`, its bytes (`accounting.dma_traffic`)."""
+        return accounting.dma_traffic(first, tile_bytes, load, self.target)
 
     def _restream(self, op: core.ComputeOp, tiles: list[int], chunk: int, slot: int, area: float) -> None:
         """
@@ -671,12 +667,13 @@ class SimKernel(KernelInterpreter):
             precision = cost_model.pe_precision(_element_type(payload.x))
             cycles = cost_model.pt_cycles(macs, rows, self.target, precision)
             self._restream(op, tiles, int(self.env[op.chunk]), slot, area)
-            flops = 2.0 * macs
-            self.matmul_flops += cost_model.roofline_matmul_flops(macs, precision, self.target) * self.cores
+            flops = accounting.matmul_flops(macs)
+            self.matmul_flops += accounting.roofline_matmul_flops(macs, precision, self.target) * self.cores
             self._convert_operands(op, payload, tiles, slot)
         else:
             cycles = cost_model.sfu_cycles(payload, in_elements, out_elements, self.target)
-            flops = cost_model.sfu_flops(payload, in_elements, out_elements)
+            passes = cost_model.sfu_passes(payload)
+            flops = accounting.sfu_flops_of(payload.name, in_elements, out_elements, passes)
         self.flops += flops * self.cores
         label = payload.name + (" (accumulate)" if accumulate else "")
         self.timeline.issue(op.unit.data, reads, [(op.outs[0], out_slot)], np.full(self.cores, cycles), label)
@@ -692,7 +689,7 @@ class SimKernel(KernelInterpreter):
             return
         elements = sum(int(np.prod(self.tiles[t].extent_array)) for t in tiles[:2])
         operands = [(v, self._slot_of(v, slot)) for v in op.ins]
-        self.flops += cost_model.sfu_flops_of(ew.ConvertOp.name, 0, elements) * self.cores
+        self.flops += accounting.sfu_flops_of(ew.ConvertOp.name, 0, elements) * self.cores
         cycles = np.full(self.cores, cost_model.conversion_cycles(elements, self.target))
         self.timeline.issue("sfu", operands, operands, cycles, "convert to fp16")
 

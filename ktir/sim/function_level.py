@@ -33,7 +33,7 @@ from xdsl.ir import Operation, SSAValue
 from ktir.cores.executor import tensor_layout, to_host
 from ktir.dialects.ktir import data, routing
 from ktir.dialects.ktir import structured as st
-from ktir.hardware import cost_model
+from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ir.state import read_division
 from ktir.ir.values import is_tensor, shape_of
@@ -253,9 +253,9 @@ def _grouped(op: routing.GroupedMatmulOp, args: list[np.ndarray] | None, line: L
     cycles = cost_model.grouped_matmul_cycles(rows, k, n, element, cores, target)
     used = sum(1 for r in rows if r > 0)
     weights = used * _slice_bytes(op.weights)
-    cohorts = np.ceil(cores / target.broadcast_cohort)
+    cohorts = accounting.broadcast_reads(cores, target)
     x, out = device_bytes(op.x), device_bytes(op.result)
-    flops = 2.0 * sum(rows) * k * n
+    flops = accounting.matmul_flops(sum(rows) * k * n)
     compulsory = weights + x + device_bytes(op.offsets) + out
     return line.timed(op, cycles, weights + x * cohorts + out, compulsory, "pt", flops=flops)
 

@@ -49,8 +49,12 @@ def test_every_kernel_is_written_and_gives_ktirs_outputs_bit_for_bit(name: str) 
     written = [r for r in results if not r.skipped]
     assert written and all(r.equal for r in written), [r for r in written if not r.equal]
     # The same time, to rounding: the same costs on the same schedule (the decoder block's
-    # chunked attention overlaps its second chunk's loads with the first's compute in both).
+    # chunked attention overlaps its second chunk's loads with the first's compute in both);
+    # and the same bytes moved, compulsory bytes, FLOPs and matmul FLOPs: both engines charge
+    # by `ktir.hardware.accounting` (a linalg.yield, a cast or a copy is no FLOP in either).
     assert all(r.same_cycles for r in written), [r for r in written if not r.same_cycles]
+    assert [(r.name, r.differing) for r in written if r.differing] == []
+    assert all(r.ktir["bytes"] > 0 and r.ktir["compulsory_bytes"] > 0 for r in written)
 
 
 def test_the_pass_replaces_the_module_by_the_ktdp_program() -> None:
@@ -147,4 +151,4 @@ def test_rank_0_tiles_and_infinite_fills_round_trip(model: torch.nn.Module) -> N
     x = torch.randn(8, 64, dtype=torch.float16)
     results = roundtrip_module(ktir.compile(model, (x,), {}).module)
     assert results and all(r.skipped is None and r.equal for r in results), results
-    assert all(r.same_cycles for r in results)
+    assert all(r.same_cycles and not r.differing for r in results), results

@@ -9,7 +9,7 @@ from test_compile_models import MODELS
 
 import ktir
 from ktir.ir.diagnostics import module_text
-from ktir.tools.ktdp_roundtrip import main
+from ktir.tools.ktdp_roundtrip import KernelRoundTrip, _line, main
 
 
 def test_each_kernel_is_compared_and_counted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -22,7 +22,23 @@ def test_each_kernel_is_compared_and_counted(tmp_path: Path, capsys: pytest.Capt
     assert main([str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("k0_fused: equal, cycles ktir ")
-    assert lines[-1] == "2 of 2 kernels written, 2 with equal outputs, 2 with ktir's cycles"
+    assert lines[-1] == (
+        "2 of 2 kernels written, 2 with equal outputs, 2 with ktir's cycles, "
+        "2 with ktir's bytes, compulsory bytes and FLOPs too"
+    )
+
+
+def test_an_account_the_engines_disagree_on_is_printed() -> None:
+    charged = {
+        "cycles": 10.0,
+        "bytes": 4096.0,
+        "compulsory_bytes": 4096.0,
+        "flops": 64.0,
+        "matmul_flops": 0.0,
+    }
+    result = KernelRoundTrip("k0", equal=True, ktir=charged, ktdp=charged | {"flops": 128.0})
+    assert result.same_cycles and result.differing == ["flops"]
+    assert _line(result) == "k0: equal, cycles ktir 10 ktdp 10, flops ktir 64 ktdp 128"
 
 
 def test_a_file_that_does_not_parse_is_an_input_error(
