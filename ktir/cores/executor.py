@@ -68,9 +68,9 @@ def to_device(host: np.ndarray, value_type: Attribute) -> np.ndarray:
 
 
 def to_host(device: np.ndarray, value_type: Attribute) -> np.ndarray:
-    """A device buffer unpacked to its host array."""
+    """A device buffer unpacked to its host array (a new array: `unpack` copies once)."""
     layout, shape, _ = tensor_layout(value_type)
-    return np.array(layout.bind(shape).unpack(device.reshape(-1)))
+    return layout.bind(shape).unpack(device.reshape(-1))
 
 
 def run(module: ModuleOp, inputs: Sequence[Any], func_name: str | None = None) -> list[np.ndarray]:

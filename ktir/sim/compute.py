@@ -77,13 +77,24 @@ def rows_at_once(payload: Operation, maps: list[HostTiles], hosts: list[np.ndarr
 
 
 def matmul_f32(
-    x: np.ndarray, x_index: np.ndarray, y: np.ndarray, y_index: np.ndarray, element_type: Attribute
+    x: np.ndarray,
+    x_index: np.ndarray,
+    y: np.ndarray,
+    y_index: np.ndarray,
+    element_type: Attribute,
+    into: np.ndarray | None = None,
 ) -> np.ndarray:
     """
     fp32 products of host tiles of `element_type`: core c multiplies x[x_index[c]] (..., M, K) by
     y[y_index[c]] (..., K', N), K' >= K (y may carry matmul padding rows), the operands as the
     PE arrays read them (`pe_operand`: f32 rounded to fp16), accumulating in fp32 in BLAS.
     Returns (cores, ..., M, N). Cores sharing a y tile go through one GEMM.
+
+    With `into` (cores, ..., M, N) fp32, an accumulator: each product is added to it in place
+    (product + accumulator, rounded once to fp32, as `product += accumulator` would) and `into`
+    is returned. The GEMMs are the same either way: which rows go into one BLAS call decides its
+    bits (a row's result depends on where it falls in the BLAS kernel's blocking), so every
+    call has the rows of one y tile's cores in core order, whether or not it accumulates.
     """
     x, y = pe_operand(x, element_type), pe_operand(y, element_type)
     k = x.shape[-1]
@@ -95,15 +106,34 @@ def matmul_f32(
     xf = np.ascontiguousarray(x, dtype=np.float32)
     yf = np.ascontiguousarray(y[..., :k, :], dtype=np.float32)
     batch = np.broadcast_shapes(xf.shape[1:-2], yf.shape[1:-2])
-    product = np.empty((len(x_index), *batch, xf.shape[-2], yf.shape[-1]), dtype=np.float32)
-    for j in range(yf.shape[0]):
-        members = np.flatnonzero(y_index == j)
-        rows = xf if len(members) == len(x_index) and xf.shape[0] == len(x_index) else xf[x_index[members]]
+    tile = (*batch, xf.shape[-2], yf.shape[-1])
+    product = np.empty((len(x_index), *tile), dtype=np.float32) if into is None else into
+    groups = [np.flatnonzero(y_index == j) for j in range(yf.shape[0])]
+    # One buffer for every group's GEMM result, C-contiguous as BLAS writes it.
+    scratch = np.empty(max(len(g) for g in groups) * math.prod(tile), dtype=np.float32)
+    for j, members in enumerate(groups):
+        picked = x_index[members]
+        # The group's x tiles in core order: all of xf as it is when that is the order (no copy).
+        rows = xf if np.array_equal(picked, np.arange(len(xf))) else xf[picked]
+        part = scratch[: len(members) * math.prod(tile)].reshape(len(members), *tile)
         if rows.ndim == 3:  # one GEMM for the group's rows
-            product[members] = (rows.reshape(-1, k) @ yf[j]).reshape(len(members), rows.shape[1], -1)
+            np.matmul(rows.reshape(-1, k), yf[j], out=part.reshape(-1, tile[-1]))
         else:
-            product[members] = np.matmul(rows, yf[j])
+            np.matmul(rows, yf[j], out=part)
+        _place(product, members, part, into is not None)
     return product
+
+
+def _place(product: np.ndarray, members: np.ndarray, part: np.ndarray, add: bool) -> None:
+    """Write (or with `add`, add) one group's products into the cores `members` of `product`."""
+    if len(members) and members[-1] - members[0] == len(members) - 1:
+        view = product[members[0] : members[-1] + 1]  # consecutive cores: a view, no gather
+        if add:
+            np.add(part, view, out=view)
+        else:
+            view[...] = part
+        return
+    product[members] = part + product[members] if add else part
 
 
 @functools.lru_cache(maxsize=4096)

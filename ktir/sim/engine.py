@@ -260,7 +260,7 @@ class SimKernel(KernelInterpreter):
         buffer = self.buffers[op.buffer]
         buffer.pending.pop(slot, None)
         if self.values:
-            buffer.data[:, slot] = 0
+            buffer.zero(slot)
         buffer.written[:, slot] = True
         self._restart_online(op.buffer, slot)
         elements = math.prod(buffer.shape[2:])
@@ -320,17 +320,16 @@ class SimKernel(KernelInterpreter):
         memory_value = op.source if load else op.target
         resident = isinstance(memory_value.type, MemRefType)
         element = _element_type(memory_value)
-        if not load:
-            staging.slot(slot)
+        held = staging.slot(slot)  # only this slot: another one may be held as host tiles
         for c in active:
             box = tuple(slice(int(s), int(s) + e) for s, e in zip(first[c], extent, strict=True))
             if load:
-                staging.data[c, slot] = memory[c, 0][box]
+                held[c] = memory[c, 0][box]
             elif resident:
-                memory[c, 0][box] = store(staging.data[c, slot], element)
+                memory[c, 0][box] = store(held[c], element)
             else:
                 self.owners[memory_value].stamp(int(c), box, where)
-                memory[box] = store(staging.data[c, slot], element)
+                memory[box] = store(held[c], element)
 
     def _charge_dma(
         self,
@@ -455,23 +454,17 @@ class SimKernel(KernelInterpreter):
         if any(m is None for m in maps):
             return False
         host_maps = [cast(HostTiles, m) for m in maps]
-        out = self.buffers[op.outs[0]].data[:, out_slot]
         if isinstance(payload, st.MatmulBase):  # reads deferred loads straight from the tensors
-            x, y, o = host_maps
-            hx, x_index = self._distinct(x, op.ins[0], slot, tiles[0], chunk)
-            hy, y_index = self._distinct(y, op.ins[1], slot, tiles[1], chunk)
-            product = matmul_f32(hx, x_index, hy, y_index, _element_type(payload.x))  # type: ignore[attr-defined]
-            if accumulate:
-                product += o.to_host(out)
-            o.to_device(store(product, _element_type(op.outs[0])), out)
+            self._matmul_fast(payload, op, tiles, host_maps, chunk, slot, out_slot, accumulate)
             return True
         if any(self._window(v, t, chunk) is not None for v, t in zip(op.ins, tiles, strict=False)):
             return False  # the executor's per-core path reads windows
-        ins = [self.buffers[v].slot(self._slot_of(v, slot)) for v in op.ins]
         if all(m.dense for m in host_maps) and self._same_layout_elementwise(payload, tiles):
-            out[...] = self._implementation(payload, ins)
+            ins = [self.buffers[v].slot(self._slot_of(v, slot)) for v in op.ins]
+            self.buffers[op.outs[0]].slot(out_slot)[...] = self._implementation(payload, ins)
             return True
-        hosts = [m.to_host(t) for m, t in zip(host_maps, ins, strict=False)]
+        hosts = [self._host_operand(v, m, slot) for v, m in zip(op.ins, host_maps, strict=False)]
+        out = self.buffers[op.outs[0]].slot(out_slot)
         extent = host_maps[-1].extent
         if isinstance(payload, st.FusedOp):
             results = [
@@ -496,6 +489,48 @@ class SimKernel(KernelInterpreter):
             stacked = np.stack([np.asarray(r) for r in results])
         host_maps[-1].to_device(stacked, out)
         return True
+
+    def _host_operand(self, value: SSAValue, tiles: HostTiles, slot: int) -> np.ndarray:
+        """
+        A compute operand's host tiles: a slot held as host tiles of the same boxes (a matmul's
+        accumulator read by its epilogue) is used as it is, without a trip through the device layout.
+        """
+        buffer = self.buffers[value]
+        slot = self._slot_of(value, slot)
+        held = buffer.hosts.get(slot)
+        if held is not None and held[0].same_positions(tiles):
+            return held[1]
+        return tiles.to_host(buffer.slot(slot))
+
+    def _matmul_fast(
+        self,
+        payload: st.MatmulBase,
+        op: core.ComputeOp,
+        tiles: list[int],
+        maps: list[HostTiles],
+        chunk: int,
+        slot: int,
+        out_slot: int,
+        accumulate: bool,
+    ) -> None:
+        """
+        A matmul tile on all cores from the distinct operand tiles. An fp32 accumulator is held
+        as host tiles across the chunks that add to it (`LxBuffer.host_slot`): each chunk adds
+        its products in place, and the device layout is written once, when the sum is read.
+        """
+        x, y, o = maps
+        hx, x_index = self._distinct(x, op.ins[0], slot, tiles[0], chunk)
+        hy, y_index = self._distinct(y, op.ins[1], slot, tiles[1], chunk)
+        element = _element_type(payload.x)  # type: ignore[attr-defined]
+        buffer = self.buffers[op.outs[0]]
+        if accumulate and buffer.dtype == np.float32:
+            matmul_f32(hx, x_index, hy, y_index, element, buffer.host_slot(out_slot, o))
+            return
+        out = buffer.slot(out_slot)
+        product = matmul_f32(hx, x_index, hy, y_index, element)
+        if accumulate:
+            product += o.to_host(out)
+        o.to_device(store(product, _element_type(op.outs[0])), out)
 
     def _fused_shapes(
         self,
@@ -558,7 +593,7 @@ class SimKernel(KernelInterpreter):
                 memory[tuple(slice(int(s), int(s) + e) for s, e in zip(first[c], extent, strict=True))]
                 for c in firsts
             ]
-            host = np.ascontiguousarray(tiles.to_host(np.stack(boxes)), dtype=np.float32)
+            host = tiles.to_host(np.stack(boxes), np.float32)
             self.converted[key] = host
             self.converted_bytes += host.nbytes
             while self.converted_bytes > CONVERTED_BYTES and len(self.converted) > 1:
@@ -567,7 +602,7 @@ class SimKernel(KernelInterpreter):
             return host, inverse.reshape(-1)
         starts = self.tiles[tile_index].starts_array
         _, firsts, inverse = np.unique(starts, axis=0, return_index=True, return_inverse=True)
-        data = buffer.data[firsts, slot]
+        data = buffer.slot(slot)[firsts]
         if window is not None:
             data = data[(slice(None), *window)]
         return tiles.to_host(data), inverse.reshape(-1)

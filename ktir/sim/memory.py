@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ktir.cores.host_tiles import HostTiles
 from ktir.ir.diagnostics import Location
 from ktir.reference.ops import ExecutionError
 
@@ -51,14 +52,51 @@ class LxBuffer:
     """The function-level value a resident buffer holds (in-place reuse passes it on)."""
     pending: dict[int, tuple[np.ndarray, np.ndarray, tuple[int, ...]]] = field(default_factory=dict)
     """Loads not copied yet, per slot: (device tensor, each core's box start, box extent)."""
+    hosts: dict[int, tuple[HostTiles, np.ndarray]] = field(default_factory=dict)
+    """
+    Slots held as host tiles instead of in `data`, per slot: (their map, the host tiles). A
+    matmul's fp32 accumulator stays in the form its GEMMs add to while the chunks of its K loop
+    run, and goes back to the device layout once, when anything else reads the buffer.
+    """
     _data: np.ndarray | None = None
 
     @property
     def data(self) -> np.ndarray:
-        """Every core's bytes of the buffer, (cores, slots, *tile)."""
+        """Every core's bytes of the buffer, (cores, slots, *tile), host-held slots written back."""
+        for slot in list(self.hosts):
+            self._write_back(slot)
+        return self._array()
+
+    def _array(self) -> np.ndarray:
+        """The buffer's array as it is (host-held slots not written back), allocated on first use."""
         if self._data is None:
             self._data = np.zeros(self.shape, self.dtype)
         return self._data
+
+    def _write_back(self, slot: int) -> None:
+        """A host-held slot written to the device layout (and no longer held)."""
+        if (held := self.hosts.pop(slot, None)) is not None:
+            tiles, host = held
+            tiles.to_device(host, self._array()[:, slot])
+
+    def host_slot(self, slot: int, tiles: HostTiles) -> np.ndarray:
+        """
+        The slot's data as host tiles of `tiles` (cores, *host box), in the buffer's type, to
+        update in place: it stays in that form, instead of in `data`, until the slot is read
+        another way (`slot`, `data`).
+        """
+        held = self.hosts.get(slot)
+        if held is not None and held[0].same_positions(tiles):
+            return held[1]
+        host = tiles.to_host(self.slot(slot), self.dtype)
+        self.hosts[slot] = (tiles, host)
+        return host
+
+    def zero(self, slot: int) -> None:
+        """Zero the slot on every core (a fill): a host-held copy of it is dropped, not written back."""
+        self.hosts.pop(slot, None)
+        self.pending.pop(slot, None)
+        self._array()[:, slot] = 0
 
     def defer(self, slot: int, memory: np.ndarray, first: np.ndarray, extent: tuple[int, ...]) -> None:
         """
@@ -66,16 +104,19 @@ class LxBuffer:
         matmul reads shared weight tiles straight from the tensor, once per distinct box,
         instead of from 32 copies. Device tensors do not change while a kernel runs.
         """
+        self.hosts.pop(slot, None)  # the load replaces the slot's bytes
         self.pending[slot] = (memory, first, extent)
 
     def slot(self, slot: int) -> np.ndarray:
         """The slot's data on every core (cores, *tile), copying a deferred load in first."""
+        self._write_back(slot)
+        array = self._array()
         if (load := self.pending.pop(slot, None)) is not None:
             memory, first, extent = load
             for c, start in enumerate(first):
                 box = tuple(slice(int(s), int(s) + e) for s, e in zip(start, extent, strict=True))
-                self.data[c, slot] = memory[box]
-        return self.data[:, slot]
+                array[c, slot] = memory[box]
+        return array[:, slot]
 
     @property
     def end(self) -> int:
