@@ -37,7 +37,15 @@ from ktir.ir.diagnostics import location_of
 from ktir.ir.values import layout_of_type
 from ktir.reference.executor import IMPLEMENTATIONS
 from ktir.reference.ops import ExecutionError, numpy_dtype, store
-from ktir.sim.compute import ELEMENTWISE, fused_cost, matmul_f32, rows_at_once
+from ktir.sim.compute import (
+    ELEMENTWISE,
+    attention_at_once,
+    fused_at_once,
+    fused_cost,
+    fused_rows_at_once,
+    matmul_f32,
+    rows_at_once,
+)
 from ktir.sim.memory import (
     LxBuffer,
     Scratchpad,
@@ -464,43 +472,77 @@ class SimKernel(KernelInterpreter):
             self.buffers[op.outs[0]].slot(out_slot)[...] = self._implementation(payload, ins)
             return True
         hosts = [self._host_operand(v, m, slot) for v, m in zip(op.ins, host_maps, strict=False)]
-        out = self.buffers[op.outs[0]].slot(out_slot)
-        extent = host_maps[-1].extent
         if isinstance(payload, st.FusedOp):
-            results = [
-                self._tile_result(payload, [h[c] for h in hosts], extent, False) for c in range(self.cores)
-            ]
-            host_maps[-1].to_device(np.stack(results), out)
-            return True
-        if isinstance(payload, st.AttentionOp):  # causal limits are measured from each core's start
-            tiles_of_cores = [
-                self._attention_chunk(
-                    payload, [h[c] for h in hosts], [m.lo[c] for m in host_maps], (op.outs[0], out_slot, c)
-                )
+            stacked = self._fused_tiles(payload, op, tiles, host_maps, hosts, chunk)
+        elif isinstance(payload, st.AttentionOp):
+            stacked = self._attention_tiles(payload, op, host_maps, hosts, out_slot, accumulate)
+        else:
+            stacked = rows_at_once(payload, host_maps, hosts)
+            if stacked is None:
+                extent = host_maps[-1].extent
+                results = [
+                    tile_result(payload, [h[c] for h in hosts], extent, False) for c in range(self.cores)
+                ]
+                stacked = np.stack([np.asarray(r) for r in results])
+        host_maps[-1].to_device(stacked, self.buffers[op.outs[0]].slot(out_slot))
+        return True
+
+    def _fused_tiles(
+        self,
+        payload: st.FusedOp,
+        op: core.ComputeOp,
+        tiles: list[int],
+        maps: list[HostTiles],
+        hosts: list[np.ndarray],
+        chunk: int,
+    ) -> np.ndarray:
+        """
+        A fused kernel's result tiles (cores, *tile): from one run for all cores where its body
+        allows it (charged on the tile shapes one core sees), else per core.
+        """
+        stacked = fused_at_once(payload, maps, hosts)
+        if stacked is None:
+            stacked = fused_rows_at_once(payload, maps, hosts)
+        if stacked is not None:
+            self.fused_trace = self._fused_shapes(payload, op, tiles, list(maps), chunk)
+            return stacked
+        extent = maps[-1].extent
+        return np.stack(
+            [self._tile_result(payload, [h[c] for h in hosts], extent, False) for c in range(self.cores)]
+        )
+
+    def _attention_tiles(
+        self,
+        payload: st.AttentionOp,
+        op: core.ComputeOp,
+        maps: list[HostTiles],
+        hosts: list[np.ndarray],
+        out_slot: int,
+        accumulate: bool,
+    ) -> np.ndarray:
+        """
+        An attention's result tiles (cores, *tile): from one call for all cores where their causal
+        limits agree, else per core (causal limits are measured from each core's start); a key
+        chunk of an online softmax per core, with its state.
+        """
+        if not accumulate and (stacked := attention_at_once(payload, maps, hosts)) is not None:
+            return stacked
+        starts = [[m.lo[c] for m in maps] for c in range(self.cores)]
+        return np.stack(
+            [
+                self._attention_chunk(payload, [h[c] for h in hosts], starts[c], (op.outs[0], out_slot, c))
                 if accumulate
-                else attention_tile(payload, [h[c] for h in hosts], [m.lo[c] for m in host_maps])
+                else attention_tile(payload, [h[c] for h in hosts], starts[c])
                 for c in range(self.cores)
             ]
-            host_maps[-1].to_device(np.stack(tiles_of_cores), out)
-            return True
-        stacked = rows_at_once(payload, host_maps, hosts)
-        if stacked is None:
-            results = [tile_result(payload, [h[c] for h in hosts], extent, False) for c in range(self.cores)]
-            stacked = np.stack([np.asarray(r) for r in results])
-        host_maps[-1].to_device(stacked, out)
-        return True
+        )
 
     def _host_operand(self, value: SSAValue, tiles: HostTiles, slot: int) -> np.ndarray:
         """
-        A compute operand's host tiles: a slot held as host tiles of the same boxes (a matmul's
-        accumulator read by its epilogue) is used as it is, without a trip through the device layout.
+        A compute operand's host tiles (`LxBuffer.read_host`): a matmul's accumulator read by its
+        epilogue, or a tile every chunk reads, is not converted again.
         """
-        buffer = self.buffers[value]
-        slot = self._slot_of(value, slot)
-        held = buffer.hosts.get(slot)
-        if held is not None and held[0].same_positions(tiles):
-            return held[1]
-        return tiles.to_host(buffer.slot(slot))
+        return self.buffers[value].read_host(self._slot_of(value, slot), tiles)
 
     def _matmul_fast(
         self,

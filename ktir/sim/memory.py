@@ -58,6 +58,12 @@ class LxBuffer:
     matmul's fp32 accumulator stays in the form its GEMMs add to while the chunks of its K loop
     run, and goes back to the device layout once, when anything else reads the buffer.
     """
+    seen: dict[int, tuple[HostTiles, np.ndarray]] = field(default_factory=dict)
+    """
+    Host tiles of a slot as last read (`read_host`), per slot: a tile loaded once and read by
+    every chunk (attention's keys) is converted once. Dropped whenever the slot may change:
+    every write goes through `data`, `slot`, `zero`, `defer` or `host_slot`.
+    """
     _data: np.ndarray | None = None
 
     @property
@@ -65,6 +71,7 @@ class LxBuffer:
         """Every core's bytes of the buffer, (cores, slots, *tile), host-held slots written back."""
         for slot in list(self.hosts):
             self._write_back(slot)
+        self.seen.clear()
         return self._array()
 
     def _array(self) -> np.ndarray:
@@ -92,10 +99,24 @@ class LxBuffer:
         self.hosts[slot] = (tiles, host)
         return host
 
+    def read_host(self, slot: int, tiles: HostTiles) -> np.ndarray:
+        """
+        The slot's data as host tiles of `tiles` (cores, *host box), to read only: the host-held
+        form if the slot has one for these boxes, else the tiles of the last read of the same
+        boxes if nothing wrote the slot since, else converted now.
+        """
+        for known in (self.hosts.get(slot), self.seen.get(slot)):
+            if known is not None and known[0].same_positions(tiles):
+                return known[1]
+        host = tiles.to_host(self.slot(slot))
+        self.seen[slot] = (tiles, host)
+        return host
+
     def zero(self, slot: int) -> None:
         """Zero the slot on every core (a fill): a host-held copy of it is dropped, not written back."""
         self.hosts.pop(slot, None)
         self.pending.pop(slot, None)
+        self.seen.pop(slot, None)
         self._array()[:, slot] = 0
 
     def defer(self, slot: int, memory: np.ndarray, first: np.ndarray, extent: tuple[int, ...]) -> None:
@@ -105,11 +126,13 @@ class LxBuffer:
         instead of from 32 copies. Device tensors do not change while a kernel runs.
         """
         self.hosts.pop(slot, None)  # the load replaces the slot's bytes
+        self.seen.pop(slot, None)
         self.pending[slot] = (memory, first, extent)
 
     def slot(self, slot: int) -> np.ndarray:
         """The slot's data on every core (cores, *tile), copying a deferred load in first."""
         self._write_back(slot)
+        self.seen.pop(slot, None)  # the caller may write it
         array = self._array()
         if (load := self.pending.pop(slot, None)) is not None:
             memory, first, extent = load
@@ -171,8 +194,10 @@ class Scratchpad:
         return total
 
     def end_kernel(self) -> None:
-        """Drop the kernel's staging buffers; resident tensors stay."""
+        """Drop the kernel's staging buffers; resident tensors stay (without their read tiles)."""
         self.buffers = {a: b for a, b in self.buffers.items() if b.resident}
+        for buffer in self.buffers.values():
+            buffer.seen.clear()
 
     def hold(self, address: int, value: object) -> None:
         """Record that the resident buffer at `address` now holds `value`."""
