@@ -118,6 +118,8 @@ class SimKernel(KernelInterpreter):
         self.host_tiles: dict[tuple[int, int], HostTiles | None] = {}
         self.converted: dict[tuple[int, bytes, tuple[int, ...]], np.ndarray] = {}
         self.converted_bytes = 0
+        self.windows: dict[tuple[int, bytes, tuple[int, ...]], np.ndarray] = {}
+        self.box_patterns: dict[tuple[tuple[int, ...], bytes], tuple[np.ndarray, np.ndarray]] = {}
         self.all_cores = np.arange(self.cores)
         self.bytes = 0.0
         self.early_bytes = 0.0  # moved by prefetches before the kernel's start
@@ -471,7 +473,12 @@ class SimKernel(KernelInterpreter):
             ins = [self.buffers[v].slot(self._slot_of(v, slot)) for v in op.ins]
             self.buffers[op.outs[0]].slot(out_slot)[...] = self._implementation(payload, ins)
             return True
-        hosts = [self._host_operand(v, m, slot) for v, m in zip(op.ins, host_maps, strict=False)]
+        # attention computes in float64: its q, k and v are read (and kept) as float64 tiles
+        wide = [
+            np.dtype(np.float64) if isinstance(payload, st.AttentionOp) and i < 3 else None
+            for i in range(len(op.ins))
+        ]
+        hosts = [self._host_operand(v, m, slot, w) for v, m, w in zip(op.ins, host_maps, wide, strict=False)]
         if isinstance(payload, st.FusedOp):
             stacked = self._fused_tiles(payload, op, tiles, host_maps, hosts, chunk)
         elif isinstance(payload, st.AttentionOp):
@@ -537,12 +544,14 @@ class SimKernel(KernelInterpreter):
             ]
         )
 
-    def _host_operand(self, value: SSAValue, tiles: HostTiles, slot: int) -> np.ndarray:
+    def _host_operand(
+        self, value: SSAValue, tiles: HostTiles, slot: int, dtype: np.dtype | None = None
+    ) -> np.ndarray:
         """
         A compute operand's host tiles (`LxBuffer.read_host`): a matmul's accumulator read by its
         epilogue, or a tile every chunk reads, is not converted again.
         """
-        return self.buffers[value].read_host(self._slot_of(value, slot), tiles)
+        return self.buffers[value].read_host(self._slot_of(value, slot), tiles, dtype)
 
     def _matmul_fast(
         self,
@@ -625,29 +634,42 @@ class SimKernel(KernelInterpreter):
             if window is not None:  # the chunk's box inside the whole slice the DMA named
                 first = first + np.array([w.start for w in window])
                 extent = tuple(w.stop - w.start for w in window)
-            _, firsts, inverse = np.unique(first, axis=0, return_index=True, return_inverse=True)
-            # A chunk loop reloads the same boxes (x's K chunks for every N chunk): fp32 host
-            # tiles are kept per kernel, keyed by tensor and boxes, up to CONVERTED_BYTES.
+            firsts, inverse = self._unique_boxes(first)
+            # fp32 host tiles are kept per kernel, keyed by tensor and boxes: every window of a
+            # whole slice (x's K chunks, read again for every N chunk), and up to CONVERTED_BYTES
+            # of the tiles a chunk loop loads again.
             key = (id(memory), first[firsts].tobytes(), extent)
-            if (host := self.converted.get(key)) is not None:
-                return host, inverse.reshape(-1)
+            cache = self.converted if window is None else self.windows
+            if (host := cache.get(key)) is not None:
+                return host, inverse
             boxes = [
                 memory[tuple(slice(int(s), int(s) + e) for s, e in zip(first[c], extent, strict=True))]
                 for c in firsts
             ]
-            host = tiles.to_host(np.stack(boxes), np.float32)
-            self.converted[key] = host
-            self.converted_bytes += host.nbytes
+            host = cache[key] = tiles.to_host(np.stack(boxes), np.float32)
+            if window is None:
+                self.converted_bytes += host.nbytes
             while self.converted_bytes > CONVERTED_BYTES and len(self.converted) > 1:
                 oldest = next(iter(self.converted))
                 self.converted_bytes -= self.converted.pop(oldest).nbytes
-            return host, inverse.reshape(-1)
-        starts = self.tiles[tile_index].starts_array
-        _, firsts, inverse = np.unique(starts, axis=0, return_index=True, return_inverse=True)
+            return host, inverse
+        firsts, inverse = self._unique_boxes(self.tiles[tile_index].starts_array)
         data = buffer.slot(slot)[firsts]
         if window is not None:
             data = data[(slice(None), *window)]
-        return tiles.to_host(data), inverse.reshape(-1)
+        return tiles.to_host(data), inverse
+
+    def _unique_boxes(self, first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """
+        The first core holding each distinct box of `first` (cores x rank starts) and each core's
+        index into them. They depend only on the boxes' offsets from the first core's, which a
+        chunk loop repeats: computed once per pattern.
+        """
+        key = (first.shape, (first - first[0]).tobytes())
+        if (known := self.box_patterns.get(key)) is None:
+            _, firsts, inverse = np.unique(first, axis=0, return_index=True, return_inverse=True)
+            known = self.box_patterns[key] = (firsts, inverse.reshape(-1))
+        return known
 
     def _same_layout_elementwise(self, payload: Operation, tiles: list[int]) -> bool:
         """True if the payload maps position i of each input to position i of the output."""

@@ -58,9 +58,10 @@ class LxBuffer:
     matmul's fp32 accumulator stays in the form its GEMMs add to while the chunks of its K loop
     run, and goes back to the device layout once, when anything else reads the buffer.
     """
-    seen: dict[int, tuple[HostTiles, np.ndarray]] = field(default_factory=dict)
+    seen: dict[int, tuple[HostTiles, str, np.ndarray]] = field(default_factory=dict)
     """
-    Host tiles of a slot as last read (`read_host`), per slot: a tile loaded once and read by
+    Host tiles of a slot as last read (`read_host`), per slot: their map, the type asked for
+    (its `dtype.str`, "" for the buffer's own) and the tiles. A tile loaded once and read by
     every chunk (attention's keys) is converted once. Dropped whenever the slot may change:
     every write goes through `data`, `slot`, `zero`, `defer` or `host_slot`.
     """
@@ -99,17 +100,23 @@ class LxBuffer:
         self.hosts[slot] = (tiles, host)
         return host
 
-    def read_host(self, slot: int, tiles: HostTiles) -> np.ndarray:
+    def read_host(self, slot: int, tiles: HostTiles, dtype: np.dtype | None = None) -> np.ndarray:
         """
-        The slot's data as host tiles of `tiles` (cores, *host box), to read only: the host-held
-        form if the slot has one for these boxes, else the tiles of the last read of the same
-        boxes if nothing wrote the slot since, else converted now.
+        The slot's data as host tiles of `tiles` (cores, *host box), to read only, in `dtype`
+        (default: the buffer's): the host-held form if the slot has one for these boxes, else
+        the tiles of the last read of the same boxes in the same type if nothing wrote the slot
+        since, else converted now.
         """
-        for known in (self.hosts.get(slot), self.seen.get(slot)):
-            if known is not None and known[0].same_positions(tiles):
-                return known[1]
-        host = tiles.to_host(self.slot(slot))
-        self.seen[slot] = (tiles, host)
+        held = self.hosts.get(slot)
+        if held is not None and held[0].same_positions(tiles):
+            return held[1] if dtype is None else held[1].astype(dtype)
+        # The type as text: NumPy's == reads None as float64 when it compares it with a dtype.
+        kind = "" if dtype is None else np.dtype(dtype).str
+        seen = self.seen.get(slot)
+        if seen is not None and seen[1] == kind and seen[0].same_positions(tiles):
+            return seen[2]
+        host = tiles.to_host(self.slot(slot), dtype)
+        self.seen[slot] = (tiles, kind, host)
         return host
 
     def zero(self, slot: int) -> None:
