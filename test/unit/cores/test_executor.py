@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ktir.cores import executor
-from ktir.dialects import ktir_structured as st
+from ktir.dialects.ktir import structured as st
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module
 
