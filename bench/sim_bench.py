@@ -11,7 +11,7 @@ Three workloads, fp16, compiled with `ktir-compile` for 32 cores (not timed):
   executor on the graph with its matmul computed in fp32 BLAS like the simulator's (the
   reference's own matmul is exact, in float64, and twice as slow).
 
-For each it prints both wall times (best of `--repeats`), their ratio (target <= 3), the
+For each it prints both wall times (best of `--repeats`), their ratio (target <= 2), the
 simulated cycles, and the simulator's peak traced memory (tracemalloc, measured in a separate
 untimed run) over the total bytes of every tensor the graph defines (target <= 2). Nothing is
 asserted. Run: `.venv/bin/python bench/sim_bench.py` (`--quick`: smaller shapes).

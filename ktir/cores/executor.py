@@ -20,6 +20,7 @@ outputs = ktir.cores.executor.run(module, [x, w])      # after ktir-lower-to-cor
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -37,6 +38,8 @@ from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.attributes import TileAttr
 from ktir.ir.values import layout_of_type
 from ktir.layout.spyre import SpyreTensorLayout
+from ktir.planning.plan import copying_view
+from ktir.planning.rules import rule_of
 from ktir.reference.executor import IMPLEMENTATIONS, entry_function
 from ktir.reference.ops import ExecutionError, full_value, numpy_dtype, store, to_numpy
 from ktir.reference.structured import AttentionState, attention, attention_partial, combine_online, normalized
@@ -68,9 +71,9 @@ def to_device(host: np.ndarray, value_type: Attribute) -> np.ndarray:
 
 
 def to_host(device: np.ndarray, value_type: Attribute) -> np.ndarray:
-    """A device buffer unpacked to its host array."""
+    """A device buffer unpacked to its host array (a new array: `unpack` copies once)."""
     layout, shape, _ = tensor_layout(value_type)
-    return np.array(layout.bind(shape).unpack(device.reshape(-1)))
+    return layout.bind(shape).unpack(device.reshape(-1))
 
 
 def run(module: ModuleOp, inputs: Sequence[Any], func_name: str | None = None) -> list[np.ndarray]:
@@ -105,11 +108,25 @@ def host_op(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
             and source[0].stride_map[-1] == result[0].stride_map[-1]
         ):
             return [args[0]]  # the plan says these are the same device bytes: reuse them
+        if _seen_through(op, source[0], result[0]):
+            return [args[0].reshape(result[0].device_size)]
     hosts = [to_host(a, v.type) for a, v in zip(args, op.operands, strict=True)]
     implementation = IMPLEMENTATIONS.get(type(op))
     if implementation is None:
         raise ExecutionError(f"the core executor cannot run '{op.name}' at function level")
     return [to_device(r, v.type) for r, v in zip(implementation(op, hosts), op.results, strict=True)]
+
+
+def _seen_through(op: Operation, source: SpyreTensorLayout, result: SpyreTensorLayout) -> bool:
+    """
+    True if a permute's or reshape's result layout is its input's device bytes seen another
+    way (`ktir.planning.plan.copying_view`), as a weight's transpose is: the same buffer.
+    """
+    if not isinstance(op, (st.PermuteOp, st.ReshapeOp)):
+        return False
+    return math.prod(source.device_size) == math.prod(result.device_size) and not copying_view(
+        op, rule_of(op), source, result
+    )
 
 
 class KernelInterpreter:

@@ -106,10 +106,27 @@ class HostTiles:
             return None  # host dims not in group order (a strided host view): use the slow path
         return HostTiles(tuple(index), tuple(perm), tuple(digits), tuple(host_extent), lo, dense)
 
-    def to_host(self, tiles: np.ndarray) -> np.ndarray:
-        """Device tiles (cores, *extent) -> host tiles (cores, *host extent)."""
+    def to_host(self, tiles: np.ndarray, dtype: np.dtype | type | None = None) -> np.ndarray:
+        """
+        Device tiles (cores, *extent) -> host tiles (cores, *host extent); with `dtype`, a new
+        array of that type written in one pass (the transpose and the conversion together).
+        """
         digits = tiles[(slice(None), *self.index)].transpose(self.perm)
-        return digits.reshape((tiles.shape[0], *self.extent))
+        shape = (tiles.shape[0], *self.extent)
+        if dtype is None:
+            return digits.reshape(shape)
+        host = np.empty(shape, dtype)
+        host.reshape(digits.shape)[...] = digits  # C-contiguous: the reshape is a view
+        return host
+
+    def same_positions(self, other: HostTiles) -> bool:
+        """True if both maps put the same device positions at the same host tile positions."""
+        return (self.index, self.perm, self.digits, self.extent) == (
+            other.index,
+            other.perm,
+            other.digits,
+            other.extent,
+        )
 
     def to_device(self, hosts: np.ndarray, tiles: np.ndarray) -> None:
         """Write host tiles (cores, *host extent) into device tiles (cores, *extent) in place."""

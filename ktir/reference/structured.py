@@ -78,7 +78,7 @@ def attention_partial(
     as in `attention`): `normalized` of it is the attention over those keys, and
     `combine_online` of two such states is the state over both key ranges.
     """
-    q, k, v = (a.astype(np.float64) for a in args[:3])
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in args[:3])  # tiles given in float64 stay as they are
     mask = args[3] if len(args) > 3 else None
     scale = op.scale.value.data
     rows, keys = q.shape[3], k.shape[2]

@@ -37,7 +37,15 @@ from ktir.ir.diagnostics import location_of
 from ktir.ir.values import layout_of_type
 from ktir.reference.executor import IMPLEMENTATIONS
 from ktir.reference.ops import ExecutionError, numpy_dtype, store
-from ktir.sim.compute import ELEMENTWISE, fused_cost, matmul_f32, rows_at_once
+from ktir.sim.compute import (
+    ELEMENTWISE,
+    attention_at_once,
+    fused_at_once,
+    fused_cost,
+    fused_rows_at_once,
+    matmul_f32,
+    rows_at_once,
+)
 from ktir.sim.memory import (
     LxBuffer,
     Scratchpad,
@@ -110,6 +118,8 @@ class SimKernel(KernelInterpreter):
         self.host_tiles: dict[tuple[int, int], HostTiles | None] = {}
         self.converted: dict[tuple[int, bytes, tuple[int, ...]], np.ndarray] = {}
         self.converted_bytes = 0
+        self.windows: dict[tuple[int, bytes, tuple[int, ...]], np.ndarray] = {}
+        self.box_patterns: dict[tuple[tuple[int, ...], bytes], tuple[np.ndarray, np.ndarray]] = {}
         self.all_cores = np.arange(self.cores)
         self.bytes = 0.0
         self.early_bytes = 0.0  # moved by prefetches before the kernel's start
@@ -262,7 +272,7 @@ class SimKernel(KernelInterpreter):
         buffer = self.buffers[op.buffer]
         buffer.pending.pop(slot, None)
         if self.values:
-            buffer.data[:, slot] = 0
+            buffer.zero(slot)
         buffer.written[:, slot] = True
         self._restart_online(op.buffer, slot)
         elements = math.prod(buffer.shape[2:])
@@ -322,17 +332,16 @@ class SimKernel(KernelInterpreter):
         memory_value = op.source if load else op.target
         resident = isinstance(memory_value.type, MemRefType)
         element = _element_type(memory_value)
-        if not load:
-            staging.slot(slot)
+        held = staging.slot(slot)  # only this slot: another one may be held as host tiles
         for c in active:
             box = tuple(slice(int(s), int(s) + e) for s, e in zip(first[c], extent, strict=True))
             if load:
-                staging.data[c, slot] = memory[c, 0][box]
+                held[c] = memory[c, 0][box]
             elif resident:
-                memory[c, 0][box] = store(staging.data[c, slot], element)
+                memory[c, 0][box] = store(held[c], element)
             else:
                 self.owners[memory_value].stamp(int(c), box, where)
-                memory[box] = store(staging.data[c, slot], element)
+                memory[box] = store(held[c], element)
 
     def _charge_dma(
         self,
@@ -488,47 +497,124 @@ class SimKernel(KernelInterpreter):
         if any(m is None for m in maps):
             return False
         host_maps = [cast(HostTiles, m) for m in maps]
-        out = self.buffers[op.outs[0]].data[:, out_slot]
         if isinstance(payload, st.MatmulBase):  # reads deferred loads straight from the tensors
-            x, y, o = host_maps
-            hx, x_index = self._distinct(x, op.ins[0], slot, tiles[0], chunk)
-            hy, y_index = self._distinct(y, op.ins[1], slot, tiles[1], chunk)
-            product = matmul_f32(hx, x_index, hy, y_index, _element_type(payload.x))  # type: ignore[attr-defined]
-            if accumulate:
-                product += o.to_host(out)
-            o.to_device(store(product, _element_type(op.outs[0])), out)
+            self._matmul_fast(payload, op, tiles, host_maps, chunk, slot, out_slot, accumulate)
             return True
         if any(self._window(v, t, chunk) is not None for v, t in zip(op.ins, tiles, strict=False)):
             return False  # the executor's per-core path reads windows
-        ins = [self.buffers[v].slot(self._slot_of(v, slot)) for v in op.ins]
         if all(m.dense for m in host_maps) and self._same_layout_elementwise(payload, tiles):
-            out[...] = self._implementation(payload, ins)
+            ins = [self.buffers[v].slot(self._slot_of(v, slot)) for v in op.ins]
+            self.buffers[op.outs[0]].slot(out_slot)[...] = self._implementation(payload, ins)
             return True
-        hosts = [m.to_host(t) for m, t in zip(host_maps, ins, strict=False)]
-        extent = host_maps[-1].extent
+        # attention computes in float64: its q, k and v are read (and kept) as float64 tiles
+        wide = [
+            np.dtype(np.float64) if isinstance(payload, st.AttentionOp) and i < 3 else None
+            for i in range(len(op.ins))
+        ]
+        hosts = [self._host_operand(v, m, slot, w) for v, m, w in zip(op.ins, host_maps, wide, strict=False)]
         if isinstance(payload, st.FusedOp):
-            results = [
-                self._tile_result(payload, [h[c] for h in hosts], extent, False) for c in range(self.cores)
-            ]
-            host_maps[-1].to_device(np.stack(results), out)
-            return True
-        if isinstance(payload, st.AttentionOp):  # causal limits are measured from each core's start
-            tiles_of_cores = [
-                self._attention_chunk(
-                    payload, [h[c] for h in hosts], [m.lo[c] for m in host_maps], (op.outs[0], out_slot, c)
-                )
+            stacked = self._fused_tiles(payload, op, tiles, host_maps, hosts, chunk)
+        elif isinstance(payload, st.AttentionOp):
+            stacked = self._attention_tiles(payload, op, host_maps, hosts, out_slot, accumulate)
+        else:
+            stacked = rows_at_once(payload, host_maps, hosts)
+            if stacked is None:
+                extent = host_maps[-1].extent
+                results = [
+                    tile_result(payload, [h[c] for h in hosts], extent, False) for c in range(self.cores)
+                ]
+                stacked = np.stack([np.asarray(r) for r in results])
+        host_maps[-1].to_device(stacked, self.buffers[op.outs[0]].slot(out_slot))
+        return True
+
+    def _fused_tiles(
+        self,
+        payload: st.FusedOp,
+        op: core.ComputeOp,
+        tiles: list[int],
+        maps: list[HostTiles],
+        hosts: list[np.ndarray],
+        chunk: int,
+    ) -> np.ndarray:
+        """
+        A fused kernel's result tiles (cores, *tile): from one run for all cores where its body
+        allows it (charged on the tile shapes one core sees), else per core.
+        """
+        stacked = fused_at_once(payload, maps, hosts)
+        if stacked is None:
+            stacked = fused_rows_at_once(payload, maps, hosts)
+        if stacked is not None:
+            self.fused_trace = self._fused_shapes(payload, op, tiles, list(maps), chunk)
+            return stacked
+        extent = maps[-1].extent
+        return np.stack(
+            [self._tile_result(payload, [h[c] for h in hosts], extent, False) for c in range(self.cores)]
+        )
+
+    def _attention_tiles(
+        self,
+        payload: st.AttentionOp,
+        op: core.ComputeOp,
+        maps: list[HostTiles],
+        hosts: list[np.ndarray],
+        out_slot: int,
+        accumulate: bool,
+    ) -> np.ndarray:
+        """
+        An attention's result tiles (cores, *tile): from one call for all cores where their causal
+        limits agree, else per core (causal limits are measured from each core's start); a key
+        chunk of an online softmax per core, with its state.
+        """
+        if not accumulate and (stacked := attention_at_once(payload, maps, hosts)) is not None:
+            return stacked
+        starts = [[m.lo[c] for m in maps] for c in range(self.cores)]
+        return np.stack(
+            [
+                self._attention_chunk(payload, [h[c] for h in hosts], starts[c], (op.outs[0], out_slot, c))
                 if accumulate
-                else attention_tile(payload, [h[c] for h in hosts], [m.lo[c] for m in host_maps])
+                else attention_tile(payload, [h[c] for h in hosts], starts[c])
                 for c in range(self.cores)
             ]
-            host_maps[-1].to_device(np.stack(tiles_of_cores), out)
-            return True
-        stacked = rows_at_once(payload, host_maps, hosts)
-        if stacked is None:
-            results = [tile_result(payload, [h[c] for h in hosts], extent, False) for c in range(self.cores)]
-            stacked = np.stack([np.asarray(r) for r in results])
-        host_maps[-1].to_device(stacked, out)
-        return True
+        )
+
+    def _host_operand(
+        self, value: SSAValue, tiles: HostTiles, slot: int, dtype: np.dtype | None = None
+    ) -> np.ndarray:
+        """
+        A compute operand's host tiles (`LxBuffer.read_host`): a matmul's accumulator read by its
+        epilogue, or a tile every chunk reads, is not converted again.
+        """
+        return self.buffers[value].read_host(self._slot_of(value, slot), tiles, dtype)
+
+    def _matmul_fast(
+        self,
+        payload: st.MatmulBase,
+        op: core.ComputeOp,
+        tiles: list[int],
+        maps: list[HostTiles],
+        chunk: int,
+        slot: int,
+        out_slot: int,
+        accumulate: bool,
+    ) -> None:
+        """
+        A matmul tile on all cores from the distinct operand tiles. An fp32 accumulator is held
+        as host tiles across the chunks that add to it (`LxBuffer.host_slot`): each chunk adds
+        its products in place, and the device layout is written once, when the sum is read.
+        """
+        x, y, o = maps
+        hx, x_index = self._distinct(x, op.ins[0], slot, tiles[0], chunk)
+        hy, y_index = self._distinct(y, op.ins[1], slot, tiles[1], chunk)
+        element = _element_type(payload.x)  # type: ignore[attr-defined]
+        buffer = self.buffers[op.outs[0]]
+        if accumulate and buffer.dtype == np.float32:
+            matmul_f32(hx, x_index, hy, y_index, element, buffer.host_slot(out_slot, o))
+            return
+        out = buffer.slot(out_slot)
+        product = matmul_f32(hx, x_index, hy, y_index, element)
+        if accumulate:
+            product += o.to_host(out)
+        o.to_device(store(product, _element_type(op.outs[0])), out)
 
     def _fused_shapes(
         self,
@@ -581,29 +667,42 @@ class SimKernel(KernelInterpreter):
             if window is not None:  # the chunk's box inside the whole slice the DMA named
                 first = first + np.array([w.start for w in window])
                 extent = tuple(w.stop - w.start for w in window)
-            _, firsts, inverse = np.unique(first, axis=0, return_index=True, return_inverse=True)
-            # A chunk loop reloads the same boxes (x's K chunks for every N chunk): fp32 host
-            # tiles are kept per kernel, keyed by tensor and boxes, up to CONVERTED_BYTES.
+            firsts, inverse = self._unique_boxes(first)
+            # fp32 host tiles are kept per kernel, keyed by tensor and boxes: every window of a
+            # whole slice (x's K chunks, read again for every N chunk), and up to CONVERTED_BYTES
+            # of the tiles a chunk loop loads again.
             key = (id(memory), first[firsts].tobytes(), extent)
-            if (host := self.converted.get(key)) is not None:
-                return host, inverse.reshape(-1)
+            cache = self.converted if window is None else self.windows
+            if (host := cache.get(key)) is not None:
+                return host, inverse
             boxes = [
                 memory[tuple(slice(int(s), int(s) + e) for s, e in zip(first[c], extent, strict=True))]
                 for c in firsts
             ]
-            host = np.ascontiguousarray(tiles.to_host(np.stack(boxes)), dtype=np.float32)
-            self.converted[key] = host
-            self.converted_bytes += host.nbytes
+            host = cache[key] = tiles.to_host(np.stack(boxes), np.float32)
+            if window is None:
+                self.converted_bytes += host.nbytes
             while self.converted_bytes > CONVERTED_BYTES and len(self.converted) > 1:
                 oldest = next(iter(self.converted))
                 self.converted_bytes -= self.converted.pop(oldest).nbytes
-            return host, inverse.reshape(-1)
-        starts = self.tiles[tile_index].starts_array
-        _, firsts, inverse = np.unique(starts, axis=0, return_index=True, return_inverse=True)
-        data = buffer.data[firsts, slot]
+            return host, inverse
+        firsts, inverse = self._unique_boxes(self.tiles[tile_index].starts_array)
+        data = buffer.slot(slot)[firsts]
         if window is not None:
             data = data[(slice(None), *window)]
-        return tiles.to_host(data), inverse.reshape(-1)
+        return tiles.to_host(data), inverse
+
+    def _unique_boxes(self, first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """
+        The first core holding each distinct box of `first` (cores x rank starts) and each core's
+        index into them. They depend only on the boxes' offsets from the first core's, which a
+        chunk loop repeats: computed once per pattern.
+        """
+        key = (first.shape, (first - first[0]).tobytes())
+        if (known := self.box_patterns.get(key)) is None:
+            _, firsts, inverse = np.unique(first, axis=0, return_index=True, return_inverse=True)
+            known = self.box_patterns[key] = (firsts, inverse.reshape(-1))
+        return known
 
     def _same_layout_elementwise(self, payload: Operation, tiles: list[int]) -> bool:
         """True if the payload maps position i of each input to position i of the output."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ktir.cores.host_tiles import HostTiles
 from ktir.ir.diagnostics import Location
 from ktir.reference.ops import ExecutionError
 
@@ -51,14 +52,79 @@ class LxBuffer:
     """The function-level value a resident buffer holds (in-place reuse passes it on)."""
     pending: dict[int, tuple[np.ndarray, np.ndarray, tuple[int, ...]]] = field(default_factory=dict)
     """Loads not copied yet, per slot: (device tensor, each core's box start, box extent)."""
+    hosts: dict[int, tuple[HostTiles, np.ndarray]] = field(default_factory=dict)
+    """
+    Slots held as host tiles instead of in `data`, per slot: (their map, the host tiles). A
+    matmul's fp32 accumulator stays in the form its GEMMs add to while the chunks of its K loop
+    run, and goes back to the device layout once, when anything else reads the buffer.
+    """
+    seen: dict[int, tuple[HostTiles, str, np.ndarray]] = field(default_factory=dict)
+    """
+    Host tiles of a slot as last read (`read_host`), per slot: their map, the type asked for
+    (its `dtype.str`, "" for the buffer's own) and the tiles. A tile loaded once and read by
+    every chunk (attention's keys) is converted once. Dropped whenever the slot may change:
+    every write goes through `data`, `slot`, `zero`, `defer` or `host_slot`.
+    """
     _data: np.ndarray | None = None
 
     @property
     def data(self) -> np.ndarray:
-        """Every core's bytes of the buffer, (cores, slots, *tile)."""
+        """Every core's bytes of the buffer, (cores, slots, *tile), host-held slots written back."""
+        for slot in list(self.hosts):
+            self._write_back(slot)
+        self.seen.clear()
+        return self._array()
+
+    def _array(self) -> np.ndarray:
+        """The buffer's array as it is (host-held slots not written back), allocated on first use."""
         if self._data is None:
             self._data = np.zeros(self.shape, self.dtype)
         return self._data
+
+    def _write_back(self, slot: int) -> None:
+        """A host-held slot written to the device layout (and no longer held)."""
+        if (held := self.hosts.pop(slot, None)) is not None:
+            tiles, host = held
+            tiles.to_device(host, self._array()[:, slot])
+
+    def host_slot(self, slot: int, tiles: HostTiles) -> np.ndarray:
+        """
+        The slot's data as host tiles of `tiles` (cores, *host box), in the buffer's type, to
+        update in place: it stays in that form, instead of in `data`, until the slot is read
+        another way (`slot`, `data`).
+        """
+        held = self.hosts.get(slot)
+        if held is not None and held[0].same_positions(tiles):
+            return held[1]
+        host = tiles.to_host(self.slot(slot), self.dtype)
+        self.hosts[slot] = (tiles, host)
+        return host
+
+    def read_host(self, slot: int, tiles: HostTiles, dtype: np.dtype | None = None) -> np.ndarray:
+        """
+        The slot's data as host tiles of `tiles` (cores, *host box), to read only, in `dtype`
+        (default: the buffer's): the host-held form if the slot has one for these boxes, else
+        the tiles of the last read of the same boxes in the same type if nothing wrote the slot
+        since, else converted now.
+        """
+        held = self.hosts.get(slot)
+        if held is not None and held[0].same_positions(tiles):
+            return held[1] if dtype is None else held[1].astype(dtype)
+        # The type as text: NumPy's == reads None as float64 when it compares it with a dtype.
+        kind = "" if dtype is None else np.dtype(dtype).str
+        seen = self.seen.get(slot)
+        if seen is not None and seen[1] == kind and seen[0].same_positions(tiles):
+            return seen[2]
+        host = tiles.to_host(self.slot(slot), dtype)
+        self.seen[slot] = (tiles, kind, host)
+        return host
+
+    def zero(self, slot: int) -> None:
+        """Zero the slot on every core (a fill): a host-held copy of it is dropped, not written back."""
+        self.hosts.pop(slot, None)
+        self.pending.pop(slot, None)
+        self.seen.pop(slot, None)
+        self._array()[:, slot] = 0
 
     def defer(self, slot: int, memory: np.ndarray, first: np.ndarray, extent: tuple[int, ...]) -> None:
         """
@@ -66,16 +132,21 @@ class LxBuffer:
         matmul reads shared weight tiles straight from the tensor, once per distinct box,
         instead of from 32 copies. Device tensors do not change while a kernel runs.
         """
+        self.hosts.pop(slot, None)  # the load replaces the slot's bytes
+        self.seen.pop(slot, None)
         self.pending[slot] = (memory, first, extent)
 
     def slot(self, slot: int) -> np.ndarray:
         """The slot's data on every core (cores, *tile), copying a deferred load in first."""
+        self._write_back(slot)
+        self.seen.pop(slot, None)  # the caller may write it
+        array = self._array()
         if (load := self.pending.pop(slot, None)) is not None:
             memory, first, extent = load
             for c, start in enumerate(first):
                 box = tuple(slice(int(s), int(s) + e) for s, e in zip(start, extent, strict=True))
-                self.data[c, slot] = memory[box]
-        return self.data[:, slot]
+                array[c, slot] = memory[box]
+        return array[:, slot]
 
     @property
     def end(self) -> int:
@@ -130,8 +201,10 @@ class Scratchpad:
         return total
 
     def end_kernel(self) -> None:
-        """Drop the kernel's staging buffers; resident tensors stay."""
+        """Drop the kernel's staging buffers; resident tensors stay (without their read tiles)."""
         self.buffers = {a: b for a, b in self.buffers.items() if b.resident}
+        for buffer in self.buffers.values():
+            buffer.seen.clear()
 
     def hold(self, address: int, value: object) -> None:
         """Record that the resident buffer at `address` now holds `value`."""

@@ -9,7 +9,7 @@ from helpers import check_never_faster_than_physics, compiled, fp16_ulp_at_large
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module
 from ktir.reference import executor as reference
-from ktir.sim import compute, engine, simulate
+from ktir.sim import compute, engine, estimate, simulate
 
 T, W = "tensor<256x512xf16>", "tensor<512xf16>"
 ROW_WISE = f"""
@@ -39,6 +39,7 @@ def test_row_wise_ops_run_for_all_cores_at_once_bit_exactly(
         return result
 
     monkeypatch.setattr(engine, "rows_at_once", counting)
+    fused = _count_batched(monkeypatch, "fused_rows_at_once")
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(s).astype(np.float16) for s in ((256, 512), (512,), (256, 512))]
     (ours,) = simulate(compiled(ROW_WISE, cores, fuse=False), inputs).outputs
@@ -46,8 +47,71 @@ def test_row_wise_ops_run_for_all_cores_at_once_bit_exactly(
     assert np.array_equal(ours, expected)
     # every chunk of each (an SFU-bound kernel streams several chunks) takes the one-call path
     assert list(dict.fromkeys(batched)) == ["ktir.softmax", "ktir.rms_norm", "ktir.mul"]
-    (fused,) = simulate(compiled(ROW_WISE, cores), inputs).outputs
-    assert np.array_equal(fused, expected)
+    result = simulate(compiled(ROW_WISE, cores), inputs)
+    assert np.array_equal(result.outputs[0], expected)
+    # the fused kernel too, on all cores' rows at once: every chunk, and charged as one core's tile
+    assert fused == [True] * result.report.kernels[0].chunks
+    assert result.report.kernels[0].op == "ktir.fused[softmax+rms_norm+mul+gelu+add]"
+
+
+def _count_batched(monkeypatch: pytest.MonkeyPatch, name: str) -> list[bool]:
+    """Whether each call of the engine's `name` (a `ktir.sim.compute` function) ran all cores at once."""
+    calls: list[bool] = []
+    original = getattr(compute, name)
+
+    def counting(*args):  # type: ignore[no-untyped-def]
+        result = original(*args)
+        calls.append(result is not None)
+        return result
+
+    monkeypatch.setattr(engine, name, counting)
+    return calls
+
+
+X, CS, P, H = (
+    "tensor<1x256x8x128xf16>",
+    "tensor<1x1x256x128xf16>",
+    "tensor<1x8x256x128xf16>",
+    "tensor<1x8x256x64xf16>",
+)
+ROPE = f"""
+func.func @rope(%x: {X}, %cos: {CS}, %sin: {CS}) -> {P} {{
+  %p = ktir.permute %x perm [0, 2, 1, 3] : {X} -> {P}
+  %a = ktir.mul %p, %cos : {P}, {CS} -> {P}
+  %lo = ktir.slice %p dim 3 start 0 end 64 step 1 : {P} -> {H}
+  %hi = ktir.slice %p dim 3 start 64 end 128 step 1 : {P} -> {H}
+  %n = ktir.neg %hi : {H} -> {H}
+  %r = ktir.cat %n, %lo dim 3 : {H}, {H} -> {P}
+  %b = ktir.mul %r, %sin : {P}, {CS} -> {P}
+  %y = ktir.add %a, %b : {P}, {P} -> {P}
+  return %y : {P}
+}}
+"""
+
+
+@pytest.mark.parametrize(("cores", "at_once"), [(8, True), (32, False)])
+def test_a_fused_rotary_embedding_runs_on_all_cores_rows_at_once_bit_exactly(
+    cores: int, at_once: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """
+    A rotary embedding fused into one kernel: a permute (positions move from dim 1 to dim 2),
+    halves sliced along the head dim, negated, concatenated and multiplied by cos and sin
+    broadcast over the heads. On 8 cores, each one head, it runs once on all cores' tiles
+    concatenated along the heads; on 32 cores (heads and positions split) per core.
+    The reference's bits either way, and the same cycles.
+    """
+    calls = _count_batched(monkeypatch, "fused_rows_at_once")
+    rng = np.random.default_rng(0)
+    inputs = [
+        rng.standard_normal(s).astype(np.float16)
+        for s in ((1, 256, 8, 128), (1, 1, 256, 128), (1, 1, 256, 128))
+    ]
+    (expected,) = reference.run(parse_module(make_context(), ROPE), inputs)
+    module = compiled(ROPE, cores)
+    result = simulate(module, inputs)
+    assert np.array_equal(result.outputs[0], expected)
+    assert calls and all(c == at_once for c in calls)
+    assert result.report.total_cycles == estimate(module).total_cycles  # charged as one core's tile
 
 
 def attention_ir(causal: str) -> str:
@@ -88,6 +152,45 @@ def test_attention_tiles_give_the_reference_bits_and_causal_skips_work(cores: in
         assert causal_cycles < full_cycles
     else:  # 4 ranges of queries: the core with the last range sees every key block
         assert causal_cycles == full_cycles
+
+
+def heads_attention_ir(heads: int, length: int, causal: str) -> str:
+    """Attention with one query head per key head (q as [1, heads, 1, length, 64])."""
+    q, kv = f"tensor<1x{heads}x1x{length}x64xf16>", f"tensor<1x{heads}x{length}x64xf16>"
+    return f"""
+func.func @attention(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
+  %o = ktir.attention %q, %k, %v scale 0.125 {causal}: {q}, {kv}, {kv} -> {q}
+  return %o : {q}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("heads", "length", "causal", "cores", "at_once"),
+    [
+        (32, 128, "", 8, True),  # 4 heads per core, queries in chunks
+        (32, 128, "causal 0 ", 32, True),  # a head per core: every core's queries start at 0
+        (2, 256, "causal 0 ", 8, False),  # query ranges split: cores' queries start apart
+        (8, 256, "causal 0 ", 32, False),  # heads and query ranges split
+    ],
+)
+def test_attention_runs_all_cores_tiles_in_one_call_when_their_limits_agree(
+    heads: int, length: int, causal: str, cores: int, at_once: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """
+    The cores' attention tiles stacked along the batch go through one call of the reference's
+    attention (the same GEMMs per head, the same softmax per row), unless a causal limit is
+    measured from different query or key starts on different cores: the reference's bits
+    either way.
+    """
+    calls = _count_batched(monkeypatch, "attention_at_once")
+    rng = np.random.default_rng(0)
+    shapes = ((1, heads, 1, length, 64), (1, heads, length, 64), (1, heads, length, 64))
+    inputs = [rng.standard_normal(s).astype(np.float16) for s in shapes]
+    text = heads_attention_ir(heads, length, causal)
+    (expected,) = reference.run(parse_module(make_context(), text), inputs)
+    assert np.array_equal(simulate(compiled(text, cores), inputs).outputs[0], expected)
+    assert calls and all(c == at_once for c in calls)
 
 
 def test_a_matmul_keeping_x_whole_reads_each_chunk_window() -> None:
@@ -211,3 +314,86 @@ def test_attention_over_more_keys_than_lx_holds_walks_them_with_an_online_softma
         assert np.abs(output.astype(np.float32) - expected).max() <= fp16_ulp_at_largest(expected)
     assert np.array_equal(result.outputs[0], expected)  # measured on this input
     check_never_faster_than_physics(result.report)
+
+
+def _count_device_writes(monkeypatch: pytest.MonkeyPatch) -> list[np.dtype]:
+    """The dtype of every host-to-device tile write (`HostTiles.to_device`) from now on."""
+    from ktir.cores.host_tiles import HostTiles
+
+    writes: list[np.dtype] = []
+    original = HostTiles.to_device
+
+    def counting(self: HostTiles, hosts: np.ndarray, tiles: np.ndarray) -> None:
+        writes.append(hosts.dtype)
+        original(self, hosts, tiles)
+
+    monkeypatch.setattr(HostTiles, "to_device", counting)
+    return writes
+
+
+def _small_integers(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    """Values in -1..1: products and sums (|sum| <= K <= 2048) are exact in fp32 and fp16."""
+    return rng.integers(-1, 2, shape).astype(np.float16)
+
+
+def test_a_k_chunked_matmul_writes_its_accumulator_to_the_device_layout_once_per_output_tile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """
+    256 x 2048 x 512 on 4 cores adds K chunks into fp32 accumulators. The accumulator stays in
+    host tiles while its chunks add to it and goes to the device layout when it is stored: one
+    write per store, not one per chunk. The sums are exact here, so the result is the reference's.
+    """
+    from ktir.dialects.ktir import core
+
+    text = matmul(256, 2048, 512)
+    module = compiled(text, 4)
+    (kernel,) = [o for o in module.walk() if isinstance(o, core.KernelOp)]
+    assert any(o.accumulate is not None for o in kernel.walk() if isinstance(o, core.ComputeOp))
+    stores: list[int] = []
+    original_dma = engine.SimKernel._dma
+
+    def counting_dma(self: engine.SimKernel, op: core.DmaLoadOp | core.DmaStoreOp) -> None:
+        stores.extend([1] if isinstance(op, core.DmaStoreOp) else [])
+        original_dma(self, op)
+
+    monkeypatch.setattr(engine.SimKernel, "_dma", counting_dma)
+    writes = _count_device_writes(monkeypatch)
+    rng = np.random.default_rng(0)
+    inputs = [_small_integers(rng, 256, 2048), _small_integers(rng, 2048, 512)]
+    result = simulate(module, inputs)
+    (expected,) = reference.run(parse_module(make_context(), text), inputs)
+    assert np.array_equal(result.outputs[0], expected)
+    assert kernel.chunks.value.data > len(stores) > 0
+    assert writes.count(np.dtype(np.float32)) == len(stores)
+
+
+GATED = """
+func.func @f(%x: tensor<128x2048xf16>, %w1: tensor<2048x512xf16>, %w2: tensor<2048x512xf16>)
+    -> tensor<128x512xf16> {
+  %a = ktir.matmul %x, %w1 : tensor<128x2048xf16>, tensor<2048x512xf16> -> tensor<128x512xf16>
+  %b = ktir.matmul %x, %w2 : tensor<128x2048xf16>, tensor<2048x512xf16> -> tensor<128x512xf16>
+  %s = ktir.silu %a : tensor<128x512xf16> -> tensor<128x512xf16>
+  %r = ktir.mul %s, %b : tensor<128x512xf16>, tensor<128x512xf16> -> tensor<128x512xf16>
+  return %r : tensor<128x512xf16>
+}
+"""
+
+
+def test_a_fused_epilogue_reads_its_matmuls_accumulators_as_host_tiles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """
+    silu(x @ w1) * (x @ w2) fused into one kernel on 4 cores: its epilogue reads both K-chunked
+    fp32 accumulators straight from their host tiles (no fp32 tile is ever written to the device
+    layout), and gives the reference's bits (exact matmuls on integer-valued operands).
+    """
+    module = compiled(GATED, 4)
+    writes = _count_device_writes(monkeypatch)
+    rng = np.random.default_rng(0)
+    inputs = [_small_integers(rng, *shape) for shape in ((128, 2048), (2048, 512), (2048, 512))]
+    result = simulate(module, inputs)
+    (expected,) = reference.run(parse_module(make_context(), GATED), inputs)
+    assert np.array_equal(result.outputs[0], expected)
+    assert result.report.kernels[0].op == "ktir.fused[matmul+matmul+silu+mul]"
+    assert writes and np.dtype(np.float32) not in writes

@@ -1,0 +1,65 @@
+"""The simulator's matmul over the cores' distinct tiles (ktir/sim/compute.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import Float16Type, Float32Type
+
+from ktir.sim.compute import matmul_f32
+
+F16 = Float16Type()
+
+
+def _tiles(rng: np.random.Generator, count: int, *shape: int) -> np.ndarray:
+    return rng.standard_normal((count, *shape)).astype(np.float16)
+
+
+def _integers(rng: np.random.Generator, count: int, *shape: int) -> np.ndarray:
+    """Small integers: every product and sum is exact in fp32, whatever order BLAS adds in."""
+    return rng.integers(-3, 4, (count, *shape)).astype(np.float16)
+
+
+@pytest.mark.parametrize(
+    ("x_index", "y_index"),
+    [
+        ([0, 1, 2, 3, 0, 1, 2, 3], [0, 0, 0, 0, 1, 1, 1, 1]),  # M split 4 ways, N 2: consecutive cores
+        ([0, 0, 1, 1, 2, 2, 3, 3], [0, 1, 0, 1, 0, 1, 0, 1]),  # cores sharing a y tile are not consecutive
+        ([2, 0, 1], [0, 0, 0]),  # one shared y tile, x tiles not in core order
+    ],
+)
+@pytest.mark.parametrize("batch", [(), (3,)])
+def test_an_accumulating_matmul_adds_the_products_that_one_without_would_give(
+    x_index: list[int], y_index: list[int], batch: tuple[int, ...]
+) -> None:
+    """
+    `into` adds each core's product to its accumulator in place: the same GEMMs as without it
+    (so the same bits on any CPU), then product + accumulator rounded to fp32 once.
+    """
+    rng = np.random.default_rng(0)
+    xi, yi = np.array(x_index), np.array(y_index)
+    x = _tiles(rng, xi.max() + 1, *batch, 24, 40)
+    y = _tiles(rng, yi.max() + 1, *batch, 48, 16)  # K' = 48 >= K = 40: padding rows are not read
+    accumulator = rng.standard_normal((len(xi), *batch, 24, 16)).astype(np.float32)
+    expected = matmul_f32(x, xi, y, yi, F16)
+    expected += accumulator
+    into = accumulator.copy()
+    assert matmul_f32(x, xi, y, yi, F16, into) is into
+    assert np.array_equal(into.view(np.uint32), expected.view(np.uint32))
+
+
+@pytest.mark.parametrize("element", [F16, Float32Type()])
+def test_each_core_gets_the_product_of_its_own_tiles(element: Float16Type | Float32Type) -> None:
+    """
+    Three cores share one y tile and hold all three x tiles, in another order than the cores:
+    core c's rows are x[x_index[c]] @ y, exact for integer-valued tiles.
+    """
+    rng = np.random.default_rng(1)
+    xi, yi = np.array([2, 0, 1]), np.array([0, 0, 0])
+    x, y = _integers(rng, 3, 8, 64), _integers(rng, 1, 64, 32)
+    if isinstance(element, Float32Type):
+        x, y = x.astype(np.float32), y.astype(np.float32)
+    product = matmul_f32(x, xi, y, yi, element)
+    for core in range(3):
+        exact = x[xi[core]].astype(np.float64) @ y[0].astype(np.float64)
+        assert np.array_equal(product[core], exact)
