@@ -8,9 +8,10 @@ Process replay: record what the compiler produces, so a refactor can prove it ch
 ```
 
 `check --against REV` records the baseline from the git revision REV itself: it checks REV out in
-a temporary worktree, runs that revision's own `tools/replay.py record` with the worktree first
-on `PYTHONPATH` (so `import ktir` and the console scripts load REV's code through this
-environment), then checks the working tree against it. The baseline goes to DIRECTORY when one
+a temporary worktree and runs that revision's own `tools/replay.py record` with a
+`sitecustomize.py` on `PYTHONPATH` that makes every Python process (the recording and the
+console scripts its lit commands start) import REV's `ktir`, `ktir.passes`, `ktir.dialects`
+and `ktir.tools`, then checks the working tree against it. The baseline goes to DIRECTORY when one
 is given, else to a temporary directory removed afterwards.
 
 What is recorded, one text file per item under the directory:
@@ -36,6 +37,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -193,20 +195,20 @@ def check(directory: Path, only: str | None) -> int:
 def record_revision(revision: str, directory: Path, only: str | None) -> None:
     """
     Record the baseline of git revision `revision` under `directory`: its own `replay.py record`,
-    run from a temporary worktree that comes first on `PYTHONPATH`. Raises `ReplayError` when
-    the revision does not exist or its recording fails.
+    run from a temporary worktree whose packages every Python process imports first
+    (`_revision_boot`). Raises `ReplayError` when the revision does not exist or its recording
+    fails.
     """
     scratch = Path(tempfile.mkdtemp(prefix="ktir-replay-"))
     tree = scratch / "tree"
     try:
         _git("worktree", "add", "--detach", "--quiet", str(tree), revision)
+        boot = _revision_boot(tree, scratch / "boot")
         command = [sys.executable, str(tree / "tools" / "replay.py"), "record", str(directory.resolve())]
         if only is not None:
             command += ["--only", only]
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")])),
-        }
+        path = os.pathsep.join(filter(None, [str(boot), os.environ.get("PYTHONPATH")]))
+        env = {**os.environ, "PYTHONPATH": path}
         result = subprocess.run(
             command, cwd=tree, env=env, capture_output=True, encoding="utf-8", errors="replace"
         )
@@ -217,6 +219,44 @@ def record_revision(revision: str, directory: Path, only: str | None) -> None:
         if tree.exists():
             _git("worktree", "remove", "--force", str(tree))
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+BOOT = """\
+# Written by tools/replay.py: import the packages of {tree} before the installed ones.
+import sys
+from importlib.util import spec_from_file_location
+
+PACKAGES = {packages!r}
+
+
+class RevisionFinder:
+    @classmethod
+    def find_spec(cls, fullname, path=None, target=None):
+        if fullname not in PACKAGES:
+            return None
+        where = PACKAGES[fullname]
+        return spec_from_file_location(fullname, where + "/__init__.py", submodule_search_locations=[where])
+
+
+sys.meta_path.insert(0, RevisionFinder)
+"""
+
+
+def _revision_boot(tree: Path, boot: Path) -> Path:
+    """
+    A directory holding a `sitecustomize.py` that makes every Python process started with it on
+    `PYTHONPATH` (the recording, and the tools its lit commands run) import `ktir` and its
+    mapped subpackages (`[tool.setuptools.package-dir]`: `ktir.passes` is `passes/`, ...) from
+    `tree`. `tree` first on `PYTHONPATH` would not do: the editable install's finder still maps
+    `ktir.passes`, `ktir.dialects` and `ktir.tools` to this checkout.
+    """
+    with open(tree / "pyproject.toml", "rb") as file:
+        package_dir = tomllib.load(file).get("tool", {}).get("setuptools", {}).get("package-dir", {})
+    packages = {name: str(tree / folder) for name, folder in package_dir.items()}
+    packages.setdefault("ktir", str(tree / "ktir"))
+    boot.mkdir(parents=True)
+    (boot / "sitecustomize.py").write_text(BOOT.format(tree=tree, packages=packages))
+    return boot
 
 
 class ReplayError(Exception):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -50,6 +51,28 @@ def test_check_against_a_revision_records_its_baseline(tmp_path: Path) -> None:
     # the worktree is gone: no path of it is left in git's list
     worktrees = subprocess.run(["git", "worktree", "list"], cwd=ROOT, capture_output=True, text=True)
     assert "ktir-replay-" not in worktrees.stdout
+
+
+@pytest.mark.skipif(not _in_git_checkout(), reason="needs a git checkout")
+def test_the_revisions_packages_are_imported_not_this_checkouts(tmp_path: Path) -> None:
+    """
+    The editable install maps `ktir.passes`, `ktir.dialects` and `ktir.tools` to this checkout's
+    folders, so the revision's tree first on PYTHONPATH would mix the two; the boot directory's
+    `sitecustomize.py` makes every process import all of them from the revision's tree.
+    """
+    tree = tmp_path / "tree"
+    subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(tree), "HEAD"], cwd=ROOT, check=True)
+    try:
+        boot = _replay()._revision_boot(tree, tmp_path / "boot")
+        script = "import ktir, ktir.passes, ktir.dialects.ktir, ktir.tools.ktir_opt as t; print(t.__file__)"
+        env = {**os.environ, "PYTHONPATH": str(boot)}
+        for command in ([sys.executable, "-c", script], [str(Path(sys.executable).parent / "ktir-opt"), "--version"]):
+            result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+            assert result.returncode == 0, result.stderr
+        result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+        assert result.stdout.strip() == str(tree / "tools" / "ktir_opt.py")
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=True)
 
 
 def test_usage_and_input_errors() -> None:
