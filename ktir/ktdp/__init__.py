@@ -39,6 +39,7 @@ from ktir.ir.diagnostics import (
 from ktir.ktdp.engine import UNITS, TileProgram
 from ktir.ktdp.memory import DeviceMemory, KtdpError
 from ktir.ktdp.scratchpad import buffers_per_loop_tensor, check_scratchpad
+from ktir.reference.blas import one_blas_thread
 from ktir.sim.report import KernelReport, Report
 
 
@@ -112,7 +113,8 @@ def run(
     program = TileProgram(
         entry, dims, memory, target, buffers_per_loop_tensor(entry, target.lx_bytes, placed)
     )
-    program.run(arguments)
+    with one_blas_thread():  # the same bits whatever the machine's cores (ktir.reference.blas)
+        program.run(arguments)
     outputs = {name: memory.array(name) for name in memory.placements}
     return outputs, _report(program, function, arrays, target)
 

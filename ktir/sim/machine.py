@@ -29,6 +29,7 @@ from ktir.hardware.target import SPYRE, Target
 from ktir.ir.diagnostics import location_of
 from ktir.ir.state import read_lx_placement, updated_arguments
 from ktir.ir.values import is_tensor
+from ktir.reference.blas import one_blas_thread
 from ktir.reference.executor import entry_function, last_uses, ordered_inputs
 from ktir.reference.ops import ExecutionError
 from ktir.sim.engine import DeviceShape, SimKernel
@@ -81,7 +82,8 @@ def simulate(
         for i, (arg, value) in enumerate(zip(block.args, ordered_inputs(function, inputs), strict=True))
     }
     run = _Run(function, target, values=True)
-    outputs, report = run.run(memory, progress, load_bytes)
+    with one_blas_thread():  # the same bits whatever the machine's cores (ktir.reference.blas)
+        outputs, report = run.run(memory, progress, load_bytes)
     return SimResult(outputs, report, run.device_outputs)
 
 

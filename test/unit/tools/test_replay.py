@@ -66,7 +66,8 @@ def test_the_revisions_packages_are_imported_not_this_checkouts(tmp_path: Path) 
         boot = _replay()._revision_boot(tree, tmp_path / "boot")
         script = "import ktir, ktir.passes, ktir.dialects.ktir, ktir.tools.ktir_opt as t; print(t.__file__)"
         env = {**os.environ, "PYTHONPATH": str(boot)}
-        for command in ([sys.executable, "-c", script], [str(Path(sys.executable).parent / "ktir-opt"), "--version"]):
+        ktir_opt = str(Path(sys.executable).parent / "ktir-opt")
+        for command in ([sys.executable, "-c", script], [ktir_opt, "--version"]):
             result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
             assert result.returncode == 0, result.stderr
         result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
