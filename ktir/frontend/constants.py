@@ -45,6 +45,8 @@ from ktir.dialects.ktir.functions import CONSTANT_ARG
 from ktir.frontend.fx import FxImport
 from ktir.frontend.gathered_tables import split_gathered_tables
 from ktir.frontend.shared_input import merge_shared_input_matmuls
+from ktir.frontend.updates import whole_row_copies
+from ktir.ir.state import updated_arguments
 from ktir.ir.values import functions_of, is_tensor, position_in_block, shape_of
 from ktir.reference.executor import execute_op
 from ktir.reference.ops import ExecutionError, numpy_dtype
@@ -69,6 +71,12 @@ class _Values:
         if value not in self.arrays:
             self.arrays[value] = self.thunks.pop(value)()
         return self.arrays[value]
+
+    def known(self, value: SSAValue) -> np.ndarray | None:
+        """`value`'s array if it is known with its elements (not only its shape), else None."""
+        if value in self.unknown or value not in self:
+            return None
+        return self.get(value)
 
     def evaluate(self, op: Operation) -> bool:
         """Fold `op` if all its operands are known; whether it was."""
@@ -105,6 +113,7 @@ def fold_constants(imported: FxImport) -> int:
         a for i, a in enumerate(block.args) if i >= imported.user_input_count and i not in state
     )
     folded = [op for op in list(block.ops) if op.results and values.evaluate(op)]
+    whole_row_copies(block, values.known)  # before the frontier: their indices are then unused
     folded_set = set(folded)
     frontier = [
         v
@@ -242,11 +251,15 @@ def _to_argument(
 
 
 def _drop_unused_state(imported: FxImport, function: func.FuncOp) -> None:
-    """Remove state arguments no op reads any more (their values need not reach the device)."""
+    """
+    Remove state arguments no op reads any more (their values need not reach the device); state
+    a call updates (`ktir.updated_by`) stays, as the memory of its new value.
+    """
     block = function.body.block
+    updated = updated_arguments(function)
     for index in reversed(range(imported.user_input_count, len(block.args))):
         argument = block.args[index]
-        if argument.uses:
+        if argument.uses or index in updated:
             continue
         block.erase_arg(argument)
         function.arg_attrs = ArrayAttr([a for i, a in enumerate(_arg_attrs(function)) if i != index])

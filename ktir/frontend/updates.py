@@ -11,21 +11,33 @@ the buffer's device memory after each call (`ktir.compile.Program`).
 A `ktir.scatter_rows` (`index_copy`) whose destination is the buffer and which nothing else reads
 becomes `in_place`: it writes only its rows where the buffer lives, so a decode step moves one
 token's keys and values, not the whole cache.
+
+A scatter whose indices are known when the model is compiled (`ktir.frontend.constants`) and
+name every row of the destination in order (a prefill's positions `arange(n)` into a cache of
+`n` positions, as `ktir-estimate` compiles it) replaces the whole destination: it becomes a
+`ktir.copy` of its values (`whole_row_copies`), as `slice_scatter` over the whole range does.
+The copy is one contiguous transfer, not one DMA per row (8 heads x 512 positions of 256 bytes
+for a Llama-3-8B key cache), and it is an ordinary kernel the compiler may fuse.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, UnitAttr, i64
-from xdsl.ir import BlockArgument, SSAValue
+from xdsl.ir import Block, BlockArgument, SSAValue
+from xdsl.rewriter import Rewriter
 
 from ktir.dialects.ktir import routing
+from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.functions import UPDATED_BY_ARG
+from ktir.ir.values import shape_of
 
 
 def split_outputs(program: ExportedProgram, output: torch.fx.Node) -> tuple[list[Any], list[tuple[Any, str]]]:
@@ -74,4 +86,38 @@ def _scatter_in_place(value: SSAValue, argument: BlockArgument) -> None:
         op.properties["in_place"] = UnitAttr()
 
 
-__all__ = ["mark_updates", "split_outputs"]
+def names_every_row(indices: np.ndarray, rows: int) -> bool:
+    """
+    Whether `indices` (one-dimensional, wrapping from the end as a scatter's do) are exactly
+    `0, 1, ..., rows - 1`: a scatter of them replaces every row, each by its own value.
+    Example: `[0, 1, 2]` and `[-3, 1, -1]` over 3 rows do; `[0, 2, 1]` and `[0, 1]` do not.
+    """
+    if indices.ndim != 1 or indices.shape[0] != rows or indices.dtype.kind not in "iu":
+        return False
+    if rows and not bool(np.all((indices >= -rows) & (indices < rows))):
+        return False  # out of range: left to the scatter, which reports it at run time
+    return bool(np.array_equal(np.where(indices < 0, indices + rows, indices), np.arange(rows)))
+
+
+def whole_row_copies(block: Block, known: Callable[[SSAValue], np.ndarray | None]) -> int:
+    """
+    Replace each `ktir.scatter_rows` whose indices (`known`: their compile-time value, or None)
+    name every row of its destination in order by a `ktir.copy` of its values: the result is the
+    values, laid out as the destination. How many were replaced.
+    """
+    replaced = 0
+    for op in list(block.ops):
+        if not isinstance(op, routing.ScatterRowsOp):
+            continue
+        indices = known(op.indices)
+        if indices is None or not names_every_row(indices, shape_of(op.dest.type)[op.scatter_dim()]):
+            continue
+        copy = st.CopyOp.build(operands=[op.values], result_types=[op.result.type])
+        copy.location = op.location
+        copy.results[0].name_hint = op.result.name_hint
+        Rewriter.replace_op(op, copy)
+        replaced += 1
+    return replaced
+
+
+__all__ = ["mark_updates", "names_every_row", "split_outputs", "whole_row_copies"]

@@ -38,6 +38,7 @@ from ktir.dialects.ktir import routing
 from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.attributes import TiledLayoutAttr
 from ktir.dialects.ktir.functions import LAYOUT_PIN, STATE_ARGS
+from ktir.ir.state import updated_arguments
 from ktir.ir.values import device_dtype, encoding_of, is_tensor, numel, shape_of
 from ktir.layout import sticks
 from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE
@@ -325,7 +326,27 @@ def assign_layouts(
         ]
         for result, stick in zip(results, result_sticks, strict=True):
             layouts[result] = _result_layout(op, rule, result, stick, reads)
+    _unread_updates_take_their_layout(function, layouts)
     return layouts
+
+
+def _unread_updates_take_their_layout(
+    function: func.FuncOp, layouts: dict[SSAValue, SpyreTensorLayout]
+) -> None:
+    """
+    Free state that a call replaces without reading it (a KV cache a prefill fills whole,
+    `ktir.frontend.updates.whole_row_copies`) is only the memory of its new value: it takes that
+    value's layout, which the update must have (`ktir.updated_by`), so no relayout is needed.
+    """
+    terminator = function.body.block.last_op
+    if not isinstance(terminator, func.ReturnOp):
+        return
+    for index, result in updated_arguments(function).items():
+        argument = function.body.block.args[index]
+        new = terminator.operands[result] if result < len(terminator.operands) else None
+        if argument.uses or new not in layouts or not free_state_argument(function, index):
+            continue
+        layouts[argument] = layouts[new]
 
 
 def _result_layout(
