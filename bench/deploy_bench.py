@@ -84,8 +84,9 @@ def _config(model: str) -> Any:
 
 def measure(point: Point) -> dict[str, Any]:
     """The row of one point: its memory per card, and on one card (if it fits) its estimate."""
+    from ktir.ir.diagnostics import DiagnosticError
     from ktir.llm.capacity import MemoryModel
-    from ktir.llm.estimate import estimate_llm
+    from ktir.llm.estimate import EstimateError, estimate_llm
 
     start = time.perf_counter()
     config = _config(point.model)
@@ -93,12 +94,15 @@ def measure(point: Point) -> dict[str, Any]:
     memory = MemoryModel(config, dtype=point.dtype).per_card(
         context=point.context, batch=point.batch, prompt=min(prompt, CHUNK), cards=point.cards
     )
-    row: dict[str, Any] = {"point": point, "memory": memory, "estimate": None}
+    row: dict[str, Any] = {"point": point, "memory": memory, "estimate": None, "error": ""}
     if memory.fits and point.cards == 1:
-        row["estimate"] = estimate_llm(
-            config, prompt=prompt, context=point.context, batch=point.batch, dtype=point.dtype,
-            prefill_chunk=CHUNK,
-        )  # fmt: skip
+        try:
+            row["estimate"] = estimate_llm(
+                config, prompt=prompt, context=point.context, batch=point.batch, dtype=point.dtype,
+                prefill_chunk=CHUNK,
+            )  # fmt: skip
+        except (EstimateError, DiagnosticError) as error:  # a program ktir cannot compile yet: say so
+            row["error"] = str(error).splitlines()[0]
     row["wall_s"] = time.perf_counter() - start
     return row
 
@@ -143,6 +147,8 @@ def table(rows: list[dict[str, Any]]) -> Table:
         fits = f"{'yes' if memory.fits else 'NO'}: {_gib(memory.needed)} / {_gib(memory.capacity)}"
         if row["estimate"] is not None:
             timing = _timing_cells(row["estimate"])
+        elif row["error"]:
+            timing = ["compile failed (below)", *[""] * 8]
         elif not memory.fits:
             timing = ["no time: does not fit", *[""] * 8]
         else:
@@ -165,6 +171,9 @@ def main() -> None:
     if any(r["point"].cards > 1 for r in rows):
         console.print(f"TP not built: on several cards, {NOT_BUILT}; only the memory per card is checked.")
     for row in rows:
+        if row["error"]:
+            p = row["point"]
+            console.print(f"{p.model} {p.dtype} at {p.batch} x {p.context}: compile failed: {row['error']}")
         if not row["memory"].fits:
             p = row["point"]
             console.print(f"{p.model} {p.dtype} on {p.cards} card(s) at {p.batch} x {p.context}: "
