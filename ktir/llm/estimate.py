@@ -55,6 +55,7 @@ import torch
 from ktir.compile import Program, TargetLike, chip_of
 from ktir.compile import compile as compile_program
 from ktir.hardware.target import Target
+from ktir.ir.diagnostics import DiagnosticError
 from ktir.llm.cache import static_cache_model
 from ktir.progress import StageProgress
 from ktir.sim import Report
@@ -323,7 +324,7 @@ def prefill_program(
     size = cached + tokens if cache is None else cache
     wrapper = static_cache_model(_meta_model(config, layers, weights), size, batch, tokens)
     wrapper.prefill_positions = torch.arange(cached, cached + tokens)  # after `cached` tokens
-    return compile_program(wrapper, (_ids(batch, tokens),), cores=cores, target=target, quiet=True)
+    return _compiled(config, wrapper, (_ids(batch, tokens),), cores, target)
 
 
 def decode_program(
@@ -343,7 +344,20 @@ def decode_program(
     """
     wrapper = static_cache_model(_meta_model(config, layers, weights), context, batch)
     args = (_ids(batch, 1), torch.tensor([context - 1]))
-    return compile_program(wrapper, args, cores=cores, target=target, quiet=True)
+    return _compiled(config, wrapper, args, cores, target)
+
+
+def _compiled(config: Any, wrapper: Any, args: tuple, cores: int | None, target: TargetLike) -> Program:
+    """
+    `ktir.compile` of a model wrapper; an architecture whose graph ktir cannot compile (an op
+    or dtype it does not support) is an `EstimateError` that names it, not an internal error.
+    """
+    try:
+        return compile_program(wrapper, args, cores=cores, target=target, quiet=True)
+    except DiagnosticError as error:
+        first = str(error).strip().splitlines()[0]
+        model_type = str(getattr(config, "model_type", "?"))
+        raise EstimateError(f"architecture '{model_type}' does not compile for the chip: {first}") from None
 
 
 def _check_fit(
@@ -408,6 +422,11 @@ def stages(prompt: int, prefill_chunk: int | None = None) -> int:
     return STAGES + 2 * len(chunks)
 
 
+RECURRENT_LAYER_TYPES = {"mamba", "linear_attention"}
+"""`config.layer_types` of layers that keep a recurrent state (Granite-4.0 hybrid, Qwen3-Next),
+which the static KV cache the estimate compiles with cannot hold."""
+
+
 def _check_architecture(config: Any) -> None:
     """
     An `EstimateError` naming the architecture unless transformers builds it as a decoder-only
@@ -421,8 +440,11 @@ def _check_architecture(config: Any) -> None:
     )
 
     model_type = str(getattr(config, "model_type", "?"))
+    recurrent = sorted(set(getattr(config, "layer_types", None) or ()) & RECURRENT_LAYER_TYPES)
     if model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
         problem = "has no causal language model in transformers"
+    elif recurrent:
+        problem = f"has {' and '.join(recurrent)} layers (a recurrent state, not a KV cache)"
     elif getattr(config, "is_encoder_decoder", False):
         problem = "is an encoder-decoder"
     elif model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES and not getattr(config, "is_decoder", False):

@@ -174,3 +174,28 @@ def test_a_decode_step_reads_its_weights_no_faster_than_the_card_sustains() -> N
     assert read_us == pytest.approx(16_477.5, abs=0.1)
     assert estimate.decode_us >= estimate.decode.sustained_bound_us >= read_us
     assert estimate.decode.bound_us == pytest.approx(estimate.decode.compulsory_bytes / 204.8e3)
+
+
+def test_a_recurrent_hybrid_is_refused_before_compiling() -> None:
+    config = transformers.GraniteMoeHybridConfig(
+        hidden_size=64, intermediate_size=64, shared_intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2,
+        vocab_size=256, layer_types=["mamba", "attention"], mamba_n_heads=4, mamba_d_head=32,
+        mamba_d_state=16, mamba_expand=2,
+    )  # fmt: skip
+    with pytest.raises(
+        EstimateError, match=r"'granitemoehybrid' has .*layers \(a recurrent state, not a KV cache\)"
+    ):
+        estimate_llm(config, prompt=8, context=16)
+
+
+def test_an_architecture_that_does_not_compile_is_an_estimate_error() -> None:
+    """gpt-oss's router counts experts with histc on integers, which ktir refuses (was: internal error)."""
+    config = transformers.GptOssConfig(
+        hidden_size=64, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, num_local_experts=4, num_experts_per_tok=2,
+        vocab_size=256, layer_types=["sliding_attention", "full_attention"],
+    )  # fmt: skip
+    message = r"architecture 'gpt_oss' does not compile for the chip: 'ktir.histc' op histc needs a floating"
+    with pytest.raises(EstimateError, match=message):
+        estimate_llm(config, prompt=8, context=16)
