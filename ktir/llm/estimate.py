@@ -357,7 +357,7 @@ def _compiled(config: Any, wrapper: Any, args: tuple, cores: int | None, target:
     except DiagnosticError as error:
         first = str(error).strip().splitlines()[0]
         model_type = str(getattr(config, "model_type", "?"))
-        raise EstimateError(f"architecture '{model_type}' does not compile for the chip: {first}") from None
+        raise EstimateError(f"ktir cannot compile this '{model_type}' model: {first}") from None
 
 
 def _check_fit(

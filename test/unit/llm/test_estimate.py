@@ -196,6 +196,6 @@ def test_an_architecture_that_does_not_compile_is_an_estimate_error() -> None:
         num_key_value_heads=2, head_dim=16, num_local_experts=4, num_experts_per_tok=2,
         vocab_size=256, layer_types=["sliding_attention", "full_attention"],
     )  # fmt: skip
-    message = r"architecture 'gpt_oss' does not compile for the chip: 'ktir.histc' op histc needs a floating"
+    message = r"ktir cannot compile this 'gpt_oss' model: 'ktir.histc' op histc needs a floating"
     with pytest.raises(EstimateError, match=message):
         estimate_llm(config, prompt=8, context=16)
