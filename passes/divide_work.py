@@ -8,11 +8,12 @@ reduced dims). The math is `ktir.cores.work_division.divide`, the reference's th
 reduction (each core addresses at most 256 MiB), then either the default distribution or,
 with `policy=cost`, the reference's matmul cost model. With `policy=dataflow` a matmul's split
 is chosen together with its LX chunking for time (`ktir.cores.dataflow`, docs/performance.md;
-what `ktir-compile` uses) and every other op divides by default. `ktir.attention`, which the
-reference does not have, always divides like a fused kernel: the most cores, then the shortest
-estimated time with its chunking (`ktir.cores.attention`: balanced causal work, each key and
-value head read once), then the least traffic. A valid `work_division_hint` dictionary on the
-op overrides all of them.
+what `ktir-compile` uses) among the splits that keep each core within the address span (the
+reference then decides only when none does), and every other op divides by default.
+`ktir.attention`, which the reference does not have, always divides like a fused kernel: the
+most cores, then the shortest estimated time with its chunking (`ktir.cores.attention`:
+balanced causal work, each key and value head read once), then the least traffic. A valid
+`work_division_hint` dictionary on the op overrides all of them.
 
 ```mlir
 %r = ktir.abs %x {ktir.work_division = {d0 = 2 : i64, d1 = 1 : i64}} : tensor<4x64xf16, ...> -> ...
@@ -95,12 +96,14 @@ def divide_op(op: Operation, cores: int, policy: str, target: Target) -> dict[st
 
 def dataflow_division(space: IterationSpace, cores: int, target: Target) -> dict[str, int] | None:
     """
-    A matmul's split chosen with its LX chunking for time (`ktir.cores.dataflow`); None for
-    other ops, and for tensors so large that the reference's address-span rule must decide.
+    A matmul's split chosen with its LX chunking for time (`ktir.cores.dataflow`) among the
+    splits that keep each core's address span of every tensor within
+    `Target.core_address_span` (the reference's span rule); None for other ops and when no
+    split fits, which the reference's division then decides.
     """
-    if not is_matmul(space) or any(a.layout.device_bytes > target.core_address_span for a in space.accesses):
+    if not is_matmul(space):
         return None
-    schedule = best_schedule(space, cores, target.lx_usable_bytes, target)
+    schedule = best_schedule(space, cores, target.lx_usable_bytes, target, span=target.core_address_span)
     return None if schedule is None else schedule.splits
 
 

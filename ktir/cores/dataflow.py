@@ -44,10 +44,11 @@ read), and each chunk loads only its y tiles. A matmul cut along N then reads x 
 Llama-3-8B prefill layer, SwiGLU's x crossed LPDDR5 7 times before.
 
 `best_schedule` ranks every (splits, cuts) whose per-dim product divides the dim's granules
-with NumPy in one pass and returns the fastest; `best_cuts` does the same for a fixed split.
-Ties go to fewer chunks, then to more cores, then to x loaded per chunk, then to the first
-candidate in a fixed order, so
-the choice is deterministic.
+with NumPy in one pass and returns the fastest; given the address span
+(`Target.core_address_span`), only among the splits under which no core addresses more of any
+tensor (the reference's span rule, `ktir.cores.work_division.per_core_span`). `ranked_cuts`
+does the same for a fixed split. Ties go to fewer chunks, then to more cores, then to x loaded
+per chunk, then to the first candidate in a fixed order, so the choice is deterministic.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ import numpy as np
 from ktir.cores.factors import divisors
 from ktir.cores.iteration import IterationSpace
 from ktir.cores.tiling import Access, granules
+from ktir.cores.work_division import per_core_span
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.layout import sticks
@@ -319,11 +321,14 @@ def _ranked(model: _Model, splits: np.ndarray, cuts: np.ndarray, lx_bytes: int, 
     ]
 
 
-def best_schedule(space: IterationSpace, cores: int, lx_bytes: int, target: Target) -> Schedule | None:
+def best_schedule(
+    space: IterationSpace, cores: int, lx_bytes: int, target: Target, span: int | None = None
+) -> Schedule | None:
     """
     The fastest (splits, cuts) of a matmul over at most `cores` cores whose staging buffers
-    take at most `lx_bytes` of LX per core; None if no candidate fits or there are more than
-    `MAX_CANDIDATES`.
+    take at most `lx_bytes` of LX per core and, with `span`, whose every core addresses at
+    most `span` bytes of each tensor (`_within_span`); None if no candidate fits or there are
+    more than `MAX_CANDIDATES`.
     """
     model = _Model(space, target)
     units = granules(space.sizes, space.accesses, space.whole)
@@ -331,8 +336,32 @@ def best_schedule(space: IterationSpace, cores: int, lx_bytes: int, target: Targ
     if math.prod(len(o) for o in options.values()) > MAX_CANDIDATES:
         return None
     splits, cuts = _grid(model.dims, options, cores)
+    if span is not None:
+        keep = _within_span(space, model.dims, splits, span)
+        splits, cuts = splits[keep], cuts[keep]
     ranked = _ranked(model, splits, cuts, lx_bytes, 1)
     return ranked[0] if ranked else None
+
+
+def _within_span(space: IterationSpace, dims: Sequence[str], splits: np.ndarray, span: int) -> np.ndarray:
+    """
+    Where each candidate split keeps every core's address span of every tensor at most `span`
+    (the reference's rule, `ktir.cores.work_division.per_core_span`: the outermost device dim a
+    core's slice spans more than one position of, times everything inside it). Splitting an
+    inner dim alone never shrinks it: the LM head's 2048 x 128256 fp16 weight ([2004 sticks of
+    N, 2048, 64]) spans 525 MB unless N is split, and fits 256 MiB from N split in 2.
+    """
+    if all(a.layout.device_bytes <= span for a in space.accesses):
+        return np.ones(len(splits), dtype=bool)
+    unique, inverse = np.unique(splits, axis=0, return_inverse=True)
+    fits = np.array(
+        [
+            all(per_core_span(a, dict(zip(dims, map(int, row), strict=True))) <= span for a in space.accesses)
+            for row in unique
+        ],
+        dtype=bool,
+    )
+    return fits[inverse.reshape(-1)]
 
 
 def ranked_cuts(

@@ -24,14 +24,14 @@ from ktir.llm.step_costs import (
 GRID = Grid(prefill_tokens=(32, 64), prefill_cached=(0, 64), decode_batches=(1, 2), decode_contexts=(64, 128))
 
 
-def tiny_config(layers: int = 1) -> transformers.LlamaConfig:
+def tiny_config(layers: int = 1, hidden_size: int = 64, vocab_size: int = 256) -> transformers.LlamaConfig:
     return transformers.LlamaConfig(
-        hidden_size=64,
+        hidden_size=hidden_size,
         intermediate_size=128,
         num_attention_heads=4,
         num_key_value_heads=2,
         num_hidden_layers=layers,
-        vocab_size=256,
+        vocab_size=vocab_size,
     )
 
 
@@ -108,6 +108,22 @@ def test_held_out_points_are_within_three_percent(compiled):
     assert [r["kind"] for r in rows] == ["prefill", "decode"]
     for row in rows:
         assert abs(row["error"]) <= 0.03, row
+
+
+def test_decode_time_grows_with_batch_when_the_lm_head_exceeds_the_address_span():
+    """
+    Llama-3.2-1B's decode, scaled down: its LM head weight (2048 x 128256 fp16) is twice the
+    256 MiB a core addresses; here a 1024 x 8192 weight (16 MiB) against an 8 MiB span. The
+    reference's division split the weight's N in 2 and gave M the cores left, so at batch 16
+    sixteen cores shared each half in 2 broadcast cohorts, and at 17 (prime) K took them: the
+    step cost 195, 311, 321 and 290 µs at batches 8, 9, 16, 17. The dataflow planner choosing
+    within the span reads the weight once: 195, 197, 208, 214 µs.
+    """
+    config = tiny_config(hidden_size=1024, vocab_size=8192)
+    target = dataclasses.replace(SPYRE, core_address_span=8 * 2**20)
+    times = [step_costs.decode_step_us(config, batch, 64, target) for batch in (8, 9, 16, 17)]
+    assert times == sorted(times)
+    assert times[-1] < 1.15 * times[0]
 
 
 def test_a_cached_table_is_read_not_compiled(compiled, monkeypatch):
