@@ -5,9 +5,10 @@ The serving simulator (`ktir.llm.serving`) asks how long a step takes: prefill c
 waiting requests, decode tokens of running ones, or both. `build_step_costs(config)` answers
 from a table of timing-only simulations (`Program.estimate`) of compiled programs, on a grid:
 
-- **prefill chunk** `(n, c)`: `n` prompt tokens at positions `c..c+n-1`, written into a static
-  KV cache of `c + n` positions (so attention reads exactly the cached tokens and the chunk),
-  the positions known to the compiler (`ktir.llm.estimate.prefill_program`, which
+- **prefill chunk** `(n, c)`: `n` prompt tokens at positions `c..c+n-1`, written as rows into a
+  static KV cache of `c + n + 1` positions (attention reads exactly the cached tokens and the
+  chunk; the one position more keeps the write a row scatter, as a server's cache is, see
+  `prefill_chunk_us`), the positions known to the compiler (`ktir.llm.estimate.prefill_program`, which
   `ktir.estimate_llm` compiles its prefill and its chunks with);
 - **decode step** `(b, k)`: `b` sequences of one token each at position `k - 1` over a cache of
   `k` positions (`ktir.llm.estimate.decode_program`, as `estimate_llm` compiles a decode step).
@@ -153,8 +154,18 @@ def _bilinear(xs: Sequence[int], ys: Sequence[int], table: np.ndarray, x: float,
 def prefill_chunk_us(
     config: Any, tokens: int, cached: int, target: Target, cores: int | None = None
 ) -> float:
-    """A prefill chunk's simulated microseconds, whole model (module docstring), compiled and timed."""
-    build = partial(prefill_program, config, tokens=tokens, cached=cached, target=target, cores=cores)
+    """
+    A prefill chunk's simulated microseconds, whole model (module docstring), compiled and timed.
+    The server's KV cache always holds more than the chunk (other requests' blocks, in vLLM a
+    slot mapping), so the chunk's keys and values are written as rows at their positions: the
+    static cache gets one position past the chunk (its attention skips it, the causal mask being
+    folded), so that a first chunk is not compiled as a copy filling the whole cache
+    (`ktir.frontend.updates.whole_row_copies`), a cheaper form the server never runs.
+    """
+    size = cached + tokens + 1
+    build = partial(
+        prefill_program, config, tokens=tokens, cached=cached, cache=size, target=target, cores=cores
+    )
     return _whole_model_us(config, build, target)
 
 
