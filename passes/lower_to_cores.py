@@ -139,9 +139,10 @@ class _KernelBody:
         # Inputs whose chunk-0 load is a prefetch before the loops: the loops enclosing chunk 0
         # are peeled (`_loop`) and chunk 0 does not load them again (`_chunk`).
         self.first_chunk_skips: set[int] = set()
-        # Epilogue inputs whose load for output tile 0 is a prefetch: the outer loop around tile
-        # 0 is peeled and its epilogue does not load them again (`_epilogue_inputs`).
-        self.first_tile_skips: set[int] = set()
+        # Per output tile built first (tile 0, then tile 1), the epilogue inputs whose load for
+        # that tile is a prefetch: the loop over output tiles is peeled around those tiles and
+        # their epilogues do not load them again (`_epilogue_inputs`).
+        self.first_tile_skips: list[set[int]] = []
         space = kernel.space
         self.accesses = [a for a in space.inputs if a is not None] + [space.output]
         self.tensors = [v for v in self.op.operands if isinstance(v.type, TensorType)] + list(self.op.results)
@@ -215,17 +216,20 @@ class _KernelBody:
 
     def _prefetch_epilogue_inputs(self, b: _Builder) -> None:
         """
-        Prefetch the epilogue inputs in `prefetch` for output tile 0: its last K chunk's tile
-        into slot 0, where `_epilogue_inputs` would load it.
+        Prefetch the epilogue inputs in `prefetch` for the first output tiles, one per slot of
+        their buffers (which no earlier tile fills): tile t's last K chunk's tile into slot t,
+        where `_epilogue_inputs` would load it.
         """
         epilogue = sorted(i for i in self.prefetch if i >= self.matmul_inputs)
         if not epilogue:
             return
-        self.first_tile_skips = set(epilogue)
-        last, zero = b.index(self.reduction_chunks - 1), b.index(0)
-        for i in epilogue:
-            target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
-            b.add(core.DmaLoadOp(self.sources[i], target, self.core_id, last, zero, i, prefetch=True))
+        tiles = min(self.slots, self.plan.chunks // self.reduction_chunks)
+        self.first_tile_skips = [set(epilogue) for _ in range(tiles)]
+        for tile in range(tiles):
+            last, slot = b.index((tile + 1) * self.reduction_chunks - 1), b.index(tile)
+            for i in epilogue:
+                target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
+                b.add(core.DmaLoadOp(self.sources[i], target, self.core_id, last, slot, i, prefetch=True))
 
     def _buffers(self, b: _Builder) -> dict[str, SSAValue]:
         """One LX staging buffer per role (`in<i>`, `out0`, `acc`)."""
@@ -260,16 +264,18 @@ class _KernelBody:
     ) -> None:
         """
         `make_body` once at index 0, or inside an `scf.for` over `count` iterations; while chunk
-        0 (or, for a loop `over_tiles`, output tile 0's epilogue) is still to be built and some
-        of its loads were prefetched, iteration 0 is peeled.
+        0 (or, for a loop `over_tiles`, an output tile's epilogue) is still to be built and some
+        of its loads were prefetched, the next iteration is peeled.
         """
         if count == 1:
             make_body(builder, builder.index(0))
             return
         first = 0
-        if count and (self.first_chunk_skips or (over_tiles and self.first_tile_skips)):
-            make_body(builder, builder.index(0))
-            first = 1
+        while first < count and (self.first_chunk_skips or (over_tiles and self.first_tile_skips)):
+            make_body(builder, builder.index(first))
+            first += 1
+        if first == count:
+            return
         loop_block = Block(arg_types=[IndexType()])
         inner = _Builder(loop_block)
         inner.constants = dict(builder.constants)
@@ -330,7 +336,8 @@ class _KernelBody:
             return _TileEnd(last, builder.index(0), ())
         slot = self._slot(builder, outer)
         inputs = []
-        prefetched, self.first_tile_skips = self.first_tile_skips, set()  # tile 0 is the first built
+        # output tiles are built in order: the first built are the prefetched ones
+        prefetched = self.first_tile_skips.pop(0) if self.first_tile_skips else set()
         for i in range(self.matmul_inputs, self.n_inputs):
             target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
             if i not in prefetched:
@@ -521,7 +528,7 @@ def _with_prefetch(
     The inputs whose first load can be a prefetch (`ktir.dma_load ... prefetch`): read from
     device memory, not written by the previous kernel, and whose buffers fit in LX the
     previous kernel leaves free: those loaded before or in chunk 0 and an accumulating
-    epilogue's inputs (loaded for output tile 0) when all of them fit, else the former only.
+    epilogue's inputs (loaded for its first output tiles) when all of them fit, else the former only.
     Their buffers are placed there first and the rest of the plan around them, at the same
     chunking; when that does not fit, nothing is prefetched.
     """
