@@ -493,6 +493,9 @@ def lower_function(function: func.FuncOp, target: Target) -> None:
             live.append((index[o], last, resident[0], resident[0] + resident[1]))
     busy_at = live_sets([(first, last, (lo, hi)) for first, last, lo, hi in live], len(ops))
     previous: PreviousKernel | None = None
+    # A matmul kernel streams its weight on the load queue to its last chunk: what the next
+    # kernel prefetches then runs in that kernel's own time, ahead of its own first loads.
+    after_matmul = False
     for graph_op, busy in zip(ops, busy_at, strict=True):
         try:
             kernel = kernel_of(graph_op, read_division(graph_op))
@@ -510,11 +513,12 @@ def lower_function(function: func.FuncOp, target: Target) -> None:
             plan = plan_chunks(kernel, free, target.lx_alignment, target)
         except ChunkingError as error:
             raise op_error(graph_op, str(error)) from error
-        plan, prefetch = _with_prefetch(kernel, plan, free, previous, target.lx_alignment)
+        plan, prefetch = _with_prefetch(kernel, plan, free, previous, target.lx_alignment, not after_matmul)
         lowered = build_kernel(kernel, plan, prefetch)
         used = [(b.address, b.address + align(b.bytes, target.lx_alignment)) for b in plan.buffers]
         Rewriter.replace_op(graph_op, lowered)
         previous = PreviousKernel(set(lowered.results), [*used, *busy])
+        after_matmul = "k" in kernel.space.reduction
 
 
 def _with_prefetch(
@@ -523,12 +527,16 @@ def _with_prefetch(
     free: list[tuple[int, int]],
     previous: PreviousKernel | None,
     alignment: int,
+    epilogue: bool = True,
 ) -> tuple[ChunkPlan, frozenset[int]]:
     """
     The inputs whose first load can be a prefetch (`ktir.dma_load ... prefetch`): read from
     device memory, not written by the previous kernel, and whose buffers fit in LX the
     previous kernel leaves free: those loaded before or in chunk 0 and an accumulating
     epilogue's inputs (loaded for its first output tiles) when all of them fit, else the former only.
+    Not the epilogue's inputs with `epilogue` False (after a matmul kernel, whose weight loads
+    leave no time for them: they would run before this kernel's first loads, which its first
+    chunk needs, while its epilogue needs them only after the tile's K chunks).
     Their buffers are placed there first and the rest of the plan around them, at the same
     chunking; when that does not fit, nothing is prefetched.
     """
@@ -538,6 +546,8 @@ def _with_prefetch(
     tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
     first_loaded = _chunk_inputs(kernel, plan)
     inputs = [i for i, v in enumerate(tensors) if v not in previous.written and _resident(v) is None]
+    if not epilogue:
+        inputs = [i for i in inputs if i < first_loaded]
     # with the epilogue's inputs for output tile 0 if they fit too, else the chunk inputs only
     for chosen in dict.fromkeys((tuple(inputs), tuple(i for i in inputs if i < first_loaded))):
         placed = _place_prefetched(kernel, plan, free, previous, alignment, chosen)
