@@ -139,6 +139,10 @@ class _KernelBody:
         # Inputs whose chunk-0 load is a prefetch before the loops: the loops enclosing chunk 0
         # are peeled (`_loop`) and chunk 0 does not load them again (`_chunk`).
         self.first_chunk_skips: set[int] = set()
+        # Per output tile built first (tile 0, then tile 1), the epilogue inputs whose load for
+        # that tile is a prefetch: the loop over output tiles is peeled around those tiles and
+        # their epilogues do not load them again (`_epilogue_inputs`).
+        self.first_tile_skips: list[set[int]] = []
         space = kernel.space
         self.accesses = [a for a in space.inputs if a is not None] + [space.output]
         self.tensors = [v for v in self.op.operands if isinstance(v.type, TensorType)] + list(self.op.results)
@@ -169,16 +173,12 @@ class _KernelBody:
         self.core_id = b.add(core.CoreIdOp()).results[0]
         self.buffers = self._buffers(b)
         self.sources = self._sources(b)
-        # prefetches first, then the tiles every chunk reads (loaded once, before the chunk
-        # loop) and x's whole slice
+        # prefetches first (chunk 0's, then output tile 0's epilogue inputs), then the tiles
+        # every chunk reads (loaded once, before the chunk loop) and x's whole slice
         once = sorted(self.hoisted | self.whole)
-        for i in [*sorted(self.prefetch), *(i for i in once if i not in self.prefetch)]:
-            target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
-            whole, prefetch = i in self.whole, i in self.prefetch
-            if prefetch and i not in once:
-                self.first_chunk_skips.add(i)
-            zero = b.index(0)
-            b.add(core.DmaLoadOp(self.sources[i], target, self.core_id, zero, zero, i, whole, prefetch))
+        self._first_loads(b, [i for i in sorted(self.prefetch) if i < self.matmul_inputs], once)
+        self._prefetch_epilogue_inputs(b)
+        self._first_loads(b, [i for i in once if i not in self.prefetch], once)
         outer_count = self.plan.chunks // self.reduction_chunks
         if self.alternating:  # both accumulators start at zero; each is zeroed again once read
             for role in self.accumulators:
@@ -186,7 +186,7 @@ class _KernelBody:
                     b.add(core.FillOp(self.buffers[role], b.index(slot), IntegerAttr(0, i64)))
             self._pipelined_outer_loop(b, outer_count)
         else:
-            self._loop(b, outer_count, self._outer_body)
+            self._loop(b, outer_count, self._outer_body, over_tiles=True)
         b.add(core.YieldOp())
         op, kernel = self.op, self.kernel
         lowered = core.KernelOp(
@@ -203,6 +203,33 @@ class _KernelBody:
             if name in op.attributes:
                 lowered.attributes[name] = op.attributes[name]
         return lowered
+
+    def _first_loads(self, b: _Builder, inputs: list[int], once: list[int]) -> None:
+        """The loads of chunk 0 (or, for the inputs in `once`, of every chunk) before the loops."""
+        for i in inputs:
+            target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
+            whole, prefetch = i in self.whole, i in self.prefetch
+            if prefetch and i not in once:
+                self.first_chunk_skips.add(i)
+            zero = b.index(0)
+            b.add(core.DmaLoadOp(self.sources[i], target, self.core_id, zero, zero, i, whole, prefetch))
+
+    def _prefetch_epilogue_inputs(self, b: _Builder) -> None:
+        """
+        Prefetch the epilogue inputs in `prefetch` for the first output tiles, one per slot of
+        their buffers (which no earlier tile fills): tile t's last K chunk's tile into slot t,
+        where `_epilogue_inputs` would load it.
+        """
+        epilogue = sorted(i for i in self.prefetch if i >= self.matmul_inputs)
+        if not epilogue:
+            return
+        tiles = min(self.slots, self.plan.chunks // self.reduction_chunks)
+        self.first_tile_skips = [set(epilogue) for _ in range(tiles)]
+        for tile in range(tiles):
+            last, slot = b.index((tile + 1) * self.reduction_chunks - 1), b.index(tile)
+            for i in epilogue:
+                target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
+                b.add(core.DmaLoadOp(self.sources[i], target, self.core_id, last, slot, i, prefetch=True))
 
     def _buffers(self, b: _Builder) -> dict[str, SSAValue]:
         """One LX staging buffer per role (`in<i>`, `out0`, `acc`)."""
@@ -228,18 +255,27 @@ class _KernelBody:
                 sources[i] = b.add(core.LxAllocOp(resident[0], memref, resident=True)).results[0]
         return sources
 
-    def _loop(self, builder: _Builder, count: int, make_body: Callable[[_Builder, SSAValue], None]) -> None:
+    def _loop(
+        self,
+        builder: _Builder,
+        count: int,
+        make_body: Callable[[_Builder, SSAValue], None],
+        over_tiles: bool = False,
+    ) -> None:
         """
         `make_body` once at index 0, or inside an `scf.for` over `count` iterations; while chunk
-        0 is still to be built and some of its loads were prefetched, iteration 0 is peeled.
+        0 (or, for a loop `over_tiles`, an output tile's epilogue) is still to be built and some
+        of its loads were prefetched, the next iteration is peeled.
         """
         if count == 1:
             make_body(builder, builder.index(0))
             return
         first = 0
-        if self.first_chunk_skips:
-            make_body(builder, builder.index(0))
-            first = 1
+        while first < count and (self.first_chunk_skips or (over_tiles and self.first_tile_skips)):
+            make_body(builder, builder.index(first))
+            first += 1
+        if first == count:
+            return
         loop_block = Block(arg_types=[IndexType()])
         inner = _Builder(loop_block)
         inner.constants = dict(builder.constants)
@@ -275,7 +311,7 @@ class _KernelBody:
             self._finish_tile(inner, end)
 
         self._accumulate_tile(builder, builder.index(0))
-        self._loop(builder, count - 1, body)
+        self._loop(builder, count - 1, body, over_tiles=True)
         self._finish_tile(builder, self._epilogue_inputs(builder, builder.index(count - 1)))
 
     def _accumulate_tile(self, builder: _Builder, outer: SSAValue) -> None:
@@ -300,9 +336,12 @@ class _KernelBody:
             return _TileEnd(last, builder.index(0), ())
         slot = self._slot(builder, outer)
         inputs = []
+        # output tiles are built in order: the first built are the prefetched ones
+        prefetched = self.first_tile_skips.pop(0) if self.first_tile_skips else set()
         for i in range(self.matmul_inputs, self.n_inputs):
             target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
-            builder.add(core.DmaLoadOp(self.sources[i], target, self.core_id, last, slot, tile=i))
+            if i not in prefetched:
+                builder.add(core.DmaLoadOp(self.sources[i], target, self.core_id, last, slot, tile=i))
             inputs.append(target)
         return _TileEnd(last, slot, tuple(inputs))
 
@@ -454,6 +493,9 @@ def lower_function(function: func.FuncOp, target: Target) -> None:
             live.append((index[o], last, resident[0], resident[0] + resident[1]))
     busy_at = live_sets([(first, last, (lo, hi)) for first, last, lo, hi in live], len(ops))
     previous: PreviousKernel | None = None
+    # A matmul kernel streams its weight on the load queue to its last chunk: what the next
+    # kernel prefetches then runs in that kernel's own time, ahead of its own first loads.
+    after_matmul = False
     for graph_op, busy in zip(ops, busy_at, strict=True):
         try:
             kernel = kernel_of(graph_op, read_division(graph_op))
@@ -471,11 +513,12 @@ def lower_function(function: func.FuncOp, target: Target) -> None:
             plan = plan_chunks(kernel, free, target.lx_alignment, target)
         except ChunkingError as error:
             raise op_error(graph_op, str(error)) from error
-        plan, prefetch = _with_prefetch(kernel, plan, free, previous, target.lx_alignment)
+        plan, prefetch = _with_prefetch(kernel, plan, free, previous, target.lx_alignment, not after_matmul)
         lowered = build_kernel(kernel, plan, prefetch)
         used = [(b.address, b.address + align(b.bytes, target.lx_alignment)) for b in plan.buffers]
         Rewriter.replace_op(graph_op, lowered)
         previous = PreviousKernel(set(lowered.results), [*used, *busy])
+        after_matmul = "k" in kernel.space.reduction
 
 
 def _with_prefetch(
@@ -484,39 +527,59 @@ def _with_prefetch(
     free: list[tuple[int, int]],
     previous: PreviousKernel | None,
     alignment: int,
+    epilogue: bool = True,
 ) -> tuple[ChunkPlan, frozenset[int]]:
     """
     The inputs whose first load can be a prefetch (`ktir.dma_load ... prefetch`): read from
-    device memory, not written by the previous kernel, loaded before or in chunk 0 (an
-    epilogue's inputs load later), and whose buffers fit in LX the previous kernel leaves
-    free. Their buffers are placed there first and the rest of the plan around them, at the
-    same chunking; when that does not fit, nothing is prefetched.
+    device memory, not written by the previous kernel, and whose buffers fit in LX the
+    previous kernel leaves free: those loaded before or in chunk 0 and an accumulating
+    epilogue's inputs (loaded for its first output tiles) when all of them fit, else the former only.
+    Not the epilogue's inputs with `epilogue` False (after a matmul kernel, whose weight loads
+    leave no time for them: they would run before this kernel's first loads, which its first
+    chunk needs, while its epilogue needs them only after the tile's K chunks).
+    Their buffers are placed there first and the rest of the plan around them, at the same
+    chunking; when that does not fit, nothing is prefetched.
     """
     if previous is None:
         return plan, frozenset()
     op = kernel.op
     tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
     first_loaded = _chunk_inputs(kernel, plan)
-    chosen = [
-        i
-        for i, value in enumerate(tensors[:first_loaded])
-        if value not in previous.written and _resident(value) is None
-    ]
+    inputs = [i for i, v in enumerate(tensors) if v not in previous.written and _resident(v) is None]
+    if not epilogue:
+        inputs = [i for i in inputs if i < first_loaded]
+    # with the epilogue's inputs for output tile 0 if they fit too, else the chunk inputs only
+    for chosen in dict.fromkeys((tuple(inputs), tuple(i for i in inputs if i < first_loaded))):
+        placed = _place_prefetched(kernel, plan, free, previous, alignment, chosen)
+        if placed is not None:
+            return placed, frozenset(chosen)
+    return plan, frozenset()
+
+
+def _place_prefetched(
+    kernel: Kernel,
+    plan: ChunkPlan,
+    free: list[tuple[int, int]],
+    previous: PreviousKernel,
+    alignment: int,
+    chosen: tuple[int, ...],
+) -> ChunkPlan | None:
+    """`plan` with the buffers of the inputs `chosen` clear of the previous kernel, or None."""
     roles = {f"in{_operand_index(kernel, i)}" for i in chosen}
     early = [b for b in plan.buffers if b.role in roles]
     if not early:
-        return plan, frozenset()
+        return None
     spare = _subtract(free, previous.lx)
     placed_early = place(early, spare, alignment, from_top=True)
     if placed_early is None:
-        return plan, frozenset()
+        return None
     taken = [(b.address, b.address + align(b.bytes, alignment)) for b in placed_early]
     rest = place([b for b in plan.buffers if b.role not in roles], _subtract(free, taken), alignment)
     if rest is None:
-        return plan, frozenset()
+        return None
     by_role = {b.role: b for b in [*placed_early, *rest]}
     buffers = tuple(by_role[b.role] for b in plan.buffers)
-    return dataclasses.replace(plan, buffers=buffers), frozenset(chosen)
+    return dataclasses.replace(plan, buffers=buffers)
 
 
 def _chunk_inputs(kernel: Kernel, plan: ChunkPlan) -> int:
