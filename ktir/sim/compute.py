@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import functools
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -278,19 +280,47 @@ def matmul_f32(
     tile = (*batch, xf.shape[-2], yf.shape[-1])
     product = np.empty((len(x_index), *tile), dtype=np.float32) if into is None else into
     groups = [np.flatnonzero(y_index == j) for j in range(yf.shape[0])]
-    # One buffer for every group's GEMM result, C-contiguous as BLAS writes it.
-    scratch = np.empty(max(len(g) for g in groups) * math.prod(tile), dtype=np.float32)
-    for j, members in enumerate(groups):
-        picked = x_index[members]
+
+    def group_product(j: int) -> np.ndarray:
+        """One y tile's GEMM over its cores' x tiles, in core order (the same call on any thread)."""
+        picked = x_index[groups[j]]
         # The group's x tiles in core order: all of xf as it is when that is the order (no copy).
         rows = xf if np.array_equal(picked, np.arange(len(xf))) else xf[picked]
-        part = scratch[: len(members) * math.prod(tile)].reshape(len(members), *tile)
+        part = np.empty((len(groups[j]), *tile), dtype=np.float32)
         if rows.ndim == 3:  # one GEMM for the group's rows
             np.matmul(rows.reshape(-1, k), yf[j], out=part.reshape(-1, tile[-1]))
         else:
             np.matmul(rows, yf[j], out=part)
-        _place(product, members, part, into is not None)
+        return part
+
+    # Different y tiles' GEMMs are independent calls on one BLAS thread each
+    # (`ktir.reference.blas`): running a few at once on threads (BLAS releases the GIL) changes
+    # no call, so no bit; a wave of `workers` at a time bounds the results held.
+    macs = xf.size * yf.shape[-1]
+    workers = _gemm_workers() if len(groups) > 1 and macs >= PARALLEL_GEMM_MACS else 1
+    for start in range(0, len(groups), workers):
+        wave = range(start, min(start + workers, len(groups)))
+        parts = _gemm_pool().map(group_product, wave) if workers > 1 else map(group_product, wave)
+        for j, part in zip(wave, parts, strict=True):
+            _place(product, groups[j], part, into is not None)
     return product
+
+
+PARALLEL_GEMM_MACS = 1 << 24
+"""A matmul call with fewer multiply-accumulates runs its GEMMs one after another (threads cost more)."""
+
+
+@functools.cache
+def _gemm_workers() -> int:
+    """GEMMs run at once: the CPUs this process may use, at most 8."""
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(8, usable))
+
+
+@functools.cache
+def _gemm_pool() -> ThreadPoolExecutor:
+    """The threads the GEMMs run on (made once, on first use)."""
+    return ThreadPoolExecutor(max_workers=_gemm_workers(), thread_name_prefix="ktir-gemm")
 
 
 def _place(product: np.ndarray, members: np.ndarray, part: np.ndarray, add: bool) -> None:

@@ -63,3 +63,26 @@ def test_each_core_gets_the_product_of_its_own_tiles(element: Float16Type | Floa
     for core in range(3):
         exact = x[xi[core]].astype(np.float64) @ y[0].astype(np.float64)
         assert np.array_equal(product[core], exact)
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_gemms_on_several_threads_give_the_bits_of_one_thread(
+    accumulate: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """
+    Different y tiles' GEMMs run a few at once on threads (above `PARALLEL_GEMM_MACS`): each
+    call is the same as on one thread, so the products are bit for bit the same.
+    """
+    from ktir.sim import compute
+
+    rng = np.random.default_rng(1)
+    xi, yi = np.array([0, 1, 2, 3] * 4), np.repeat(np.arange(4), 4)  # 4 y tiles shared by 4 cores
+    x, y = _tiles(rng, 4, 256, 512), _tiles(rng, 4, 512, 256)
+    assert x[0].size * 4 * 256 >= compute.PARALLEL_GEMM_MACS  # the threaded path
+    accumulator = rng.standard_normal((16, 256, 256)).astype(np.float32)
+    results = []
+    for workers in (1, 3):
+        monkeypatch.setattr(compute, "_gemm_workers", lambda workers=workers: workers)
+        into = accumulator.copy() if accumulate else None
+        results.append(matmul_f32(x, xi, y, yi, F16, into))
+    assert np.array_equal(results[0].view(np.uint32), results[1].view(np.uint32))
