@@ -18,14 +18,23 @@ threads.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
+
+
+@functools.cache
+def _controller() -> ThreadpoolController:
+    # Inspecting the loaded libraries takes about 0.8 ms and every simulation enters the limit,
+    # so they are found once, at the first run: the simulators have imported NumPy (whose BLAS
+    # they limit) by then.
+    return ThreadpoolController()
 
 
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
     """Run the body with every loaded BLAS library limited to one thread, then restore them."""
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _controller().limit(limits=1, user_api="blas"):
         yield
