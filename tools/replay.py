@@ -85,7 +85,9 @@ def run_command(command: str) -> str:
     text = f"$ {command}\nexit {result.returncode}\n--- stdout\n{outputs[0]}--- stderr\n{outputs[1]}"
     if len(outputs) > 2:
         text += f"--- %t\n{outputs[2]}"
-    return text.replace(scratch, "%scratch").replace(str(ROOT), "%root")
+    # The interpreter's environment is named too: a baseline recorded from another revision's
+    # tree (`--against`) runs this checkout's venv, which lies outside that tree's root.
+    return text.replace(scratch, "%scratch").replace(sys.prefix, "%venv").replace(str(ROOT), "%root")
 
 
 def lit_items() -> Iterator[tuple[str, Callable[[], str]]]:
@@ -184,7 +186,8 @@ def check(directory: Path, only: str | None) -> int:
     for name, producer in items(only):
         count += 1
         recorded = directory / name
-        if not recorded.is_file() or recorded.read_text() != producer():
+        # (a recording made by an older replay.py may name the venv by its path)
+        if not recorded.is_file() or recorded.read_text().replace(sys.prefix, "%venv") != producer():
             differ.append(name)
     for name in differ:
         print(f"differs: {name}")
