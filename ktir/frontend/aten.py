@@ -502,15 +502,39 @@ def _scaled_mm(e: Emitter, node: torch.fx.Node) -> SSAValue:
         raise UnsupportedNode("_scaled_mm of operands that are not both float8_e4m3fn")
     if not isinstance(result_type.element_type, Float16Type) or arg(node, 5, "scale_result") is not None:
         raise UnsupportedNode("_scaled_mm other than out_dtype=float16 without scale_result")
-    accumulator = TensorType(Float32Type(), result_type.get_shape())
-    product = make(e, st.MatmulOp, [x, w], accumulator)
+    # Rows flattened from (batch, tokens) are multiplied as the 3-D x they came from, as
+    # `linear` is: a flattened row dim's layout could only be divided batch ways.
+    rows = _unflattened_rows(x)
+    shape = [*shape_of(rows)[:-1], shape_of(w)[1]]
+    accumulator = TensorType(Float32Type(), shape)
+    product = make(e, st.MatmulOp, [rows, w], accumulator)
     for scale in (arg(node, 2, "scale_a"), arg(node, 3, "scale_b")):
         if scale is not None:
-            product = make(e, ew.MulOp, [product, e.convert(e.value(scale), Float32Type())], accumulator)
+            factor = e.convert(e.value(scale), Float32Type())
+            if rows is not x and len(shape_of(factor)) == 2 and shape_of(factor)[0] > 1:  # per row
+                factor = e.reshape(_unflattened_rows(factor, [*shape[:-1], 1]), [*shape[:-1], 1])
+            product = make(e, ew.MulOp, [product, factor], accumulator)
     bias = arg(node, 4, "bias")
     if bias is not None:
         product = make(e, ew.AddOp, [product, e.convert(e.value(bias), Float32Type())], accumulator)
-    return e.convert(product, result_type.element_type)
+    product = e.convert(product, result_type.element_type)
+    return product if rows is x else make(e, st.ReshapeOp, [product], result_type)
+
+
+def _unflattened_rows(x: SSAValue, shape: Sequence[int] | None = None) -> SSAValue:
+    """
+    `x`'s source when `x` is a reshape of it and the source has `shape` (default: any 3-D shape
+    with `x`'s last dim: rows flattened from (batch, tokens)), else `x`.
+    """
+    if not isinstance(x.owner, st.ReshapeOp):
+        return x
+    source = x.owner.operands[0]
+    source_shape = shape_of(source)
+    if shape is not None:
+        return source if list(source_shape) == list(shape) else x
+    if len(source_shape) != 3 or source_shape[-1] != shape_of(x)[-1]:
+        return x
+    return source
 
 
 @converts(aten.linear.default)

@@ -74,6 +74,11 @@ def _permute(e: Emitter, node: torch.fx.Node) -> SSAValue:
 )
 def _reshape(e: Emitter, node: torch.fx.Node) -> SSAValue:
     source, result_type = e.value(node.args[0]), node_type(node)
+    # A reshape of a reshape is one reshape of the first one's source (values are immutable),
+    # and none when it restores that source's shape: rows flattened for a 2-D op and unflattened
+    # after it keep their own layout (`_scaled_mm` below computes on the unflattened rows).
+    if isinstance(source.owner, st.ReshapeOp):
+        source = source.owner.operands[0]
     if shape_of(source) == tuple(result_type.get_shape()):
         return source
     return make(e, st.ReshapeOp, [source], result_type)

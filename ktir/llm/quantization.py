@@ -191,12 +191,14 @@ class Fp8Linear(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """`x @ W.T (+ bias)` with x quantized per token and W in fp8 (the class docstring)."""
-        rows = x.reshape(-1, x.shape[-1])
-        scale = (rows.abs().amax(-1, keepdim=True) / FP8_MAX).clamp(min=ACTIVATION_SCALE_FLOOR)
-        quantized = (rows * scale.reciprocal()).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+        # The scale and the quantization run on x's own shape: a (batch, tokens, hidden) x
+        # flattened to rows first has a row dim whose device layout holds the batch inside
+        # the sticks' dim, which work division can only cut batch ways (2 cores at batch 2).
+        scale = (x.abs().amax(-1, keepdim=True) / FP8_MAX).clamp(min=ACTIVATION_SCALE_FLOOR)
+        quantized = (x * scale.reciprocal()).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
         out = torch._scaled_mm(
-            quantized, self.weight.t(), scale_a=scale.float(), scale_b=self.weight_scale,
-            bias=self.bias, out_dtype=torch.float16,
+            quantized.reshape(-1, x.shape[-1]), self.weight.t(), scale_a=scale.float().reshape(-1, 1),
+            scale_b=self.weight_scale, bias=self.bias, out_dtype=torch.float16,
         )  # fmt: skip
         return out.reshape(*x.shape[:-1], out.shape[-1])
 
