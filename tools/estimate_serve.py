@@ -127,26 +127,17 @@ def run_serve(args: argparse.Namespace, config: Any, quiet: bool) -> int:
     Console().print(summary(result, policy))
     files = []
     if args.json:
-        data = {"format": "ktir-serving", "version": 1, "policy": dataclasses.asdict(policy),
-                "run": result.to_dict(), "sweep": [r.to_dict() for _, r in runs]}  # fmt: skip
-        text = json.dumps(_json_safe(data), indent=2, allow_nan=False)
+        # Each run in the form `ServingResult.from_json` reads back: the run and its summary.
+        sweep = [json.loads(r.to_json()) for _, r in runs]
+        data = {"format": "ktir-serving", "version": 2, "policy": dataclasses.asdict(policy),
+                "run": json.loads(result.to_json()), "sweep": sweep}  # fmt: skip
+        text = json.dumps(data, indent=2, allow_nan=False)
         files.append((args.json, lambda path: Path(path).write_text(text + "\n", encoding="utf-8")))
     if args.png:
         files.append((args.png, lambda path: write_serving_png([r for _, r in runs], path)))
     write_all(files)
     announce_written([path for path, _ in files], quiet=quiet)
     return 0
-
-
-def _json_safe(value: Any) -> Any:
-    """`value` with every NaN (an undefined figure: no arrival rate for one instant) as None (null)."""
-    if isinstance(value, dict):
-        return {key: _json_safe(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(item) for item in value]
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
 
 
 def summary(result: Any, policy: Any) -> Table:

@@ -1,9 +1,12 @@
 """The serving simulator's scheduler and figures, with analytic step costs (no model compiled)."""
 
+import json
+
 import numpy as np
 import pytest
 
 from ktir.llm.serving import Policy, Slo, Step, decode_bound_tokens_per_s, simulate, single_request_ttft_us
+from ktir.llm.serving_result import ServingFormatError, ServingResult
 from ktir.llm.workload import Request, TokenCount, WorkloadError, poisson_requests
 
 
@@ -147,3 +150,22 @@ def test_without_a_kv_capacity_simulate_sets_no_limit_and_the_result_keeps_its_p
     policy = Policy(max_seqs=4)
     result = simulate([Request(0.0, 5000, 10)], tokens_cost, policy)
     assert policy.kv_capacity_tokens is None and result.policy == policy
+
+
+def test_a_result_round_trips_through_json_and_bad_json_is_refused():
+    requests = poisson_requests(
+        40.0, 50, TokenCount.parse("uniform:8:64"), TokenCount.parse("uniform:1:12"), seed=4
+    )
+    result = simulate(requests, affine_cost, Policy(max_batched_tokens=64, max_seqs=4, prefill_chunk=32))
+    again = ServingResult.from_json(result.to_json())
+    assert again.to_json() == result.to_json()
+    assert json.dumps(again.to_dict()) == json.dumps(result.to_dict())
+    assert np.array_equal(again.inter_token_us, result.inter_token_us) and again.policy == result.policy
+    for text, message in (
+        ("[1", "not JSON"),
+        ('{"format": "ktir-report"}', "not a ktir serving result"),
+        ('{"format": "ktir-serving-run", "version": 9}', "version 9"),
+        ('{"format": "ktir-serving-run", "version": 1, "run": {}}', "malformed serving result: KeyError"),
+    ):
+        with pytest.raises(ServingFormatError, match=message):
+            ServingResult.from_json(text)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from ktir.llm import step_costs
+from ktir.llm.serving_result import ServingResult
 from ktir.llm.step_costs import StepCosts
 from ktir.tools.ktir_estimate import main
 
@@ -51,9 +52,13 @@ def test_a_serving_run_writes_json_and_png(config, tmp_path, affine, capsys):
     assert code == 0, capsys.readouterr().err
     data = json.loads(out.read_text())
     assert data["format"] == "ktir-serving"
-    assert data["run"]["requests"] == 60 and data["run"]["rate_per_s"] == 50.0
-    assert [run["rate_per_s"] for run in data["sweep"]] == [12.5, 25.0, 50.0, 75.0, 100.0]
-    p50s = [run["ttft_ms"]["p50"] for run in data["sweep"]]
+    run = data["run"]["summary"]
+    assert run["requests"] == 60 and run["rate_per_s"] == 50.0
+    assert [run["summary"]["rate_per_s"] for run in data["sweep"]] == [12.5, 25.0, 50.0, 75.0, 100.0]
+    p50s = [run["summary"]["ttft_ms"]["p50"] for run in data["sweep"]]
+    # each run reads back as the result it was written from
+    again = ServingResult.from_json(json.dumps(data["run"]))
+    assert json.loads(again.to_json()) == data["run"]
     assert p50s[-1] > p50s[0]  # more load, longer waits
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "TTFT (ms)" in capsys.readouterr().out
@@ -136,7 +141,7 @@ def test_a_trace_of_one_instant_is_served(config, tmp_path, recorded, capsys):
     out = tmp_path / "serve.json"
     assert main([str(config), "--serve", "--trace", str(trace), "--json", str(out), "-q"]) == 0
     data = json.loads(out.read_text())
-    assert data["run"]["requests"] == 3 and data["run"]["arrival_rate_per_s"] is None
+    assert data["run"]["summary"]["requests"] == 3 and data["run"]["summary"]["arrival_rate_per_s"] is None
 
 
 def test_a_request_that_never_fits_is_refused_before_compiling(config, tmp_path, recorded, capsys):
