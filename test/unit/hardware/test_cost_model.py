@@ -289,7 +289,9 @@ def test_the_card_link_is_pcie_gen5_x16_peer_to_peer() -> None:
         ("ktir.all_gather", 4, 3, 6144.0),  # 3 steps of 2048 B
     ],
 )
-def test_a_ring_collective_moves_its_steps_of_one_nth(name: str, cards: int, steps: int, link_bytes: float) -> None:
+def test_a_ring_collective_moves_its_steps_of_one_nth(
+    name: str, cards: int, steps: int, link_bytes: float
+) -> None:
     assert accounting.collective_steps(name, cards) == steps
     assert accounting.collective_link_bytes(name, 8192.0, cards) == link_bytes
 
@@ -299,7 +301,9 @@ def test_collective_cycles_is_the_ring_formula() -> None:
     tensor = 512 * 4096 * 2
     expected_us = 2 * 3 / 4 * tensor / 63e9 * 1e6 + 2 * 3 * 2.0
     assert expected_us == pytest.approx(111.864, abs=1e-3)
-    assert cost_model.collective_cycles("ktir.all_reduce", tensor, 4) == pytest.approx(expected_us * CLOCK_MHZ)
+    assert cost_model.collective_cycles("ktir.all_reduce", tensor, 4) == pytest.approx(
+        expected_us * CLOCK_MHZ
+    )
     # An all-gather has half the steps; one card moves nothing.
     gather_us = 3 / 4 * tensor / 63e9 * 1e6 + 3 * 2.0
     assert cost_model.collective_cycles("ktir.all_gather", tensor, 4) == pytest.approx(gather_us * CLOCK_MHZ)
