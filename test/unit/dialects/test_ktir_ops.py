@@ -30,6 +30,7 @@ from xdsl.utils.test_value import create_ssa_value
 
 from ktir.dialects.ktir import Ktir
 from ktir.dialects.ktir.attributes import ATTRIBUTES, OperandRefAttr, operand_refs
+from ktir.dialects.ktir.collective import COLLECTIVE_OPS
 from ktir.dialects.ktir.core import CORE_OPS
 from ktir.dialects.ktir.data import DATA_OPS
 from ktir.dialects.ktir.elementwise import (
@@ -45,7 +46,6 @@ from ktir.dialects.ktir.elementwise import (
     UnaryOp,
     WhereOp,
 )
-from ktir.dialects.ktir.collective import COLLECTIVE_OPS
 from ktir.dialects.ktir.routing import ROUTING_OPS
 from ktir.dialects.ktir.structured import (
     STRUCTURED_OPS,
@@ -270,12 +270,13 @@ def test_dialect_registers_every_op_and_attribute():
 @pytest.mark.parametrize(
     "lit_files",
     [
-        ("elementwise.mlir", "structured.mlir", "data.mlir", "routing.mlir", "core.mlir"),
+        ("elementwise.mlir", "structured.mlir", "data.mlir", "routing.mlir", "collective.mlir", "core.mlir"),
         (
             "elementwise_invalid.mlir",
             "structured_invalid.mlir",
             "data_invalid.mlir",
             "routing_invalid.mlir",
+            "collective_invalid.mlir",
             "core_invalid.mlir",
         ),
     ],
