@@ -69,6 +69,7 @@ from typing import Any
 import torch
 
 from ktir.compile import TargetLike, chip_of
+from ktir.frontend.tensor_parallel import TensorParallelError, kv_heads_per_card
 from ktir.hardware.target import Target
 from ktir.layout.spyre import SpyreTensorLayout
 from ktir.llm.estimate import EstimateError, _check_architecture, _meta_model
@@ -171,17 +172,10 @@ class _Shape:
 
     def kv_heads_per_card(self, cards: int) -> int:
         """KV heads each card keeps; `EstimateError` when `cards` cannot split the heads."""
-        if self.heads % cards:
-            raise EstimateError(
-                f"{cards} cards cannot split {self.heads} attention heads evenly "
-                "(tensor parallelism gives each card whole heads)"
-            )
-        if self.kv_heads % cards and cards % self.kv_heads:
-            raise EstimateError(
-                f"{cards} cards cannot split {self.kv_heads} key-value heads "
-                "(each card needs the same number of whole heads)"
-            )
-        return max(1, self.kv_heads // cards)
+        try:
+            return kv_heads_per_card(self.heads, self.kv_heads, cards)
+        except TensorParallelError as error:
+            raise EstimateError(str(error)) from None
 
 
 class MemoryModel:
