@@ -300,7 +300,9 @@ def _check_cards(cards: int, config: Any, dtype: str | None) -> None:
     except TensorParallelError as error:
         raise EstimateError(str(error)) from None
     if cards > 1 and _compiled_format(config, dtype) is not None:
-        raise EstimateError(f"fp8 weights are timed on one card: give --dtype fp16 with {cards} cards")
+        raise EstimateError(
+            f"fp8 weights are timed on one card only: estimate {cards} cards with fp16 weights"
+        )
 
 
 def _tensor_parallel_assumption(cards: int, chip: Target) -> str:

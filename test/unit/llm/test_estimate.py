@@ -241,7 +241,10 @@ def test_one_card_has_no_collectives(short: object) -> None:
             "3 cards cannot split 4 attention heads evenly (tensor parallelism gives each card whole heads)",
         ),
         ({"cards": 9}, "cards must be 1 to 8 (the cards of a tensor-parallel group), not 9"),
-        ({"cards": 2, "dtype": "fp8"}, "fp8 weights are timed on one card: give --dtype fp16 with 2 cards"),
+        (
+            {"cards": 2, "dtype": "fp8"},
+            "fp8 weights are timed on one card only: estimate 2 cards with fp16 weights",
+        ),
     ],
 )
 def test_cards_it_cannot_split_over_are_one_line(kwargs: dict[str, object], message: str) -> None:
