@@ -37,8 +37,9 @@ columns, each card keeps `kv_heads / cards` key and value heads (or one head whe
 fewer heads than cards, each head then held by `cards / kv_heads` cards, as vLLM does), MoE
 expert tensors by expert, and norms are held whole by every card. `cards` must divide the
 attention heads, and the KV heads must divide by `cards` or `cards` by them; otherwise
-`EstimateError`. This is capacity only: ktir times one card (`estimate_llm`), not the
-all-reduces between cards.
+`EstimateError`. The same split is what `estimate_llm(..., cards=N)` times
+(`ktir.frontend.tensor_parallel`: one card's shard and its all-reduces), except that there each
+card holds the embedding whole.
 
 Worked example, Llama-3-8B (`bench/configs/llama-3-8b.json`: h 4096, intermediate 14336, 32
 heads, 8 KV heads, head_dim 128, 32 layers, vocab 128256, untied) in fp16 at context 2048,
