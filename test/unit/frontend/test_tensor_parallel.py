@@ -138,3 +138,24 @@ def test_in_eager_pytorch_a_card_is_alone() -> None:
     assert torch.equal(torch.ops.ktir.all_reduce(x, 1), x)
     with pytest.raises(RuntimeError, match="ktir::all_reduce over 2 cards has no other cards in eager"):
         torch.ops.ktir.all_reduce(x, 2)
+
+
+SMALL = {"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2}
+OTHER_DECODERS = {
+    # q/k/v biases, split with their rows
+    "qwen2": lambda: transformers.Qwen2Config(**SMALL, num_hidden_layers=2, vocab_size=256),
+    # an LM head tied to the embedding, and a head_dim of its own
+    "gemma": lambda: transformers.GemmaConfig(**SMALL, num_hidden_layers=2, vocab_size=256, head_dim=16),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_DECODERS))
+def test_other_decoders_split_over_two_cards_as_accurately_as_eager(name: str, ids: torch.Tensor) -> None:
+    def build(dtype: torch.dtype) -> torch.nn.Module:
+        torch.manual_seed(0)
+        model = transformers.AutoModelForCausalLM.from_config(OTHER_DECODERS[name]())
+        return model.to(dtype).eval().requires_grad_(False)
+
+    model = build(torch.float16)
+    logits = ktir.compile(model, (ids,), cards=2, quiet=True)(ids).logits.numpy()
+    check_against_eager(logits, model, build(torch.float64), (ids,))
