@@ -15,8 +15,7 @@ and Llama-3-70B (which does not fit one card), it prints one row per model x dty
   the full context (time per output token), tokens/s per card (batch / step / cards) and per
   user (1 / step), each beside its sustained bound (the card's sustained rates: the yardstick),
   and the smallest ratio of either phase to its datasheet roofline (never below 1); on several
-  cards, each card's time by tensor parallelism (one shard plus its collectives over PCIe;
-  fp8 weights are timed on one card only, so such a row says why it has no time).
+  cards, each card's time by tensor parallelism (one shard plus its collectives over PCIe).
 
 Nothing is asserted. Run: `.venv/bin/python bench/deploy_bench.py` (`--quick`: one timed row,
 the 70B check and the multi-card memory rows).

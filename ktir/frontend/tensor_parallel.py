@@ -32,7 +32,6 @@ import math
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from ktir.frontend.collectives import all_gather, all_reduce
 
@@ -74,29 +73,38 @@ def kv_heads_per_card(heads: int, kv_heads: int, cards: int) -> int:
 
 
 class RowParallelLinear(torch.nn.Module):
-    """A linear layer split by input columns: each card's partial product, all-reduced, then the bias."""
+    """
+    A linear layer split by input columns: each card's partial product (`linear`, without its
+    bias), all-reduced, then the bias. `linear` stays a module of its own, so a pass that swaps
+    linear layers (`ktir.llm.quantization.quantize_model`) swaps it too.
+    """
 
-    def __init__(self, linear: torch.nn.Linear, cards: int) -> None:
+    def __init__(self, linear: torch.nn.Module, cards: int) -> None:
         super().__init__()
-        self.weight, self.bias, self.cards = linear.weight, linear.bias, cards
+        self.bias = linear.bias
+        linear.register_parameter("bias", None)  # added once, after the all-reduce
+        self.linear, self.cards = linear, cards
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The whole layer's output on every card."""
-        y = all_reduce(F.linear(x, self.weight), self.cards)
+        y = all_reduce(self.linear(x), self.cards)
         return y if self.bias is None else y + self.bias
 
 
 class GatheredLinear(torch.nn.Module):
-    """A linear layer split by output rows whose blocks every card gathers (the LM head)."""
+    """A linear layer split by output rows (`linear`) whose blocks every card gathers (the LM head)."""
 
-    def __init__(self, linear: torch.nn.Linear, cards: int, outputs: int) -> None:
+    def __init__(self, linear: torch.nn.Module, cards: int, outputs: int) -> None:
         super().__init__()
-        self.weight, self.bias, self.cards, self.outputs = linear.weight, linear.bias, cards, outputs
+        self.linear, self.cards, self.outputs = linear, cards, outputs
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The whole layer's output (`outputs` columns) on every card."""
-        gathered = all_gather(F.linear(x, self.weight, self.bias), -1, self.cards)
+        gathered = all_gather(self.linear(x), -1, self.cards)
         return gathered if gathered.shape[-1] == self.outputs else gathered[..., : self.outputs]
+
+
+_WRAPPERS = (RowParallelLinear, GatheredLinear)
 
 
 def shard_config(config: Any, cards: int) -> Any:
@@ -166,7 +174,9 @@ def _copy_share(model: torch.nn.Module, shard: torch.nn.Module, rank: int, cards
     heads = config.num_attention_heads
     kv_heads = getattr(config, "num_key_value_heads", None) or heads
     full = dict(model.named_parameters(remove_duplicate=False))  # a tied LM head by its own name
+    wrappers = {path for path, module in shard.named_modules() if isinstance(module, _WRAPPERS)}
     for name, target in shard.named_parameters():
+        name = _unwrapped(name, wrappers)
         source = full[name]
         parts = name.split(".")
         module = parts[-2] if len(parts) > 1 else parts[0]
@@ -174,6 +184,13 @@ def _copy_share(model: torch.nn.Module, shard: torch.nn.Module, rank: int, cards
             target.copy_(
                 _share(source, module, parts[-1], rank, cards, tuple(target.shape), (heads, kv_heads))
             )
+
+
+def _unwrapped(name: str, wrappers: set[str]) -> str:
+    """The model's name of a shard's parameter: `o_proj.linear.weight` is `o_proj.weight`."""
+    path, _, leaf = name.rpartition(".")
+    owner, _, last = path.rpartition(".")
+    return f"{owner}.{leaf}".lstrip(".") if last == "linear" and owner in wrappers else name
 
 
 def _share(

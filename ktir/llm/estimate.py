@@ -42,6 +42,7 @@ result.decode.vs_sustained, result.decode.vs_bound    # x the sustained bound, x
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 import warnings
@@ -252,7 +253,7 @@ def estimate_llm(
     if prefill_chunk is not None and (not isinstance(prefill_chunk, int) or prefill_chunk < 1):
         raise EstimateError(f"prefill_chunk must be a positive integer, not {prefill_chunk!r}")
     _check_architecture(config)
-    _check_cards(cards, config, dtype)
+    _check_cards(cards, config)
     chip = chip_of(target)
     step = min(prompt, prefill_chunk or prompt)  # a chunked prefill's activations are one chunk's
     memory, stored = _check_fit(config, chip, (step, context, batch), dtype, kv_dtype, cards)
@@ -290,7 +291,7 @@ def estimate_llm(
     )
 
 
-def _check_cards(cards: int, config: Any, dtype: str | None) -> None:
+def _check_cards(cards: int, config: Any) -> None:
     """`EstimateError` for a card count the model cannot be split over (one line, the numbers)."""
     from ktir.frontend.tensor_parallel import TensorParallelError, check_cards, shard_config
 
@@ -299,10 +300,6 @@ def _check_cards(cards: int, config: Any, dtype: str | None) -> None:
             shard_config(config, cards)
     except TensorParallelError as error:
         raise EstimateError(str(error)) from None
-    if cards > 1 and _compiled_format(config, dtype) is not None:
-        raise EstimateError(
-            f"fp8 weights are timed on one card only: estimate {cards} cards with fp16 weights"
-        )
 
 
 def _tensor_parallel_assumption(cards: int, chip: Target) -> str:
@@ -404,14 +401,20 @@ def _card_model(config: Any, layers: int, weights: WeightFormat | None, cards: i
     """
     The `meta` model with `layers` decoder layers on one card: the whole model, or with `cards`
     > 1 card 0's shard (`ktir.frontend.tensor_parallel.shard_model`; every card's is the same
-    program, so card 0's time is each card's).
+    program, so card 0's time is each card's), its linear layers quantized after the split.
     """
-    model = _meta_model(config, layers, weights)
     if cards == 1:
-        return model
+        return _meta_model(config, layers, weights)
     from ktir.frontend.tensor_parallel import shard_model
 
-    return shard_model(model, 0, cards)
+    shard = shard_model(_meta_model(config, layers), 0, cards)
+    if weights is None:
+        return shard
+    from ktir.llm.quantization import quantize_model
+
+    # A split layer's matmul is the `linear` inside its wrapper: the formats' kept layers by that name too
+    wrapped = tuple(f"{entry}.linear" for entry in weights.keep if not entry.startswith("re:"))
+    return quantize_model(shard, dataclasses.replace(weights, keep=(*weights.keep, *wrapped)))
 
 
 def _compiled(config: Any, wrapper: Any, args: tuple, cores: int | None, target: TargetLike) -> Program:

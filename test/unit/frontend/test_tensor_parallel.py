@@ -94,16 +94,16 @@ def test_each_card_holds_its_share_of_the_weights(model: transformers.LlamaForCa
             layer.self_attn.k_proj.weight, full.self_attn.k_proj.weight[head * 32 : (head + 1) * 32]
         )
         torch.testing.assert_close(
-            layer.self_attn.o_proj.weight, full.self_attn.o_proj.weight[:, rank * 32 : (rank + 1) * 32]
+            layer.self_attn.o_proj.linear.weight, full.self_attn.o_proj.weight[:, rank * 32 : (rank + 1) * 32]
         )
         torch.testing.assert_close(
-            layer.mlp.down_proj.weight, full.mlp.down_proj.weight[:, rank * 64 : (rank + 1) * 64]
+            layer.mlp.down_proj.linear.weight, full.mlp.down_proj.weight[:, rank * 64 : (rank + 1) * 64]
         )
         torch.testing.assert_close(layer.input_layernorm.weight, full.input_layernorm.weight)
     # The LM head: blocks of 63 rows, the last one's 2 rows past the vocabulary zero.
-    assert shards[3].lm_head.weight.shape == (63, HIDDEN)
-    torch.testing.assert_close(shards[3].lm_head.weight[:61], model.lm_head.weight[189:])
-    assert not shards[3].lm_head.weight[61:].any()
+    assert shards[3].lm_head.linear.weight.shape == (63, HIDDEN)
+    torch.testing.assert_close(shards[3].lm_head.linear.weight[:61], model.lm_head.weight[189:])
+    assert not shards[3].lm_head.linear.weight[61:].any()
 
 
 @pytest.mark.parametrize(

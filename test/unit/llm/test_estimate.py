@@ -241,13 +241,29 @@ def test_one_card_has_no_collectives(short: object) -> None:
             "3 cards cannot split 4 attention heads evenly (tensor parallelism gives each card whole heads)",
         ),
         ({"cards": 9}, "cards must be 1 to 8 (the cards of a tensor-parallel group), not 9"),
-        (
-            {"cards": 2, "dtype": "fp8"},
-            "fp8 weights are timed on one card only: estimate 2 cards with fp16 weights",
-        ),
     ],
 )
 def test_cards_it_cannot_split_over_are_one_line(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(EstimateError) as caught:
         estimate_llm(CONFIGS["llama"](2), prompt=16, context=48, **kwargs)  # type: ignore[arg-type]
     assert str(caught.value) == message
+
+
+def test_fp8_weights_are_split_then_quantized() -> None:
+    """On 2 cards every projection runs fp8, o_proj and down_proj in their wrappers too; the LM head fp16."""
+    from ktir.frontend.tensor_parallel import GatheredLinear, RowParallelLinear
+    from ktir.llm.estimate import _card_model
+    from ktir.llm.quantization import Fp8Linear, weight_format
+
+    config = CONFIGS["llama"](2)
+    shard = _card_model(config, 1, weight_format(config, "fp8"), 2)
+    layer = shard.model.layers[0]
+    assert isinstance(layer.self_attn.o_proj, RowParallelLinear) and isinstance(
+        layer.mlp.down_proj, RowParallelLinear
+    )
+    for projection in (layer.self_attn.q_proj, layer.self_attn.o_proj.linear, layer.mlp.down_proj.linear):
+        assert isinstance(projection, Fp8Linear)
+    assert isinstance(shard.lm_head, GatheredLinear) and type(shard.lm_head.linear) is torch.nn.Linear
+    fp16, fp8 = (estimate_llm(config, prompt=16, context=48, cards=2, dtype=d) for d in ("fp16", "fp8"))
+    assert fp8.decode.collective_cycles == fp16.decode.collective_cycles > 0
+    assert fp8.decode.matmul_flops < fp16.decode.matmul_flops  # fp8 MACs count at the fp8 rate
