@@ -283,6 +283,49 @@ class Program:
             self._resident[arg_index] = result.device_outputs[result_index]
 
 
+class ShardedProgram:
+    """
+    A model split over `cards` cards by tensor parallelism (`compile(..., cards=N)`): one
+    compiled shard program, run by every card on its own share of the weights
+    (`ktir.frontend.tensor_parallel`), the cards exchanging values at its collectives.
+
+    `program(*args)` runs every card's shard on `ktir.sim` at once (a `CardGroup`, one thread per
+    card) and returns card 0's outputs (every card ends with the same ones); `report` is card 0's:
+    one shard's time plus its collectives' (`report.collectives`, `report.collective_cycles`),
+    which is each card's time, as the cards run in step. `programs` are the cards' `Program`s,
+    sharing `module`.
+    """
+
+    def __init__(self, programs: list[Program]) -> None:
+        self.programs = programs
+        self.cards = len(programs)
+        self.module = programs[0].module
+        self.target = programs[0].target
+
+    @property
+    def report(self) -> Report:
+        """Card 0's report of the last call: one shard and its collectives."""
+        return self.programs[0].report
+
+    def load(self) -> None:
+        """Pack every card's state into its device memory (once)."""
+        for program in self.programs:
+            program.load()
+
+    def estimate(self) -> Report:
+        """One card's report without values (`Program.estimate`): every card's is the same."""
+        return self.programs[0].estimate()
+
+    def __call__(self, *args: Any) -> Any:
+        from ktir.reference.blas import one_blas_thread
+        from ktir.reference.collective import CardGroup
+
+        # One BLAS limit around all cards: each card's own enter and exit then leave it at 1.
+        with one_blas_thread():
+            outputs = CardGroup(self.cards).run(lambda rank: self.programs[rank](*args))
+        return outputs[0]
+
+
 def compile(
     model_or_fn: Any,
     example_args: Any,
@@ -294,7 +337,8 @@ def compile(
     fold: bool = True,
     fuse: bool = True,
     quiet: bool = False,
-) -> Program:
+    cards: int = 1,
+) -> Program | ShardedProgram:
     """
     Import a PyTorch model and lower it to core-level ktir over `cores` cores of `target`.
 
@@ -311,6 +355,12 @@ def compile(
     prog = ktir.compile(model, (x,), cores=32)
     y = prog(x)
     ```
+
+    With `cards` > 1 (a Hugging Face decoder; 1 to 8) the model is split over that many cards
+    by tensor parallelism (`ktir.frontend.tensor_parallel`: Megatron's split, an all-reduce after
+    each attention and MLP, an all-gather of the logits) and the result is a `ShardedProgram`:
+    one shard compiled, every card's shard run, card 0's report. A card count or model it
+    cannot split raises `ktir.frontend.tensor_parallel.TensorParallelError`.
     """
     from ktir.frontend import require_torch
 
@@ -318,18 +368,28 @@ def compile(
     chip = chip_of(target)  # a bad target fails before the (slow) import
     from ktir.frontend.constants import fold_constants
     from ktir.frontend.fx import import_program
+    from ktir.frontend.tensor_parallel import check_cards, shard_model
 
+    models = [model_or_fn]
+    if check_cards(cards) > 1:
+        models = [shard_model(model_or_fn, rank, cards) for rank in range(cards)]
     options = f"policy={policy} fuse={str(fuse).lower()}" + ("" if cores is None else f" cores={cores}")
     spec = f"ktir-compile{{{options}}}"
     stages = len(expand_stages(parse_pipeline(spec)))
-    with StageProgress(2 + stages, quiet=quiet) as progress:
-        progress.stage("importing (torch.export)")
-        imported = import_program(model_or_fn, tuple(example_args), example_kwargs or {})
-        progress.stage("folding constants")
-        if fold:
-            fold_constants(imported)
-        run_pipeline(imported.module, spec, target=chip, progress=progress)
-    return Program(imported.module, imported, chip)
+    imports = []
+    with StageProgress(2 * len(models) + stages, quiet=quiet) as progress:
+        for rank, model in enumerate(models):
+            progress.stage("importing (torch.export)" + (f", card {rank}" if cards > 1 else ""))
+            imports.append(import_program(model, tuple(example_args), example_kwargs or {}))
+            progress.stage("folding constants")
+            if fold:
+                fold_constants(imports[-1])
+        run_pipeline(imports[0].module, spec, target=chip, progress=progress)
+    if cards == 1:
+        return Program(imports[0].module, imports[0], chip)
+    # Every card's shard is the same program; only its state (the weights) differs.
+    assert all(i.input_names == imports[0].input_names for i in imports), "shards import differently"
+    return ShardedProgram([Program(imports[0].module, imported, chip) for imported in imports])
 
 
 def estimate(
@@ -386,7 +446,7 @@ def last_program() -> Program:
 class _CallableModule(types.ModuleType):
     """Lets `ktir.compile(model, args)` call `compile` although `ktir.compile` is this module."""
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Program:
+    def __call__(self, *args: Any, **kwargs: Any) -> Program | ShardedProgram:
         return compile(*args, **kwargs)
 
 

@@ -19,8 +19,9 @@ malformed config, an architecture that is not a decoder-only causal LM (an encod
 BERT, an encoder-decoder) or a bad target file is one line on stderr and exit code 1; a bad
 option exits with 2; no output file is written on failure. A model that does not fit the card's
 device memory (weights, KV cache, activations, runtime reserve) is such an error, with the
-numbers; `--max-fit` tables the largest batch and context that fit 1, 2, 4 and 8 cards, and
-`--cards N` each card's memory with the model split over N (capacity only, nothing is timed).
+numbers; `--max-fit` tables the largest batch and context that fit 1, 2, 4 and 8 cards.
+`--cards N` splits the model over N cards by tensor parallelism: each card's memory, and each
+card's time (one shard plus its collectives between cards, which the report lists).
 `--prefill-chunk N` times a chunked prefill: the time to first token is the sum of its chunks,
 each listed. The decode rates are per card (batch / step) and per user (1 / step).
 See docs/estimating.md.
@@ -119,7 +120,7 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
             f"argument --context: must hold --prompt ({args.prompt}), not {args.context}"
         )
     if args.prefill_chunk is not None and capacity_only(args):
-        raise EstimateUsageError("argument --prefill-chunk: nothing is timed with --max-fit or --cards")
+        raise EstimateUsageError("argument --prefill-chunk: nothing is timed with --max-fit")
     if args.cores is not None and args.cores < 1:
         raise EstimateUsageError(f"argument --cores: must be positive, not {args.cores}")
     if (twice := repeated_output([p for p in (args.json, args.png) if p])) is not None:
@@ -168,6 +169,8 @@ def table(estimates: Sequence[Any]) -> Table:
         f"{first.model_type}, {first.layers} layers: prompt {first.prompt}, "
         f"context {first.context}, batch {first.batch}"
     )
+    if first.cards > 1:
+        title += f", tensor parallel over {first.cards} cards (times per card)"
     if first.prefill_chunk is not None:
         title += f", prefill chunks of {first.prefill_chunk}"
     out = Table(title=title)
@@ -177,9 +180,9 @@ def table(estimates: Sequence[Any]) -> Table:
     rows: list[tuple[str, Any]] = [
         ("time to first token (ms)", lambda e: _ms(e.time_to_first_token_us)),
         *_chunk_rows(first),
-        *_phase_rows("prefill"),
+        *_phase_rows("prefill", first.cards),
         ("decode step (ms / token)", lambda e: _ms(e.decode_us)),
-        *_phase_rows("decode"),
+        *_phase_rows("decode", first.cards),
         ("tokens / s per card (batch / step)", lambda e: f"{e.tokens_per_second_per_card:,.1f}"),
         ("tokens / s per user (1 / step)", lambda e: f"{e.tokens_per_second_per_user:,.1f}"),
         ("estimate wall time (s)", lambda e: f"{e.wall_seconds:.1f}"),
@@ -189,16 +192,19 @@ def table(estimates: Sequence[Any]) -> Table:
     return out
 
 
-def _phase_rows(name: str) -> list[tuple[str, Any]]:
+def _phase_rows(name: str, cards: int = 1) -> list[tuple[str, Any]]:
     """
-    The rows under a phase's time: its sustained bound and ratio (the yardstick), its datasheet
-    roofline and ratio, its traffic ratio and one decoder layer's time.
+    The rows under a phase's time: on several cards the collectives' time in it; its sustained
+    bound and ratio (the yardstick), its datasheet roofline and ratio, its traffic ratio and one
+    decoder layer's time.
     """
 
     def phase(e: Any) -> Any:
         return getattr(e, name)
 
+    collectives = ("  collectives between cards (ms)", lambda e: _ms(phase(e).collective_us))
     return [
+        *([collectives] if cards > 1 else []),
         ("  sustained bound (ms)", lambda e: _ms(phase(e).sustained_bound_us)),
         ("  x sustained bound", lambda e: f"{phase(e).vs_sustained:.2f}"),
         ("  datasheet roofline (ms)", lambda e: _ms(phase(e).bound_us)),
@@ -331,6 +337,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     if capacity_only(args):
         return run_fit(args, config)
     shape = {"prompt": args.prompt, "context": args.context, "batch": args.batch, "cores": args.cores}
+    shape |= {"cards": args.cards}
     shape |= {"dtype": args.dtype, "kv_dtype": args.kv_dtype, "prefill_chunk": args.prefill_chunk}
     targets = [None, *args.target]
     with progress_for(args.quiet, len(targets)) as progress:
@@ -353,12 +360,12 @@ def run(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-# -- Does it fit? `--max-fit` and `--cards` (device memory per card, `ktir.llm.capacity`) -------------
+# -- Does it fit? `--max-fit` (device memory per card, `ktir.llm.capacity`) and `--cards` ---------------
 
 
 def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
-    """The device-memory options: `--max-fit` and `--cards` (capacity only, nothing is compiled)."""
-    group = parser.add_argument_group("does it fit? (device memory per card, nothing compiled)")
+    """The device-memory options (`--max-fit`: capacity only, nothing is compiled) and `--cards`."""
+    group = parser.add_argument_group("does it fit? (device memory per card) and several cards")
     group.add_argument(
         "--max-fit",
         action="store_true",
@@ -369,8 +376,8 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
         "--cards",
         type=int,
         default=1,
-        help="cards the model is split over (tensor parallelism, 1 to 8): checks the memory "
-        "of each card only; several cards are not simulated, so with more than 1 no time is given",
+        help="cards the model is split over (tensor parallelism, 1 to 8): each card's memory and "
+        "time, one shard plus its collectives between cards (all-reduces, the logits' all-gather)",
     )
     group.add_argument(
         "--dtype",
@@ -396,23 +403,23 @@ def check_fit_arguments(args: argparse.Namespace) -> None:
             "argument --cards: --max-fit reports 1, 2, 4 and 8 cards; give one or the other"
         )
     if capacity_only(args) and args.png:
-        raise EstimateUsageError("argument --png: there is no timing to plot with --max-fit or --cards")
+        raise EstimateUsageError("argument --png: there is no timing to plot with --max-fit")
 
 
 def capacity_only(args: argparse.Namespace) -> bool:
-    """Whether the run reports device memory only (`--max-fit`, or `--cards` above 1)."""
-    return bool(args.max_fit or args.cards > 1)
+    """Whether the run reports device memory only (`--max-fit`)."""
+    return bool(args.max_fit)
 
 
 def run_fit(args: argparse.Namespace, config: Any) -> int:
-    """`--max-fit` or `--cards`: the memory table per target (and `--json`); exit 1 if it does not fit."""
+    """`--max-fit`: the memory table per target (and `--json`); exit 1 if it does not fit."""
     from ktir.llm.capacity import MemoryModel
 
     shape = {"prompt": args.prompt, "context": args.context, "batch": args.batch}
     models = [
         MemoryModel(config, dtype=args.dtype, kv_dtype=args.kv_dtype, target=t) for t in [None, *args.target]
     ]
-    data = _max_fit(models, config, shape) if args.max_fit else _cards_fit(models, args.cards, shape)
+    data = _max_fit(models, config, shape)
     if args.json:
         text = json.dumps(data, indent=2)
         write_all([(args.json, lambda path: Path(path).write_text(text + "\n", encoding="utf-8"))])
@@ -432,27 +439,6 @@ def _max_fit(models: Sequence[Any], config: Any, shape: dict[str, int]) -> list[
          "max_position_embeddings": limit, "cards": [row.to_dict() for row in rows]}
         for m, rows in zip(models, fits, strict=True)
     ]  # fmt: skip
-
-
-def _cards_fit(models: Sequence[Any], cards: int, shape: dict[str, int]) -> list[dict[str, Any]]:
-    """Print each card's memory on `cards` cards; its JSON. `EstimateError` if it does not fit."""
-    from ktir.llm.estimate import EstimateError
-
-    memories = [m.per_card(cards=cards, **shape) for m in models]
-    for m, memory in zip(models, memories, strict=True):
-        if not memory.fits:
-            where = (
-                f"at context {shape['context']} x batch {shape['batch']} on {cards} cards of {m.target.name}"
-            )
-            raise EstimateError(f"it does not fit {where}: {memory.describe()}")
-    console = Console()
-    console.print(f"{cards} cards, tensor parallelism (device memory only: several cards are not timed)")
-    for m, memory in zip(models, memories, strict=True):
-        console.print(f"{m.target.name}: {memory.describe()}")
-    return [
-        {"target": m.target.name, **shape, "memory": memory.to_dict()}
-        for m, memory in zip(models, memories, strict=True)
-    ]
 
 
 def max_fit_table(
@@ -496,7 +482,7 @@ def max_fit_table(
 
 
 def print_memory(console: Console, estimates: Sequence[Any]) -> None:
-    """The memory line under the latency table: what the model holds on one card of each target."""
+    """The memory line under the latency table: what the model holds on each card of each target."""
     for estimate in estimates:
         if estimate.memory is not None:
             console.print(f"device memory, {estimate.target.name}: {estimate.memory.describe()}")

@@ -8,6 +8,8 @@ from its modules, as xDSL assembles its larger dialects:
   graph-level verifier shares;
 - `structured` (matmul, reductions, norms, attention, views, `ktir.cpu_fallback`, `ktir.fused`),
   `data` (row gathers, cumsum) and `routing` (top-k, sort, grouped matmuls): graph-level ops;
+- `collective`: the collectives between the cards of a tensor-parallel group (all-reduce,
+  all-gather), graph-level ops;
 - `core`: the core-level ops (`ktir.kernel`, DMA, compute, ring) and the IR state passes hand on;
 - `functions`: what a `func.func` holding ktir ops keeps to (`verify_function`), and its
   argument and function attributes.
@@ -18,13 +20,18 @@ The op modules import `attributes` and each other without cycles (`test/unit/tes
 from xdsl.ir import Dialect
 
 from ktir.dialects.ktir.attributes import ATTRIBUTES
+from ktir.dialects.ktir.collective import COLLECTIVE_OPS
 from ktir.dialects.ktir.core import CORE_OPS
 from ktir.dialects.ktir.data import DATA_OPS
 from ktir.dialects.ktir.elementwise import ELEMENTWISE_OPS
 from ktir.dialects.ktir.routing import ROUTING_OPS
 from ktir.dialects.ktir.structured import STRUCTURED_OPS
 
-Ktir = Dialect("ktir", [*ELEMENTWISE_OPS, *STRUCTURED_OPS, *DATA_OPS, *ROUTING_OPS, *CORE_OPS], ATTRIBUTES)
+Ktir = Dialect(
+    "ktir",
+    [*ELEMENTWISE_OPS, *STRUCTURED_OPS, *DATA_OPS, *ROUTING_OPS, *COLLECTIVE_OPS, *CORE_OPS],
+    ATTRIBUTES,
+)
 """The `ktir` dialect: the `#ktir.tiled` encoding, the graph-level ops and the core-level ops."""
 
 __all__ = ["Ktir"]

@@ -12,6 +12,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
 from ktir.dialects.ktir.attributes import TiledLayoutAttr, verify_tiled_tensor
+from ktir.dialects.ktir.collective import AllGatherOp, AllReduceOp
 from ktir.dialects.ktir.core import KernelOp
 from ktir.dialects.ktir.data import GatherRowsOp, TakeAlongOp
 from ktir.dialects.ktir.elementwise import require_fits_device
@@ -47,9 +48,12 @@ TIMED_FUNCTION_LEVEL_OPS = (
     HistcOp,
     ScatterRowsOp,
     GroupedMatmulOp,
+    AllReduceOp,
+    AllGatherOp,
 )
-"""Data-dependent ops that stay at function level (not `ktir.kernel`s): how long they take depends
-on values, so the simulator times each as a whole when it runs (`ktir.sim.machine`)."""
+"""Ops that stay at function level (not `ktir.kernel`s), each timed as a whole when it runs
+(`ktir.sim.machine`): data-dependent ones, whose time depends on values, and the collectives
+between cards, which run over the card-to-card link rather than on the cores."""
 
 FUNCTION_LEVEL_OPS = (PermuteOp, ReshapeOp, ExpandOp, SliceOp, CpuFallbackOp, *TIMED_FUNCTION_LEVEL_OPS)
 """Graph-level ops that may stay next to kernels: views (which may reuse their input's device

@@ -43,7 +43,8 @@ import ktir.frontend.aten_data as aten_data
 import ktir.frontend.aten_indexing
 import ktir.frontend.aten_norms
 import ktir.frontend.aten_routing
-import ktir.frontend.attention  # noqa: F401  (registers the attention converter)
+import ktir.frontend.attention  # registers the attention converter
+import ktir.frontend.collectives  # noqa: F401  (the ktir::all_reduce / all_gather ops, their converters)
 from ktir.dialects.ktir.functions import BUFFER_ARG, CONSTANT_ARG, PARAMETER_ARG
 from ktir.frontend.aten import converter_of
 from ktir.frontend.emitter import (

@@ -164,6 +164,30 @@ def roofline_matmul_flops(macs: Any, precision: str, target: Target) -> Any:
     return matmul_flops(macs) / target.pe_rate_ratio(precision)
 
 
+COLLECTIVE_STEPS = {"ktir.all_reduce": 2, "ktir.all_gather": 1}
+"""Ring phases of each collective between cards, of N - 1 steps each: an all-reduce is a
+reduce-scatter then an all-gather (2), an all-gather one."""
+
+
+def collective_steps(name: str, cards: int) -> int:
+    """
+    Ring steps of the collective `name` over `cards` cards: `2 (N - 1)` for an all-reduce,
+    `N - 1` for an all-gather, 0 on one card. Example: an all-reduce over 4 cards takes 6.
+    """
+    return COLLECTIVE_STEPS[name] * (cards - 1)
+
+
+def collective_link_bytes(name: str, tensor_bytes: float, cards: int) -> float:
+    """
+    Bytes each card sends (and receives) over its link in the ring collective `name` of a
+    `tensor_bytes` tensor over `cards` cards: every step moves one N-th of the tensor, so an
+    all-reduce moves `2 (N - 1) / N x bytes` and an all-gather (of a result of `bytes`)
+    `(N - 1) / N x bytes`. Example: all-reducing a Llama-3-8B hidden state of one token (4096
+    fp16, 8192 B) over 4 cards: 6 steps of 2048 B, 12,288 B per card.
+    """
+    return collective_steps(name, cards) * tensor_bytes / cards
+
+
 def broadcast_reads(readers: Any, target: Target) -> Any:
     """
     LPDDR5 reads of one box that `readers` cores load (a number, or elementwise for an array):

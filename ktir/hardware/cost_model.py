@@ -418,6 +418,27 @@ def host_op_cycles(to_host_bytes: float, to_device_bytes: float, target: Target 
     return (target.host_op_latency_us + link_us + host_us) * target.clock_mhz
 
 
+def collective_cycles(name: str, tensor_bytes: float, cards: int, target: Target = SPYRE) -> float:
+    """
+    Cycles of the ring collective `name` (`"ktir.all_reduce"`, `"ktir.all_gather"`) of a
+    `tensor_bytes` tensor over `cards` cards that talk peer to peer (docs/hardware.md "Between
+    cards"): each of its `accounting.collective_steps` steps sends one N-th of the tensor over
+    every card's link at once, so an all-reduce takes
+    `2 (N - 1) / N x bytes / card_link_bandwidth + 2 (N - 1) x card_link_latency_us`, an
+    all-gather half the steps. The adds of the reduce-scatter are not charged: each card adds
+    a chunk while the next one crosses the link, and LPDDR5 (150 GB/s) outruns the link (63).
+
+    Example: a Llama-3-8B prefill of 512 tokens all-reduces its hidden state (512 x 4096 fp16,
+    4 MiB) over 4 cards: 6 steps, 6/4 x 4,194,304 B / 63e9 B/s = 99.86 µs plus 6 x 2 µs =
+    111.86 µs = 167,797 cycles at 1.5 GHz. One decode token (8192 B): 0.20 + 12 = 12.20 µs,
+    all latency.
+    """
+    link_bytes = accounting.collective_link_bytes(name, tensor_bytes, cards)
+    steps = accounting.collective_steps(name, cards)
+    link_us = link_bytes / target.card_link_bandwidth * 1e6
+    return (link_us + steps * target.card_link_latency_us) * target.clock_mhz
+
+
 def sfu_op_cycles(
     elements: float, passes: float, io_bytes: float, cores: int, target: Target = SPYRE
 ) -> float:

@@ -113,6 +113,21 @@ class Target:
     Assumption: the host is not specified (IBM z17 and Power11 both carry the card); 10 GB/s
     is a single thread's order of streaming bandwidth."""
 
+    # Several cards (tensor parallelism, `ktir.llm.tensor_parallel`, docs/hardware.md "Between
+    # cards"): the link the collectives (`ktir.all_reduce`, `ktir.all_gather`) run over.
+    card_link_bandwidth: float = 63.0e9
+    """Card -> card bytes per second, per direction, of each card of a tensor-parallel group: the
+    cards talk peer to peer over PCIe Gen5 x16, so each card's own x16 link (the
+    `host_link_bandwidth` derivation, 63.0 GB/s) sends to one neighbour of the ring while it
+    receives from the other. Assumption: IBM states that up to 8 cards are grouped with tensor
+    parallelism over PCIe Gen5 x16 but publishes no topology; peer-to-peer DMA through a PCIe
+    switch is what a group of PCIe accelerators uses when it can, and a collective staged
+    through host memory would cross each link twice (a TOML target with half this rate models it)."""
+    card_link_latency_us: float = 2.0
+    """Fixed cost of one step of a collective between cards: the DMA is set up, crosses the PCIe
+    switch, and the receiver sees the flag that its chunk arrived. Assumption: not published;
+    2 µs is the order of a PCIe peer-to-peer write plus a flag polled over the link."""
+
     # Deployment: what a model may use of the card (`ktir.llm.capacity`, docs/estimating.md).
     device_memory_reserved_fraction: float = 0.08
     """Share of device memory the runtime keeps (compiled programs, descriptors, allocator slack);

@@ -37,8 +37,9 @@ columns, each card keeps `kv_heads / cards` key and value heads (or one head whe
 fewer heads than cards, each head then held by `cards / kv_heads` cards, as vLLM does), MoE
 expert tensors by expert, and norms are held whole by every card. `cards` must divide the
 attention heads, and the KV heads must divide by `cards` or `cards` by them; otherwise
-`EstimateError`. This is capacity only: ktir times one card (`estimate_llm`), not the
-all-reduces between cards.
+`EstimateError`. The same split is what `estimate_llm(..., cards=N)` times
+(`ktir.frontend.tensor_parallel`: one card's shard and its all-reduces), except that there each
+card holds the embedding whole.
 
 Worked example, Llama-3-8B (`bench/configs/llama-3-8b.json`: h 4096, intermediate 14336, 32
 heads, 8 KV heads, head_dim 128, 32 layers, vocab 128256, untied) in fp16 at context 2048,
@@ -69,6 +70,7 @@ from typing import Any
 import torch
 
 from ktir.compile import TargetLike, chip_of
+from ktir.frontend.tensor_parallel import TensorParallelError, kv_heads_per_card
 from ktir.hardware.target import Target
 from ktir.layout.spyre import SpyreTensorLayout
 from ktir.llm.estimate import EstimateError, _check_architecture, _meta_model
@@ -171,17 +173,10 @@ class _Shape:
 
     def kv_heads_per_card(self, cards: int) -> int:
         """KV heads each card keeps; `EstimateError` when `cards` cannot split the heads."""
-        if self.heads % cards:
-            raise EstimateError(
-                f"{cards} cards cannot split {self.heads} attention heads evenly "
-                "(tensor parallelism gives each card whole heads)"
-            )
-        if self.kv_heads % cards and cards % self.kv_heads:
-            raise EstimateError(
-                f"{cards} cards cannot split {self.kv_heads} key-value heads "
-                "(each card needs the same number of whole heads)"
-            )
-        return max(1, self.kv_heads // cards)
+        try:
+            return kv_heads_per_card(self.heads, self.kv_heads, cards)
+        except TensorParallelError as error:
+            raise EstimateError(str(error)) from None
 
 
 class MemoryModel:

@@ -42,6 +42,7 @@ result.decode.vs_sustained, result.decode.vs_bound    # x the sustained bound, x
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 import warnings
@@ -89,6 +90,15 @@ class PhaseEstimate(Yardstick):
     """Cycles outside the decoder layers: embedding, final norm, LM head."""
     ops: dict[str, float] = field(default_factory=dict)
     """Cycles of each op kind over the whole model, most first."""
+    collective_cycles: float = 0.0
+    """Cycles of the collectives between cards (`cards` > 1), over the whole model: part of `cycles`."""
+    link_bytes: float = 0.0
+    """Bytes each card sends to the next over the card link in its collectives, whole model."""
+
+    @property
+    def collective_us(self) -> float:
+        """Microseconds the card waits for collectives between cards (part of `time_us`)."""
+        return self.collective_cycles / self.target.clock_mhz
 
     @property
     def simulated_cycles(self) -> float:
@@ -130,6 +140,9 @@ class LlmEstimate:
     """Prompt tokens per prefill chunk (chunked prefill), or None: the prompt in one program."""
     chunks: list[ChunkEstimate] = field(default_factory=list)
     """With `prefill_chunk`, each chunk in order; the time to first token is their sum."""
+    cards: int = 1
+    """Cards the model is split over by tensor parallelism: the times are each card's (one shard
+    and its collectives, `PhaseEstimate.collective_cycles`)."""
 
     @property
     def target(self) -> Target:
@@ -159,10 +172,10 @@ class LlmEstimate:
     @property
     def tokens_per_second_per_card(self) -> float:
         """
-        New tokens per second of one card: the batch over the decode step. The estimate times
-        one card (the model on one card; several cards are not timed), so it is `tokens_per_second`.
+        New tokens per second of one card: the batch over the decode step, over the `cards` of
+        the group that produces them (`tokens_per_second` on one card).
         """
-        return self.tokens_per_second
+        return self.tokens_per_second / self.cards
 
     @property
     def tokens_per_second_per_user(self) -> float:
@@ -181,11 +194,14 @@ class LlmEstimate:
                 "compulsory_bytes": p.compulsory_bytes, "traffic_ratio": p.traffic_ratio,
                 "matmul_flops": p.matmul_flops, "layer_cycles": p.layer_cycles,
                 "other_cycles": p.other_cycles, "ops": p.ops,
+                "collective_cycles": p.collective_cycles, "collective_us": p.collective_us,
+                "link_bytes": p.link_bytes,
             }  # fmt: skip
 
         return {
             "format": "ktir-llm-estimate", "version": 1, "target": self.target.name,
-            "model_type": self.model_type, "layers": self.layers, "prompt": self.prompt,
+            "model_type": self.model_type, "layers": self.layers, "cards": self.cards,
+            "prompt": self.prompt,
             "context": self.context, "batch": self.batch,
             "time_to_first_token_us": self.time_to_first_token_us, "decode_us": self.decode_us,
             "tokens_per_second": self.tokens_per_second,
@@ -212,6 +228,7 @@ def estimate_llm(
     dtype: str | None = None,
     kv_dtype: str | None = None,
     prefill_chunk: int | None = None,
+    cards: int = 1,
 ) -> LlmEstimate:
     """
     Time to first token and decode time per token of a Hugging Face causal LM (a
@@ -225,6 +242,10 @@ def estimate_llm(
     With `prefill_chunk`, the prompt is also prefilled that many tokens at a time (as vLLM-spyre
     runs it): each distinct chunk (tokens, cached tokens before it) is compiled and timed over
     the cache so far, and the time to first token is the sum of the chunks.
+    With `cards` > 1 (1 to 8) the model is split over that many cards by tensor parallelism
+    (`ktir.frontend.tensor_parallel`): the memory is each card's, and each program is one card's
+    shard with its collectives (an all-reduce after each attention and MLP, an all-gather of the
+    logits), timed from the card-to-card link; the times are each card's.
     """
     start = time.perf_counter()
     config = getattr(model_or_config, "config", model_or_config)
@@ -232,11 +253,15 @@ def estimate_llm(
     if prefill_chunk is not None and (not isinstance(prefill_chunk, int) or prefill_chunk < 1):
         raise EstimateError(f"prefill_chunk must be a positive integer, not {prefill_chunk!r}")
     _check_architecture(config)
+    _check_cards(cards, config)
     chip = chip_of(target)
     step = min(prompt, prefill_chunk or prompt)  # a chunked prefill's activations are one chunk's
-    memory, stored = _check_fit(config, chip, (step, context, batch), dtype, kv_dtype)
+    memory, stored = _check_fit(config, chip, (step, context, batch), dtype, kv_dtype, cards)
     assumptions = dict.fromkeys(stored)
+    if cards > 1:
+        assumptions[_tensor_parallel_assumption(cards, chip)] = None
     shared = {"batch": batch, "target": chip, "cores": cores, "weights": _compiled_format(config, dtype)}
+    shared["cards"] = cards
     programs: dict[str, Callable[[int], Program]] = {
         "prefill": partial(prefill_program, config, tokens=prompt, cache=context, **shared),
         "decode step": partial(decode_program, config, context=context, **shared),
@@ -262,6 +287,27 @@ def estimate_llm(
         memory=memory,
         prefill_chunk=prefill_chunk,
         chunks=[ChunkEstimate(n, c, phases[_chunk_name(n, c)]) for n, c in pairs],
+        cards=cards,
+    )
+
+
+def _check_cards(cards: int, config: Any) -> None:
+    """`EstimateError` for a card count the model cannot be split over (one line, the numbers)."""
+    from ktir.frontend.tensor_parallel import TensorParallelError, check_cards, shard_config
+
+    try:
+        if check_cards(cards) > 1:
+            shard_config(config, cards)
+    except TensorParallelError as error:
+        raise EstimateError(str(error)) from None
+
+
+def _tensor_parallel_assumption(cards: int, chip: Target) -> str:
+    """What a tensor-parallel estimate assumes about the cards' collectives (docs/hardware.md)."""
+    return (
+        f"tensor parallelism over {cards} cards: one card's shard is timed, and its collectives as "
+        f"rings peer to peer over PCIe at {chip.card_link_bandwidth / 1e9:g} GB/s a direction plus "
+        f"{chip.card_link_latency_us:g} µs a step, not overlapped with compute"
     )
 
 
@@ -311,6 +357,7 @@ def prefill_program(
     target: TargetLike = None,
     cores: int | None = None,
     weights: WeightFormat | None = None,
+    cards: int = 1,
 ) -> Program:
     """
     The prefill (chunk) of `batch` sequences of `tokens` prompt tokens at positions
@@ -319,10 +366,11 @@ def prefill_program(
     attention mask folds to a causal one: the chunk attends over the cached tokens and itself,
     and its attention kernel skips the cache past them. The static cache holds `cache`
     positions (default `cached + tokens`, exactly what the chunk reads). `weights`: fp8 linear
-    layers (`ktir.llm.quantization.quantize_model`), or fp16 for None.
+    layers (`ktir.llm.quantization.quantize_model`), or fp16 for None. With `cards` > 1, one
+    card's shard of the model split over them (`_card_model`).
     """
     size = cached + tokens if cache is None else cache
-    wrapper = static_cache_model(_meta_model(config, layers, weights), size, batch, tokens)
+    wrapper = static_cache_model(_card_model(config, layers, weights, cards), size, batch, tokens)
     wrapper.prefill_positions = torch.arange(cached, cached + tokens)  # after `cached` tokens
     return _compiled(config, wrapper, (_ids(batch, tokens),), cores, target)
 
@@ -336,15 +384,37 @@ def decode_program(
     target: TargetLike = None,
     cores: int | None = None,
     weights: WeightFormat | None = None,
+    cards: int = 1,
 ) -> Program:
     """
     One decode step of the model with `layers` decoder layers, compiled: `batch` sequences of
     one token each at position `context - 1` (an input) over a static cache of `context`
-    positions (every sequence's cache padded to `context`). `weights` as in `prefill_program`.
+    positions (every sequence's cache padded to `context`). `weights` and `cards` as in
+    `prefill_program`.
     """
-    wrapper = static_cache_model(_meta_model(config, layers, weights), context, batch)
+    wrapper = static_cache_model(_card_model(config, layers, weights, cards), context, batch)
     args = (_ids(batch, 1), torch.tensor([context - 1]))
     return _compiled(config, wrapper, args, cores, target)
+
+
+def _card_model(config: Any, layers: int, weights: WeightFormat | None, cards: int) -> torch.nn.Module:
+    """
+    The `meta` model with `layers` decoder layers on one card: the whole model, or with `cards`
+    > 1 card 0's shard (`ktir.frontend.tensor_parallel.shard_model`; every card's is the same
+    program, so card 0's time is each card's), its linear layers quantized after the split.
+    """
+    if cards == 1:
+        return _meta_model(config, layers, weights)
+    from ktir.frontend.tensor_parallel import shard_model
+
+    shard = shard_model(_meta_model(config, layers), 0, cards)
+    if weights is None:
+        return shard
+    from ktir.llm.quantization import quantize_model
+
+    # A split layer's matmul is the `linear` inside its wrapper: the formats' kept layers by that name too
+    wrapped = tuple(f"{entry}.linear" for entry in weights.keep if not entry.startswith("re:"))
+    return quantize_model(shard, dataclasses.replace(weights, keep=(*weights.keep, *wrapped)))
 
 
 def _compiled(config: Any, wrapper: Any, args: tuple, cores: int | None, target: TargetLike) -> Program:
@@ -361,7 +431,12 @@ def _compiled(config: Any, wrapper: Any, args: tuple, cores: int | None, target:
 
 
 def _check_fit(
-    config: Any, chip: Target, sizes: tuple[int, int, int], dtype: str | None, kv_dtype: str | None
+    config: Any,
+    chip: Target,
+    sizes: tuple[int, int, int],
+    dtype: str | None,
+    kv_dtype: str | None,
+    cards: int = 1,
 ) -> tuple[CardMemory, list[str]]:
     """
     The card's memory for the model at (prompt, context, batch) `sizes` (`ktir.llm.capacity`;
@@ -373,11 +448,12 @@ def _check_fit(
 
     prompt, context, batch = sizes
     model = MemoryModel(config, dtype=dtype, kv_dtype=kv_dtype, target=chip)
-    memory = model.per_card(context=context, batch=batch, prompt=prompt)
+    memory = model.per_card(context=context, batch=batch, prompt=prompt, cards=cards)
     if not memory.fits:
+        where = chip.name if cards == 1 else f"{cards} cards of {chip.name}"
         raise EstimateError(
             f"{getattr(config, 'model_type', '?')} with {config.num_hidden_layers} layers at context "
-            f"{context} x batch {batch} does not fit on {chip.name}: {memory.describe()}"
+            f"{context} x batch {batch} does not fit on {where}: {memory.describe()}"
         )
     form = model.format
     if (form.dtype, form.kv_cache) == ("fp16", "fp16"):
@@ -491,6 +567,7 @@ def _extrapolate(one: Report, two: Report, layers: int, target: Target) -> Phase
         return first + (layers - 1) * (second - first)
 
     ops_one, ops_two = ({o.op: o.cycles for o in r.ops} for r in (one, two))
+    links = [sum(k.link_bytes for k in r.collectives) for r in (one, two)]
     ops = {op: whole(ops_one.get(op, 0.0), ops_two.get(op, 0.0)) for op in {*ops_one, *ops_two}}
     cycles_one, cycles_two = (sum(k.cycles for k in r.kernels) for r in (one, two))
     layer = cycles_two - cycles_one
@@ -503,6 +580,8 @@ def _extrapolate(one: Report, two: Report, layers: int, target: Target) -> Phase
         layer_cycles=layer,
         other_cycles=cycles_one - layer,
         ops=dict(sorted(ops.items(), key=lambda item: -item[1])),
+        collective_cycles=whole(one.collective_cycles, two.collective_cycles),
+        link_bytes=whole(*links),
     )
 
 

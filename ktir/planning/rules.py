@@ -27,6 +27,8 @@ guide `docs/source/user_guide/tensors_and_layouts.md`):
 | `ktir.cumsum` | any | on the result stick |
 | `ktir.gather_rows` | the row's last dim | the table on its last dim, the indices any |
 | `ktir.cpu_fallback` | any (the host writes it), for free | any |
+| `ktir.all_reduce` | any | on the result stick (the cards exchange device bytes as they are) |
+| `ktir.all_gather` | the last dim | on the last dim |
 
 (*) An operand broadcast along the result stick (missing or size 1 there) must be sparse.
 """
@@ -42,7 +44,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation
 
-from ktir.dialects.ktir import data, routing
+from ktir.dialects.ktir import collective, data, routing
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.ir.values import shape_of
@@ -295,6 +297,12 @@ def _grouped_matmul(op: routing.GroupedMatmulOp) -> Rule:
     return _fixed(op, 1, [1, 2, None])
 
 
+def _all_gather(op: collective.AllGatherOp) -> Rule:
+    # Each card's block lands whole in the result: both keep the last dim as the stick.
+    rank = len(shape_of(op.result.type))
+    return _fixed(op, rank - 1, [rank - 1])
+
+
 def _cpu_fallback(op: Operation) -> Rule:
     # The host (or, for the routing ops, the cores reading whole small tensors into LX) computes
     # the results and the DMA back lays them out: any layout, for free.
@@ -324,6 +332,8 @@ _RULES: tuple[tuple[type | tuple[type, ...], Callable[[Any], Rule]], ...] = (
     (routing.ScatterRowsOp, _scatter_rows),
     ((routing.TopkOp, routing.SortOp, routing.HistcOp, data.TakeAlongOp), _cpu_fallback),
     (st.CpuFallbackOp, _cpu_fallback),
+    (collective.AllReduceOp, _pointwise),
+    (collective.AllGatherOp, _all_gather),
     (func.ReturnOp, _return),
 )
 """Op kinds and the rule builder of each, tried in order (the first match wins)."""

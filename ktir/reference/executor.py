@@ -29,11 +29,12 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.dialects.ktir import structured as st
+from ktir.reference.collective import COLLECTIVE
 from ktir.reference.data import DATA
 from ktir.reference.ops import ELEMENTWISE, ExecutionError, numpy_dtype, to_numpy
 from ktir.reference.structured import STRUCTURED
 
-IMPLEMENTATIONS = {**ELEMENTWISE, **STRUCTURED, **DATA}
+IMPLEMENTATIONS = {**ELEMENTWISE, **STRUCTURED, **DATA, **COLLECTIVE}
 """Every graph-level op the executor runs, by op class."""
 
 

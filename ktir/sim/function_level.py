@@ -11,6 +11,8 @@ Function-level ops that take time, and what they must move (`ktir.sim.machine` r
   (`grouped_matmul_cycles`); only the experts that got rows read their weights.
 - `ktir.cpu_fallback`: the host round trip and its transfers (`host_op_cycles`); operands that
   are function arguments (inputs and model state) are on the host already.
+- `ktir.all_reduce`, `ktir.all_gather`: a ring over the card-to-card link (`collective_cycles`)
+  of the tensor's device bytes (the all-gather's result); the cores wait for it.
 
 A timing-only run (`ktir.sim.estimate`) has no values: where time or compulsory bytes depend on
 them it assumes what `ASSUMPTIONS` states (every gathered row distinct, uniform MoE routing) and
@@ -31,7 +33,7 @@ from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 
 from ktir.cores.executor import tensor_layout, to_host
-from ktir.dialects.ktir import data, routing
+from ktir.dialects.ktir import collective, data, routing
 from ktir.dialects.ktir import structured as st
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
@@ -184,6 +186,8 @@ def function_level_line(
         return _sfu(op, line)
     if isinstance(op, st.CpuFallbackOp):
         return _host(op, line, from_host)
+    if isinstance(op, (collective.AllReduceOp, collective.AllGatherOp)):
+        return _collective(op, line)
     return KernelReport(line.index, line.name, f"{op.name} (view)", "-", 0, 0, line.clock, 0.0, 0.0, 0.0)
 
 
@@ -275,5 +279,26 @@ def _host(op: st.CpuFallbackOp, line: Line, from_host: set[SSAValue]) -> KernelR
         bytes=to_host_bytes + to_device,
         flops=0.0,
         host_bytes=to_host_bytes + to_device,
+        target=line.target,
+    )
+
+
+def _collective(op: collective.CollectiveOp, line: Line) -> KernelReport:
+    """A ring collective between cards: what each card sends over its link, and its time."""
+    tensor = device_bytes(op.result)  # an all-reduce's result is its input; a gather's the whole
+    cards = op.card_count
+    link = accounting.collective_link_bytes(op.name, tensor, cards)
+    return KernelReport(
+        index=line.index,
+        name=line.name,
+        op=f"{op.name} (link)",
+        unit="-",
+        cores=0,
+        chunks=accounting.collective_steps(op.name, cards),
+        start=line.clock,
+        cycles=cost_model.collective_cycles(op.name, tensor, cards, line.target),
+        bytes=link,
+        flops=0.0,
+        link_bytes=link,
         target=line.target,
     )

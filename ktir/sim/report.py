@@ -136,6 +136,9 @@ class KernelReport(Yardstick):
     """The kernel's work division (`ktir.work_division`): slices per iteration dim; empty off-chip."""
     host_bytes: float = 0.0
     """Bytes a host op (CPU fallback) sent over the host link, both directions (part of `bytes`)."""
+    link_bytes: float = 0.0
+    """Bytes a collective (`ktir.all_reduce`, `ktir.all_gather`) sent to the next card over the
+    card-to-card link (`accounting.collective_link_bytes`; part of `bytes`)."""
     early_bytes: float = 0.0
     """Bytes its prefetch loads moved before it started, in the previous kernel's time (part of
     `bytes`; its bound counts only the compulsory bytes left for its own time)."""
@@ -168,13 +171,13 @@ class KernelReport(Yardstick):
         A transfer moves its bytes at its rate in the pieces of channel time it gets
         (`Event.channel`, `Event.rate`; a prefetch's lie before the kernel's start, in the previous kernel's
         time). An op without a timeline (a function-level op, or a kernel read from JSON) is
-        spread evenly over its own time: its device bytes, less those sent over the host link
-        and those it prefetched.
+        spread evenly over its own time: its device bytes, less those sent over the host link or
+        to another card and those it prefetched.
         """
         pieces = [(start, end, event.rate) for event in self.events for start, end in event.channel]
         if pieces:
             return np.array(pieces)
-        moved = self.bytes - self.host_bytes - self.early_bytes
+        moved = self.bytes - self.host_bytes - self.link_bytes - self.early_bytes
         if self.cycles <= 0 or moved <= 0:
             return np.zeros((0, 3))
         return np.array([(self.start, self.start + self.cycles, moved / self.cycles)])
@@ -198,7 +201,7 @@ REPORT_VERSION = 1
 
 _KERNEL_FIELDS = (
     "index", "name", "op", "unit", "cores", "chunks", "start", "cycles", "bytes", "flops",
-    "compulsory_bytes", "matmul_flops", "early_bytes", "host_bytes",
+    "compulsory_bytes", "matmul_flops", "early_bytes", "host_bytes", "link_bytes",
 )  # fmt: skip
 """The scalar fields of a `KernelReport` the JSON form carries (plus `busy` and `finish`)."""
 
@@ -249,11 +252,14 @@ class OpCounts:
     """CPU fallbacks, run on the host."""
     computing: int
     """Ops on the chip that compute (FLOPs > 0): the roofline chart's points at most."""
+    collectives: int = 0
+    """Collectives between cards (`ktir.all_reduce`, `ktir.all_gather`), over the card link."""
 
     def __str__(self) -> str:
         parts = [f"{self.on_chip:,} on the chip"]
         parts += [f"{self.views:,} view{'s' * (self.views != 1)}"] if self.views else []
         parts += [f"{self.host:,} on the host"] if self.host else []
+        parts += [f"{self.collectives:,} between cards"] if self.collectives else []
         return f"{self.ops:,} op{'s' * (self.ops != 1)} ({', '.join(parts)})"
 
 
@@ -304,8 +310,20 @@ class Report(Yardstick):
         """How many ops the report has, by where they run (`OpCounts`)."""
         chip = [k for k in self.kernels if k.unit != "-"]
         host = sum(1 for k in self.kernels if k.unit == "-" and k.op.endswith(" (host)"))
+        link = len(self.collectives)
         computing = sum(1 for k in chip if k.flops > 0)
-        return OpCounts(len(self.kernels), len(chip), len(self.kernels) - len(chip) - host, host, computing)
+        views = len(self.kernels) - len(chip) - host - link
+        return OpCounts(len(self.kernels), len(chip), views, host, computing, link)
+
+    @property
+    def collectives(self) -> list[KernelReport]:
+        """The lines of collectives between cards (`ktir.all_reduce`, `ktir.all_gather`), in order."""
+        return [k for k in self.kernels if k.link_bytes > 0 or k.op.endswith(" (link)")]
+
+    @property
+    def collective_cycles(self) -> float:
+        """Cycles the program waits for collectives between cards (part of `total_cycles`)."""
+        return sum(k.cycles for k in self.collectives)
 
     @property
     def device_kernels(self) -> int:
@@ -524,7 +542,7 @@ class Report(Yardstick):
 
 def _kernel_from_dict(data: dict[str, Any], target: Target) -> KernelReport:
     """One kernel of `Report.from_json` (its measured fields; the rest is computed)."""
-    optional = ("early_bytes", "host_bytes")  # reports written before prefetches / host costs
+    optional = ("early_bytes", "host_bytes", "link_bytes")  # reports written before they existed
     fields = {name: data[name] for name in _KERNEL_FIELDS if name not in optional}
     fields.update({name: data.get(name, 0.0) for name in optional})
     busy = np.asarray(data["busy"], dtype=float).reshape(-1, len(UNITS))

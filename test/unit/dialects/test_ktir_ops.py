@@ -30,6 +30,7 @@ from xdsl.utils.test_value import create_ssa_value
 
 from ktir.dialects.ktir import Ktir
 from ktir.dialects.ktir.attributes import ATTRIBUTES, OperandRefAttr, operand_refs
+from ktir.dialects.ktir.collective import COLLECTIVE_OPS
 from ktir.dialects.ktir.core import CORE_OPS
 from ktir.dialects.ktir.data import DATA_OPS
 from ktir.dialects.ktir.elementwise import (
@@ -55,7 +56,7 @@ from ktir.dialects.ktir.structured import (
     int_array,
 )
 
-ALL_OPS = [*ELEMENTWISE_OPS, *STRUCTURED_OPS, *DATA_OPS, *ROUTING_OPS, *CORE_OPS]
+ALL_OPS = [*ELEMENTWISE_OPS, *STRUCTURED_OPS, *DATA_OPS, *ROUTING_OPS, *COLLECTIVE_OPS, *CORE_OPS]
 LIT_DIR = Path(__file__).parents[2] / "lit" / "dialects" / "ktir"
 
 
@@ -236,8 +237,9 @@ def test_op_lists_are_complete_and_distinct():
     assert len(STRUCTURED_OPS) == 20
     assert len(DATA_OPS) == 3
     assert len(ROUTING_OPS) == 5
+    assert len(COLLECTIVE_OPS) == 2
     assert len(CORE_OPS) == 9
-    assert len(set(names)) == len(names) == 83
+    assert len(set(names)) == len(names) == 85
 
 
 @pytest.mark.parametrize("op_class", ALL_OPS, ids=lambda cls: cls.name)
@@ -268,12 +270,13 @@ def test_dialect_registers_every_op_and_attribute():
 @pytest.mark.parametrize(
     "lit_files",
     [
-        ("elementwise.mlir", "structured.mlir", "data.mlir", "routing.mlir", "core.mlir"),
+        ("elementwise.mlir", "structured.mlir", "data.mlir", "routing.mlir", "collective.mlir", "core.mlir"),
         (
             "elementwise_invalid.mlir",
             "structured_invalid.mlir",
             "data_invalid.mlir",
             "routing_invalid.mlir",
+            "collective_invalid.mlir",
             "core_invalid.mlir",
         ),
     ],

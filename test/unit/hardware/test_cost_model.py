@@ -269,3 +269,42 @@ def test_conversion_cycles_docstring_example() -> None:
         262144 / 8800 * 1500, rel=1e-15
     )
     assert cost_model.conversion_cycles(8800) == pytest.approx(1500.0, rel=1e-15)
+
+
+# -- collectives between cards (tensor parallelism): a ring over `card_link_bandwidth` ---------------
+
+
+def test_the_card_link_is_pcie_gen5_x16_peer_to_peer() -> None:
+    assert SPYRE.card_link_bandwidth == SPYRE.host_link_bandwidth == 63.0e9
+    assert SPYRE.card_link_latency_us == 2.0
+
+
+@pytest.mark.parametrize(
+    ("name", "cards", "steps", "link_bytes"),
+    [
+        ("ktir.all_reduce", 1, 0, 0.0),
+        ("ktir.all_reduce", 2, 2, 8192.0),  # 2 steps of 4096 B
+        ("ktir.all_reduce", 4, 6, 12288.0),  # 6 steps of 2048 B
+        ("ktir.all_reduce", 8, 14, 14336.0),  # 14 steps of 1024 B
+        ("ktir.all_gather", 4, 3, 6144.0),  # 3 steps of 2048 B
+    ],
+)
+def test_a_ring_collective_moves_its_steps_of_one_nth(
+    name: str, cards: int, steps: int, link_bytes: float
+) -> None:
+    assert accounting.collective_steps(name, cards) == steps
+    assert accounting.collective_link_bytes(name, 8192.0, cards) == link_bytes
+
+
+def test_collective_cycles_is_the_ring_formula() -> None:
+    # The docstring's example: a 512 x 4096 fp16 hidden state all-reduced over 4 cards.
+    tensor = 512 * 4096 * 2
+    expected_us = 2 * 3 / 4 * tensor / 63e9 * 1e6 + 2 * 3 * 2.0
+    assert expected_us == pytest.approx(111.864, abs=1e-3)
+    assert cost_model.collective_cycles("ktir.all_reduce", tensor, 4) == pytest.approx(
+        expected_us * CLOCK_MHZ
+    )
+    # An all-gather has half the steps; one card moves nothing.
+    gather_us = 3 / 4 * tensor / 63e9 * 1e6 + 3 * 2.0
+    assert cost_model.collective_cycles("ktir.all_gather", tensor, 4) == pytest.approx(gather_us * CLOCK_MHZ)
+    assert cost_model.collective_cycles("ktir.all_reduce", tensor, 1) == 0.0

@@ -199,3 +199,71 @@ def test_an_architecture_that_does_not_compile_is_an_estimate_error() -> None:
     message = r"ktir cannot compile this 'gpt_oss' model: 'ktir.histc' op histc needs a floating"
     with pytest.raises(EstimateError, match=message):
         estimate_llm(config, prompt=8, context=16)
+
+
+# -- Several cards: tensor parallelism (`cards`), one shard timed with its collectives ----------------
+
+
+@pytest.mark.parametrize("cards", [2, 4])
+def test_a_tensor_parallel_estimate_times_the_collectives_the_split_must_move(cards: int) -> None:
+    from ktir.hardware.cost_model import collective_cycles
+
+    estimate = estimate_llm(CONFIGS["llama"](2), prompt=16, context=48, cards=cards)
+    assert estimate.cards == cards and estimate.to_dict()["cards"] == cards
+    assert any(a.startswith(f"tensor parallelism over {cards} cards") for a in estimate.assumptions)
+    for phase, tokens in ((estimate.prefill, 16), (estimate.decode, 1)):
+        hidden_state = tokens * 64 * 2  # batch x tokens x hidden fp16, after attention and the MLP
+        logits = 256 * 2  # the last token's, gathered (256 / N per card)
+        expected = 2 * 2 * collective_cycles("ktir.all_reduce", hidden_state, cards) + collective_cycles(
+            "ktir.all_gather", logits, cards
+        )
+        assert phase.collective_cycles == pytest.approx(expected, rel=1e-12)
+        assert (
+            phase.link_bytes == 2 * 2 * 2 * (cards - 1) / cards * hidden_state + (cards - 1) / cards * logits
+        )
+        assert phase.ops["ktir.all_reduce (link)"] + phase.ops["ktir.all_gather (link)"] == pytest.approx(
+            expected
+        )
+        assert phase.collective_us < phase.time_us
+
+
+def test_one_card_has_no_collectives(short: object) -> None:
+    assert short.cards == 1  # type: ignore[attr-defined]
+    assert short.decode.collective_cycles == 0 == short.prefill.link_bytes  # type: ignore[attr-defined]
+    assert not any("link" in op for op in short.decode.ops)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"cards": 3},
+            "3 cards cannot split 4 attention heads evenly (tensor parallelism gives each card whole heads)",
+        ),
+        ({"cards": 9}, "cards must be 1 to 8 (the cards of a tensor-parallel group), not 9"),
+    ],
+)
+def test_cards_it_cannot_split_over_are_one_line(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(EstimateError) as caught:
+        estimate_llm(CONFIGS["llama"](2), prompt=16, context=48, **kwargs)  # type: ignore[arg-type]
+    assert str(caught.value) == message
+
+
+def test_fp8_weights_are_split_then_quantized() -> None:
+    """On 2 cards every projection runs fp8, o_proj and down_proj in their wrappers too; the LM head fp16."""
+    from ktir.frontend.tensor_parallel import GatheredLinear, RowParallelLinear
+    from ktir.llm.estimate import _card_model
+    from ktir.llm.quantization import Fp8Linear, weight_format
+
+    config = CONFIGS["llama"](2)
+    shard = _card_model(config, 1, weight_format(config, "fp8"), 2)
+    layer = shard.model.layers[0]
+    assert isinstance(layer.self_attn.o_proj, RowParallelLinear) and isinstance(
+        layer.mlp.down_proj, RowParallelLinear
+    )
+    for projection in (layer.self_attn.q_proj, layer.self_attn.o_proj.linear, layer.mlp.down_proj.linear):
+        assert isinstance(projection, Fp8Linear)
+    assert isinstance(shard.lm_head, GatheredLinear) and type(shard.lm_head.linear) is torch.nn.Linear
+    fp16, fp8 = (estimate_llm(config, prompt=16, context=48, cards=2, dtype=d) for d in ("fp16", "fp8"))
+    assert fp8.decode.collective_cycles == fp16.decode.collective_cycles > 0
+    assert fp8.decode.matmul_flops < fp16.decode.matmul_flops  # fp8 MACs count at the fp8 rate

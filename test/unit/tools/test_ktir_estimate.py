@@ -265,14 +265,44 @@ def test_max_fit_tables_one_to_eight_cards(
         assert f"{row.batch:,}" in text and f"{row.context:,}" in text
 
 
-def test_cards_reports_each_cards_memory_without_timing(
-    llama_70b: Path, capsys: pytest.CaptureFixture[str]
+def test_cards_times_each_card_and_lists_the_collectives(
+    config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main([str(llama_70b), "--cards", "2"]) == 0
+    out = tmp_path / "tp.json"
+    assert (
+        main([str(config), "--prompt", "16", "--context", "64", "--cards", "2", "--json", str(out), "-q"])
+        == 0
+    )
     text = " ".join(capsys.readouterr().out.split())  # the console wraps long lines
-    assert "2 cards, tensor parallelism (device memory only: several cards are not timed)" in text
-    assert "spyre: needs 76.3 GiB on each of 2 cards, has 128 GiB (weights 65.7 +" in text
-    assert "tokens / s" not in text
+    assert "tensor parallel over 2 cards (times per card)" in text
+    assert "collectives between cards (ms)" in text and "all_reduce (link)" in text
+    assert "needs 10.2 GiB on each of 2 cards" in text
+    assert "tensor parallelism over 2 cards: one card's shard is timed" in text
+    (data,) = json.loads(out.read_text())
+    assert data["cards"] == 2
+    decode = data["decode"]
+    # 3 layers, 2 all-reduces each of one token's hidden state (64 fp16: 128 B, of which a ring
+    # of 2 cards sends 2 (N - 1) / N = 1 times), and the logits' gather (256 fp16, half sent)
+    assert decode["link_bytes"] == 3 * 2 * 128 * (2 * 1 / 2) + 512 / 2
+    assert 0 < decode["collective_us"] < decode["time_us"]
+    assert data["tokens_per_second_per_card"] == pytest.approx(data["tokens_per_second"] / 2)
+
+
+@pytest.mark.slow
+def test_llama_70b_on_4_cards_is_timed_with_its_collectives(
+    llama_70b: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([str(llama_70b)]) == 1  # it does not fit one card
+    assert "does not fit on spyre: needs 142.3 GiB per card" in capsys.readouterr().err
+    out = tmp_path / "70b.json"
+    assert main([str(llama_70b), "--cards", "4", "--json", str(out), "-q"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "tensor parallel over 4 cards" in text and "collectives between cards (ms)" in text
+    (data,) = json.loads(out.read_text())
+    hidden_state = 8192 * 2  # one decode token
+    reduces = 80 * 2 * 2 * 3 / 4 * hidden_state
+    assert data["decode"]["link_bytes"] == reduces + 3 / 4 * 128256 * 2
+    assert 0 < data["decode"]["collective_us"] < data["decode"]["time_us"]
 
 
 def test_cards_that_cannot_split_the_heads_exit_1(
@@ -293,7 +323,7 @@ def test_cards_that_cannot_split_the_heads_exit_1(
         (["--max-fit", "--cards", "2"], "argument --cards: --max-fit reports 1, 2, 4 and 8 cards"),
         (
             ["--max-fit", "--png", "x.png"],
-            "argument --png: there is no timing to plot with --max-fit or --cards",
+            "argument --png: there is no timing to plot with --max-fit",
         ),
     ],
 )
