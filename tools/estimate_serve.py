@@ -66,10 +66,6 @@ def check_serve_arguments(args: argparse.Namespace) -> None:
         value = getattr(args, name)
         if value is not None and value < 1:
             raise ServeUsageError(f"argument --{name.replace('_', '-')}: must be positive, not {value}")
-    if args.cards != 1:
-        raise ServeUsageError(
-            f"argument --cards: only 1 is simulated (ktir times one card), not {args.cards}"
-        )
     _check_serve_deployment(args)
     for name in ("prompt_tokens", "output_tokens"):
         try:
@@ -118,6 +114,7 @@ def run_serve(args: argparse.Namespace, config: Any, quiet: bool) -> int:
             slo=slo,
             target=args.target[0] if args.target else None,
             cores=args.cores,
+            cards=args.cards,
             cache_dir=args.cache_dir,
             progress=progress,
         )

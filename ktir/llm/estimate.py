@@ -253,7 +253,7 @@ def estimate_llm(
     if prefill_chunk is not None and (not isinstance(prefill_chunk, int) or prefill_chunk < 1):
         raise EstimateError(f"prefill_chunk must be a positive integer, not {prefill_chunk!r}")
     _check_architecture(config)
-    _check_cards(cards, config)
+    check_card_split(cards, config)
     chip = chip_of(target)
     step = min(prompt, prefill_chunk or prompt)  # a chunked prefill's activations are one chunk's
     memory, stored = _check_fit(config, chip, (step, context, batch), dtype, kv_dtype, cards)
@@ -291,7 +291,7 @@ def estimate_llm(
     )
 
 
-def _check_cards(cards: int, config: Any) -> None:
+def check_card_split(cards: int, config: Any) -> None:
     """`EstimateError` for a card count the model cannot be split over (one line, the numbers)."""
     from ktir.frontend.tensor_parallel import TensorParallelError, check_cards, shard_config
 
@@ -592,6 +592,7 @@ __all__ = [
     "EstimateError",
     "LlmEstimate",
     "PhaseEstimate",
+    "check_card_split",
     "chunk_pairs",
     "decode_program",
     "estimate_llm",

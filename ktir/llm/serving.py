@@ -280,8 +280,6 @@ def simulate_serving(
     """
     from ktir.llm.workload import TokenCount, poisson_requests, read_trace
 
-    if cards != 1:
-        raise WorkloadError(f"cards must be 1, not {cards}: ktir times one card, not a tensor-parallel group")
     if trace is not None:
         workload = read_trace(trace)
     elif rate is None:
@@ -298,6 +296,7 @@ def simulate_serving(
         slo=slo,
         target=target,
         cores=cores,
+        cards=cards,
         cache_dir=cache_dir,
         progress=progress,
     )
@@ -314,20 +313,24 @@ def serve_at_rates(
     slo: Slo | None = None,
     target: Any = None,
     cores: int | None = None,
+    cards: int = 1,
     cache_dir: str | None = None,
     progress: Any = None,
 ) -> list[ServingResult]:
     """
     Serve `workload` with its arrivals sped up by each of `factors` (1.0: as given; `rate`, if
     the workload is Poisson at that rate, is scaled with it), on the step costs of `config`
-    compiled for `target` on `cores`. Every request is checked against the KV cache before
+    compiled for `target` on `cores` (one card's shard of `cards`, tensor parallelism: each card
+    holds its share of every sequence's cache). Every request is checked against the KV cache before
     anything is compiled. Announces the compiled programs and each run to `progress`.
     """
+    from ktir.llm.estimate import check_card_split
     from ktir.llm.step_costs import build_step_costs, grid_for, kv_capacity_tokens
 
+    check_card_split(cards, config)
     policy = policy or Policy()
     if policy.kv_capacity_tokens is None:
-        kv = kv_capacity_tokens(config, target, step_tokens=policy.max_batched_tokens)
+        kv = kv_capacity_tokens(config, target, cards=cards, step_tokens=policy.max_batched_tokens)
         policy = dataclasses.replace(policy, kv_capacity_tokens=kv)
     policy.check()
     if not workload:
@@ -336,12 +339,13 @@ def serve_at_rates(
     longest = max(r.prompt_tokens + r.output_tokens for r in workload)
     grid = grid_for(policy, longest)
     costs = build_step_costs(
-        config, target=target, grid=grid, cores=cores, cache_dir=cache_dir, progress=progress
+        config, target=target, grid=grid, cores=cores, cache_dir=cache_dir, progress=progress, cards=cards
     )
     runs = []
     for factor in factors:
         if progress is not None and len(factors) > 1:
             progress.stage(f"serving at {factor:g} x the rate")
         scaled = [dataclasses.replace(r, arrival_us=r.arrival_us / factor) for r in workload]
-        runs.append(simulate(scaled, costs, policy, slo=slo, rate_per_s=rate * factor if rate else None))
+        rate_per_s = rate * factor if rate else None
+        runs.append(simulate(scaled, costs, policy, slo=slo, rate_per_s=rate_per_s, cards=cards))
     return runs

@@ -152,10 +152,11 @@ def _bilinear(xs: Sequence[int], ys: Sequence[int], table: np.ndarray, x: float,
 
 
 def prefill_chunk_us(
-    config: Any, tokens: int, cached: int, target: Target, cores: int | None = None
+    config: Any, tokens: int, cached: int, target: Target, cores: int | None = None, cards: int = 1
 ) -> float:
     """
-    A prefill chunk's simulated microseconds, whole model (module docstring), compiled and timed.
+    A prefill chunk's simulated microseconds, whole model (module docstring), compiled and timed;
+    with `cards` > 1, one card's shard and its collectives (tensor parallelism, docs/estimating.md).
     The server's KV cache always holds more than the chunk (other requests' blocks, in vLLM a
     slot mapping), so the chunk's keys and values are written as rows at their positions: the
     static cache gets one position past the chunk (its attention skips it, the causal mask being
@@ -164,14 +165,19 @@ def prefill_chunk_us(
     """
     size = cached + tokens + 1
     build = partial(
-        prefill_program, config, tokens=tokens, cached=cached, cache=size, target=target, cores=cores
-    )
+        prefill_program, config, tokens=tokens, cached=cached, cache=size, target=target, cores=cores,
+        cards=cards,
+    )  # fmt: skip
     return _whole_model_us(config, build, target)
 
 
-def decode_step_us(config: Any, batch: int, context: int, target: Target, cores: int | None = None) -> float:
-    """A decode step's simulated microseconds, whole model, compiled and timed."""
-    build = partial(decode_program, config, batch=batch, context=context, target=target, cores=cores)
+def decode_step_us(
+    config: Any, batch: int, context: int, target: Target, cores: int | None = None, cards: int = 1
+) -> float:
+    """A decode step's simulated microseconds, whole model (one card's shard of `cards`), compiled, timed."""
+    build = partial(
+        decode_program, config, batch=batch, context=context, target=target, cores=cores, cards=cards
+    )
     return _whole_model_us(config, build, target)
 
 
@@ -200,7 +206,7 @@ def code_digest() -> str:
     return sha.hexdigest()[:16]
 
 
-def table_key(config: Any, target: Target, grid: Grid, cores: int | None) -> dict[str, str]:
+def table_key(config: Any, target: Target, grid: Grid, cores: int | None, cards: int = 1) -> dict[str, str]:
     """What a cached table depends on: the model config, the target's fields, the grid, ktir's code."""
 
     def digest(data: Any) -> str:
@@ -211,7 +217,7 @@ def table_key(config: Any, target: Target, grid: Grid, cores: int | None) -> dic
     return {
         "model": digest(model),
         "target": digest(dataclasses.asdict(target)),
-        "grid": digest([dataclasses.asdict(grid), cores]),
+        "grid": digest([dataclasses.asdict(grid), cores] + ([cards] if cards > 1 else [])),
         "ktir": code_digest(),
     }
 
@@ -229,16 +235,17 @@ def build_step_costs(
     cores: int | None = None,
     cache_dir: str | Path | None = None,
     progress: StageProgress | None = None,
+    cards: int = 1,
 ) -> StepCosts:
     """
-    The step-cost table of `config` on `target`: read from the cache if there, else every grid
-    point compiled and timed (each announced to `progress`) and the table cached.
+    The step-cost table of `config` on `target` (one card of `cards`): read from the cache if
+    there, else every grid point compiled and timed (each announced to `progress`) and cached.
     """
     grid = grid or Grid()
     grid.check()
     _check_architecture(config)
     chip = chip_of(target)
-    key = table_key(config, chip, grid, cores)
+    key = table_key(config, chip, grid, cores, cards)
     path = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / (
         f"{key['model']}-{key['target']}-{key['grid']}-{key['ktir']}.json"
     )
@@ -251,10 +258,10 @@ def build_step_costs(
     decode = np.zeros((len(grid.decode_batches), len(grid.decode_contexts)))
     for (i, n), (j, c) in _pairs(grid.prefill_tokens, grid.prefill_cached):
         _announce(progress, f"{chip.name}: prefill chunk of {n} after {c}")
-        prefill[i, j] = prefill_chunk_us(config, n, c, chip, cores)
+        prefill[i, j] = prefill_chunk_us(config, n, c, chip, cores, cards)
     for (i, b), (j, k) in _pairs(grid.decode_batches, grid.decode_contexts):
         _announce(progress, f"{chip.name}: decode step of {b} at {k}")
-        decode[i, j] = decode_step_us(config, b, k, chip, cores)
+        decode[i, j] = decode_step_us(config, b, k, chip, cores, cards)
     table = StepCosts(grid, prefill, decode, key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -319,6 +326,7 @@ def held_out_errors(
     *,
     target: TargetLike = None,
     cores: int | None = None,
+    cards: int = 1,
 ) -> list[dict[str, Any]]:
     """Interpolated against directly simulated time at points off the grid: one row per point."""
     chip = chip_of(target)
@@ -328,7 +336,7 @@ def held_out_errors(
         ("decode", decode_points, decode_step_us, table.decode),
     ):
         for x, y in points:
-            simulated = direct(config, x, y, chip, cores)
+            simulated = direct(config, x, y, chip, cores, cards)
             estimate = interpolated(x, y)
             rows.append(
                 {

@@ -69,11 +69,7 @@ def test_a_serving_run_writes_json_and_png(config, tmp_path, affine, capsys):
     [
         (["--rate", "-1"], "argument --rate: must be positive, not -1.0", 2),
         ([], "argument --rate: required with --serve unless --trace is given", 2),
-        (
-            ["--rate", "1", "--cards", "2"],
-            "argument --cards: only 1 is simulated (ktir times one card), not 2",
-            2,
-        ),
+        (["--rate", "1", "--cards", "3"], "3 cards cannot split 4 attention heads evenly", 1),
         (["--rate", "1", "--prompt-tokens", "uniform:5"], "argument --prompt-tokens: token count", 2),
         (["--rate", "1", "--max-batch", "0"], "argument --max-batch: must be positive, not 0", 2),
         (["--trace", "missing.jsonl"], "cannot read trace 'missing.jsonl'", 1),
@@ -87,6 +83,27 @@ def test_bad_serve_options_are_one_line_and_write_nothing(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
     assert not out.exists()
+
+
+def test_several_cards_serve_on_one_cards_step_costs(config, tmp_path, monkeypatch, capsys):
+    """`--cards 2`: the table is one card's shard (its collectives in each step), tokens/s per card halved."""
+    asked = {}
+
+    def build(config, *, grid, **options):
+        asked.update(options)
+        n, c = np.meshgrid(grid.prefill_tokens, grid.prefill_cached, indexing="ij")
+        b, k = np.meshgrid(grid.decode_batches, grid.decode_contexts, indexing="ij")
+        return StepCosts(grid, 1000 + 5.0 * n + 0.01 * n * c, 800 + 2.0 * b + 0.005 * b * k, {})
+
+    monkeypatch.setattr(step_costs, "build_step_costs", build)
+    out = {cards: tmp_path / f"serve{cards}.json" for cards in (1, 2)}
+    for cards, path in out.items():
+        argv = [str(config), "--serve", "--rate", "20", "--requests", "30", "--cards", str(cards)]
+        assert main([*argv, "--json", str(path), "-q"]) == 0, capsys.readouterr().err
+        assert asked["cards"] == cards
+    one, two = (json.loads(out[c].read_text())["run"]["summary"] for c in (1, 2))
+    assert two["cards"] == 2
+    assert two["tokens_per_second_per_card"] == pytest.approx(one["tokens_per_second_per_card"] / 2)
 
 
 def test_a_malformed_trace_names_its_line(config, tmp_path, affine, capsys):
