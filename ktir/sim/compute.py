@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
@@ -288,6 +289,7 @@ def matmul_f32(
     tile = (*batch, xf.shape[-2], yf.shape[-1])
     product = np.empty((len(x_index), *tile), dtype=np.float32) if into is None else into
     groups = [np.flatnonzero(y_index == j) for j in range(yf.shape[0])]
+    caller = threading.get_ident()  # its simulation's GEMMs, scratch buffers included
 
     def group_product(j: int, task: int) -> None:
         """One y tile's GEMM over its cores' x tiles, in core order (the same call on any thread)."""
@@ -298,7 +300,9 @@ def matmul_f32(
         target = _consecutive(product, members)
         # Without an accumulator the GEMM writes the cores' tiles of `product` directly; else
         # into the task's scratch (a fresh result buffer costs page faults on every call).
-        part = target if target is not None and into is None else _scratch(task, (len(members), *tile))
+        part = (
+            target if target is not None and into is None else _scratch((caller, task), (len(members), *tile))
+        )
         if rows.ndim == 3:  # one GEMM for the group's rows
             np.matmul(rows.reshape(-1, k), yf[j], out=part.reshape(-1, tile[-1]))
         else:
@@ -321,7 +325,8 @@ def matmul_f32(
             group_product(j, task)
 
     tasks = min(_gemm_workers(), len(groups))
-    _RUNNING.extend(_gemm_pool().submit(take_groups, task) for task in range(tasks))
+    running = _RUNNING.setdefault(caller, [])
+    running.extend(_gemm_pool().submit(take_groups, task) for task in range(tasks))
     if into is None or not background:
         finish_gemms()
     return product
@@ -367,49 +372,54 @@ def _place(
     product[members] = part + product[members] if add else part
 
 
-_RUNNING: list[Future[None]] = []
-"""The GEMMs `matmul_f32` submitted to the pool and nobody has waited for yet."""
+_RUNNING: dict[int, list[Future[None]]] = {}
+"""
+The GEMM tasks `matmul_f32` submitted to the pool that nobody has waited for yet, by the thread
+that called it (simulations running on different threads wait only for their own).
+"""
 
 
 def finish_gemms() -> None:
-    """Wait for every GEMM `matmul_f32` left running (`background`); re-raise the first one's error."""
-    if not _RUNNING:
+    """
+    Wait for every GEMM this thread's `matmul_f32` calls left running (`background`); re-raise
+    the first one's error.
+    """
+    running = _RUNNING.pop(threading.get_ident(), None)
+    if not running:
         return
-    running = list(_RUNNING)
-    _RUNNING.clear()
     wait(running)
     for future in running:
         future.result()
 
 
-_SCRATCH: dict[int, np.ndarray] = {}
+_SCRATCH: dict[tuple[int, int], np.ndarray] = {}
 """
-The GEMM result buffer of each task of a `matmul_f32` call (by task number: one call's tasks
-run at once, a call's tasks start after the previous call's ended), kept across calls and
-grown when a result needs more.
+The GEMM result buffer of each task of a `matmul_f32` call, by calling thread and task number
+(one call's tasks run at once; a call's tasks start after the previous call's ended), kept
+across calls and grown when a result needs more.
 """
 
 
-def _scratch(task: int, shape: tuple[int, ...]) -> np.ndarray:
-    """An fp32 array of `shape` in task `task`'s scratch buffer (contents undefined)."""
+def _scratch(key: tuple[int, int], shape: tuple[int, ...]) -> np.ndarray:
+    """An fp32 array of `shape` in the scratch buffer of `key` (caller, task); contents undefined."""
     size = math.prod(shape)
-    buffer = _SCRATCH.get(task)
+    buffer = _SCRATCH.get(key)
     if buffer is None or buffer.size < size:
-        buffer = _SCRATCH[task] = np.empty(size, dtype=np.float32)
+        buffer = _SCRATCH[key] = np.empty(size, dtype=np.float32)
     return buffer[:size].reshape(shape)
 
 
 def drop_gemms() -> None:
-    """Wait for the GEMMs left running without reading their results (after a failed kernel)."""
-    running = list(_RUNNING)
-    _RUNNING.clear()
-    wait(running)
+    """Wait for this thread's GEMMs left running without reading their results (after a failed kernel)."""
+    wait(_RUNNING.pop(threading.get_ident(), []))
 
 
 def release_scratch() -> None:
-    """Free the threads' GEMM scratch buffers (after a simulation; the next one regrows them)."""
+    """Free this thread's GEMM scratch buffers (after a simulation; the next one regrows them)."""
     drop_gemms()
-    _SCRATCH.clear()
+    caller = threading.get_ident()
+    for key in [key for key in _SCRATCH if key[0] == caller]:
+        del _SCRATCH[key]
 
 
 @functools.lru_cache(maxsize=4096)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import tracemalloc
 from collections.abc import Callable
 
@@ -159,8 +160,40 @@ def test_a_background_matmul_is_added_before_its_accumulator_is_read(monkeypatch
     buffer = LxBuffer(0, 0, (16, 1, 4, 256, 64), np.dtype(np.float32), np.ones((16, 1), bool), False)
     for _ in range(2):
         matmul_f32(xf, xi, yf, yi, F16, buffer.host_slot(0, tiles), background=True)
-    assert compute._RUNNING  # the second call's GEMMs were left running
+    assert compute._RUNNING[threading.get_ident()]  # the second call's GEMMs were left running
     want = np.zeros((16, 4, 256, 64), np.float32)
     tiles.to_device(expected, want)
     assert np.array_equal(buffer.data[:, 0].view(np.uint32), want.view(np.uint32))
-    assert not compute._RUNNING
+    assert threading.get_ident() not in compute._RUNNING
+
+
+def test_each_thread_waits_for_its_own_background_gemms(monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    Simulations on two threads keep their GEMMs and scratch buffers apart: the main thread's
+    `finish_gemms` leaves another thread's running GEMMs to that thread, whose result is the
+    bits of a call that waits.
+    """
+    from ktir.sim import compute
+
+    monkeypatch.setattr(compute, "_gemm_workers", lambda: 2)
+    x, xi, y, yi = _shared_weights(np.random.default_rng(4))
+    xf, yf = x.astype(np.float32), y.astype(np.float32)
+    expected = matmul_f32(xf, xi, yf, yi, F16)
+    into = np.zeros_like(expected)
+    other: list[int] = []
+
+    def simulate_elsewhere() -> None:
+        other.append(threading.get_ident())
+        matmul_f32(xf, xi, yf, yi, F16, into, background=True)
+
+    thread = threading.Thread(target=simulate_elsewhere)
+    thread.start()
+    thread.join()
+    compute.finish_gemms()  # the main thread's own: none
+    compute.drop_gemms()
+    assert other[0] in compute._RUNNING
+    for future in compute._RUNNING.pop(other[0]):  # as that thread's next read would
+        future.result()
+    assert np.array_equal(into.view(np.uint32), expected.view(np.uint32))
+    for key in [key for key in compute._SCRATCH if key[0] == other[0]]:
+        del compute._SCRATCH[key]
