@@ -119,6 +119,18 @@ class HostTiles:
         host.reshape(digits.shape)[...] = digits  # C-contiguous: the reshape is a view
         return host
 
+    def boxes_to_host(self, boxes: list[np.ndarray], dtype: np.dtype | type) -> np.ndarray:
+        """
+        `to_host(np.stack(boxes), dtype)` without the stacked copy: each device tile (*extent),
+        e.g. a box of a device tensor, written into its host tile in one pass.
+        """
+        host = np.empty((len(boxes), *self.extent), dtype)
+        index, perm = self.index, tuple(p - 1 for p in self.perm[1:])
+        for tile, into in zip(boxes, host, strict=True):
+            digits = tile[index].transpose(perm)
+            into.reshape(digits.shape)[...] = digits  # C-contiguous: the reshape is a view
+        return host
+
     def same_positions(self, other: HostTiles) -> bool:
         """True if both maps put the same device positions at the same host tile positions."""
         return (self.index, self.perm, self.digits, self.extent) == (

@@ -40,6 +40,8 @@ from ktir.reference.ops import ExecutionError, numpy_dtype, store
 from ktir.sim.compute import (
     ELEMENTWISE,
     attention_at_once,
+    drop_gemms,
+    finish_gemms,
     fused_at_once,
     fused_cost,
     fused_rows_at_once,
@@ -120,6 +122,7 @@ class SimKernel(KernelInterpreter):
         self.converted_bytes = 0
         self.windows: dict[tuple[int, bytes, tuple[int, ...]], np.ndarray] = {}
         self.box_patterns: dict[tuple[tuple[int, ...], bytes], tuple[np.ndarray, np.ndarray]] = {}
+        self.traffic_patterns: dict[tuple[tuple[int, ...], bytes, int, bool], tuple[np.ndarray, float]] = {}
         self.all_cores = np.arange(self.cores)
         self.bytes = 0.0
         self.early_bytes = 0.0  # moved by prefetches before the kernel's start
@@ -143,13 +146,16 @@ class SimKernel(KernelInterpreter):
             self.owners[arg] = WriteOwners(tuple(tensor_layout(result.type)[0].device_size))
         try:
             if self.values:
-                return super().run(inputs)
+                outputs = super().run(inputs)
+                finish_gemms()  # no GEMM runs on past its kernel
+                return outputs
             outputs = [DeviceShape.of(t) for t in self.op.outputs.types]
             for arg, buffer in zip(self.args, [*inputs, *outputs], strict=True):
                 self.env[arg] = buffer
             self._block(self.op.body.block)
             return outputs
         finally:
+            drop_gemms()  # after an error: the GEMMs still running are waited for, not read
             self.lx_bytes = self.scratchpad.live_bytes(self.target.cores)
             self.scratchpad.end_kernel()
 
@@ -383,8 +389,17 @@ class SimKernel(KernelInterpreter):
         self.timeline.transfer(queue, reads, writes, cycles, chip_cycles, label, traffic, ordinary)
 
     def _chip_traffic(self, first: np.ndarray, tile_bytes: int, load: bool) -> tuple[np.ndarray, float]:
-        """The distinct boxes of a DMA whose cores start at `first`, its bytes (`accounting.dma_traffic`)."""
-        return accounting.dma_traffic(first, tile_bytes, load, self.target)
+        """
+        The distinct boxes of a DMA whose cores start at `first`, its bytes (`accounting.dma_traffic`).
+        Both follow from the boxes' offsets from the first core's (shifting every start alike keeps
+        which boxes are equal and their sorted order), which a chunk loop repeats: computed once
+        per pattern.
+        """
+        key = (first.shape, (first - first[0]).tobytes(), tile_bytes, load)
+        if (known := self.traffic_patterns.get(key)) is None:
+            boxes, traffic = accounting.dma_traffic(first - first[0], tile_bytes, load, self.target)
+            known = self.traffic_patterns[key] = (boxes, traffic)
+        return known[0] + first[0], known[1]
 
     def _restream(self, op: core.ComputeOp, tiles: list[int], chunk: int, slot: int, area: float) -> None:
         """
@@ -603,12 +618,15 @@ class SimKernel(KernelInterpreter):
         its products in place, and the device layout is written once, when the sum is read.
         """
         x, y, o = maps
-        hx, x_index = self._distinct(x, op.ins[0], slot, tiles[0], chunk)
-        hy, y_index = self._distinct(y, op.ins[1], slot, tiles[1], chunk)
+        hx, x_index, x_owned = self._distinct(x, op.ins[0], slot, tiles[0], chunk)
+        hy, y_index, y_owned = self._distinct(y, op.ins[1], slot, tiles[1], chunk)
         element = _element_type(payload.x)  # type: ignore[attr-defined]
         buffer = self.buffers[op.outs[0]]
         if accumulate and buffer.dtype == np.float32:
-            matmul_f32(hx, x_index, hy, y_index, element, buffer.host_slot(out_slot, o))
+            # The GEMMs run on while the next chunk's DMAs are simulated, when nothing can change
+            # their operands: tiles converted from the tensors, not views of LX buffers.
+            into = buffer.host_slot(out_slot, o)
+            matmul_f32(hx, x_index, hy, y_index, element, into, background=x_owned and y_owned)
             return
         out = buffer.slot(out_slot)
         product = matmul_f32(hx, x_index, hy, y_index, element)
@@ -650,10 +668,11 @@ class SimKernel(KernelInterpreter):
 
     def _distinct(
         self, tiles: HostTiles, value: SSAValue, slot: int, tile_index: int, chunk: int
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, bool]:
         """
         Host tiles of the distinct boxes the cores loaded (the chunk's window of a buffer
-        holding a whole slice), and each core's index into them.
+        holding a whole slice), each core's index into them, and whether the tiles are the
+        simulator's own conversion (else a view of the LX buffer, which later DMAs may write).
 
         Cores that loaded the same box of a tensor (a matmul's weights shared by the cores
         that split M) hold the same bytes, so the compute converts that tile once; a deferred
@@ -674,23 +693,23 @@ class SimKernel(KernelInterpreter):
             key = (id(memory), first[firsts].tobytes(), extent)
             cache = self.converted if window is None else self.windows
             if (host := cache.get(key)) is not None:
-                return host, inverse
+                return host, inverse, True
             boxes = [
                 memory[tuple(slice(int(s), int(s) + e) for s, e in zip(first[c], extent, strict=True))]
                 for c in firsts
             ]
-            host = cache[key] = tiles.to_host(np.stack(boxes), np.float32)
+            host = cache[key] = tiles.boxes_to_host(boxes, np.float32)
             if window is None:
                 self.converted_bytes += host.nbytes
             while self.converted_bytes > CONVERTED_BYTES and len(self.converted) > 1:
                 oldest = next(iter(self.converted))
                 self.converted_bytes -= self.converted.pop(oldest).nbytes
-            return host, inverse
+            return host, inverse, True
         firsts, inverse = self._unique_boxes(self.tiles[tile_index].starts_array)
         data = buffer.slot(slot)[firsts]
         if window is not None:
             data = data[(slice(None), *window)]
-        return tiles.to_host(data), inverse
+        return tiles.to_host(data), inverse, False
 
     def _unique_boxes(self, first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """

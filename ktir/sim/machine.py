@@ -32,6 +32,7 @@ from ktir.ir.values import is_tensor
 from ktir.reference.blas import one_blas_thread
 from ktir.reference.executor import entry_function, last_uses, ordered_inputs
 from ktir.reference.ops import ExecutionError
+from ktir.sim.compute import release_scratch
 from ktir.sim.engine import DeviceShape, SimKernel
 from ktir.sim.function_level import ASSUMPTIONS, Line, PartlyRead, device_bytes, function_level_line
 from ktir.sim.memory import Scratchpad, SimulationError
@@ -82,8 +83,11 @@ def simulate(
         for i, (arg, value) in enumerate(zip(block.args, ordered_inputs(function, inputs), strict=True))
     }
     run = _Run(function, target, values=True)
-    with one_blas_thread():  # the same bits whatever the machine's cores (ktir.reference.blas)
-        outputs, report = run.run(memory, progress, load_bytes)
+    try:
+        with one_blas_thread():  # the same bits whatever the machine's cores (ktir.reference.blas)
+            outputs, report = run.run(memory, progress, load_bytes)
+    finally:
+        release_scratch()  # the GEMM threads' result buffers are not held between simulations
     return SimResult(outputs, report, run.device_outputs)
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from ktir.cores.host_tiles import HostTiles
 from ktir.ir.diagnostics import Location
 from ktir.reference.ops import ExecutionError
+from ktir.sim.compute import finish_gemms
 
 
 class SimulationError(ExecutionError):
@@ -70,10 +71,16 @@ class LxBuffer:
     @property
     def data(self) -> np.ndarray:
         """Every core's bytes of the buffer, (cores, slots, *tile), host-held slots written back."""
+        self._settle()
         for slot in list(self.hosts):
             self._write_back(slot)
         self.seen.clear()
         return self._array()
+
+    def _settle(self) -> None:
+        """Wait for a matmul's GEMMs still adding to a host-held slot (`compute.matmul_f32`'s background)."""
+        if self.hosts:
+            finish_gemms()
 
     def _array(self) -> np.ndarray:
         """The buffer's array as it is (host-held slots not written back), allocated on first use."""
@@ -93,6 +100,7 @@ class LxBuffer:
         update in place: it stays in that form, instead of in `data`, until the slot is read
         another way (`slot`, `data`).
         """
+        self._settle()
         held = self.hosts.get(slot)
         if held is not None and held[0].same_positions(tiles):
             return held[1]
@@ -107,6 +115,7 @@ class LxBuffer:
         the tiles of the last read of the same boxes in the same type if nothing wrote the slot
         since, else converted now.
         """
+        self._settle()
         held = self.hosts.get(slot)
         if held is not None and held[0].same_positions(tiles):
             return held[1] if dtype is None else held[1].astype(dtype)
@@ -121,6 +130,7 @@ class LxBuffer:
 
     def zero(self, slot: int) -> None:
         """Zero the slot on every core (a fill): a host-held copy of it is dropped, not written back."""
+        self._settle()
         self.hosts.pop(slot, None)
         self.pending.pop(slot, None)
         self.seen.pop(slot, None)
@@ -132,12 +142,14 @@ class LxBuffer:
         matmul reads shared weight tiles straight from the tensor, once per distinct box,
         instead of from 32 copies. Device tensors do not change while a kernel runs.
         """
+        self._settle()
         self.hosts.pop(slot, None)  # the load replaces the slot's bytes
         self.seen.pop(slot, None)
         self.pending[slot] = (memory, first, extent)
 
     def slot(self, slot: int) -> np.ndarray:
         """The slot's data on every core (cores, *tile), copying a deferred load in first."""
+        self._settle()
         self._write_back(slot)
         self.seen.pop(slot, None)  # the caller may write it
         array = self._array()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.parser import Parser
 
@@ -67,3 +67,29 @@ def test_a_run_across_two_heads_of_a_group_is_no_box() -> None:
     starts = np.array([[2, 0, 0, 0, 0]])
     mapping = HostTiles.of(layout, shape, (2, 32, 1, 1, 64), starts, 1, padded=True)
     assert mapping is not None and mapping.extent == (1, 1, 2, 32, 64)
+
+
+# 128 x 256 in sticks of 64 columns: a box of 2 sticks x 32 rows is a 32 x 128 host box.
+_STICKS = "tensor<128x256xf16, #ktir.tiled<device_size = [4, 128, 64], stride_map = [64, 256, 1]>>"
+
+
+@settings(deadline=None)  # its parse and packing on a loaded machine
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 3)), min_size=1, max_size=4))
+def test_boxes_convert_to_host_tiles_as_their_stack_does(starts_drawn: list[tuple[int, int]]) -> None:
+    """
+    `boxes_to_host` writes each device box straight into its host tile, converted: the bits of
+    `to_host` on the boxes stacked, on a transposing layout and on one with synthetic dims.
+    """
+    for text, extent, starts in [
+        (_STICKS, (2, 32, 64), np.array([[2 * a, 32 * b, 0] for a, b in starts_drawn])),
+        (_GROUPED, (1, 32, 1, 1, 64), np.array([[b, 0, 0, 0, 0] for _, b in starts_drawn])),
+    ]:
+        layout, shape, _, device = _setup(text)
+        mapping = HostTiles.of(layout, shape, extent, starts, len(starts), padded=True)
+        assert mapping is not None
+        boxes = [
+            device[tuple(slice(s, s + e) for s, e in zip(start, extent, strict=True))] for start in starts
+        ]
+        stacked = mapping.to_host(np.stack(boxes), np.float32)
+        each = mapping.boxes_to_host(boxes, np.float32)
+        assert each.dtype == np.float32 and np.array_equal(each, stacked)

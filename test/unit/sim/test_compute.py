@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import threading
+import tracemalloc
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import Float16Type, Float32Type
+from xdsl.parser import Parser
 
+from ktir.ir.context import make_context
 from ktir.sim.compute import matmul_f32
 
 F16 = Float16Type()
@@ -86,3 +92,108 @@ def test_gemms_on_several_threads_give_the_bits_of_one_thread(
         into = accumulator.copy() if accumulate else None
         results.append(matmul_f32(x, xi, y, yi, F16, into))
     assert np.array_equal(results[0].view(np.uint32), results[1].view(np.uint32))
+
+
+def _shared_weights(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """4 x tiles and 4 y tiles, core c = 4j + i multiplying x[i] by y[j]: the threaded path."""
+    from ktir.sim import compute
+
+    xi, yi = np.array([0, 1, 2, 3] * 4), np.repeat(np.arange(4), 4)
+    x, y = _tiles(rng, 4, 256, 512), _tiles(rng, 4, 512, 256)
+    assert x[0].size * 4 * 256 >= compute.PARALLEL_GEMM_MACS
+    return x, xi, y, yi
+
+
+def _traced_peak(run: Callable[[], object]) -> int:
+    """Peak bytes NumPy allocates while `run` runs (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_gemms_write_their_products_with_no_buffer_per_call(
+    workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """
+    Without an accumulator the GEMMs of consecutive cores write their tiles of the result; with
+    one, into a scratch buffer per thread kept across calls: once warm, a call allocates nothing
+    near a group's 1 MiB of products (a fresh buffer per GEMM cost page faults on every call).
+    """
+    from ktir.sim import compute
+
+    monkeypatch.setattr(compute, "_gemm_workers", lambda: workers)
+    x, xi, y, yi = _shared_weights(np.random.default_rng(2))
+    xf, yf = x.astype(np.float32), y.astype(np.float32)  # fp32 already: no conversion in the calls
+    group_bytes = 4 * 256 * 256 * 4
+    result_bytes = 4 * group_bytes
+    assert _traced_peak(lambda: matmul_f32(xf, xi, yf, yi, F16)) < result_bytes + group_bytes // 2
+    into = np.zeros((16, 256, 256), np.float32)
+    matmul_f32(xf, xi, yf, yi, F16, into)  # warms the threads' scratch buffers
+    assert _traced_peak(lambda: matmul_f32(xf, xi, yf, yi, F16, into)) < group_bytes // 2
+    compute.release_scratch()
+
+
+def test_a_background_matmul_is_added_before_its_accumulator_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    `background=True` returns with the GEMMs still running; reading the LX buffer that holds the
+    accumulator (here `data`) waits for them, so it sees the same bits as a call that waits.
+    """
+    from ktir.cores.executor import tensor_layout
+    from ktir.cores.host_tiles import HostTiles
+    from ktir.sim import compute
+    from ktir.sim.memory import LxBuffer
+
+    monkeypatch.setattr(compute, "_gemm_workers", lambda: 2)  # the pool, whatever the machine's CPUs
+    x, xi, y, yi = _shared_weights(np.random.default_rng(3))
+    xf, yf = x.astype(np.float32), y.astype(np.float32)
+    expected = matmul_f32(xf, xi, yf, yi, F16)
+    expected += matmul_f32(xf, xi, yf, yi, F16)
+    # 256 x 4096 in sticks of 64 columns; core c holds columns [256c, 256c + 256): 4 sticks.
+    text = "tensor<256x4096xf16, #ktir.tiled<device_size = [64, 256, 64], stride_map = [64, 4096, 1]>>"
+    layout, shape, _ = tensor_layout(Parser(make_context(), text).parse_type())
+    tiles = HostTiles.of(layout, shape, (4, 256, 64), np.array([[4 * c, 0, 0] for c in range(16)]), 16)
+    assert tiles is not None and tiles.extent == (256, 256)
+    buffer = LxBuffer(0, 0, (16, 1, 4, 256, 64), np.dtype(np.float32), np.ones((16, 1), bool), False)
+    for _ in range(2):
+        matmul_f32(xf, xi, yf, yi, F16, buffer.host_slot(0, tiles), background=True)
+    assert compute._RUNNING[threading.get_ident()]  # the second call's GEMMs were left running
+    want = np.zeros((16, 4, 256, 64), np.float32)
+    tiles.to_device(expected, want)
+    assert np.array_equal(buffer.data[:, 0].view(np.uint32), want.view(np.uint32))
+    assert threading.get_ident() not in compute._RUNNING
+
+
+def test_each_thread_waits_for_its_own_background_gemms(monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    Simulations on two threads keep their GEMMs and scratch buffers apart: the main thread's
+    `finish_gemms` leaves another thread's running GEMMs to that thread, whose result is the
+    bits of a call that waits.
+    """
+    from ktir.sim import compute
+
+    monkeypatch.setattr(compute, "_gemm_workers", lambda: 2)
+    x, xi, y, yi = _shared_weights(np.random.default_rng(4))
+    xf, yf = x.astype(np.float32), y.astype(np.float32)
+    expected = matmul_f32(xf, xi, yf, yi, F16)
+    into = np.zeros_like(expected)
+    other: list[int] = []
+
+    def simulate_elsewhere() -> None:
+        other.append(threading.get_ident())
+        matmul_f32(xf, xi, yf, yi, F16, into, background=True)
+
+    thread = threading.Thread(target=simulate_elsewhere)
+    thread.start()
+    thread.join()
+    compute.finish_gemms()  # the main thread's own: none
+    compute.drop_gemms()
+    assert other[0] in compute._RUNNING
+    for future in compute._RUNNING.pop(other[0]):  # as that thread's next read would
+        future.result()
+    assert np.array_equal(into.view(np.uint32), expected.view(np.uint32))
+    for key in [key for key in compute._SCRATCH if key[0] == other[0]]:
+        del compute._SCRATCH[key]
