@@ -43,7 +43,8 @@ def test_a_big_kernel_is_chunked_and_double_buffered() -> None:
     (kernel,) = lowered(unary("ktir.exp", "1024x1024"), cores=1)
     chunks = kernel.chunks.value.data
     allocs = [op for op in kernel.body.walk() if isinstance(op, core.LxAllocOp)]
-    assert chunks > 1 and all(a.result.type.get_shape()[0] == 2 for a in allocs)  # type: ignore[attr-defined]
+    slots = {a.result.type.get_shape()[0] for a in allocs}  # type: ignore[attr-defined]
+    assert chunks > 1 and len(slots) == 1 and slots.pop() >= 2  # deepened as far as half the LX allows
     assert sum(a.bytes for a in allocs) <= SPYRE.lx_usable_bytes
     tile = kernel.tiles.data[0]
     assert len(tile.chunk_starts) == chunks and len(set(tile.chunk_starts)) == chunks
