@@ -372,7 +372,7 @@ class _KernelBody:
         """Output tile `outer`'s last chunk and slot, and its epilogue inputs loaded (if any)."""
         last = self._last_chunk(builder, outer)
         if not self.epilogue:
-            return _TileEnd(last, builder.index(0), ())
+            return _TileEnd(last, self._slot(builder, outer) if self.alternating else builder.index(0), ())
         slot = self._slot(builder, outer)
         inputs = []
         # output tiles are built in order: the first built are the prefetched ones
@@ -386,9 +386,15 @@ class _KernelBody:
 
     def _finish_tile(self, builder: _Builder, end: _TileEnd) -> None:
         """An output tile's epilogue (if any) and store; a second accumulator is zeroed again."""
-        if not self.epilogue:
-            self._store(builder, end.last, end.slot)
-            return
+        if self.epilogue:
+            self._epilogue(builder, end)
+        self._store(builder, end.last, end.slot)
+        if self.alternating:
+            for role in self.accumulators:
+                builder.add(core.FillOp(self.buffers[role], end.slot, IntegerAttr(0, i64)))
+
+    def _epilogue(self, builder: _Builder, end: _TileEnd) -> None:
+        """An output tile's fused epilogue on the SFU, from its accumulators into `out0`."""
         products = [self.n_inputs] * len(self.anchors)
         tiles = [*products, *range(self.matmul_inputs, self.n_inputs), self.n_inputs]
         payload = _epilogue_payload(cast(st.FusedOp, self.op), self.anchors)
@@ -397,10 +403,6 @@ class _KernelBody:
         builder.add(
             core.ComputeOp(ComputeUnit.SFU, self.core_id, end.last, end.slot, ins, [out], tiles, payload)
         )
-        self._store(builder, end.last, end.slot)
-        if self.alternating:
-            for role in self.accumulators:
-                builder.add(core.FillOp(self.buffers[role], end.slot, IntegerAttr(0, i64)))
 
     def _slot(self, builder: _Builder, index: SSAValue) -> SSAValue:
         """The buffer slot of chunk `index`: alternating when chunked."""

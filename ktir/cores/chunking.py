@@ -103,8 +103,13 @@ def invariant(kernel: Kernel, access: Access, cuts: dict[str, int]) -> bool:
     return all(cuts.get(d, 1) == 1 for d in access.dims if d is not None)
 
 
-def _buffers(kernel: Kernel, cuts: dict[str, int], whole_x: bool = False, depth: int = 2) -> list[Staged]:
-    """The staging buffers of `kernel` under `cuts`: `depth` slots per chunked buffer (at most the chunks)."""
+def _buffers(
+    kernel: Kernel, cuts: dict[str, int], whole_x: bool = False, depth: int = 2, alternate: bool = False
+) -> list[Staged]:
+    """
+    The staging buffers of `kernel` under `cuts`: `depth` slots per chunked buffer (at most the
+    chunks); two accumulators with `alternate` (`ktir.cores.dataflow.Schedule.alternate`).
+    """
     total = combine(kernel.splits, cuts)
     slots = min(depth, math.prod(cuts.values()))
     staged = []
@@ -124,8 +129,9 @@ def _buffers(kernel: Kernel, cuts: dict[str, int], whole_x: bool = False, depth:
     output = kernel.space.output
     if accumulates(kernel, cuts):
         _, extent = device_box(output, total, {})
+        accumulators = 2 if alternate else accumulator_slots(kernel, cuts)
         for role in accumulator_roles(kernel.space):
-            staged.append(Staged(role, accumulator_slots(kernel, cuts), extent, ACCUMULATOR_BYTES))
+            staged.append(Staged(role, accumulators, extent, ACCUMULATOR_BYTES))
         if kernel.space.chunkable:  # an online softmax also keeps each row's running max and sum
             per_stick = output.layout.device_dtype.elems_per_stick
             row = -(-kernel.space.sizes["e"] // per_stick) * per_stick  # a row of E in whole sticks
@@ -206,7 +212,8 @@ def plan_matmul_chunks(
         cuts = {d: schedule.cuts.get(d, 1) for d in kernel.space.sizes}
         if math.prod(cuts.values()) > MAX_CHUNKS:
             continue
-        placed = place(_buffers(kernel, cuts, schedule.whole_x), free, alignment)
+        buffers = _buffers(kernel, cuts, schedule.whole_x, alternate=schedule.alternate)
+        placed = place(buffers, free, alignment)
         if placed is not None:
             return ChunkPlan(cuts, tuple(placed), schedule.whole_x)
     return None

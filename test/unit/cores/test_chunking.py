@@ -97,11 +97,12 @@ def test_streaming_never_cuts_queries_where_every_chunk_would_reload_the_key_hea
 def test_a_streaming_kernel_takes_the_slots_lx_allows_and_loads_ahead() -> None:
     """
     The add on 32 cores streams 8 chunks; its whole slice (3 x 64 KiB per core) fits LX, so each
-    buffer takes a slot per chunk (`ktir.cores.chunking.deepened`) and the program loads 7 chunks
-    ahead of the compute (`ktir-lower-to-cores`), all 8 before the first: the loads reach the
-    channel ahead of the stores before them. 87,913 cycles with two slots (a chunk's load waited for the compute
-    two chunks back, then queued behind that chunk's store), 72,050 now, against 62,915 for
-    its 6 MiB at the sustained rate; the values are unchanged (test_lower_to_cores).
+    buffer takes a slot per chunk (`ktir.cores.chunking.deepened`) and the program loads 7
+    chunks ahead of the compute (`ktir-lower-to-cores`), all 8 before the first: the loads reach
+    the channel ahead of the stores before them. 87,913 cycles with two slots (a chunk's load
+    waited for the compute two chunks back, then queued behind that chunk's store), 72,050 now,
+    against 62,915 for its 6 MiB at the sustained rate; the values are unchanged
+    (test_lower_to_cores).
     """
     module = compiled(ADD, 32)
     (kernel,) = [op for op in module.walk() if isinstance(op, core.KernelOp)]
