@@ -290,10 +290,11 @@ class _Model:
         # output chunk's store is in `per_outer` instead (it waits for its K loop).
         streamed = np.where(self._accumulates(splits, cuts), 0.0, store * outer / chunks)
         streamed = streamed + self._turnaround(traffic, out_chip, outer) / chunks
-        # A plain matmul alternating two accumulators stores output tile n under tile n + 1's K
-        # loop: the PE arrays do not wait for it, and it takes the channel while the chunks'
-        # loads pay their DMA setups, then shares it with their transfers.
-        behind = np.where(alternate & (self.epilogue_passes == 0), store, 0.0)
+        # Alternating two accumulators, output tile n is stored after tile n + 1's K loop in
+        # program order (with its epilogue, if any): the PE arrays do not wait for the store,
+        # which takes the channel while the chunks' loads pay their DMA setups, then shares it
+        # with their transfers.
+        behind = np.where(alternate, store, 0.0)
         setups = (len(self.ys) + np.where(whole_x, 0, 1)) * t.dma_setup_cycles
         streamed = streamed + np.maximum(0.0, behind * (outer - 1) / chunks - setups)
         steady = np.maximum(np.maximum(pt, convert), load + streamed)
