@@ -18,9 +18,10 @@ tile on core c is extent [1, 2, 64] at start [c // 8, 2 (c mod 8), 0] is written
 `%v[%s0, %s1, 0]` with `access_tile_order = (d0, d1, d2) -> (d1, d0, d2)`: the loaded 2 x 1 x 64
 tensor collapses to the 2 x 64 host tile (rows, then the stick's 64 columns).
 
-Chunk loops are `scf.for` loops over the chunks. What is not written yet is a located error:
-accumulating computes,
-`lx_fill`, ring reductions, whole-slice and resident loads, stores by some cores only, tiles
+Chunk loops are `scf.for` loops over the chunks. A K-split kernel's accumulator zero, its
+accumulating matmul, its ring reduction and its store by some cores are written by
+`ktir.export.ktdp_accumulate`. What is not written yet is a located error: accumulators in a
+chunk loop and accumulating computes other than a matmul, whole-slice and resident loads, tiles
 whose device box is not one host box (`ktir.cores.host_tiles.HostTiles`), and payload ops without a
 `linalg` form (`ktdp_payload.emit_payload`).
 """
@@ -40,6 +41,7 @@ from ktir.cores.executor import tensor_layout
 from ktir.cores.host_tiles import HostTiles
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
+from ktir.export.ktdp_accumulate import accumulated_matmul, filled, ring_reduced, writers_condition
 from ktir.export.ktdp_compute import RELAYOUTS, emit_compute_payload
 from ktir.export.ktdp_payload import (
     HostTensor,
@@ -98,6 +100,14 @@ class _KernelWriter:
         self.writer = Writer(function=name)
         self.index: dict[SSAValue, int | _Chunk | None] = {}
         self.buffers: dict[SSAValue, HostTensor] = {}
+        # LX accumulators (`lx_fill`, accumulating computes, ring reductions): each buffer's
+        # tile padded to whole sticks, as ktir's LX buffer holds it, and the compute writing it
+        self.accumulators: dict[SSAValue, HostTensor] = {}
+        self.accumulating: dict[SSAValue, core.ComputeOp] = {
+            op.outs[0]: op
+            for op in kernel.body.walk()
+            if isinstance(op, core.ComputeOp) and op.accumulate is not None
+        }
         self.relayouts: set[SSAValue] = set()  # buffers a relayout kernel computes (`_relayout`)
         self.tensors: dict[SSAValue, _Tensor] = {}
         self.tiles = list(kernel.tiles.data)
@@ -139,6 +149,10 @@ class _KernelWriter:
             self._store(op)
         elif isinstance(op, core.ComputeOp):
             self._compute(op)
+        elif isinstance(op, core.FillOp):
+            self._fill(op)
+        elif isinstance(op, core.RingReduceOp):
+            self._ring_reduce(op)
         elif isinstance(op, scf.ForOp):
             self._loop(op)
         elif op.name.startswith("arith.") and all(isinstance(r.type, IndexType) for r in op.results):
@@ -151,6 +165,12 @@ class _KernelWriter:
         bounds = [self.index.get(v) for v in (op.lb, op.ub, op.step)]
         if not all(isinstance(b, int) for b in bounds) or op.iter_args:
             raise op_error(op, "a chunk loop must have constant bounds and no iter_args")
+        if any(isinstance(inner, core.FillOp | core.RingReduceOp) for inner in op.body.walk()) or any(
+            isinstance(inner, core.ComputeOp) and inner.accumulate is not None for inner in op.body.walk()
+        ):
+            raise op_error(
+                op, "a chunk loop that fills, adds into or reduces an accumulator is not written yet"
+            )
         lower, upper, step = (int(b) for b in bounds)  # type: ignore[arg-type]
         w = self.writer
         names = [w.fresh(stem) for stem in ("lb", "ub", "step")]
@@ -300,22 +320,59 @@ class _KernelWriter:
         return extract_slice(self.writer, value, [0] * len(held), held)
 
     def _store(self, op: core.DmaStoreOp) -> None:
-        if op.writers is not None and op.writers.value.data != 1:
-            raise op_error(op, "a store by some cores only (writers) is not written yet")
         if isinstance(op.target.type, MemRefType):
             raise op_error(op, "stores into resident LX buffers are not written yet")
         chunk = self._chunk(op.chunk, op)
-        value = self.buffers.get(op.source)
+        tile_index = op.tile.value.data
+        value = self._read(op.source, op, tile_index, chunk)
         if value is None:
             raise op_error(op, "it stores a buffer no load or compute before it wrote")
-        tile_index = op.tile.value.data
         relayout = op.source in self.relayouts
         tile, loaded, host, held = self._access_tile(op, tile_index, chunk, device_order=relayout)
         if value.shape != held:
             raise op_error(op, f"its buffer holds a {value.shape} tile, the store moves {held}")
+        if value.element != self.tensors[op.target].element:
+            raise op_error(
+                op, f"it stores a {value.element} buffer into a {self.tensors[op.target].element} tensor"
+            )
         padded = zero_padded(self.writer, value, host.extent)
         data = self._relayout(op, padded, tile_index, chunk) if relayout else self._reshaped(padded, loaded)
-        self.writer.emit(f"ktdp.store {data.name}, {tile} : {data.type_text}, <{dims_text(loaded)}index>")
+        store = f"ktdp.store {data.name}, {tile} : {data.type_text}, <{dims_text(loaded)}index>"
+        writers = 1 if op.writers is None else op.writers.value.data
+        if writers == 1:
+            self.writer.emit(store)
+            return
+        # A K-split kernel's result is on each group's first core only: it alone stores.
+        self.writer.emit(f"scf.if {writers_condition(self.writer, writers)} {{")
+        self.writer.emit(store, 2)
+        self.writer.emit("}")
+
+    def _read(self, buffer: SSAValue, op: Operation, tile_index: int, chunk: _Chunk) -> HostTensor | None:
+        """
+        The host tile a buffer holds: what a load or compute last wrote to it, or an
+        accumulator's tile less its padding (the host box of `tile_index`); None if nothing did.
+        """
+        if buffer in self.accumulators:
+            return self._slice(self.accumulators[buffer], self._host_map(op, tile_index, chunk)[1])
+        return self.buffers.get(buffer)
+
+    def _fill(self, op: core.FillOp) -> None:
+        """An accumulator's zero: a fill of its output tile's host box in whole sticks."""
+        compute = self.accumulating.get(op.buffer)
+        if compute is None:
+            raise op_error(op, "it fills a buffer no accumulating compute adds into: not written yet")
+        host, _ = self._host_map(compute, int(compute.tiles.get_values()[-1]), _Chunk(None, (0,)))
+        element = op.buffer.type.element_type  # type: ignore[attr-defined]
+        value = float(op.value.value.data)  # type: ignore[attr-defined]  (an integer or float attribute)
+        self.accumulators[op.buffer] = filled(self.writer, tuple(host.extent), element, value)
+
+    def _ring_reduce(self, op: core.RingReduceOp) -> None:
+        """The K partners' partial sums combined on the ring into each group's first core."""
+        acc = self.accumulators.get(op.buffer)
+        if acc is None:
+            raise op_error(op, "it reduces a buffer no accumulating compute wrote")
+        group, combine = op.group.value.data, op.combine.data
+        self.accumulators[op.buffer] = ring_reduced(self.writer, op, acc, group, self.cores, combine)
 
     def _relayout(self, op: Operation, padded: HostTensor, tile_index: int, chunk: _Chunk) -> HostTensor:
         """
@@ -334,19 +391,21 @@ class _KernelWriter:
         return transpose(self.writer, in_host_order, perm)
 
     def _compute(self, op: core.ComputeOp) -> None:
-        if op.accumulate is not None:
-            raise op_error(op, "accumulating computes are not written yet")
         payload = op.payload.block.first_op
         assert payload is not None
-        operands = []
-        for value in op.ins:
-            if value not in self.buffers:
-                raise op_error(op, "it reads a buffer no load wrote")
-            operands.append(self.buffers[value])
         chunk = self._chunk(op.chunk, op)
-        out_tile = int(op.tiles.get_values()[-1])
-        _, held = self._host_map(op, out_tile, chunk)
         tiles = [int(t) for t in op.tiles.get_values()]
+        operands = []
+        for value, tile_index in zip(op.ins, tiles, strict=False):
+            operand = self._read(value, op, tile_index, chunk)
+            if operand is None:
+                raise op_error(op, "it reads a buffer no load wrote")
+            operands.append(operand)
+        if op.accumulate is not None:
+            self._accumulate(op, payload, operands, chunk)
+            return
+        out_tile = tiles[-1]
+        _, held = self._host_map(op, out_tile, chunk)
 
         def start_of(operand: int, dim: int) -> str:
             host, _ = self._host_map(op, tiles[operand], chunk)
@@ -362,6 +421,19 @@ class _KernelWriter:
         self.buffers[op.outs[0]] = self._reshaped(result, held)
         if isinstance(payload, RELAYOUTS):
             self.relayouts.add(op.outs[0])
+
+    def _accumulate(
+        self, op: core.ComputeOp, payload: Operation, operands: list[HostTensor], chunk: _Chunk
+    ) -> None:
+        """A matmul chunk added to its accumulator (`ktdp_accumulate.accumulated_matmul`)."""
+        if not isinstance(payload, st.MatmulOp | st.BmmOp) or len(operands) != 2:
+            raise op_error(op, "accumulating computes other than a matmul chunk are not written yet")
+        acc = self.accumulators.get(op.outs[0])
+        if acc is None:
+            raise op_error(op, "it accumulates into a buffer no lx_fill zeroed")
+        k_sticks = self._host_map(op, int(op.tiles.get_values()[0]), chunk)[0].extent[-1]
+        x, y = operands
+        self.accumulators[op.outs[0]] = accumulated_matmul(self.writer, payload, x, y, acc, k_sticks)
 
 
 def kernel_names(module: ModuleOp) -> list[tuple[str, core.KernelOp]]:

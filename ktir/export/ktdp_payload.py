@@ -39,6 +39,8 @@ class HostTensor:
     name: str
     shape: tuple[int, ...]
     element: Attribute
+    read_as: Attribute | None = None
+    """The narrower type an op reads it in (a matmul epilogue's fp32 accumulator read as fp16)."""
 
     @property
     def type_text(self) -> str:
@@ -270,7 +272,13 @@ def generic(
     args = [writer.fresh("a") for _ in operands]
     block_args = ", ".join(f"{a}: {t.element}" for a, t in zip(args, operands, strict=True))
     writer.emit(f"^bb0({block_args}, {writer.fresh('o')}: {element}):")
-    wide = [_widened(writer, a, t.element, compute) for a, t in zip(args, operands, strict=True)]
+    # An fp32 accumulator read by an fp16 op is rounded to fp16 first, in the body (a cast: no
+    # pass of its own), as ktir rounds it once to the matmul's result type (`run_fused`).
+    read = [
+        (_rounded(writer, a, t.read_as, t.element), t.read_as) if t.read_as is not None else (a, t.element)
+        for a, t in zip(args, operands, strict=True)
+    ]
+    wide = [_widened(writer, a, e, compute) for a, e in read]
     result = _rounded(writer, formula(writer, wide), element, compute)
     writer.emit(f"linalg.yield {result} : {element}", 2)
     writer.emit(f"}} -> {out.type_text}")

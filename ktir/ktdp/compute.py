@@ -174,7 +174,10 @@ def _fill(run: TileProgram, op: Operation) -> list[np.ndarray]:
     out = np.asarray(run.env[op.outputs[0]])  # type: ignore[attr-defined]
     value = np.asarray(run.env[op.inputs[0]])  # type: ignore[attr-defined]
     value = value.reshape(value.shape + (1,) * (out.ndim - value.ndim)) if value.ndim else value
-    _charge_result(run, op)
+    # A write of the result's sticks at LX copy speed, as ktir zeroes an accumulator (`lx_fill`).
+    itemsize = out.dtype.itemsize
+    written = sticks(out.shape[1:], itemsize, run.target.stick_bytes) * itemsize
+    run.charges.charge("sfu", cost_model.fill_cycles(written, run.target))
     return [store(np.broadcast_to(value, out.shape), element_of(op.results[0]))]
 
 

@@ -25,20 +25,19 @@ from ktir.ir.diagnostics import DiagnosticError, module_text, parse_module
 from ktir.passes.emit_ktdp import EmitKtdpPass
 from ktir.tools.ktdp_roundtrip import roundtrip_module
 
-# Zoo models whose every kernel the emitter writes: an MLP (GELU), a decoder block (a chunk
-# loop, softmax attention as fused matmuls), BERT (LayerNorm, attention with an additive mask)
-# and a Llama (RMSNorm, RoPE, grouped causal attention whose q tiles cut a group of host dims).
+# Zoo models whose every kernel the emitter writes, as ktir plans them for the card: an MLP
+# (GELU; its second matmul splits K over core pairs: lx_fill, an accumulating matmul, a ring
+# reduction and a store by each pair's first core), a decoder block (a chunk loop, softmax
+# attention as fused matmuls, a K-split down projection), BERT (LayerNorm, attention with an
+# additive mask) and a Llama (RMSNorm, RoPE, grouped causal attention whose q tiles cut a
+# group of host dims).
 MODEL_NAMES = ["mlp", "decoder_block", "hf_bert", "hf_llama"]
 
 
 @cache
 def _compiled(name: str) -> ModuleOp:
     model, _, args, kwargs = MODELS[name]()
-    # The emitter does not write K-split kernels yet (lx_fill, accumulating computes, ring
-    # reductions). At the card's rates (`spyre`) the planner splits K in the MLP's and the
-    # decoder block's small matmuls (it simulates faster: the MLP's second kernel 1,792 cycles
-    # against 1,864), so the models are planned at the datasheet's rates, which keep K whole.
-    return ktir.compile(model, args, kwargs, target="spyre-datasheet").module
+    return ktir.compile(model, args, kwargs).module
 
 
 @pytest.mark.slow
