@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.cores.executor import tensor_layout
@@ -43,6 +43,7 @@ from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
 from ktir.export.ktdp_accumulate import accumulated_matmul, filled, ring_reduced, writers_condition
 from ktir.export.ktdp_compute import RELAYOUTS, emit_compute_payload
+from ktir.export.ktdp_loops import Chunk, Index, index_op, writes_accumulator
 from ktir.export.ktdp_payload import (
     HostTensor,
     Writer,
@@ -69,14 +70,6 @@ class _Tensor:
     element: Attribute
 
 
-@dataclass(frozen=True)
-class _Chunk:
-    """The chunk an op works on: `name` None for a constant, else the loop variable's, and its values."""
-
-    name: str | None
-    values: tuple[int, ...]
-
-
 def _box_set(extents: Sequence[int]) -> str:
     dims = ", ".join(f"d{i}" for i in range(len(extents)))
     constraints = ", ".join(
@@ -98,7 +91,7 @@ class _KernelWriter:
         self.name = name
         self.cores = kernel.cores.value.data
         self.writer = Writer(function=name)
-        self.index: dict[SSAValue, int | _Chunk | None] = {}
+        self.index: dict[SSAValue, Index] = {}
         self.buffers: dict[SSAValue, HostTensor] = {}
         # LX accumulators (`lx_fill`, accumulating computes, ring reductions): each buffer's
         # tile padded to whole sticks, as ktir's LX buffer holds it, and the compute writing it
@@ -156,48 +149,65 @@ class _KernelWriter:
         elif isinstance(op, scf.ForOp):
             self._loop(op)
         elif op.name.startswith("arith.") and all(isinstance(r.type, IndexType) for r in op.results):
-            self.index[op.results[0]] = None  # slot arithmetic: ktdp values need no slots
+            # a chunk index (`ktdp_loops.index_op`), or slot arithmetic: ktdp values need no slots
+            self.index[op.results[0]] = index_op(self.writer, op, [self.index.get(v) for v in op.operands])
         else:
             raise op_error(op, f"ktir-emit-ktdp does not write '{op.name}' in a kernel yet")
 
     def _loop(self, op: scf.ForOp) -> None:
-        """A chunk loop: an `scf.for` over the same chunks, its body's tiles per chunk."""
+        """
+        A chunk loop: an `scf.for` over the same chunks, its body's tiles per chunk, carrying
+        the accumulators made before it that its body adds into (`ktdp_loops`).
+        """
         bounds = [self.index.get(v) for v in (op.lb, op.ub, op.step)]
         if not all(isinstance(b, int) for b in bounds) or op.iter_args:
             raise op_error(op, "a chunk loop must have constant bounds and no iter_args")
-        if any(isinstance(inner, core.FillOp | core.RingReduceOp) for inner in op.body.walk()) or any(
-            isinstance(inner, core.ComputeOp) and inner.accumulate is not None for inner in op.body.walk()
-        ):
-            raise op_error(
-                op, "a chunk loop that fills, adds into or reduces an accumulator is not written yet"
-            )
         lower, upper, step = (int(b) for b in bounds)  # type: ignore[arg-type]
         w = self.writer
         names = [w.fresh(stem) for stem in ("lb", "ub", "step")]
         for name, value in zip(names, bounds, strict=True):
             w.emit(f"{name} = arith.constant {value} : index")
         induction = w.fresh("k")
-        w.emit(f"scf.for {induction} = {names[0]} to {names[1]} step {names[2]} {{")
-        self.index[op.body.block.args[0]] = _Chunk(induction, tuple(range(lower, upper, step)))
-        outside = dict(self.buffers)
+        carried = [b for b in self.accumulators if writes_accumulator(op, b)]
+        starts = [self.accumulators[b] for b in carried]
+        head = f"scf.for {induction} = {names[0]} to {names[1]} step {names[2]}"
+        results = w.fresh("acc") if carried else ""
+        if carried:
+            args = [w.fresh("a") for _ in carried]
+            pairs = ", ".join(f"{a} = {t.name}" for a, t in zip(args, starts, strict=True))
+            types = ", ".join(t.type_text for t in starts)
+            count = f":{len(carried)}" if len(carried) > 1 else ""
+            head = f"{results}{count} = {head} iter_args({pairs}) -> ({types})"
+            for buffer, arg, start in zip(carried, args, starts, strict=True):
+                self.accumulators[buffer] = HostTensor(arg, start.shape, start.element)
+        w.emit(f"{head} {{")
+        self.index[op.body.block.args[0]] = Chunk(induction, tuple(range(lower, upper, step)))
+        outside, accumulators = dict(self.buffers), dict(self.accumulators)
         w.depth += 1
         for inner in op.body.block.ops:
             if not isinstance(inner, scf.YieldOp):
                 self._op(inner)
+        if carried:
+            ends = [self.accumulators[b] for b in carried]
+            w.emit(f"scf.yield {', '.join(t.name for t in ends)} : {', '.join(t.type_text for t in ends)}")
         w.depth -= 1
         w.emit("}")
         self.buffers = outside  # a tile the body loads or computes is not seen after the loop
+        self.accumulators = {b: t for b, t in accumulators.items() if b not in carried}
+        for k, (buffer, start) in enumerate(zip(carried, starts, strict=True)):
+            name = results if len(carried) == 1 else f"{results}#{k}"
+            self.accumulators[buffer] = HostTensor(name, start.shape, start.element)
 
-    def _chunk(self, value: SSAValue, op: Operation) -> _Chunk:
+    def _chunk(self, value: SSAValue, op: Operation) -> Chunk:
         """The chunk an op works on: a constant, or a chunk loop's induction variable."""
         known = self.index.get(value)
         if isinstance(known, int):
-            return _Chunk(None, (known,))
-        if isinstance(known, _Chunk):
+            return Chunk(None, (known,))
+        if isinstance(known, Chunk):
             return known
         raise op_error(op, "its chunk must be a constant or a chunk loop's induction variable")
 
-    def _host_map(self, op: Operation, tile_index: int, chunk: _Chunk) -> tuple[HostTiles, tuple[int, ...]]:
+    def _host_map(self, op: Operation, tile_index: int, chunk: Chunk) -> tuple[HostTiles, tuple[int, ...]]:
         """The tile's host map (padded), the same for every chunk, and the host extent it holds."""
         tile = self.tiles[tile_index]
         layout, shape, _ = tensor_layout(self.kernel.body.block.args[tile_index].type)
@@ -228,7 +238,7 @@ class _KernelWriter:
         assert first is not None
         return first, maps[0][3]
 
-    def _start(self, cores: np.ndarray, chunks: np.ndarray, chunk: _Chunk) -> str:
+    def _start(self, cores: np.ndarray, chunks: np.ndarray, chunk: Chunk) -> str:
         """
         A subscript of a tile's start along one device dim: the core's part (`cores`, per core)
         plus the chunk's (`chunks`, per chunk index), each a literal, an affine expression of
@@ -272,7 +282,7 @@ class _KernelWriter:
         return extent, dropped + [kept[p - 1] for p in host.perm[1:]]
 
     def _access_tile(
-        self, op: Operation, tile_index: int, chunk: _Chunk, device_order: bool = False
+        self, op: Operation, tile_index: int, chunk: Chunk, device_order: bool = False
     ) -> tuple[str, tuple[int, ...], HostTiles, tuple[int, ...]]:
         """
         The access tile of a DMA (its name and the shape it moves, device dims in host order
@@ -331,10 +341,12 @@ class _KernelWriter:
         tile, loaded, host, held = self._access_tile(op, tile_index, chunk, device_order=relayout)
         if value.shape != held:
             raise op_error(op, f"its buffer holds a {value.shape} tile, the store moves {held}")
-        if value.element != self.tensors[op.target].element:
-            raise op_error(
-                op, f"it stores a {value.element} buffer into a {self.tensors[op.target].element} tensor"
-            )
+        element = self.tensors[op.target].element
+        # An fp32 accumulator stored into an fp16 tensor: the DMA converts it, as ktir's does
+        # (`ktdp.store` writes its data in the view's element type).
+        converts = op.source in self.accumulators and isinstance(element, Float16Type)
+        if value.element != element and not converts:
+            raise op_error(op, f"it stores a {value.element} buffer into a {element} tensor")
         padded = zero_padded(self.writer, value, host.extent)
         data = self._relayout(op, padded, tile_index, chunk) if relayout else self._reshaped(padded, loaded)
         store = f"ktdp.store {data.name}, {tile} : {data.type_text}, <{dims_text(loaded)}index>"
@@ -347,7 +359,7 @@ class _KernelWriter:
         self.writer.emit(store, 2)
         self.writer.emit("}")
 
-    def _read(self, buffer: SSAValue, op: Operation, tile_index: int, chunk: _Chunk) -> HostTensor | None:
+    def _read(self, buffer: SSAValue, op: Operation, tile_index: int, chunk: Chunk) -> HostTensor | None:
         """
         The host tile a buffer holds: what a load or compute last wrote to it, or an
         accumulator's tile less its padding (the host box of `tile_index`); None if nothing did.
@@ -361,7 +373,7 @@ class _KernelWriter:
         compute = self.accumulating.get(op.buffer)
         if compute is None:
             raise op_error(op, "it fills a buffer no accumulating compute adds into: not written yet")
-        host, _ = self._host_map(compute, int(compute.tiles.get_values()[-1]), _Chunk(None, (0,)))
+        host, _ = self._host_map(compute, int(compute.tiles.get_values()[-1]), Chunk(None, (0,)))
         element = op.buffer.type.element_type  # type: ignore[attr-defined]
         value = float(op.value.value.data)  # type: ignore[attr-defined]  (an integer or float attribute)
         self.accumulators[op.buffer] = filled(self.writer, tuple(host.extent), element, value)
@@ -374,7 +386,7 @@ class _KernelWriter:
         group, combine = op.group.value.data, op.combine.data
         self.accumulators[op.buffer] = ring_reduced(self.writer, op, acc, group, self.cores, combine)
 
-    def _relayout(self, op: Operation, padded: HostTensor, tile_index: int, chunk: _Chunk) -> HostTensor:
+    def _relayout(self, op: Operation, padded: HostTensor, tile_index: int, chunk: Chunk) -> HostTensor:
         """
         A relayout kernel's move (ktir: one SFU pass over the output tile in its device
         layout): the padded host tile, as device dims in host order, transposed into device
@@ -423,7 +435,7 @@ class _KernelWriter:
             self.relayouts.add(op.outs[0])
 
     def _accumulate(
-        self, op: core.ComputeOp, payload: Operation, operands: list[HostTensor], chunk: _Chunk
+        self, op: core.ComputeOp, payload: Operation, operands: list[HostTensor], chunk: Chunk
     ) -> None:
         """A matmul chunk added to its accumulator (`ktdp_accumulate.accumulated_matmul`)."""
         if not isinstance(payload, st.MatmulOp | st.BmmOp) or len(operands) != 2:

@@ -241,7 +241,9 @@ def _batched(run: TileProgram, value: SSAValue) -> np.ndarray:
 
 def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
     # fp16 and fp32 products accumulate in fp32 as the PE arrays do; f64 operands stay f64.
-    a, b = (compute_precision(np.asarray(run.env[v])) for v in op.inputs)
+    # C order, as ktir's simulator gives its GEMMs: NumPy's matmul uses BLAS only for
+    # contiguous operands, and a slice's view (a y tile cut to K) would take its own loop.
+    a, b = (np.ascontiguousarray(compute_precision(np.asarray(run.env[v]))) for v in op.inputs)
     out = op.outputs[0]
     product = np.matmul(a, b)
     if out not in run.empty:

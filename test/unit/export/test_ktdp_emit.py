@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 import ktir
 import ktir.ktdp as ktdp
-from ktir.export.ktdp import emit_module, kernel_names
+from ktir.export.ktdp import emit_kernel, emit_module, kernel_names
 from ktir.export.ktdp_subscripts import start_subscript
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, module_text, parse_module
@@ -151,3 +151,15 @@ def test_rank_0_tiles_and_infinite_fills_round_trip(model: torch.nn.Module) -> N
     results = roundtrip_module(ktir.compile(model, (x,), {}).module)
     assert results and all(r.skipped is None and r.equal for r in results), results
     assert all(r.same_cycles and not r.differing for r in results), results
+
+
+def test_a_k_loop_carries_its_accumulator_and_takes_ktirs_time() -> None:
+    # 32 x 16384 @ 16384 x 128: K split over core pairs, each core's half in a loop of chunks,
+    # the accumulator carried through the loop (iter_args), then reduced on the ring.
+    linear = torch.nn.Linear(16384, 128, bias=False).half()
+    module = ktir.compile(linear, (torch.zeros(32, 16384, dtype=torch.float16),)).module
+    (name, kernel), *_ = kernel_names(module)
+    text = emit_kernel(kernel, name)
+    assert " iter_args(%a0 = %t" in text and "scf.yield %t" in text and "ktdp.inter_tile_reduce" in text
+    (result,) = roundtrip_module(module)
+    assert result.skipped is None and result.same_cycles and result.differing == []
