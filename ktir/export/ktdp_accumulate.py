@@ -32,6 +32,7 @@ from ktir.export.ktdp_payload import (
     destination,
     extract_slice,
     float_literal,
+    per_core_operands,
     reshaped,
     zero_padded,
 )
@@ -72,7 +73,10 @@ def accumulated_matmul(
         y = extract_slice(writer, y, [0] * len(y.shape), (*y.shape[:-2], k, y.shape[-1]))
     x = zero_padded(writer, x, (*x.shape[:-1], k_padded))
     y = zero_padded(writer, y, (*y.shape[:-2], k_padded, n_padded))
-    if all(n == 1 for n in y.shape[:-2]):  # one y for every row of x: a 2-D product
+    if (batch_of_one := per_core_operands(writer, x, y)) is not None:  # ktir: one GEMM per core
+        operands = list(batch_of_one)
+        into, name = reshaped(writer, acc, (1, *acc.shape[-2:])), "linalg.batch_matmul"
+    elif all(n == 1 for n in y.shape[:-2]):  # one y for every row of x: a 2-D product
         rows = math.prod(x.shape[:-1])
         operands = [reshaped(writer, x, (rows, k_padded)), reshaped(writer, y, y.shape[-2:])]
         into, name = reshaped(writer, acc, (rows, n_padded)), "linalg.matmul"
