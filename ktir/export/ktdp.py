@@ -18,12 +18,14 @@ tile on core c is extent [1, 2, 64] at start [c // 8, 2 (c mod 8), 0] is written
 `%v[%s0, %s1, 0]` with `access_tile_order = (d0, d1, d2) -> (d1, d0, d2)`: the loaded 2 x 1 x 64
 tensor collapses to the 2 x 64 host tile (rows, then the stick's 64 columns).
 
-Chunk loops are `scf.for` loops over the chunks. A K-split kernel's accumulator zero, its
-accumulating matmul, its ring reduction and its store by some cores are written by
-`ktir.export.ktdp_accumulate`. What is not written yet is a located error: accumulators in a
-chunk loop and accumulating computes other than a matmul, whole-slice and resident loads, tiles
-whose device box is not one host box (`ktir.cores.host_tiles.HostTiles`), and payload ops without a
-`linalg` form (`ktdp_payload.emit_payload`).
+Chunk loops are `scf.for` loops over the chunks, carrying the accumulators their bodies add
+into (`ktir.export.ktdp_loops`); a whole-slice load is one access tile over the core's slice,
+each chunk's compute reading its window. A K-split kernel's accumulator zero, its accumulating
+matmul, its ring reduction and its store by some cores are written by
+`ktir.export.ktdp_accumulate`. What is not written yet is a located error: alternating
+accumulators and accumulating computes other than a matmul, resident loads, tiles whose device
+box is not one host box (`ktir.cores.host_tiles.HostTiles`), and payload ops without a `linalg`
+form (`ktdp_payload.emit_payload`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import arith, scf
@@ -43,7 +46,7 @@ from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
 from ktir.export.ktdp_accumulate import accumulated_matmul, filled, ring_reduced, writers_condition
 from ktir.export.ktdp_compute import RELAYOUTS, emit_compute_payload
-from ktir.export.ktdp_loops import Chunk, Index, index_op, writes_accumulator
+from ktir.export.ktdp_loops import Chunk, Index, index_op, offset, writes_accumulator
 from ktir.export.ktdp_payload import (
     HostTensor,
     Writer,
@@ -68,6 +71,21 @@ class _Tensor:
     view: str
     device_size: tuple[int, ...]
     element: Attribute
+
+
+@dataclass(frozen=True)
+class _WholeSlice:
+    """A tile as a whole-slice load moves it: one box from the core's start over every chunk's."""
+
+    extent_array: np.ndarray
+    starts_array: np.ndarray
+    chunk_starts_array: np.ndarray
+
+    @classmethod
+    def of(cls, tile: Any) -> _WholeSlice:
+        """The whole slice of a kernel tile (`TileAttr.whole_extent`)."""
+        starts = tile.starts_array
+        return cls(np.array(tile.whole_extent), starts, np.zeros((1, starts.shape[1]), dtype=starts.dtype))
 
 
 def _box_set(extents: Sequence[int]) -> str:
@@ -96,6 +114,7 @@ class _KernelWriter:
         # LX accumulators (`lx_fill`, accumulating computes, ring reductions): each buffer's
         # tile padded to whole sticks, as ktir's LX buffer holds it, and the compute writing it
         self.accumulators: dict[SSAValue, HostTensor] = {}
+        self.wholes: dict[SSAValue, HostTiles] = {}  # buffers holding a core's whole slice
         self.accumulating: dict[SSAValue, core.ComputeOp] = {
             op.outs[0]: op
             for op in kernel.body.walk()
@@ -313,11 +332,20 @@ class _KernelWriter:
         return reshaped(self.writer, value, shape)
 
     def _load(self, op: core.DmaLoadOp) -> None:
-        if op.whole is not None or isinstance(op.source.type, MemRefType):
-            raise op_error(op, "whole-slice and resident loads are not written yet")
+        if isinstance(op.source.type, MemRefType):
+            raise op_error(op, "resident loads are not written yet")
         chunk = self._chunk(op.chunk, op)
         tile_index = op.tile.value.data
-        tile, loaded, host, held = self._access_tile(op, tile_index, chunk)
+        if op.whole is not None:  # the core's whole slice, read by each chunk's compute in windows
+            original = self.tiles[tile_index]
+            self.tiles[tile_index] = _WholeSlice.of(original)
+            try:
+                tile, loaded, host, held = self._access_tile(op, tile_index, Chunk(None, (0,)))
+            finally:
+                self.tiles[tile_index] = original
+            self.wholes[op.target] = host
+        else:
+            tile, loaded, host, held = self._access_tile(op, tile_index, chunk)
         element = self.tensors[op.source].element  # type: ignore[index]
         value = HostTensor(self.writer.fresh("t"), loaded, element)
         self.writer.emit(f"{value.name} = ktdp.load {tile} : <{dims_text(loaded)}index> -> {value.type_text}")
@@ -366,11 +394,56 @@ class _KernelWriter:
         """
         if buffer in self.accumulators:
             return self._slice(self.accumulators[buffer], self._host_map(op, tile_index, chunk)[1])
+        if buffer in self.wholes and buffer in self.buffers:
+            return self._window(self.buffers[buffer], self.wholes[buffer], op, tile_index, chunk)
         return self.buffers.get(buffer)
+
+    def _window(
+        self, whole: HostTensor, slice_map: HostTiles, op: Operation, tile_index: int, chunk: Chunk
+    ) -> HostTensor:
+        """
+        Chunk `chunk`'s window of a core's whole slice (`ktir.dma_load ... whole`): a
+        `tensor.extract_slice` at the chunk's host start less the slice's, the same on every
+        core, an offset linear in the chunk loop's variable (`ktdp_loops.offset`).
+        """
+        host, held = self._host_map(op, tile_index, chunk)
+        tile = self.tiles[tile_index]
+        layout, shape, _ = tensor_layout(self.kernel.body.block.args[tile_index].type)
+        extent = tuple(int(e) for e in tile.extent_array)
+        columns = []
+        for k in chunk.values:
+            starts = tile.starts_array + tile.chunk_starts_array[k]
+            at = cast(HostTiles, HostTiles.of(layout, shape, extent, starts, self.cores, padded=True)).lo
+            moved = at - slice_map.lo
+            if (moved != moved[0]).any() or host.perm != slice_map.perm:
+                raise op_error(
+                    op, f"tile {tile_index}'s chunks are not one window of the whole slice on every core"
+                )
+            columns.append(moved[0])
+        offsets = [self._offset(np.array([c[d] for c in columns]), chunk) for d in range(len(held))]
+        out = HostTensor(self.writer.fresh("t"), held, whole.element)
+        self.writer.emit(
+            f"{out.name} = tensor.extract_slice {whole.name}[{', '.join(offsets)}] {list(held)} "
+            f"{[1] * len(held)} : {whole.type_text} to {out.type_text}"
+        )
+        return out
+
+    def _offset(self, values: np.ndarray, chunk: Chunk) -> str:
+        """An index that is `values[i]` at chunk `chunk.values[i]`: linear in it, else a table's entry."""
+        linear = offset(self.writer, values, chunk)
+        if linear is not None:
+            return linear
+        column = np.zeros(max(chunk.values) + 1, dtype=np.int64)
+        column[list(chunk.values)] = values
+        return self._table(column, cast(str, chunk.name))
 
     def _fill(self, op: core.FillOp) -> None:
         """An accumulator's zero: a fill of its output tile's host box in whole sticks."""
         compute = self.accumulating.get(op.buffer)
+        if op.buffer.type.get_shape()[0] > 1:  # type: ignore[attr-defined]
+            raise op_error(
+                op, "alternating accumulators (an epilogue overlapping the next tile) are not written yet"
+            )
         if compute is None:
             raise op_error(op, "it fills a buffer no accumulating compute adds into: not written yet")
         host, _ = self._host_map(compute, int(compute.tiles.get_values()[-1]), Chunk(None, (0,)))
@@ -438,6 +511,10 @@ class _KernelWriter:
         self, op: core.ComputeOp, payload: Operation, operands: list[HostTensor], chunk: Chunk
     ) -> None:
         """A matmul chunk added to its accumulator (`ktdp_accumulate.accumulated_matmul`)."""
+        if op.into is not None:
+            raise op_error(
+                op, "alternating accumulators (an epilogue overlapping the next tile) are not written yet"
+            )
         if not isinstance(payload, st.MatmulOp | st.BmmOp) or len(operands) != 2:
             raise op_error(op, "accumulating computes other than a matmul chunk are not written yet")
         acc = self.accumulators.get(op.outs[0])

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.dialects import arith
 from xdsl.ir import Operation, SSAValue
 
@@ -73,6 +74,28 @@ def _constant(writer: Writer, value: int) -> str:
     return name
 
 
+def offset(writer: Writer, values: np.ndarray, chunk: Chunk) -> str | None:
+    """
+    An `index` operand that is `values[i]` at chunk `chunk.values[i]`: a literal when it is one
+    value, else `chunk * a + b` written in `arith`; None when it is not linear in the chunk.
+    Example: windows at 0, 4, 8 of chunks 0, 1, 2 are `%k0 * 4`.
+    """
+    if len(set(values.tolist())) == 1:
+        return str(int(values[0]))
+    ks = np.array(chunk.values)
+    slope = int(values[1] - values[0]) // int(ks[1] - ks[0])
+    start = int(values[0] - slope * ks[0])
+    if not (values == slope * ks + start).all() or chunk.name is None:
+        return None
+    scaled = writer.fresh("o")
+    writer.emit(f"{scaled} = arith.muli {chunk.name}, {_constant(writer, slope)} : index")
+    if start == 0:
+        return scaled
+    moved = writer.fresh("o")
+    writer.emit(f"{moved} = arith.addi {scaled}, {_constant(writer, start)} : index")
+    return moved
+
+
 def writes_accumulator(body: Operation, buffer: SSAValue) -> bool:
     """Whether a loop's body (at any depth) fills, adds into or reduces `buffer`."""
     for inner in body.walk():
@@ -83,4 +106,4 @@ def writes_accumulator(body: Operation, buffer: SSAValue) -> bool:
     return False
 
 
-__all__ = ["Chunk", "Index", "index_op", "writes_accumulator"]
+__all__ = ["Chunk", "Index", "index_op", "offset", "writes_accumulator"]

@@ -164,3 +164,18 @@ def test_a_k_loop_carries_its_accumulator_and_gives_ktirs_outputs_and_time() -> 
     (result,) = roundtrip_module(module)
     # bit for bit: both engines run their GEMMs on one BLAS thread (threads change a GEMM's bits)
     assert result.skipped is None and result.equal and result.same_cycles and result.differing == []
+
+
+def test_a_whole_slice_is_loaded_once_and_each_k_chunk_reads_its_window() -> None:
+    # 128 x 4096 @ 4096 x 1024: each core loads its rows of x whole, then for each of its output
+    # tiles (an outer loop, the accumulator zeroed in it) runs a K loop whose matmuls read their
+    # chunk's window of x (an extract_slice at an offset of the K loop's variable).
+    linear = torch.nn.Linear(4096, 1024, bias=False).half()
+    module = ktir.compile(linear, (torch.zeros(128, 4096, dtype=torch.float16),)).module
+    (name, kernel), *_ = kernel_names(module)
+    text = emit_kernel(kernel, name)
+    loads = [line for line in text.splitlines() if "ktdp.load" in line]
+    assert len(loads) == 2 and text.index(loads[0]) < text.index("scf.for")  # x once, before the loops
+    assert "tensor.extract_slice %t2[0, %s" in text and "iter_args(" in text
+    (result,) = roundtrip_module(module)
+    assert result.skipped is None and result.equal and result.same_cycles and result.differing == []
