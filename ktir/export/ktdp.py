@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import arith, scf
@@ -44,9 +43,10 @@ from ktir.cores.executor import tensor_layout
 from ktir.cores.host_tiles import HostTiles
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
-from ktir.export.ktdp_accumulate import accumulated_matmul, filled, ring_reduced, writers_condition
+from ktir.export.ktdp_accumulate import writers_condition
+from ktir.export.ktdp_buffers import BufferWriting, WholeSlice
 from ktir.export.ktdp_compute import RELAYOUTS, emit_compute_payload
-from ktir.export.ktdp_loops import Chunk, Index, index_op, offset, writes_accumulator
+from ktir.export.ktdp_loops import Chunk, Index, index_op, writes_accumulator
 from ktir.export.ktdp_payload import (
     HostTensor,
     Writer,
@@ -73,21 +73,6 @@ class _Tensor:
     element: Attribute
 
 
-@dataclass(frozen=True)
-class _WholeSlice:
-    """A tile as a whole-slice load moves it: one box from the core's start over every chunk's."""
-
-    extent_array: np.ndarray
-    starts_array: np.ndarray
-    chunk_starts_array: np.ndarray
-
-    @classmethod
-    def of(cls, tile: Any) -> _WholeSlice:
-        """The whole slice of a kernel tile (`TileAttr.whole_extent`)."""
-        starts = tile.starts_array
-        return cls(np.array(tile.whole_extent), starts, np.zeros((1, starts.shape[1]), dtype=starts.dtype))
-
-
 def _box_set(extents: Sequence[int]) -> str:
     dims = ", ".join(f"d{i}" for i in range(len(extents)))
     constraints = ", ".join(
@@ -101,7 +86,7 @@ def _memref(shape: Sequence[int], element: Attribute) -> str:
     return f"memref<{dims_text(shape)}{element}>"
 
 
-class _KernelWriter:
+class _KernelWriter(BufferWriting):
     """One kernel's function (module docstring)."""
 
     def __init__(self, kernel: core.KernelOp, name: str) -> None:
@@ -338,7 +323,7 @@ class _KernelWriter:
         tile_index = op.tile.value.data
         if op.whole is not None:  # the core's whole slice, read by each chunk's compute in windows
             original = self.tiles[tile_index]
-            self.tiles[tile_index] = _WholeSlice.of(original)
+            self.tiles[tile_index] = WholeSlice.of(original)
             try:
                 tile, loaded, host, held = self._access_tile(op, tile_index, Chunk(None, (0,)))
             finally:
@@ -387,78 +372,6 @@ class _KernelWriter:
         self.writer.emit(store, 2)
         self.writer.emit("}")
 
-    def _read(self, buffer: SSAValue, op: Operation, tile_index: int, chunk: Chunk) -> HostTensor | None:
-        """
-        The host tile a buffer holds: what a load or compute last wrote to it, or an
-        accumulator's tile less its padding (the host box of `tile_index`); None if nothing did.
-        """
-        if buffer in self.accumulators:
-            return self._slice(self.accumulators[buffer], self._host_map(op, tile_index, chunk)[1])
-        if buffer in self.wholes and buffer in self.buffers:
-            return self._window(self.buffers[buffer], self.wholes[buffer], op, tile_index, chunk)
-        return self.buffers.get(buffer)
-
-    def _window(
-        self, whole: HostTensor, slice_map: HostTiles, op: Operation, tile_index: int, chunk: Chunk
-    ) -> HostTensor:
-        """
-        Chunk `chunk`'s window of a core's whole slice (`ktir.dma_load ... whole`): a
-        `tensor.extract_slice` at the chunk's host start less the slice's, the same on every
-        core, an offset linear in the chunk loop's variable (`ktdp_loops.offset`).
-        """
-        host, held = self._host_map(op, tile_index, chunk)
-        tile = self.tiles[tile_index]
-        layout, shape, _ = tensor_layout(self.kernel.body.block.args[tile_index].type)
-        extent = tuple(int(e) for e in tile.extent_array)
-        columns = []
-        for k in chunk.values:
-            starts = tile.starts_array + tile.chunk_starts_array[k]
-            at = cast(HostTiles, HostTiles.of(layout, shape, extent, starts, self.cores, padded=True)).lo
-            moved = at - slice_map.lo
-            if (moved != moved[0]).any() or host.perm != slice_map.perm:
-                raise op_error(
-                    op, f"tile {tile_index}'s chunks are not one window of the whole slice on every core"
-                )
-            columns.append(moved[0])
-        offsets = [self._offset(np.array([c[d] for c in columns]), chunk) for d in range(len(held))]
-        out = HostTensor(self.writer.fresh("t"), held, whole.element)
-        self.writer.emit(
-            f"{out.name} = tensor.extract_slice {whole.name}[{', '.join(offsets)}] {list(held)} "
-            f"{[1] * len(held)} : {whole.type_text} to {out.type_text}"
-        )
-        return out
-
-    def _offset(self, values: np.ndarray, chunk: Chunk) -> str:
-        """An index that is `values[i]` at chunk `chunk.values[i]`: linear in it, else a table's entry."""
-        linear = offset(self.writer, values, chunk)
-        if linear is not None:
-            return linear
-        column = np.zeros(max(chunk.values) + 1, dtype=np.int64)
-        column[list(chunk.values)] = values
-        return self._table(column, cast(str, chunk.name))
-
-    def _fill(self, op: core.FillOp) -> None:
-        """An accumulator's zero: a fill of its output tile's host box in whole sticks."""
-        compute = self.accumulating.get(op.buffer)
-        if op.buffer.type.get_shape()[0] > 1:  # type: ignore[attr-defined]
-            raise op_error(
-                op, "alternating accumulators (an epilogue overlapping the next tile) are not written yet"
-            )
-        if compute is None:
-            raise op_error(op, "it fills a buffer no accumulating compute adds into: not written yet")
-        host, _ = self._host_map(compute, int(compute.tiles.get_values()[-1]), Chunk(None, (0,)))
-        element = op.buffer.type.element_type  # type: ignore[attr-defined]
-        value = float(op.value.value.data)  # type: ignore[attr-defined]  (an integer or float attribute)
-        self.accumulators[op.buffer] = filled(self.writer, tuple(host.extent), element, value)
-
-    def _ring_reduce(self, op: core.RingReduceOp) -> None:
-        """The K partners' partial sums combined on the ring into each group's first core."""
-        acc = self.accumulators.get(op.buffer)
-        if acc is None:
-            raise op_error(op, "it reduces a buffer no accumulating compute wrote")
-        group, combine = op.group.value.data, op.combine.data
-        self.accumulators[op.buffer] = ring_reduced(self.writer, op, acc, group, self.cores, combine)
-
     def _relayout(self, op: Operation, padded: HostTensor, tile_index: int, chunk: Chunk) -> HostTensor:
         """
         A relayout kernel's move (ktir: one SFU pass over the output tile in its device
@@ -506,23 +419,6 @@ class _KernelWriter:
         self.buffers[op.outs[0]] = self._reshaped(result, held)
         if isinstance(payload, RELAYOUTS):
             self.relayouts.add(op.outs[0])
-
-    def _accumulate(
-        self, op: core.ComputeOp, payload: Operation, operands: list[HostTensor], chunk: Chunk
-    ) -> None:
-        """A matmul chunk added to its accumulator (`ktdp_accumulate.accumulated_matmul`)."""
-        if op.into is not None:
-            raise op_error(
-                op, "alternating accumulators (an epilogue overlapping the next tile) are not written yet"
-            )
-        if not isinstance(payload, st.MatmulOp | st.BmmOp) or len(operands) != 2:
-            raise op_error(op, "accumulating computes other than a matmul chunk are not written yet")
-        acc = self.accumulators.get(op.outs[0])
-        if acc is None:
-            raise op_error(op, "it accumulates into a buffer no lx_fill zeroed")
-        k_sticks = self._host_map(op, int(op.tiles.get_values()[0]), chunk)[0].extent[-1]
-        x, y = operands
-        self.accumulators[op.outs[0]] = accumulated_matmul(self.writer, payload, x, y, acc, k_sticks)
 
 
 def kernel_names(module: ModuleOp) -> list[tuple[str, core.KernelOp]]:
