@@ -95,10 +95,10 @@ class _KernelWriter(BufferWriting):
         self.cores = kernel.cores.value.data
         self.writer = Writer(function=name)
         self.index: dict[SSAValue, Index] = {}
-        self.buffers: dict[SSAValue, HostTensor] = {}
+        self.buffers: dict[tuple[SSAValue, int | None], HostTensor] = {}  # by buffer and slot (`_held`)
         # LX accumulators (`lx_fill`, accumulating computes, ring reductions): each buffer's
         # tile padded to whole sticks, as ktir's LX buffer holds it, and the compute writing it
-        self.accumulators: dict[SSAValue, HostTensor] = {}
+        self.accumulators: dict[tuple[SSAValue, int], HostTensor] = {}  # by buffer and slot
         self.wholes: dict[SSAValue, HostTiles] = {}  # buffers holding a core's whole slice
         self.accumulating: dict[SSAValue, core.ComputeOp] = {
             op.outs[0]: op
@@ -172,7 +172,7 @@ class _KernelWriter(BufferWriting):
         for name, value in zip(names, bounds, strict=True):
             w.emit(f"{name} = arith.constant {value} : index")
         induction = w.fresh("k")
-        carried = [b for b in self.accumulators if writes_accumulator(op, b)]
+        carried = [key for key in self.accumulators if writes_accumulator(op, key[0])]
         starts = [self.accumulators[b] for b in carried]
         head = f"scf.for {induction} = {names[0]} to {names[1]} step {names[2]}"
         results = w.fresh("acc") if carried else ""
@@ -334,7 +334,7 @@ class _KernelWriter(BufferWriting):
         element = self.tensors[op.source].element  # type: ignore[index]
         value = HostTensor(self.writer.fresh("t"), loaded, element)
         self.writer.emit(f"{value.name} = ktdp.load {tile} : <{dims_text(loaded)}index> -> {value.type_text}")
-        self.buffers[op.target] = self._slice(self._reshaped(value, host.extent), held)
+        self.buffers[self._held(op.target, op.slot)] = self._slice(self._reshaped(value, host.extent), held)
 
     def _slice(self, value: HostTensor, held: tuple[int, ...]) -> HostTensor:
         """The host positions of a padded host tile (its leading `held` box)."""
@@ -347,7 +347,7 @@ class _KernelWriter(BufferWriting):
             raise op_error(op, "stores into resident LX buffers are not written yet")
         chunk = self._chunk(op.chunk, op)
         tile_index = op.tile.value.data
-        value = self._read(op.source, op, tile_index, chunk)
+        value = self._read(op.source, op.slot, op, tile_index, chunk)
         if value is None:
             raise op_error(op, "it stores a buffer no load or compute before it wrote")
         relayout = op.source in self.relayouts
@@ -357,7 +357,7 @@ class _KernelWriter(BufferWriting):
         element = self.tensors[op.target].element
         # An fp32 accumulator stored into an fp16 tensor: the DMA converts it, as ktir's does
         # (`ktdp.store` writes its data in the view's element type).
-        converts = op.source in self.accumulators and isinstance(element, Float16Type)
+        converts = op.source in self.accumulating and isinstance(element, Float16Type)
         if value.element != element and not converts:
             raise op_error(op, f"it stores a {value.element} buffer into a {element} tensor")
         padded = zero_padded(self.writer, value, host.extent)
@@ -395,7 +395,7 @@ class _KernelWriter(BufferWriting):
         tiles = [int(t) for t in op.tiles.get_values()]
         operands = []
         for value, tile_index in zip(op.ins, tiles, strict=False):
-            operand = self._read(value, op, tile_index, chunk)
+            operand = self._read(value, op.slot, op, tile_index, chunk)
             if operand is None:
                 raise op_error(op, "it reads a buffer no load wrote")
             operands.append(operand)
@@ -416,7 +416,7 @@ class _KernelWriter(BufferWriting):
         result = emit_compute_payload(self.writer, payload, operands, held, start_of, sticks)
         if math.prod(result.shape) != math.prod(held):
             raise op_error(op, f"its payload gives a {result.shape} tile, its output tile holds {held}")
-        self.buffers[op.outs[0]] = self._reshaped(result, held)
+        self.buffers[self._held(op.outs[0], op.slot)] = self._reshaped(result, held)
         if isinstance(payload, RELAYOUTS):
             self.relayouts.add(op.outs[0])
 

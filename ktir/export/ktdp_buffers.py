@@ -53,21 +53,51 @@ class BufferWriting:
     cores: int
     writer: Writer
     tiles: list[Any]
-    buffers: dict[SSAValue, HostTensor]
-    accumulators: dict[SSAValue, HostTensor]
+    buffers: dict[tuple[SSAValue, int | None], HostTensor]
+    accumulators: dict[tuple[SSAValue, int], HostTensor]
+    index: dict[SSAValue, Any]
     accumulating: dict[SSAValue, core.ComputeOp]
     wholes: dict[SSAValue, HostTiles]
 
-    def _read(self, buffer: SSAValue, op: Operation, tile_index: int, chunk: Chunk) -> HostTensor | None:
+    def _slot(self, buffer: SSAValue, slot: SSAValue | None, op: Operation) -> tuple[SSAValue, int]:
+        """
+        An accumulator's key: its buffer and slot (0 of a one-slot buffer; of two, alternating
+        between output tiles, the slot must be a constant: one written per output tile).
+        """
+        if buffer.type.get_shape()[0] == 1 or slot is None:  # type: ignore[attr-defined]
+            return buffer, 0
+        known = self.index.get(slot)
+        if not isinstance(known, int):
+            raise op_error(op, "an accumulator slot that changes in a loop is not written yet")
+        return buffer, known
+
+    def _read(
+        self, buffer: SSAValue, slot: SSAValue, op: Operation, tile_index: int, chunk: Chunk
+    ) -> HostTensor | None:
         """
         The host tile a buffer holds: what a load or compute last wrote to it, or an
         accumulator's tile less its padding (the host box of `tile_index`); None if nothing did.
         """
-        if buffer in self.accumulators:
-            return self._slice(self.accumulators[buffer], self._host_map(op, tile_index, chunk)[1])
-        if buffer in self.wholes and buffer in self.buffers:
-            return self._window(self.buffers[buffer], self.wholes[buffer], op, tile_index, chunk)
-        return self.buffers.get(buffer)
+        if buffer in self.accumulating:
+            key = self._slot(buffer, slot, op)
+            if key not in self.accumulators:
+                return None
+            return self._slice(self.accumulators[key], self._host_map(op, tile_index, chunk)[1])
+        held = self.buffers.get(self._held(buffer, slot)) or self.buffers.get((buffer, None))
+        if buffer in self.wholes and held is not None:
+            return self._window(held, self.wholes[buffer], op, tile_index, chunk)
+        return held
+
+    def _held(self, buffer: SSAValue, slot: SSAValue) -> tuple[SSAValue, int | None]:
+        """
+        Where the tile a buffer's slot holds is kept: by the slot when it is a constant (two
+        prefetched tiles live in the two slots at once), else (a slot that changes in a loop,
+        loaded and read in the same iteration) by the buffer; a one-slot buffer's is slot 0.
+        """
+        if buffer.type.get_shape()[0] == 1:  # type: ignore[attr-defined]
+            return buffer, 0
+        known = self.index.get(slot)
+        return buffer, known if isinstance(known, int) else None
 
     def _window(
         self, whole: HostTensor, slice_map: HostTiles, op: Operation, tile_index: int, chunk: Chunk
@@ -111,41 +141,37 @@ class BufferWriting:
     def _fill(self, op: core.FillOp) -> None:
         """An accumulator's zero: a fill of its output tile's host box in whole sticks."""
         compute = self.accumulating.get(op.buffer)
-        if op.buffer.type.get_shape()[0] > 1:  # type: ignore[attr-defined]
-            raise op_error(
-                op, "alternating accumulators (an epilogue overlapping the next tile) are not written yet"
-            )
         if compute is None:
             raise op_error(op, "it fills a buffer no accumulating compute adds into: not written yet")
         host, _ = self._host_map(compute, int(compute.tiles.get_values()[-1]), Chunk(None, (0,)))
         element = op.buffer.type.element_type  # type: ignore[attr-defined]
         value = float(op.value.value.data)  # type: ignore[attr-defined]  (an integer or float attribute)
-        self.accumulators[op.buffer] = filled(self.writer, tuple(host.extent), element, value)
+        self.accumulators[self._slot(op.buffer, op.slot, op)] = filled(
+            self.writer, tuple(host.extent), element, value
+        )
 
     def _ring_reduce(self, op: core.RingReduceOp) -> None:
         """The K partners' partial sums combined on the ring into each group's first core."""
-        acc = self.accumulators.get(op.buffer)
+        key = self._slot(op.buffer, op.slot, op)
+        acc = self.accumulators.get(key)
         if acc is None:
             raise op_error(op, "it reduces a buffer no accumulating compute wrote")
         group, combine = op.group.value.data, op.combine.data
-        self.accumulators[op.buffer] = ring_reduced(self.writer, op, acc, group, self.cores, combine)
+        self.accumulators[key] = ring_reduced(self.writer, op, acc, group, self.cores, combine)
 
     def _accumulate(
         self, op: core.ComputeOp, payload: Operation, operands: list[HostTensor], chunk: Chunk
     ) -> None:
         """A matmul chunk added to its accumulator (`ktdp_accumulate.accumulated_matmul`)."""
-        if op.into is not None:
-            raise op_error(
-                op, "alternating accumulators (an epilogue overlapping the next tile) are not written yet"
-            )
         if not isinstance(payload, st.MatmulOp | st.BmmOp) or len(operands) != 2:
             raise op_error(op, "accumulating computes other than a matmul chunk are not written yet")
-        acc = self.accumulators.get(op.outs[0])
+        key = self._slot(op.outs[0], op.into, op)
+        acc = self.accumulators.get(key)
         if acc is None:
             raise op_error(op, "it accumulates into a buffer no lx_fill zeroed")
         k_sticks = self._host_map(op, int(op.tiles.get_values()[0]), chunk)[0].extent[-1]
         x, y = operands
-        self.accumulators[op.outs[0]] = accumulated_matmul(self.writer, payload, x, y, acc, k_sticks)
+        self.accumulators[key] = accumulated_matmul(self.writer, payload, x, y, acc, k_sticks)
 
 
 __all__ = ["BufferWriting", "WholeSlice"]

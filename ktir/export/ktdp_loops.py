@@ -40,6 +40,8 @@ Index = int | Chunk | None
 """An index value of the kernel: a constant, a chunk index, or unknown (slot arithmetic)."""
 
 _FOLD = {arith.MuliOp: lambda a, b: a * b, arith.AddiOp: lambda a, b: a + b}
+_CONSTANT_ONLY = {arith.RemUIOp: lambda a, b: a % b}
+"""Folded when both operands are constants (an LX slot: `n mod 2` of a constant output tile)."""
 
 
 def index_op(writer: Writer, op: Operation, operands: list[Index]) -> Index:
@@ -47,6 +49,8 @@ def index_op(writer: Writer, op: Operation, operands: list[Index]) -> Index:
     An index op's value: constants folded, a product or sum involving a chunk index written
     (module docstring); None for other index arithmetic.
     """
+    if (slot := _CONSTANT_ONLY.get(type(op))) is not None and all(isinstance(v, int) for v in operands):
+        return slot(*operands)
     fold = _FOLD.get(type(op))
     if fold is None or any(v is None for v in operands):
         return None

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+import transformers
 from hypothesis import given
 from hypothesis import strategies as st
 from test_compile_models import MODELS
@@ -18,12 +19,14 @@ from xdsl.dialects.builtin import ModuleOp
 
 import ktir
 import ktir.ktdp as ktdp
+from ktir.dialects.ktir import core
 from ktir.export.ktdp import emit_kernel, emit_module, kernel_names
 from ktir.export.ktdp_subscripts import start_subscript
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, module_text, parse_module
+from ktir.llm.estimate import prefill_program
 from ktir.passes.emit_ktdp import EmitKtdpPass
-from ktir.tools.ktdp_roundtrip import roundtrip_module
+from ktir.tools.ktdp_roundtrip import roundtrip_kernel, roundtrip_module
 
 # Zoo models whose every kernel the emitter writes, as ktir plans them for the card: an MLP
 # (GELU; its second matmul splits K over core pairs: lx_fill, an accumulating matmul, a ring
@@ -179,3 +182,26 @@ def test_a_whole_slice_is_loaded_once_and_each_k_chunk_reads_its_window() -> Non
     assert "tensor.extract_slice %t2[0, %s" in text and "iter_args(" in text
     (result,) = roundtrip_module(module)
     assert result.skipped is None and result.equal and result.same_cycles and result.differing == []
+
+
+@pytest.mark.slow
+def test_alternating_accumulators_of_a_llama_layer_round_trip() -> None:
+    # A Llama-3-shaped layer at hidden 1,024 (8 heads, 2 KV heads), 128 prefill tokens: its
+    # o_proj + residual kernel alternates two accumulators (output tile n accumulates in slot
+    # n mod 2 while the epilogue of tile n - 1 reads the other), its x a whole slice, its
+    # residual tiles prefetched into both slots of their buffer at once.
+    config = transformers.LlamaConfig(
+        hidden_size=1024, intermediate_size=3584, num_attention_heads=8, num_key_value_heads=2
+    )
+    module = prefill_program(config, 1, 128).module
+    alternating = [
+        (index, name, kernel)
+        for index, (name, kernel) in enumerate(kernel_names(module))
+        if any(
+            isinstance(op, core.FillOp) and op.buffer.type.get_shape()[0] == 2 for op in kernel.body.walk()
+        )
+    ]
+    assert alternating
+    for index, name, kernel in alternating[:1]:
+        result = roundtrip_kernel(kernel, index, name, np.random.default_rng(0))
+        assert result.skipped is None and result.equal and result.same_cycles and result.differing == []
