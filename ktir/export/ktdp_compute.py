@@ -151,7 +151,7 @@ def _read_as_declared(op: Operation, arg: SSAValue, operand: HostTensor) -> Host
     if declared == operand.element or numpy_dtype(declared).itemsize >= numpy_dtype(operand.element).itemsize:
         return operand
     for use in arg.uses:
-        if type(use.operation) not in FORMULAS or isinstance(use.operation, ROUTINE_OPS):
+        if type(use.operation) not in FORMULAS and not isinstance(use.operation, ew.GeluOp):
             raise op_error(
                 use.operation, f"it reads a {operand.element} accumulator as {declared}: not written yet"
             )

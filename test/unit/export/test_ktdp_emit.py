@@ -24,7 +24,7 @@ from ktir.export.ktdp import emit_kernel, emit_module, kernel_names
 from ktir.export.ktdp_subscripts import start_subscript
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, module_text, parse_module
-from ktir.llm.estimate import prefill_program
+from ktir.llm.estimate import decode_program, prefill_program
 from ktir.passes.emit_ktdp import EmitKtdpPass
 from ktir.tools.ktdp_roundtrip import roundtrip_kernel, roundtrip_module
 
@@ -205,3 +205,26 @@ def test_alternating_accumulators_of_a_llama_layer_round_trip() -> None:
     for index, name, kernel in alternating[:1]:
         result = roundtrip_kernel(kernel, index, name, np.random.default_rng(0))
         assert result.skipped is None and result.equal and result.same_cycles and result.differing == []
+
+
+@pytest.mark.slow
+def test_a_silu_epilogue_reads_the_accumulator_rounded_to_fp16() -> None:
+    # A Llama-3-shaped decode step at hidden 2,048: its gate/up kernel's epilogue is SiLU(gate)
+    # * up on the two fp32 accumulators; ktir rounds each to fp16 first, which the SiLU
+    # routine's generic writes as a cast in its body (no pass of its own).
+    config = transformers.LlamaConfig(
+        hidden_size=2048, intermediate_size=7168, num_attention_heads=16, num_key_value_heads=4
+    )
+    module = decode_program(config, 1, context=256).module
+    found = []
+    for index, (name, kernel) in enumerate(kernel_names(module)):
+        try:
+            text = emit_kernel(kernel, name)
+        except DiagnosticError:
+            continue
+        silu = [line for line in text.splitlines() if '"ktir.silu"' in line]
+        if silu and "xf32>" in silu[0]:
+            assert "arith.truncf %a0 : f32 to f16" in text
+            found.append(roundtrip_kernel(kernel, index, name, np.random.default_rng(0)))
+    assert found
+    assert all(r.equal and r.same_cycles and r.differing == [] for r in found), found
