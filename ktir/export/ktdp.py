@@ -46,7 +46,17 @@ from ktir.dialects.ktir import structured as st
 from ktir.export.ktdp_accumulate import writers_condition
 from ktir.export.ktdp_buffers import BufferWriting, WholeSlice
 from ktir.export.ktdp_compute import RELAYOUTS, emit_compute_payload
-from ktir.export.ktdp_loops import Chunk, Index, index_op, writes_accumulator
+from ktir.export.ktdp_loops import (
+    Chunk,
+    Index,
+    Key,
+    after,
+    alternating,
+    following,
+    index_op,
+    inside,
+    writes_accumulator,
+)
 from ktir.export.ktdp_payload import (
     HostTensor,
     Writer,
@@ -98,7 +108,7 @@ class _KernelWriter(BufferWriting):
         self.buffers: dict[tuple[SSAValue, int | None], HostTensor] = {}  # by buffer and slot (`_held`)
         # LX accumulators (`lx_fill`, accumulating computes, ring reductions): each buffer's
         # tile padded to whole sticks, as ktir's LX buffer holds it, and the compute writing it
-        self.accumulators: dict[tuple[SSAValue, int], HostTensor] = {}  # by buffer and slot
+        self.accumulators: dict[Key, HostTensor] = {}  # by buffer and slot
         self.wholes: dict[SSAValue, HostTiles] = {}  # buffers holding a core's whole slice
         self.accumulating: dict[SSAValue, core.ComputeOp] = {
             op.outs[0]: op
@@ -172,18 +182,14 @@ class _KernelWriter(BufferWriting):
         for name, value in zip(names, bounds, strict=True):
             w.emit(f"{name} = arith.constant {value} : index")
         induction = w.fresh("k")
-        carried = [key for key in self.accumulators if writes_accumulator(op, key[0])]
+        carried = [key for key in self.accumulators if writes_accumulator(op, key, self.index)]
         starts = [self.accumulators[b] for b in carried]
+        swapping = alternating(op, self.index)
+        if swapping and step != 1:
+            raise op_error(op, "alternating accumulators in a loop of step other than 1 are not written yet")
+        keys = [inside(key, induction, lower, swapping) for key in carried]
         head = f"scf.for {induction} = {names[0]} to {names[1]} step {names[2]}"
-        results = w.fresh("acc") if carried else ""
-        if carried:
-            args = [w.fresh("a") for _ in carried]
-            pairs = ", ".join(f"{a} = {t.name}" for a, t in zip(args, starts, strict=True))
-            types = ", ".join(t.type_text for t in starts)
-            count = f":{len(carried)}" if len(carried) > 1 else ""
-            head = f"{results}{count} = {head} iter_args({pairs}) -> ({types})"
-            for buffer, arg, start in zip(carried, args, starts, strict=True):
-                self.accumulators[buffer] = HostTensor(arg, start.shape, start.element)
+        head, results = self._carry(head, carried, keys, starts)
         w.emit(f"{head} {{")
         self.index[op.body.block.args[0]] = Chunk(induction, tuple(range(lower, upper, step)))
         outside, accumulators = dict(self.buffers), dict(self.accumulators)
@@ -192,15 +198,36 @@ class _KernelWriter(BufferWriting):
             if not isinstance(inner, scf.YieldOp):
                 self._op(inner)
         if carried:
-            ends = [self.accumulators[b] for b in carried]
+            ends = [self.accumulators[following(key, induction)] for key in keys]
             w.emit(f"scf.yield {', '.join(t.name for t in ends)} : {', '.join(t.type_text for t in ends)}")
         w.depth -= 1
         w.emit("}")
         self.buffers = outside  # a tile the body loads or computes is not seen after the loop
-        self.accumulators = {b: t for b, t in accumulators.items() if b not in carried}
-        for k, (buffer, start) in enumerate(zip(carried, starts, strict=True)):
+        self.accumulators = {b: t for b, t in accumulators.items() if b not in keys}
+        for k, (key, start) in enumerate(zip(keys, starts, strict=True)):
             name = results if len(carried) == 1 else f"{results}#{k}"
-            self.accumulators[buffer] = HostTensor(name, start.shape, start.element)
+            self.accumulators[after(key, induction, upper)] = HostTensor(name, start.shape, start.element)
+
+    def _carry(
+        self, head: str, carried: list[Key], keys: list[Key], starts: list[HostTensor]
+    ) -> tuple[str, str]:
+        """
+        A loop's head with `iter_args` for the accumulators `carried` (their keys in the body
+        `keys`), bound in the body to its arguments; and the name of the loop's results.
+        """
+        if not carried:
+            return head, ""
+        w = self.writer
+        results = w.fresh("acc")
+        args = [w.fresh("a") for _ in carried]
+        pairs = ", ".join(f"{a} = {t.name}" for a, t in zip(args, starts, strict=True))
+        types = ", ".join(t.type_text for t in starts)
+        count = f":{len(carried)}" if len(carried) > 1 else ""
+        for key in carried:
+            del self.accumulators[key]
+        for key, arg, start in zip(keys, args, starts, strict=True):
+            self.accumulators[key] = HostTensor(arg, start.shape, start.element)
+        return f"{results}{count} = {head} iter_args({pairs}) -> ({types})", results
 
     def _chunk(self, value: SSAValue, op: Operation) -> Chunk:
         """The chunk an op works on: a constant, or a chunk loop's induction variable."""

@@ -22,7 +22,7 @@ from ktir.cores.host_tiles import HostTiles
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
 from ktir.export.ktdp_accumulate import accumulated_matmul, filled, ring_reduced
-from ktir.export.ktdp_loops import Chunk, offset
+from ktir.export.ktdp_loops import Chunk, Key, Parity, offset
 from ktir.export.ktdp_payload import HostTensor, Writer
 from ktir.ir.diagnostics import op_error
 
@@ -54,12 +54,12 @@ class BufferWriting:
     writer: Writer
     tiles: list[Any]
     buffers: dict[tuple[SSAValue, int | None], HostTensor]
-    accumulators: dict[tuple[SSAValue, int], HostTensor]
+    accumulators: dict[Key, HostTensor]
     index: dict[SSAValue, Any]
     accumulating: dict[SSAValue, core.ComputeOp]
     wholes: dict[SSAValue, HostTiles]
 
-    def _slot(self, buffer: SSAValue, slot: SSAValue | None, op: Operation) -> tuple[SSAValue, int]:
+    def _slot(self, buffer: SSAValue, slot: SSAValue | None, op: Operation) -> Key:
         """
         An accumulator's key: its buffer and slot (0 of a one-slot buffer; of two, alternating
         between output tiles, the slot must be a constant: one written per output tile).
@@ -67,8 +67,10 @@ class BufferWriting:
         if buffer.type.get_shape()[0] == 1 or slot is None:  # type: ignore[attr-defined]
             return buffer, 0
         known = self.index.get(slot)
-        if not isinstance(known, int):
-            raise op_error(op, "an accumulator slot that changes in a loop is not written yet")
+        if not isinstance(known, int | Parity):
+            raise op_error(
+                op, "an accumulator slot that is not a constant or a loop's parity is not written yet"
+            )
         return buffer, known
 
     def _read(

@@ -30,14 +30,27 @@ from ktir.export.ktdp_payload import Writer
 
 @dataclass(frozen=True)
 class Chunk:
-    """The chunk an op works on: `name` None for a constant, else its SSA name, and its values."""
+    """
+    The chunk an op works on: `name` None for a constant, else its SSA name, and its values;
+    `base` and `shift` when it is a loop's variable plus a constant (`base` the variable's name).
+    """
 
     name: str | None
     values: tuple[int, ...]
+    base: str | None = None
+    shift: int = 0
 
 
-Index = int | Chunk | None
-"""An index value of the kernel: a constant, a chunk index, or unknown (slot arithmetic)."""
+@dataclass(frozen=True)
+class Parity:
+    """The slot `(variable + offset) mod 2` of a loop's variable: one of two alternating buffers."""
+
+    variable: str
+    offset: int
+
+
+Index = int | Chunk | Parity | None
+"""An index value of the kernel: a constant, a chunk index, a slot's parity, or unknown."""
 
 _FOLD = {arith.MuliOp: lambda a, b: a * b, arith.AddiOp: lambda a, b: a + b}
 _CONSTANT_ONLY = {arith.RemUIOp: lambda a, b: a % b}
@@ -51,6 +64,10 @@ def index_op(writer: Writer, op: Operation, operands: list[Index]) -> Index:
     """
     if (slot := _CONSTANT_ONLY.get(type(op))) is not None and all(isinstance(v, int) for v in operands):
         return slot(*operands)
+    if isinstance(op, arith.RemUIOp) and operands[1] == 2 and isinstance(operands[0], Chunk):
+        chunk = operands[0]
+        base = chunk.base or chunk.name
+        return Parity(base, chunk.shift % 2) if base is not None else None
     fold = _FOLD.get(type(op))
     if fold is None or any(v is None for v in operands):
         return None
@@ -64,12 +81,22 @@ def index_op(writer: Writer, op: Operation, operands: list[Index]) -> Index:
         return a
     if a == identity:
         return b
+    shifted = _shifted(op, a, b)
     chunks = [v if isinstance(v, Chunk) else Chunk(None, (int(v),)) for v in (a, b)]  # type: ignore[arg-type]
     names = [c.name if c.name is not None else _constant(writer, c.values[0]) for c in chunks]
     result = writer.fresh("n")
     writer.emit(f"{result} = {op.name} {names[0]}, {names[1]} : index")
     values = sorted({fold(x, y) for x in chunks[0].values for y in chunks[1].values})
-    return Chunk(result, tuple(values))
+    return Chunk(result, tuple(values), *shifted)
+
+
+def _shifted(op: Operation, a: Index, b: Index) -> tuple[str | None, int]:
+    """A sum's (base, shift) when it is a loop's variable (plus a constant) plus a constant."""
+    if isinstance(op, arith.AddiOp) and isinstance(a, Chunk) and isinstance(b, int):
+        return (a.base or a.name), a.shift + b
+    if isinstance(op, arith.AddiOp) and isinstance(b, Chunk) and isinstance(a, int):
+        return (b.base or b.name), b.shift + a
+    return None, 0
 
 
 def _constant(writer: Writer, value: int) -> str:
@@ -100,14 +127,91 @@ def offset(writer: Writer, values: np.ndarray, chunk: Chunk) -> str | None:
     return moved
 
 
-def writes_accumulator(body: Operation, buffer: SSAValue) -> bool:
-    """Whether a loop's body (at any depth) fills, adds into or reduces `buffer`."""
+def alternating(body: Operation, known: dict[SSAValue, Index]) -> set[SSAValue]:
+    """
+    The two-slot accumulators a loop's body writes at a slot it computes (`n mod 2` of the loop's
+    variable), not at a constant slot known before the loop.
+    """
+    found = set()
+    for inner in body.walk():
+        if isinstance(inner, core.FillOp | core.RingReduceOp):
+            buffer, slot = inner.buffer, inner.slot
+        elif isinstance(inner, core.ComputeOp) and inner.into is not None:
+            buffer, slot = inner.outs[0], inner.into
+        else:
+            continue
+        if buffer.type.get_shape()[0] == 2 and not isinstance(known.get(slot), int):  # type: ignore[attr-defined]
+            found.add(buffer)
+    return found
+
+
+Key = tuple[SSAValue, "int | Parity"]
+"""An accumulator: its buffer and slot (a constant, or the parity of a loop's variable)."""
+
+
+def inside(key: Key, variable: str, lower: int, buffers: set[SSAValue]) -> Key:
+    """
+    A carried accumulator's key in the loop body: slot s of a buffer the body alternates is
+    slot `(n + p) mod 2` with p = s - lower (mod 2) in the iteration of variable n.
+    """
+    buffer, slot = key
+    if buffer not in buffers or not isinstance(slot, int):
+        return key
+    return buffer, Parity(variable, (slot - lower) % 2)
+
+
+def following(key: Key, variable: str) -> Key:
+    """
+    The key whose value the body of the loop over `variable` yields for `key`: its parity p in
+    the next iteration is p + 1 in this one (a parity of an outer loop's variable stays).
+    """
+    buffer, slot = key
+    if not isinstance(slot, Parity) or slot.variable != variable:
+        return key
+    return buffer, Parity(variable, (slot.offset + 1) % 2)
+
+
+def after(key: Key, variable: str, upper: int) -> Key:
+    """
+    A carried accumulator's key after the loop over `variable`: its parity p at n = upper is
+    slot (upper + p) mod 2.
+    """
+    buffer, slot = key
+    if not isinstance(slot, Parity) or slot.variable != variable:
+        return key
+    return buffer, (upper + slot.offset) % 2
+
+
+def writes_accumulator(body: Operation, key: Key, known: dict[SSAValue, Index]) -> bool:
+    """
+    Whether a loop's body (at any depth) fills, adds into or reduces the accumulator `key`: its
+    buffer at its slot, or at a slot the body computes (one of two alternating with the loop).
+    """
+    buffer, slot = key
     for inner in body.walk():
         if isinstance(inner, core.FillOp | core.RingReduceOp) and inner.buffer == buffer:
-            return True
-        if isinstance(inner, core.ComputeOp) and inner.accumulate is not None and inner.outs[0] == buffer:
+            written: SSAValue | None = inner.slot
+        elif isinstance(inner, core.ComputeOp) and inner.accumulate is not None and inner.outs[0] == buffer:
+            written = inner.into
+        else:
+            continue
+        one_slot = buffer.type.get_shape()[0] == 1  # type: ignore[attr-defined]
+        value = 0 if written is None else known.get(written)
+        if one_slot or value is None or value == slot:
             return True
     return False
 
 
-__all__ = ["Chunk", "Index", "index_op", "offset", "writes_accumulator"]
+__all__ = [
+    "Chunk",
+    "Index",
+    "Key",
+    "Parity",
+    "after",
+    "alternating",
+    "following",
+    "index_op",
+    "inside",
+    "offset",
+    "writes_accumulator",
+]

@@ -15,6 +15,7 @@ import transformers
 from hypothesis import given
 from hypothesis import strategies as st
 from test_compile_models import MODELS
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 
 import ktir
@@ -186,25 +187,27 @@ def test_a_whole_slice_is_loaded_once_and_each_k_chunk_reads_its_window() -> Non
 
 @pytest.mark.slow
 def test_alternating_accumulators_of_a_llama_layer_round_trip() -> None:
-    # A Llama-3-shaped layer at hidden 1,024 (8 heads, 2 KV heads), 128 prefill tokens: its
-    # o_proj + residual kernel alternates two accumulators (output tile n accumulates in slot
-    # n mod 2 while the epilogue of tile n - 1 reads the other), its x a whole slice, its
-    # residual tiles prefetched into both slots of their buffer at once.
+    # A Llama-3-shaped layer at hidden 1,024 (8 heads, 2 KV heads), 128 prefill tokens. Its
+    # o_proj + residual kernel alternates two accumulators over two output tiles (tile 1
+    # accumulates in slot 1 while tile 0's epilogue reads slot 0), its x a whole slice, its
+    # residual tiles prefetched into both slots of their buffer at once. Its gate/up + SiLU
+    # kernel alternates them over 4 tiles in a loop (slot n mod 2): the loop carries both,
+    # swapping them each iteration.
     config = transformers.LlamaConfig(
         hidden_size=1024, intermediate_size=3584, num_attention_heads=8, num_key_value_heads=2
     )
     module = prefill_program(config, 1, 128).module
-    alternating = [
-        (index, name, kernel)
-        for index, (name, kernel) in enumerate(kernel_names(module))
-        if any(
-            isinstance(op, core.FillOp) and op.buffer.type.get_shape()[0] == 2 for op in kernel.body.walk()
-        )
-    ]
-    assert alternating
-    for index, name, kernel in alternating[:1]:
-        result = roundtrip_kernel(kernel, index, name, np.random.default_rng(0))
-        assert result.skipped is None and result.equal and result.same_cycles and result.differing == []
+    results = {}
+    for index, (name, kernel) in enumerate(kernel_names(module)):
+        fills = [op for op in kernel.body.walk() if isinstance(op, core.FillOp)]
+        if any(op.buffer.type.get_shape()[0] == 2 for op in fills):
+            in_loop = any(isinstance(op.parent_op(), scf.ForOp) for op in fills)
+            results[in_loop] = roundtrip_kernel(kernel, index, name, np.random.default_rng(0))
+    assert set(results) == {False, True}
+    assert all(r.skipped is None and r.equal for r in results.values()), results
+    assert results[False].same_cycles and results[False].differing == []
+    # the same bytes and FLOPs; the ktdp engine's time of the loop is 3.7% longer (docs/ktdp.md)
+    assert results[True].differing == ["cycles"]
 
 
 @pytest.mark.slow
