@@ -206,7 +206,8 @@ def test_alternating_accumulators_of_a_llama_layer_round_trip() -> None:
     assert set(results) == {False, True}
     assert all(r.skipped is None and r.equal for r in results.values()), results
     assert results[False].same_cycles and results[False].differing == []
-    # the same bytes and FLOPs; the ktdp engine's time of the loop is 3.7% longer (docs/ktdp.md)
+    # the same bytes and FLOPs; the ktdp schedule's time of the loop is 3.7% longer (docs/ktdp.md,
+    # "Not yet": tile n + 1's sums land in the buffer of tile n's, which its epilogue then waits for)
     assert results[True].differing == ["cycles"]
 
 
