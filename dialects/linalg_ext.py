@@ -1,6 +1,8 @@
 """
 Upstream `linalg` as KTIR programs write it, where xDSL's `linalg` differs: `linalg.reduce` in
-its short form, and the named ops `linalg.div` and `linalg.batch_matmul` xDSL lacks.
+its short form, the named ops `linalg.div` and `linalg.batch_matmul` xDSL lacks, and
+`linalg.matmul` whose f16 operands accumulate into an f32 output (its body casts them, as
+upstream's does).
 
 `LinalgExt` is xDSL's `linalg` dialect with these ops added or replacing xDSL's:
 
@@ -209,6 +211,28 @@ class DivOp(_BuiltFromOutputs, ElementwiseOperation):
         return hidden_region
 
 
+def _multiply_accumulate(arg_types: Sequence[Attribute]) -> Region:
+    """
+    A matmul's scalar body: the operands cast to the accumulator's type, as upstream's named op
+    casts them (`arith.extf` of f16 operands into an f32 accumulator), multiplied, added to the
+    accumulator, yielded.
+    """
+    acc_type = arg_types[-1]
+    add, mul = (
+        (arith.AddfOp, arith.MulfOp) if isinstance(acc_type, AnyFloat) else (arith.AddiOp, arith.MuliOp)
+    )
+
+    @Builder.implicit_region(arg_types)
+    def hidden_region(args: tuple[BlockArgument, ...]) -> None:
+        x, y = (
+            arith.ExtFOp(a, acc_type).result if isinstance(acc_type, AnyFloat) and a.type != acc_type else a
+            for a in args[:2]
+        )
+        YieldOp(add(mul(x, y), args[2]))
+
+    return hidden_region
+
+
 def _batch_maps() -> ArrayAttr[AffineMapAttr]:
     return ArrayAttr(
         [
@@ -219,8 +243,53 @@ def _batch_maps() -> ArrayAttr[AffineMapAttr]:
     )
 
 
+class _Product(_BuiltFromOutputs):
+    """A matmul named op: its body (`_multiply_accumulate`) and its indexing maps (a property)."""
+
+    @classmethod
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
+        """The scalar body (`_multiply_accumulate`)."""
+        return _multiply_accumulate(cls.body_arg_types((*inputs, *outputs)))  # type: ignore[attr-defined]
+
+    def get_default_indexing_maps(self) -> Sequence[AffineMap]:
+        """x's, y's and the output's maps."""
+        return tuple(m.data for m in self.get_indexing_maps().data)
+
+    def get_indexing_maps(self) -> ArrayAttr[AffineMapAttr]:
+        """The op's indexing maps (the defaults unless given)."""
+        return self.indexing_maps  # type: ignore[attr-defined]
+
+
 @irdl_op_definition
-class BatchMatmulOp(_BuiltFromOutputs, NamedOperation):
+class MatmulOp(_Product, NamedOperation):
+    """
+    `linalg.matmul`: C += A @ B, as xDSL's, but f16 operands may accumulate into an f32 C
+    (upstream's body casts them; xDSL's would add an f16 product to an f32).
+    """
+
+    name = "linalg.matmul"
+
+    PRINT_ATTRS_IN_FRONT: ClassVar[bool] = True
+
+    indexing_maps = prop_def(
+        ArrayAttr[AffineMapAttr],
+        default_value=ArrayAttr(
+            [
+                AffineMapAttr(AffineMap.from_callable(lambda i, _, k: (i, k))),
+                AffineMapAttr(AffineMap.from_callable(lambda _, j, k: (k, j))),
+                AffineMapAttr(AffineMap.from_callable(lambda i, j, _: (i, j))),
+            ]
+        ),
+    )
+
+    def get_iterator_types(self) -> ArrayAttr[IteratorTypeAttr]:
+        """Rows and columns parallel; K a reduction."""
+        parallel, reduction = IteratorTypeAttr.parallel(), IteratorTypeAttr.reduction()
+        return ArrayAttr([parallel, parallel, reduction])
+
+
+@irdl_op_definition
+class BatchMatmulOp(_Product, NamedOperation):
     """`linalg.batch_matmul`: C[b] += A[b] @ B[b] over a leading batch dim (upstream's named op)."""
 
     name = "linalg.batch_matmul"
@@ -229,43 +298,20 @@ class BatchMatmulOp(_BuiltFromOutputs, NamedOperation):
 
     indexing_maps = prop_def(ArrayAttr[AffineMapAttr], default_value=_batch_maps())
 
-    @classmethod
-    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
-        """The scalar body: multiply, add to the accumulator, yield."""
-        arg_types = cls.body_arg_types((*inputs, *outputs))
-        add, mul = (
-            (arith.AddfOp, arith.MulfOp)
-            if isinstance(arg_types[-1], AnyFloat)
-            else (arith.AddiOp, arith.MuliOp)
-        )
-
-        @Builder.implicit_region(arg_types)
-        def hidden_region(args: tuple[BlockArgument, ...]) -> None:
-            YieldOp(add(mul(args[0], args[1]), args[2]))
-
-        return hidden_region
-
-    def get_default_indexing_maps(self) -> Sequence[AffineMap]:
-        """(b, i, k), (b, k, j) -> (b, i, j)."""
-        return tuple(m.data for m in self.indexing_maps.data)
-
-    def get_indexing_maps(self) -> ArrayAttr[AffineMapAttr]:
-        """The op's indexing maps (the defaults unless given)."""
-        return self.indexing_maps
-
     def get_iterator_types(self) -> ArrayAttr[IteratorTypeAttr]:
         """Batch, rows and columns parallel; K a reduction."""
         parallel, reduction = IteratorTypeAttr.parallel(), IteratorTypeAttr.reduction()
         return ArrayAttr([parallel, parallel, parallel, reduction])
 
 
-_REPLACED = {ReduceOp.name}
+_REPLACED = {ReduceOp.name, MatmulOp.name}
 
 LinalgExt = Dialect(
     "linalg",
     [
         *(op for op in xdsl_linalg.Linalg.operations if op.name not in _REPLACED),
         ReduceOp,
+        MatmulOp,
         DivOp,
         BatchMatmulOp,
     ],
@@ -274,4 +320,4 @@ LinalgExt = Dialect(
 """xDSL's `linalg` with the short-form `linalg.reduce`, `linalg.div` and `linalg.batch_matmul`."""
 
 
-__all__ = ["BatchMatmulOp", "DivOp", "LinalgExt", "ReduceOp"]
+__all__ = ["BatchMatmulOp", "DivOp", "LinalgExt", "MatmulOp", "ReduceOp"]

@@ -18,11 +18,14 @@ tile on core c is extent [1, 2, 64] at start [c // 8, 2 (c mod 8), 0] is written
 `%v[%s0, %s1, 0]` with `access_tile_order = (d0, d1, d2) -> (d1, d0, d2)`: the loaded 2 x 1 x 64
 tensor collapses to the 2 x 64 host tile (rows, then the stick's 64 columns).
 
-Chunk loops are `scf.for` loops over the chunks. What is not written yet is a located error:
-accumulating computes,
-`lx_fill`, ring reductions, whole-slice and resident loads, stores by some cores only, tiles
-whose device box is not one host box (`ktir.cores.host_tiles.HostTiles`), and payload ops without a
-`linalg` form (`ktdp_payload.emit_payload`).
+Chunk loops are `scf.for` loops over the chunks, carrying the accumulators their bodies add
+into (`ktir.export.ktdp_loops`); a whole-slice load is one access tile over the core's slice,
+each chunk's compute reading its window. A K-split kernel's accumulator zero, its accumulating
+matmul, its ring reduction and its store by some cores are written by
+`ktir.export.ktdp_accumulate`. What is not written yet is a located error: alternating
+accumulators and accumulating computes other than a matmul, resident loads, tiles whose device
+box is not one host box (`ktir.cores.host_tiles.HostTiles`), and payload ops without a `linalg`
+form (`ktdp_payload.emit_payload`).
 """
 
 from __future__ import annotations
@@ -33,14 +36,27 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.cores.executor import tensor_layout
 from ktir.cores.host_tiles import HostTiles
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
+from ktir.export.ktdp_accumulate import writers_condition
+from ktir.export.ktdp_buffers import BufferWriting, WholeSlice
 from ktir.export.ktdp_compute import RELAYOUTS, emit_compute_payload
+from ktir.export.ktdp_loops import (
+    Chunk,
+    Index,
+    Key,
+    after,
+    alternating,
+    following,
+    index_op,
+    inside,
+    writes_accumulator,
+)
 from ktir.export.ktdp_payload import (
     HostTensor,
     Writer,
@@ -67,14 +83,6 @@ class _Tensor:
     element: Attribute
 
 
-@dataclass(frozen=True)
-class _Chunk:
-    """The chunk an op works on: `name` None for a constant, else the loop variable's, and its values."""
-
-    name: str | None
-    values: tuple[int, ...]
-
-
 def _box_set(extents: Sequence[int]) -> str:
     dims = ", ".join(f"d{i}" for i in range(len(extents)))
     constraints = ", ".join(
@@ -88,7 +96,7 @@ def _memref(shape: Sequence[int], element: Attribute) -> str:
     return f"memref<{dims_text(shape)}{element}>"
 
 
-class _KernelWriter:
+class _KernelWriter(BufferWriting):
     """One kernel's function (module docstring)."""
 
     def __init__(self, kernel: core.KernelOp, name: str) -> None:
@@ -96,8 +104,17 @@ class _KernelWriter:
         self.name = name
         self.cores = kernel.cores.value.data
         self.writer = Writer(function=name)
-        self.index: dict[SSAValue, int | _Chunk | None] = {}
-        self.buffers: dict[SSAValue, HostTensor] = {}
+        self.index: dict[SSAValue, Index] = {}
+        self.buffers: dict[tuple[SSAValue, int | None], HostTensor] = {}  # by buffer and slot (`_held`)
+        # LX accumulators (`lx_fill`, accumulating computes, ring reductions): each buffer's
+        # tile padded to whole sticks, as ktir's LX buffer holds it, and the compute writing it
+        self.accumulators: dict[Key, HostTensor] = {}  # by buffer and slot
+        self.wholes: dict[SSAValue, HostTiles] = {}  # buffers holding a core's whole slice
+        self.accumulating: dict[SSAValue, core.ComputeOp] = {
+            op.outs[0]: op
+            for op in kernel.body.walk()
+            if isinstance(op, core.ComputeOp) and op.accumulate is not None
+        }
         self.relayouts: set[SSAValue] = set()  # buffers a relayout kernel computes (`_relayout`)
         self.tensors: dict[SSAValue, _Tensor] = {}
         self.tiles = list(kernel.tiles.data)
@@ -139,15 +156,23 @@ class _KernelWriter:
             self._store(op)
         elif isinstance(op, core.ComputeOp):
             self._compute(op)
+        elif isinstance(op, core.FillOp):
+            self._fill(op)
+        elif isinstance(op, core.RingReduceOp):
+            self._ring_reduce(op)
         elif isinstance(op, scf.ForOp):
             self._loop(op)
         elif op.name.startswith("arith.") and all(isinstance(r.type, IndexType) for r in op.results):
-            self.index[op.results[0]] = None  # slot arithmetic: ktdp values need no slots
+            # a chunk index (`ktdp_loops.index_op`), or slot arithmetic: ktdp values need no slots
+            self.index[op.results[0]] = index_op(self.writer, op, [self.index.get(v) for v in op.operands])
         else:
             raise op_error(op, f"ktir-emit-ktdp does not write '{op.name}' in a kernel yet")
 
     def _loop(self, op: scf.ForOp) -> None:
-        """A chunk loop: an `scf.for` over the same chunks, its body's tiles per chunk."""
+        """
+        A chunk loop: an `scf.for` over the same chunks, its body's tiles per chunk, carrying
+        the accumulators made before it that its body adds into (`ktdp_loops`).
+        """
         bounds = [self.index.get(v) for v in (op.lb, op.ub, op.step)]
         if not all(isinstance(b, int) for b in bounds) or op.iter_args:
             raise op_error(op, "a chunk loop must have constant bounds and no iter_args")
@@ -157,27 +182,63 @@ class _KernelWriter:
         for name, value in zip(names, bounds, strict=True):
             w.emit(f"{name} = arith.constant {value} : index")
         induction = w.fresh("k")
-        w.emit(f"scf.for {induction} = {names[0]} to {names[1]} step {names[2]} {{")
-        self.index[op.body.block.args[0]] = _Chunk(induction, tuple(range(lower, upper, step)))
-        outside = dict(self.buffers)
+        carried = [key for key in self.accumulators if writes_accumulator(op, key, self.index)]
+        starts = [self.accumulators[b] for b in carried]
+        swapping = alternating(op, self.index)
+        if swapping and step != 1:
+            raise op_error(op, "alternating accumulators in a loop of step other than 1 are not written yet")
+        keys = [inside(key, induction, lower, swapping) for key in carried]
+        head = f"scf.for {induction} = {names[0]} to {names[1]} step {names[2]}"
+        head, results = self._carry(head, carried, keys, starts)
+        w.emit(f"{head} {{")
+        self.index[op.body.block.args[0]] = Chunk(induction, tuple(range(lower, upper, step)))
+        outside, accumulators = dict(self.buffers), dict(self.accumulators)
         w.depth += 1
         for inner in op.body.block.ops:
             if not isinstance(inner, scf.YieldOp):
                 self._op(inner)
+        if carried:
+            ends = [self.accumulators[following(key, induction)] for key in keys]
+            w.emit(f"scf.yield {', '.join(t.name for t in ends)} : {', '.join(t.type_text for t in ends)}")
         w.depth -= 1
         w.emit("}")
         self.buffers = outside  # a tile the body loads or computes is not seen after the loop
+        self.accumulators = {b: t for b, t in accumulators.items() if b not in keys}
+        for k, (key, start) in enumerate(zip(keys, starts, strict=True)):
+            name = results if len(carried) == 1 else f"{results}#{k}"
+            self.accumulators[after(key, induction, upper)] = HostTensor(name, start.shape, start.element)
 
-    def _chunk(self, value: SSAValue, op: Operation) -> _Chunk:
+    def _carry(
+        self, head: str, carried: list[Key], keys: list[Key], starts: list[HostTensor]
+    ) -> tuple[str, str]:
+        """
+        A loop's head with `iter_args` for the accumulators `carried` (their keys in the body
+        `keys`), bound in the body to its arguments; and the name of the loop's results.
+        """
+        if not carried:
+            return head, ""
+        w = self.writer
+        results = w.fresh("acc")
+        args = [w.fresh("a") for _ in carried]
+        pairs = ", ".join(f"{a} = {t.name}" for a, t in zip(args, starts, strict=True))
+        types = ", ".join(t.type_text for t in starts)
+        count = f":{len(carried)}" if len(carried) > 1 else ""
+        for key in carried:
+            del self.accumulators[key]
+        for key, arg, start in zip(keys, args, starts, strict=True):
+            self.accumulators[key] = HostTensor(arg, start.shape, start.element)
+        return f"{results}{count} = {head} iter_args({pairs}) -> ({types})", results
+
+    def _chunk(self, value: SSAValue, op: Operation) -> Chunk:
         """The chunk an op works on: a constant, or a chunk loop's induction variable."""
         known = self.index.get(value)
         if isinstance(known, int):
-            return _Chunk(None, (known,))
-        if isinstance(known, _Chunk):
+            return Chunk(None, (known,))
+        if isinstance(known, Chunk):
             return known
         raise op_error(op, "its chunk must be a constant or a chunk loop's induction variable")
 
-    def _host_map(self, op: Operation, tile_index: int, chunk: _Chunk) -> tuple[HostTiles, tuple[int, ...]]:
+    def _host_map(self, op: Operation, tile_index: int, chunk: Chunk) -> tuple[HostTiles, tuple[int, ...]]:
         """The tile's host map (padded), the same for every chunk, and the host extent it holds."""
         tile = self.tiles[tile_index]
         layout, shape, _ = tensor_layout(self.kernel.body.block.args[tile_index].type)
@@ -208,7 +269,7 @@ class _KernelWriter:
         assert first is not None
         return first, maps[0][3]
 
-    def _start(self, cores: np.ndarray, chunks: np.ndarray, chunk: _Chunk) -> str:
+    def _start(self, cores: np.ndarray, chunks: np.ndarray, chunk: Chunk) -> str:
         """
         A subscript of a tile's start along one device dim: the core's part (`cores`, per core)
         plus the chunk's (`chunks`, per chunk index), each a literal, an affine expression of
@@ -252,7 +313,7 @@ class _KernelWriter:
         return extent, dropped + [kept[p - 1] for p in host.perm[1:]]
 
     def _access_tile(
-        self, op: Operation, tile_index: int, chunk: _Chunk, device_order: bool = False
+        self, op: Operation, tile_index: int, chunk: Chunk, device_order: bool = False
     ) -> tuple[str, tuple[int, ...], HostTiles, tuple[int, ...]]:
         """
         The access tile of a DMA (its name and the shape it moves, device dims in host order
@@ -283,15 +344,24 @@ class _KernelWriter:
         return reshaped(self.writer, value, shape)
 
     def _load(self, op: core.DmaLoadOp) -> None:
-        if op.whole is not None or isinstance(op.source.type, MemRefType):
-            raise op_error(op, "whole-slice and resident loads are not written yet")
+        if isinstance(op.source.type, MemRefType):
+            raise op_error(op, "resident loads are not written yet")
         chunk = self._chunk(op.chunk, op)
         tile_index = op.tile.value.data
-        tile, loaded, host, held = self._access_tile(op, tile_index, chunk)
+        if op.whole is not None:  # the core's whole slice, read by each chunk's compute in windows
+            original = self.tiles[tile_index]
+            self.tiles[tile_index] = WholeSlice.of(original)
+            try:
+                tile, loaded, host, held = self._access_tile(op, tile_index, Chunk(None, (0,)))
+            finally:
+                self.tiles[tile_index] = original
+            self.wholes[op.target] = host
+        else:
+            tile, loaded, host, held = self._access_tile(op, tile_index, chunk)
         element = self.tensors[op.source].element  # type: ignore[index]
         value = HostTensor(self.writer.fresh("t"), loaded, element)
         self.writer.emit(f"{value.name} = ktdp.load {tile} : <{dims_text(loaded)}index> -> {value.type_text}")
-        self.buffers[op.target] = self._slice(self._reshaped(value, host.extent), held)
+        self.buffers[self._held(op.target, op.slot)] = self._slice(self._reshaped(value, host.extent), held)
 
     def _slice(self, value: HostTensor, held: tuple[int, ...]) -> HostTensor:
         """The host positions of a padded host tile (its leading `held` box)."""
@@ -300,24 +370,36 @@ class _KernelWriter:
         return extract_slice(self.writer, value, [0] * len(held), held)
 
     def _store(self, op: core.DmaStoreOp) -> None:
-        if op.writers is not None and op.writers.value.data != 1:
-            raise op_error(op, "a store by some cores only (writers) is not written yet")
         if isinstance(op.target.type, MemRefType):
             raise op_error(op, "stores into resident LX buffers are not written yet")
         chunk = self._chunk(op.chunk, op)
-        value = self.buffers.get(op.source)
+        tile_index = op.tile.value.data
+        value = self._read(op.source, op.slot, op, tile_index, chunk)
         if value is None:
             raise op_error(op, "it stores a buffer no load or compute before it wrote")
-        tile_index = op.tile.value.data
         relayout = op.source in self.relayouts
         tile, loaded, host, held = self._access_tile(op, tile_index, chunk, device_order=relayout)
         if value.shape != held:
             raise op_error(op, f"its buffer holds a {value.shape} tile, the store moves {held}")
+        element = self.tensors[op.target].element
+        # An fp32 accumulator stored into an fp16 tensor: the DMA converts it, as ktir's does
+        # (`ktdp.store` writes its data in the view's element type).
+        converts = op.source in self.accumulating and isinstance(element, Float16Type)
+        if value.element != element and not converts:
+            raise op_error(op, f"it stores a {value.element} buffer into a {element} tensor")
         padded = zero_padded(self.writer, value, host.extent)
         data = self._relayout(op, padded, tile_index, chunk) if relayout else self._reshaped(padded, loaded)
-        self.writer.emit(f"ktdp.store {data.name}, {tile} : {data.type_text}, <{dims_text(loaded)}index>")
+        store = f"ktdp.store {data.name}, {tile} : {data.type_text}, <{dims_text(loaded)}index>"
+        writers = 1 if op.writers is None else op.writers.value.data
+        if writers == 1:
+            self.writer.emit(store)
+            return
+        # A K-split kernel's result is on each group's first core only: it alone stores.
+        self.writer.emit(f"scf.if {writers_condition(self.writer, writers)} {{")
+        self.writer.emit(store, 2)
+        self.writer.emit("}")
 
-    def _relayout(self, op: Operation, padded: HostTensor, tile_index: int, chunk: _Chunk) -> HostTensor:
+    def _relayout(self, op: Operation, padded: HostTensor, tile_index: int, chunk: Chunk) -> HostTensor:
         """
         A relayout kernel's move (ktir: one SFU pass over the output tile in its device
         layout): the padded host tile, as device dims in host order, transposed into device
@@ -334,19 +416,21 @@ class _KernelWriter:
         return transpose(self.writer, in_host_order, perm)
 
     def _compute(self, op: core.ComputeOp) -> None:
-        if op.accumulate is not None:
-            raise op_error(op, "accumulating computes are not written yet")
         payload = op.payload.block.first_op
         assert payload is not None
-        operands = []
-        for value in op.ins:
-            if value not in self.buffers:
-                raise op_error(op, "it reads a buffer no load wrote")
-            operands.append(self.buffers[value])
         chunk = self._chunk(op.chunk, op)
-        out_tile = int(op.tiles.get_values()[-1])
-        _, held = self._host_map(op, out_tile, chunk)
         tiles = [int(t) for t in op.tiles.get_values()]
+        operands = []
+        for value, tile_index in zip(op.ins, tiles, strict=False):
+            operand = self._read(value, op.slot, op, tile_index, chunk)
+            if operand is None:
+                raise op_error(op, "it reads a buffer no load wrote")
+            operands.append(operand)
+        if op.accumulate is not None:
+            self._accumulate(op, payload, operands, chunk)
+            return
+        out_tile = tiles[-1]
+        _, held = self._host_map(op, out_tile, chunk)
 
         def start_of(operand: int, dim: int) -> str:
             host, _ = self._host_map(op, tiles[operand], chunk)
@@ -359,7 +443,7 @@ class _KernelWriter:
         result = emit_compute_payload(self.writer, payload, operands, held, start_of, sticks)
         if math.prod(result.shape) != math.prod(held):
             raise op_error(op, f"its payload gives a {result.shape} tile, its output tile holds {held}")
-        self.buffers[op.outs[0]] = self._reshaped(result, held)
+        self.buffers[self._held(op.outs[0], op.slot)] = self._reshaped(result, held)
         if isinstance(payload, RELAYOUTS):
             self.relayouts.add(op.outs[0])
 

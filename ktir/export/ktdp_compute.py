@@ -37,6 +37,7 @@ from ktir.export.ktdp_payload import (
 from ktir.export.ktdp_routines import ROUTINE_OPS, outlined
 from ktir.export.ktdp_structured import STRUCTURED
 from ktir.ir.diagnostics import op_error
+from ktir.reference.ops import numpy_dtype
 
 RELAYOUTS = (st.RestickifyOp, st.CopyOp, st.ReshapeOp)
 """Kernel payloads that move a tile into another device layout."""
@@ -130,12 +131,31 @@ def _moved(
 def _emit_fused(writer: Writer, op: Operation, operands: list[HostTensor]) -> HostTensor:
     """A `ktir.fused` region, op by op; its yielded tile."""
     block = op.regions[0].block
-    env: dict[SSAValue, HostTensor] = dict(zip(block.args, operands, strict=True))
+    env: dict[SSAValue, HostTensor] = {
+        arg: _read_as_declared(op, arg, operand) for arg, operand in zip(block.args, operands, strict=True)
+    }
     for inner in block.ops:
         if inner.name == "ktir.yield":
             return env[inner.operands[0]]
         env[inner.results[0]] = emit_payload(writer, inner, [env[v] for v in inner.operands])
     raise op_error(op, "its region has no ktir.yield")
+
+
+def _read_as_declared(op: Operation, arg: SSAValue, operand: HostTensor) -> HostTensor:
+    """
+    A fused region's argument as its ops read it: a matmul epilogue's fp32 accumulator whose
+    argument is fp16 is read rounded to fp16 (`HostTensor.read_as`), which the elementwise ops
+    write in their bodies; another op reading it is not written yet.
+    """
+    declared = getattr(arg.type, "element_type", operand.element)
+    if declared == operand.element or numpy_dtype(declared).itemsize >= numpy_dtype(operand.element).itemsize:
+        return operand
+    for use in arg.uses:
+        if type(use.operation) not in FORMULAS and not isinstance(use.operation, ew.GeluOp):
+            raise op_error(
+                use.operation, f"it reads a {operand.element} accumulator as {declared}: not written yet"
+            )
+    return HostTensor(operand.name, operand.shape, operand.element, declared)
 
 
 def emit_compute_payload(

@@ -39,6 +39,8 @@ class HostTensor:
     name: str
     shape: tuple[int, ...]
     element: Attribute
+    read_as: Attribute | None = None
+    """The narrower type an op reads it in (a matmul epilogue's fp32 accumulator read as fp16)."""
 
     @property
     def type_text(self) -> str:
@@ -270,7 +272,13 @@ def generic(
     args = [writer.fresh("a") for _ in operands]
     block_args = ", ".join(f"{a}: {t.element}" for a, t in zip(args, operands, strict=True))
     writer.emit(f"^bb0({block_args}, {writer.fresh('o')}: {element}):")
-    wide = [_widened(writer, a, t.element, compute) for a, t in zip(args, operands, strict=True)]
+    # An fp32 accumulator read by an fp16 op is rounded to fp16 first, in the body (a cast: no
+    # pass of its own), as ktir rounds it once to the matmul's result type (`run_fused`).
+    read = [
+        (_rounded(writer, a, t.read_as, t.element), t.read_as) if t.read_as is not None else (a, t.element)
+        for a, t in zip(args, operands, strict=True)
+    ]
+    wide = [_widened(writer, a, e, compute) for a, e in read]
     result = _rounded(writer, formula(writer, wide), element, compute)
     writer.emit(f"linalg.yield {result} : {element}", 2)
     writer.emit(f"}} -> {out.type_text}")
@@ -326,8 +334,30 @@ def _in_whole_sticks(
         y = _k_rows(writer, y, k)
     x = zero_padded(writer, x, (*x.shape[:-1], k_padded))
     y = zero_padded(writer, y, (*y.shape[:-2], k_padded, n_padded))
-    out = matmul(writer, op, [x, y])
+    out = _per_core(writer, op, x, y) or matmul(writer, op, [x, y])
     return extract_slice(writer, out, [0] * len(out.shape), (*out.shape[:-1], n))
+
+
+def per_core_operands(writer: Writer, x: HostTensor, y: HostTensor) -> tuple[HostTensor, HostTensor] | None:
+    """
+    A matmul kernel's x tile with leading size-1 dims (1 x M x K) and a 2-D y as a batch of one
+    each: ktir's simulator runs such a tile as one GEMM per core (a 2-D x tile: one GEMM over
+    the cores that share y), and the ktdp engine runs a batch matmul per tile (a kernel's 2-D
+    `linalg.matmul`: one GEMM per shared y); a GEMM's bits depend on its rows. None otherwise.
+    """
+    if len(x.shape) < 3 or math.prod(x.shape[:-2]) != 1 or len(y.shape) != 2:
+        return None
+    return reshaped(writer, x, (1, *x.shape[-2:])), reshaped(writer, y, (1, *y.shape))
+
+
+def _per_core(writer: Writer, op: Operation, x: HostTensor, y: HostTensor) -> HostTensor | None:
+    """`linalg.batch_matmul` of a batch of one (`per_core_operands`), in x's shape; None otherwise."""
+    operands = per_core_operands(writer, x, y)
+    if operands is None:
+        return None
+    element = op.results[0].type.element_type  # type: ignore[attr-defined]
+    out = product(writer, "linalg.batch_matmul", *operands, element)
+    return reshaped(writer, out, (*x.shape[:-1], y.shape[-1]))
 
 
 def zero_padded(writer: Writer, value: HostTensor, shape: tuple[int, ...]) -> HostTensor:

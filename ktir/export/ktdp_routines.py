@@ -70,7 +70,7 @@ def outlined(
     writer.routines.append("")  # its place (and number), before the routines its body calls
     name = f"@{writer.function}_{op.name.removeprefix('ktir.')}{index}"
     inner = Writer(function=writer.function, routines=writer.routines)
-    params = [HostTensor(inner.fresh("p"), t.shape, t.element) for t in operands]
+    params = [HostTensor(inner.fresh("p"), t.shape, t.element, t.read_as) for t in operands]
     index_params = [inner.fresh("i") for _ in indices]
     result = body(inner, params, index_params)
     inner.emit(f"return {result.name} : {result.type_text}")

@@ -66,7 +66,12 @@ def _produce(run: TileProgram, op: Any) -> list[Future]:
 
 
 def _inter_tile_reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
-    """Each consumer gets its group's partials folded from the identity, in tile (ring) order."""
+    """
+    Each consumer gets its group's partials folded from the identity, in tile (ring) order; a
+    tile that consumes for no group gets the identity. The combiner's ops are the ring's steps
+    (`cost_model.ring_cycles` has each step add its partner's partial): they take no time or
+    FLOPs of their own, as ktir's `ring_reduce` takes none.
+    """
     future = cast(Future, run.env[op.future])
     consumers = _members(op.consumer_tiles_per_group.data, future.groups, run.tiles)
     identity = np.broadcast_to(np.asarray(run.env[op.identity[0]]), future.partials[0].shape)
@@ -75,7 +80,8 @@ def _inter_tile_reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
     longest = max((len(m) for m in members), default=0)
     block = op.combiner.block
     accumulated = identity.copy()
-    run.schedule.collecting += 1  # the combiner's ops are the reduce's time
+    run.schedule.collecting += 1
+    run.charges.muted += 1
     try:
         for k in range(longest):
             picks = np.array([members[g][k] if g >= 0 and k < len(members[g]) else -1 for g in group_of])
@@ -86,13 +92,30 @@ def _inter_tile_reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
             accumulated = np.asarray(run.run_block(block.ops)[0])
     finally:
         run.schedule.collecting -= 1
+        run.charges.muted -= 1
     partial = future.partials[0][0]
-    group = max(longest, 1)
-    reduce = float(cost_model.ring_cycles(partial.size, partial.dtype.itemsize, group, run.target))
-    # Then the sum travels back to the group's consumers: group - 1 more hops of the transfer.
+    reduce = float(cost_model.ring_cycles(partial.size, partial.dtype.itemsize, max(longest, 1), run.target))
+    # Then the sum travels on from the group's first producer to its other consumers, a hop each.
     hop = run.target.ring_hop_cycles + partial.nbytes / run.target.ring_bytes_per_cycle
-    run.charges.charge("ring", reduce + (group - 1) * hop)
+    hops = max(
+        (len(set(np.flatnonzero(c)) - set(m[:1])) for c, m in zip(consumers, members, strict=True)), default=0
+    )
+    run.charges.charge_ring(reduce + hops * hop, _ring_groups(members, run.tiles))
     return [accumulated]
+
+
+def _ring_groups(members: list[np.ndarray], tiles: int) -> int:
+    """
+    The size of the consecutive tile groups that start the ring together (ktir's `ring_reduce`
+    over groups of g cores): g when the producers split the tiles into runs of g, else all tiles.
+    """
+    size = len(members[0]) if members else 0
+    consecutive = (
+        all(len(m) == size and m[0] % size == 0 and (np.diff(m) == 1).all() for m in members)
+        if size
+        else False
+    )
+    return size if consecutive and size * len(members) == tiles else tiles
 
 
 HANDLERS: dict[str, Handler] = {

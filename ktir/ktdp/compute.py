@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
+from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 
@@ -23,6 +23,7 @@ from ktir.ktdp.memory import KtdpError
 from ktir.ktdp.numerics import compute_precision, elementwise
 from ktir.ktdp.state import element_of, sticks
 from ktir.reference.ops import erf, numpy_dtype, store
+from ktir.sim.compute import matmul_f32
 
 if TYPE_CHECKING:
     from ktir.ktdp.engine import Handler, TileProgram
@@ -174,7 +175,10 @@ def _fill(run: TileProgram, op: Operation) -> list[np.ndarray]:
     out = np.asarray(run.env[op.outputs[0]])  # type: ignore[attr-defined]
     value = np.asarray(run.env[op.inputs[0]])  # type: ignore[attr-defined]
     value = value.reshape(value.shape + (1,) * (out.ndim - value.ndim)) if value.ndim else value
-    _charge_result(run, op)
+    # A write of the result's sticks at LX copy speed, as ktir zeroes an accumulator (`lx_fill`).
+    itemsize = out.dtype.itemsize
+    written = sticks(out.shape[1:], itemsize, run.target.stick_bytes) * itemsize
+    run.charges.charge("sfu", cost_model.fill_cycles(written, run.target))
     return [store(np.broadcast_to(value, out.shape), element_of(op.results[0]))]
 
 
@@ -238,9 +242,13 @@ def _batched(run: TileProgram, value: SSAValue) -> np.ndarray:
 
 def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
     # fp16 and fp32 products accumulate in fp32 as the PE arrays do; f64 operands stay f64.
-    a, b = (compute_precision(np.asarray(run.env[v])) for v in op.inputs)
+    # C order, as ktir's simulator gives its GEMMs: NumPy's matmul uses BLAS only for
+    # contiguous operands, and a slice's view (a y tile cut to K) would take its own loop.
+    a, b = (np.ascontiguousarray(compute_precision(np.asarray(run.env[v]))) for v in op.inputs)
     out = op.outputs[0]
-    product = np.matmul(a, b)
+    product = _kernel_gemms(run, op, a, b)
+    if product is None:
+        product = np.matmul(a, b)
     if out not in run.empty:
         product = product + compute_precision(np.asarray(run.env[out]))
     rows, k = a.shape[-2], a.shape[-1]
@@ -253,6 +261,27 @@ def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
         run.charges.charge("sfu", sfu)
     run.charges.charge("pt", pt, flops * run.tiles, matmul_flops=matmul_flops * run.tiles)
     return [store(product, element_of(op.results[0]))]
+
+
+def _kernel_gemms(run: TileProgram, op: Any, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """
+    A kernel's own 2-D `linalg.matmul` (not a routine's) in fp32 as ktir's simulator runs a
+    matmul kernel's chunk of 2-D host tiles (`ktir.sim.compute.matmul_f32`): one GEMM per
+    distinct y tile over the rows of all the tiles that share it, in tile order. A GEMM's bits
+    depend on the rows it is given, so this gives ktir's bits; a routine's matmul (a fused
+    kernel's, run per core in ktir) and a batch matmul run per tile. None where this does not
+    apply.
+    """
+    tiles = run.tiles
+    element = element_of(op.inputs[0])
+    if len(run.stack) > 1 or op.name != "linalg.matmul" or not isinstance(element, Float16Type):
+        return None  # (f32 operands keep their f32 product: ktir would round them to fp16 first)
+    if a.shape[0] != tiles or b.shape[0] != tiles or a.ndim != 3 or b.ndim != 3:
+        return None
+    first: dict[bytes, int] = {}
+    y_index = np.array([first.setdefault(b[t].tobytes(), len(first)) for t in range(tiles)])
+    distinct = [int(np.argmax(y_index == j)) for j in range(len(first))]
+    return matmul_f32(a, np.arange(tiles), b[distinct], y_index, element)
 
 
 def _generic(run: TileProgram, op: Any) -> list[np.ndarray]:

@@ -20,12 +20,22 @@ if TYPE_CHECKING:
 
 
 def _if(run: TileProgram, op: Any) -> list[Any]:
-    condition = np.broadcast_to(np.asarray(run.env[op.cond]), (run.tiles,))
-    if run.charges.active is not None:
-        condition = condition[run.charges.active]
-    if (condition != condition[0]).any():
-        raise KtdpError("an scf.if condition differs between compute tiles: not supported", location_of(op))
-    region = op.true_region if condition[0] else op.false_region
+    """
+    An `scf.if`. A condition that differs between the running tiles runs each region masked
+    (`_masked`) to the tiles that take it, as a loop past a tile's last iteration does: a K-split
+    kernel's `if id mod 2 == 0 { store }` stores on the even tiles only.
+    """
+    condition = np.broadcast_to(np.asarray(run.env[op.cond]).astype(bool), (run.tiles,))
+    outer = run.charges.active
+    running = condition if outer is None else condition[outer]
+    if (running != running[0]).any():
+        return _masked(run, op, condition, outer)
+    region = op.true_region if running[0] else op.false_region
+    return _region(run, op, region)
+
+
+def _region(run: TileProgram, op: Any, region: Any) -> list[Any]:
+    """One region of an `scf.if` on the running tiles; the values it yields."""
     if not region.blocks:
         return []
     results = run.run_block(region.block.ops)
@@ -33,6 +43,36 @@ def _if(run: TileProgram, op: Any) -> list[Any]:
     if terminator is not None:
         run.schedule.alias(op.results, terminator.operands)
     return results
+
+
+def _masked(run: TileProgram, op: Any, condition: np.ndarray, outer: np.ndarray | None) -> list[Any]:
+    """
+    Both regions of an `scf.if`, each on the tiles that take it only (their stores, charges and
+    yielded values; the others' accesses take a running tile's addresses), its results picked
+    per tile.
+    """
+    everywhere = np.ones(run.tiles, dtype=bool) if outer is None else outer
+    taken: list[tuple[np.ndarray, list[Any]]] = []
+    for region, live in (
+        (op.true_region, everywhere & condition),
+        (op.false_region, everywhere & ~condition),
+    ):
+        if not live.any() or not region.blocks:
+            continue
+        run.charges.active = live
+        try:
+            taken.append((live, _region(run, op, region)))
+        finally:
+            run.charges.active = outer
+    if not op.results:
+        return []
+    shapes = [(run.tiles, *_shape_of(r)) for r in op.results]
+    values = taken[0][1]
+    for live, other in taken[1:]:
+        values = [
+            _select(live, new, old, shape) for new, old, shape in zip(other, values, shapes, strict=True)
+        ]
+    return values
 
 
 def _runtime_arg(run: TileProgram, op: Any) -> list[Any]:

@@ -5,7 +5,8 @@ ktir's own kernels run (`ktir.sim.timeline.Timeline`, one core per tile).
 - Queues: `ktdp.load` on the DMA unit's load queue and `ktdp.store` on its store queue, both
   sharing the chip's LPDDR5 channel (a DMA setup per tile, then the chip-wide traffic);
   `linalg.matmul` on the PE arrays; other compute on the SFU; an inter-tile reduction on the
-  ring, its group of tiles starting together. An op starts when its queue is free and its
+  ring, each group of tiles starting together (consecutive groups of g tiles, as ktir's
+  `ring_reduce`, when the producers form them; else every tile). An op starts when its queue is free and its
   operands are ready.
 - Tensors live in LX buffers. Each time a tensor value is made (a loop's iterations) it takes
   the next of `buffers` buffers in turn (2: double buffering, when the loops' tensors fit twice
@@ -47,8 +48,11 @@ class Transfer(NamedTuple):
     turnaround: bool = True
 
 
-Piece = tuple[str, np.ndarray, Transfer | None]
-"""Part of an op's time: (queue, cycles per tile or a DMA's setup per tile, a DMA's traffic)."""
+Piece = tuple[str, np.ndarray, Transfer | int | None]
+"""
+Part of an op's time: (queue, cycles per tile or a DMA's setup per tile, a DMA's traffic or a
+ring collective's group size).
+"""
 
 
 @dataclass(frozen=True)
@@ -103,8 +107,9 @@ class Schedule:
         for k, (queue, cycles, chip) in enumerate(pieces):
             after = reads if k == 0 else [*reads, *writes]  # a later piece uses the earlier's result
             if queue == "ring":
-                line.issue_group(queue, [*after, *writes], cycles, self.tiles, op.name)
-            elif chip is None:
+                group = chip if isinstance(chip, int) else self.tiles
+                line.issue_group(queue, [*after, *writes], cycles, group, op.name)
+            elif chip is None or isinstance(chip, int):
                 line.issue(queue, after, writes, cycles, op.name)
             else:
                 line.transfer(queue, after, writes, cycles, chip.cycles, op.name, chip.bytes, chip.turnaround)

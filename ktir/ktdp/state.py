@@ -124,6 +124,12 @@ class Charges:
         self.matmul_flops += matmul_flops * share
         self.pending.append((queue or unit, np.where(live, float(cycles), 0.0), None))
 
+    def charge_ring(self, cycles: float, group: int) -> None:
+        """A ring collective of the active tiles, started together by consecutive groups of `group` tiles."""
+        if self.muted:
+            return
+        self.pending.append(("ring", np.where(self._live(), float(cycles), 0.0), group))
+
     def charge_transfer(self, queue: str, moved_bytes: float, target: Target) -> None:
         """
         A DMA of `moved_bytes` in all by the active tiles: a setup each, then the chip-wide

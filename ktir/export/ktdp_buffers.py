@@ -1,0 +1,179 @@
+"""
+What a core-level kernel's LX buffers hold in its emitted `ktdp` program (`ktir.export.ktdp`):
+the host tile a load or compute last wrote, a core's whole slice that each chunk's compute
+reads a window of, and accumulators (an `lx_fill`, the matmul chunks added into it, its ring
+reduction: `ktir.export.ktdp_accumulate`).
+
+Example: a whole slice of 32 x 4096 loaded once, read by the matmul of K chunk `k` as
+`tensor.extract_slice %t2[0, %s] [32, 1024] [1, 1]`, `%s` the chunk's entry of a table of
+window offsets (0, 1024, 2048, 3072).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+from xdsl.ir import Operation, SSAValue
+
+from ktir.cores.executor import tensor_layout
+from ktir.cores.host_tiles import HostTiles
+from ktir.dialects.ktir import core
+from ktir.dialects.ktir import structured as st
+from ktir.export.ktdp_accumulate import accumulated_matmul, filled, ring_reduced
+from ktir.export.ktdp_loops import Chunk, Key, Parity, offset
+from ktir.export.ktdp_payload import HostTensor, Writer
+from ktir.ir.diagnostics import op_error
+
+
+@dataclass(frozen=True)
+class WholeSlice:
+    """A tile as a whole-slice load moves it: one box from the core's start over every chunk's."""
+
+    extent_array: np.ndarray
+    starts_array: np.ndarray
+    chunk_starts_array: np.ndarray
+
+    @classmethod
+    def of(cls, tile: Any) -> WholeSlice:
+        """The whole slice of a kernel tile (`TileAttr.whole_extent`)."""
+        starts = tile.starts_array
+        return cls(np.array(tile.whole_extent), starts, np.zeros((1, starts.shape[1]), dtype=starts.dtype))
+
+
+class BufferWriting:
+    """
+    The buffer-reading and accumulator methods of a kernel's writer (module docstring); the
+    writer (`ktir.export.ktdp._KernelWriter`) gives the state below and `_host_map`, `_slice`
+    and `_table`.
+    """
+
+    kernel: core.KernelOp
+    cores: int
+    writer: Writer
+    tiles: list[Any]
+    buffers: dict[tuple[SSAValue, int | None], HostTensor]
+    accumulators: dict[Key, HostTensor]
+    index: dict[SSAValue, Any]
+    accumulating: dict[SSAValue, core.ComputeOp]
+    wholes: dict[SSAValue, HostTiles]
+
+    def _slot(self, buffer: SSAValue, slot: SSAValue | None, op: Operation) -> Key:
+        """
+        An accumulator's key: its buffer and slot (0 of a one-slot buffer; of two, alternating
+        between output tiles, the slot must be a constant: one written per output tile).
+        """
+        if buffer.type.get_shape()[0] == 1 or slot is None:  # type: ignore[attr-defined]
+            return buffer, 0
+        known = self.index.get(slot)
+        if not isinstance(known, int | Parity):
+            raise op_error(
+                op, "an accumulator slot that is not a constant or a loop's parity is not written yet"
+            )
+        return buffer, known
+
+    def _read(
+        self, buffer: SSAValue, slot: SSAValue, op: Operation, tile_index: int, chunk: Chunk
+    ) -> HostTensor | None:
+        """
+        The host tile a buffer holds: what a load or compute last wrote to it, or an
+        accumulator's tile less its padding (the host box of `tile_index`); None if nothing did.
+        """
+        if buffer in self.accumulating:
+            key = self._slot(buffer, slot, op)
+            if key not in self.accumulators:
+                return None
+            return self._slice(self.accumulators[key], self._host_map(op, tile_index, chunk)[1])
+        held = self.buffers.get(self._held(buffer, slot)) or self.buffers.get((buffer, None))
+        if buffer in self.wholes and held is not None:
+            return self._window(held, self.wholes[buffer], op, tile_index, chunk)
+        return held
+
+    def _held(self, buffer: SSAValue, slot: SSAValue) -> tuple[SSAValue, int | None]:
+        """
+        Where the tile a buffer's slot holds is kept: by the slot when it is a constant (two
+        prefetched tiles live in the two slots at once), else (a slot that changes in a loop,
+        loaded and read in the same iteration) by the buffer; a one-slot buffer's is slot 0.
+        """
+        if buffer.type.get_shape()[0] == 1:  # type: ignore[attr-defined]
+            return buffer, 0
+        known = self.index.get(slot)
+        return buffer, known if isinstance(known, int) else None
+
+    def _window(
+        self, whole: HostTensor, slice_map: HostTiles, op: Operation, tile_index: int, chunk: Chunk
+    ) -> HostTensor:
+        """
+        Chunk `chunk`'s window of a core's whole slice (`ktir.dma_load ... whole`): a
+        `tensor.extract_slice` at the chunk's host start less the slice's, the same on every
+        core, an offset linear in the chunk loop's variable (`ktdp_loops.offset`).
+        """
+        host, held = self._host_map(op, tile_index, chunk)
+        tile = self.tiles[tile_index]
+        layout, shape, _ = tensor_layout(self.kernel.body.block.args[tile_index].type)
+        extent = tuple(int(e) for e in tile.extent_array)
+        columns = []
+        for k in chunk.values:
+            starts = tile.starts_array + tile.chunk_starts_array[k]
+            at = cast(HostTiles, HostTiles.of(layout, shape, extent, starts, self.cores, padded=True)).lo
+            moved = at - slice_map.lo
+            if (moved != moved[0]).any() or host.perm != slice_map.perm:
+                raise op_error(
+                    op, f"tile {tile_index}'s chunks are not one window of the whole slice on every core"
+                )
+            columns.append(moved[0])
+        offsets = [self._offset(np.array([c[d] for c in columns]), chunk) for d in range(len(held))]
+        out = HostTensor(self.writer.fresh("t"), held, whole.element)
+        self.writer.emit(
+            f"{out.name} = tensor.extract_slice {whole.name}[{', '.join(offsets)}] {list(held)} "
+            f"{[1] * len(held)} : {whole.type_text} to {out.type_text}"
+        )
+        return out
+
+    def _offset(self, values: np.ndarray, chunk: Chunk) -> str:
+        """An index that is `values[i]` at chunk `chunk.values[i]`: linear in it, else a table's entry."""
+        linear = offset(self.writer, values, chunk)
+        if linear is not None:
+            return linear
+        column = np.zeros(max(chunk.values) + 1, dtype=np.int64)
+        column[list(chunk.values)] = values
+        return self._table(column, cast(str, chunk.name))
+
+    def _fill(self, op: core.FillOp) -> None:
+        """An accumulator's zero: a fill of its output tile's host box in whole sticks."""
+        compute = self.accumulating.get(op.buffer)
+        if compute is None:
+            raise op_error(op, "it fills a buffer no accumulating compute adds into: not written yet")
+        host, _ = self._host_map(compute, int(compute.tiles.get_values()[-1]), Chunk(None, (0,)))
+        element = op.buffer.type.element_type  # type: ignore[attr-defined]
+        value = float(op.value.value.data)  # type: ignore[attr-defined]  (an integer or float attribute)
+        self.accumulators[self._slot(op.buffer, op.slot, op)] = filled(
+            self.writer, tuple(host.extent), element, value
+        )
+
+    def _ring_reduce(self, op: core.RingReduceOp) -> None:
+        """The K partners' partial sums combined on the ring into each group's first core."""
+        key = self._slot(op.buffer, op.slot, op)
+        acc = self.accumulators.get(key)
+        if acc is None:
+            raise op_error(op, "it reduces a buffer no accumulating compute wrote")
+        group, combine = op.group.value.data, op.combine.data
+        self.accumulators[key] = ring_reduced(self.writer, op, acc, group, self.cores, combine)
+
+    def _accumulate(
+        self, op: core.ComputeOp, payload: Operation, operands: list[HostTensor], chunk: Chunk
+    ) -> None:
+        """A matmul chunk added to its accumulator (`ktdp_accumulate.accumulated_matmul`)."""
+        if not isinstance(payload, st.MatmulOp | st.BmmOp) or len(operands) != 2:
+            raise op_error(op, "accumulating computes other than a matmul chunk are not written yet")
+        key = self._slot(op.outs[0], op.into, op)
+        acc = self.accumulators.get(key)
+        if acc is None:
+            raise op_error(op, "it accumulates into a buffer no lx_fill zeroed")
+        k_sticks = self._host_map(op, int(op.tiles.get_values()[0]), chunk)[0].extent[-1]
+        x, y = operands
+        self.accumulators[key] = accumulated_matmul(self.writer, payload, x, y, acc, k_sticks)
+
+
+__all__ = ["BufferWriting", "WholeSlice"]
