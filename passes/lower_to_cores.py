@@ -149,7 +149,7 @@ class _KernelBody:
         self.body = Block(arg_types=[v.type for v in self.tensors])
         self.n_inputs = len(self.tensors) - 1
         self.reduction_chunks = math.prod(plan.cuts.get(d, 1) for d in space.reduction)
-        self.slots = plan.slots
+        self.slots = 2 if plan.chunks > 1 else 1
         self.accumulate = accumulates(kernel, plan.cuts)
         inputs = [a for a in space.inputs if a is not None]
         self.hoisted = {i for i, a in enumerate(inputs) if invariant(kernel, a, plan.cuts)}
@@ -166,9 +166,6 @@ class _KernelBody:
         # Two accumulators (`ktir.cores.chunking.accumulator_slots`): output tile n accumulates
         # in slot n % 2 while the SFU runs the epilogue of tile n - 1 from the other slot.
         self.alternating = any(b.role == "acc" and b.slots == 2 for b in plan.buffers)
-        # Deepened buffers (`ktir.cores.chunking.deepened`): loads run `slots - 1` chunks ahead.
-        flat = not self.accumulate and self.reduction_chunks == 1
-        self.ahead = self.slots - 1 if flat and self.slots > 2 else 0
 
     def build(self) -> core.KernelOp:
         """The `ktir.kernel` op, its body built."""
@@ -188,8 +185,6 @@ class _KernelBody:
                 for slot in (0, 1):
                     b.add(core.FillOp(self.buffers[role], b.index(slot), IntegerAttr(0, i64)))
             self._pipelined_outer_loop(b, outer_count)
-        elif self.ahead:
-            self._loop_ahead(b, outer_count)
         else:
             self._loop(b, outer_count, self._outer_body, over_tiles=True)
         b.add(core.YieldOp())
@@ -279,41 +274,7 @@ class _KernelBody:
         while first < count and (self.first_chunk_skips or (over_tiles and self.first_tile_skips)):
             make_body(builder, builder.index(first))
             first += 1
-        self._range(builder, first, count, make_body)
-
-    def _loop_ahead(self, builder: _Builder, count: int) -> None:
-        """
-        The chunks of a kernel with deepened buffers, software-pipelined: chunk c + `ahead`'s
-        loads come before chunk c's compute and store in program order, so the in-order load
-        queue issues them as soon as their slot is free, ahead of the stores of the chunks
-        before them (the first `ahead` chunks' loads open the program, the last chunks load
-        nothing).
-        """
-
-        def steady(inner: _Builder, chunk: SSAValue) -> None:
-            later = inner.add(arith.AddiOp(chunk, inner.index(self.ahead))).results[0]
-            self._chunk_loads(inner, later, self._slot(inner, later))
-            self._chunk_compute(inner, chunk, self._slot(inner, chunk))
-
-        def drain(inner: _Builder, chunk: SSAValue) -> None:
-            self._chunk_compute(inner, chunk, self._slot(inner, chunk))
-
-        def fill(inner: _Builder, chunk: SSAValue) -> None:
-            self._chunk_loads(inner, chunk, chunk)  # chunk c < slots fills slot c
-
-        first = 0
-        if self.first_chunk_skips:  # chunk 0's loads without the prefetched ones
-            fill(builder, builder.index(0))
-            first = 1
-        self._range(builder, first, self.ahead, fill)
-        self._range(builder, 0, count - self.ahead, steady)
-        self._range(builder, count - self.ahead, count, drain)
-
-    def _range(
-        self, builder: _Builder, start: int, stop: int, make_body: Callable[[_Builder, SSAValue], None]
-    ) -> None:
-        """`make_body` inside an `scf.for` from `start` to `stop` (nothing if that is empty)."""
-        if stop <= start:
+        if first == count:
             return
         loop_block = Block(arg_types=[IndexType()])
         inner = _Builder(loop_block)
@@ -321,7 +282,7 @@ class _KernelBody:
         make_body(inner, loop_block.args[0])
         loop_block.add_op(scf.YieldOp())
         builder.add(
-            scf.ForOp(builder.index(start), builder.index(stop), builder.index(1), [], Region(loop_block))
+            scf.ForOp(builder.index(first), builder.index(count), builder.index(1), [], Region(loop_block))
         )
 
     def _outer_body(self, builder: _Builder, outer: SSAValue) -> None:
@@ -372,7 +333,7 @@ class _KernelBody:
         """Output tile `outer`'s last chunk and slot, and its epilogue inputs loaded (if any)."""
         last = self._last_chunk(builder, outer)
         if not self.epilogue:
-            return _TileEnd(last, self._slot(builder, outer) if self.alternating else builder.index(0), ())
+            return _TileEnd(last, builder.index(0), ())
         slot = self._slot(builder, outer)
         inputs = []
         # output tiles are built in order: the first built are the prefetched ones
@@ -386,15 +347,9 @@ class _KernelBody:
 
     def _finish_tile(self, builder: _Builder, end: _TileEnd) -> None:
         """An output tile's epilogue (if any) and store; a second accumulator is zeroed again."""
-        if self.epilogue:
-            self._epilogue(builder, end)
-        self._store(builder, end.last, end.slot)
-        if self.alternating:
-            for role in self.accumulators:
-                builder.add(core.FillOp(self.buffers[role], end.slot, IntegerAttr(0, i64)))
-
-    def _epilogue(self, builder: _Builder, end: _TileEnd) -> None:
-        """An output tile's fused epilogue on the SFU, from its accumulators into `out0`."""
+        if not self.epilogue:
+            self._store(builder, end.last, end.slot)
+            return
         products = [self.n_inputs] * len(self.anchors)
         tiles = [*products, *range(self.matmul_inputs, self.n_inputs), self.n_inputs]
         payload = _epilogue_payload(cast(st.FusedOp, self.op), self.anchors)
@@ -403,6 +358,10 @@ class _KernelBody:
         builder.add(
             core.ComputeOp(ComputeUnit.SFU, self.core_id, end.last, end.slot, ins, [out], tiles, payload)
         )
+        self._store(builder, end.last, end.slot)
+        if self.alternating:
+            for role in self.accumulators:
+                builder.add(core.FillOp(self.buffers[role], end.slot, IntegerAttr(0, i64)))
 
     def _slot(self, builder: _Builder, index: SSAValue) -> SSAValue:
         """The buffer slot of chunk `index`: alternating when chunked."""
@@ -419,22 +378,13 @@ class _KernelBody:
         """
         chunk = outer if self.reduction_chunks == 1 else _affine(builder, outer, self.reduction_chunks, inner)
         slot = self._slot(builder, chunk)
-        self._chunk_loads(builder, chunk, slot)
-        self._chunk_compute(builder, chunk, slot, acc_slot)
-
-    def _chunk_loads(self, builder: _Builder, chunk: SSAValue, slot: SSAValue) -> None:
-        """The loads of one chunk's input tiles (not those loaded once, nor chunk 0's prefetched ones)."""
+        ins = []
         prefetched, self.first_chunk_skips = self.first_chunk_skips, set()  # chunk 0 is the first built
         for i in range(self.matmul_inputs):
             target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
             if i not in self.hoisted | self.whole | prefetched:
                 builder.add(core.DmaLoadOp(self.sources[i], target, self.core_id, chunk, slot, tile=i))
-
-    def _chunk_compute(
-        self, builder: _Builder, chunk: SSAValue, slot: SSAValue, acc_slot: SSAValue | None = None
-    ) -> None:
-        """One chunk's compute on its loaded tiles, and (not accumulating) its store."""
-        ins = [self.buffers[f"in{_operand_index(self.kernel, i)}"] for i in range(self.matmul_inputs)]
+            ins.append(target)
         if self.epilogue:
             computes = [
                 ([ins[0], ins[p]], [0, p], self.buffers[role], _payload(anchor))
@@ -588,8 +538,7 @@ def _with_prefetch(
     leave no time for them: they would run before this kernel's first loads, which its first
     chunk needs, while its epilogue needs them only after the tile's K chunks).
     Their buffers are placed there first and the rest of the plan around them, at the same
-    chunking; when that does not fit, nothing is prefetched. (A kernel's deepened buffers take
-    at most half the free LX, `ktir.cores.chunking.deepened`, so that the next kernel's fit.)
+    chunking; when that does not fit, nothing is prefetched.
     """
     if previous is None:
         return plan, frozenset()

@@ -73,12 +73,6 @@ class ChunkPlan:
         """Chunks per core."""
         return math.prod(self.cuts.values())
 
-    @property
-    def slots(self) -> int:
-        """Slots of the buffers a chunk loads or stores: 1 unchunked, 2 double-buffered, more deepened."""
-        streamed = [b.slots for b in self.buffers if b.role.startswith(("in", "out"))]
-        return max(streamed, default=1) if self.chunks > 1 else 1
-
     def pieces(self, reduction: Sequence[str]) -> list[dict[str, int]]:
         """Each chunk's index per dim, reduction dims fastest (they accumulate innermost)."""
         fastest = next((d for d in reduction if self.cuts.get(d, 1) > 1), None)
@@ -103,15 +97,9 @@ def invariant(kernel: Kernel, access: Access, cuts: dict[str, int]) -> bool:
     return all(cuts.get(d, 1) == 1 for d in access.dims if d is not None)
 
 
-def _buffers(
-    kernel: Kernel, cuts: dict[str, int], whole_x: bool = False, depth: int = 2, alternate: bool = False
-) -> list[Staged]:
-    """
-    The staging buffers of `kernel` under `cuts`: `depth` slots per chunked buffer (at most the
-    chunks); two accumulators with `alternate` (`ktir.cores.dataflow.Schedule.alternate`).
-    """
+def _buffers(kernel: Kernel, cuts: dict[str, int], whole_x: bool = False) -> list[Staged]:
     total = combine(kernel.splits, cuts)
-    slots = min(depth, math.prod(cuts.values()))
+    slots = 2 if math.prod(cuts.values()) > 1 else 1
     staged = []
     x = next((i for i, a in enumerate(kernel.space.inputs) if a is not None), None)
     for i, access in enumerate(kernel.space.inputs):
@@ -129,9 +117,8 @@ def _buffers(
     output = kernel.space.output
     if accumulates(kernel, cuts):
         _, extent = device_box(output, total, {})
-        accumulators = 2 if alternate else accumulator_slots(kernel, cuts)
         for role in accumulator_roles(kernel.space):
-            staged.append(Staged(role, accumulators, extent, ACCUMULATOR_BYTES))
+            staged.append(Staged(role, accumulator_slots(kernel, cuts), extent, ACCUMULATOR_BYTES))
         if kernel.space.chunkable:  # an online softmax also keeps each row's running max and sum
             per_stick = output.layout.device_dtype.elems_per_stick
             row = -(-kernel.space.sizes["e"] // per_stick) * per_stick  # a row of E in whole sticks
@@ -212,8 +199,7 @@ def plan_matmul_chunks(
         cuts = {d: schedule.cuts.get(d, 1) for d in kernel.space.sizes}
         if math.prod(cuts.values()) > MAX_CHUNKS:
             continue
-        buffers = _buffers(kernel, cuts, schedule.whole_x, alternate=schedule.alternate)
-        placed = place(buffers, free, alignment)
+        placed = place(_buffers(kernel, cuts, schedule.whole_x), free, alignment)
         if placed is not None:
             return ChunkPlan(cuts, tuple(placed), schedule.whole_x)
     return None
@@ -363,39 +349,6 @@ def plan_chunks(kernel: Kernel, free: Sequence[tuple[int, int]], alignment: int,
         return _greedy_chunks(kernel, free, alignment, target, space.whole - space.chunkable, 0)
 
 
-def deepened(kernel: Kernel, plan: ChunkPlan, free: Sequence[tuple[int, int]], alignment: int) -> ChunkPlan:
-    """
-    `plan` with as many slots per chunked buffer as place in half of `free`, up to one per
-    chunk (at least the two it has): the other half stays free for the next kernel's
-    prefetches (`ktir-lower-to-cores`), which must keep clear of this kernel's buffers. A
-    1024 x 1024 fp16 add on 2 cores (128 chunks) runs as fast with 34 slots as with the 68
-    that fit. The kernel then loads `slots - 1` chunks ahead of its compute
-    (`ktir-lower-to-cores`), so its loads reach the channel before the stores of the chunks
-    before them: with two slots a chunk's load waited for the compute two chunks back and
-    then queued behind that chunk's store. On the Llama-3-8B prefill layer the RMSNorm (8
-    chunks, its whole 128 KiB slice in 8 slots) went 76.8 -> 63.2 µs, against 56.0 µs for its
-    bytes at the sustained rate.
-    """
-    if plan.chunks <= 2 or accumulates(kernel, plan.cuts):  # partial sums keep their own slots
-        return plan
-    fixed = sum(b.bytes for b in plan.buffers if b.slots == 1)
-    per_slot = sum(b.bytes // b.slots for b in plan.buffers if b.slots > 1)
-    budget = sum(hi - lo for lo, hi in free) // 2  # the other half for the next kernel's prefetches
-    most = min(plan.chunks, (budget - fixed) // per_slot) if per_slot else 2
-    for depth in range(most, 2, -1):  # the footprint is only nearly monotone: first fit may fragment
-        if (deeper := _with_slots(kernel, plan, depth, free, alignment)) is not None:
-            return deeper
-    return plan
-
-
-def _with_slots(
-    kernel: Kernel, plan: ChunkPlan, depth: int, free: Sequence[tuple[int, int]], alignment: int
-) -> ChunkPlan | None:
-    """`plan`'s cuts with `depth` slots per chunked buffer, placed in `free`; None if they do not fit."""
-    placed = place(_buffers(kernel, plan.cuts, plan.whole_x, depth), free, alignment)
-    return None if placed is None else ChunkPlan(plan.cuts, tuple(placed), plan.whole_x)
-
-
 def _next_cuts(
     kernel: Kernel, cuts: dict[str, int], units: dict[str, int], whole: frozenset[str]
 ) -> list[tuple[int, bool, dict[str, int]]]:
@@ -442,12 +395,12 @@ def _greedy_chunks(
         if placed is not None:
             fitting = ChunkPlan(dict(cuts), tuple(placed))
             if stream == 0 or _streamed_bytes(kernel, cuts) <= stream:
-                return deepened(kernel, fitting, free, alignment)
+                return fitting
         options = _next_cuts(kernel, cuts, units, whole)
         if fitting is not None:  # the chunks fit: cut further only to stream, if that pays
             options = [o for o in options if _streams_cheaply(kernel, cuts, o[2], target)]
             if not options:
-                return deepened(kernel, fitting, free, alignment)
+                return fitting
         if not options:
             need = sum(b.bytes for b in buffers)
             room = sum(hi - lo for lo, hi in free)

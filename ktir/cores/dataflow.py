@@ -43,20 +43,12 @@ LX slot and loads once before the first chunk (x bytes moved = the slice once pe
 read), and each chunk loads only its y tiles. A matmul cut along N then reads x once: on the
 Llama-3-8B prefill layer, SwiGLU's x crossed LPDDR5 7 times before.
 
-A plain matmul over several output chunks is also ranked with two accumulators
-(`Schedule.alternate`; a fused epilogue always has them): output chunk n + 1 accumulates in one
-while chunk n is stored from the other, so the PE arrays do not wait for the store, which takes
-the channel while the loads pay their DMA setups and shares it with their transfers (paying the
-turnaround); the second accumulator takes LX. Llama-3-8B's q/k/v projection alone (512 x 4096 x
-6144 on 32 cores) went 443.4 -> 436.5 µs simulated, with K cut in 32 instead of 16 to make room.
-
 `best_schedule` ranks every (splits, cuts) whose per-dim product divides the dim's granules
 with NumPy in one pass and returns the fastest; given the address span
 (`Target.core_address_span`), only among the splits under which no core addresses more of any
 tensor (the reference's span rule, `ktir.cores.work_division.per_core_span`). `ranked_cuts`
 does the same for a fixed split. Ties go to fewer chunks, then to more cores, then to x loaded
-per chunk, then to one accumulator, then to the first candidate in a fixed order, so the choice
-is deterministic.
+per chunk, then to the first candidate in a fixed order, so the choice is deterministic.
 """
 
 from __future__ import annotations
@@ -93,8 +85,6 @@ class Schedule:
     traffic: float
     whole_x: bool = False
     """x's whole slice stays in LX: loaded once before the chunk loop, not once per chunk."""
-    alternate: bool = False
-    """Two accumulators over several output chunks: tile n + 1 accumulates while tile n stores."""
 
 
 @dataclass(frozen=True)
@@ -176,12 +166,10 @@ class _Model:
         outer = cuts.prod(axis=1) // self._column(cuts, self.reduction)
         return (self._column(cuts, x_other) == 1) & (self._column(cuts, self.reduction) > 1) & (outer > 1)
 
-    def lx_bytes(
-        self, splits: np.ndarray, cuts: np.ndarray, whole_x: np.ndarray, alternate: np.ndarray
-    ) -> np.ndarray:
+    def lx_bytes(self, splits: np.ndarray, cuts: np.ndarray, whole_x: np.ndarray) -> np.ndarray:
         """
         LX a core needs: two slots of each input tile (one when unchunked) and the output; a
-        whole x takes one slot of its whole slice instead; `alternate`, a second accumulator.
+        whole x takes one slot of its whole slice instead.
         """
         total = splits * cuts
         chunks = cuts.prod(axis=1)
@@ -192,26 +180,19 @@ class _Model:
         out_tile = self.tile_bytes(self.out, total)
         acc = out_tile / self.out_element_bytes * ACCUMULATOR_BYTES * self.products
         staged = inputs + np.where(self._accumulates(splits, cuts), acc, out_tile * slots)
-        second = np.where(alternate, acc, 0.0)
         if not self.epilogue_passes:
-            return staged + second
+            return staged
         extra = sum((self.tile_bytes(e, total) * slots for e in self.epilogue), np.zeros(len(total)))
         extra = extra + sum((self.tile_bytes(t, total) for t in self.scratch), np.zeros(len(total)))
         # an accumulating kernel stages its output after the epilogue as well as the accumulator,
         # and alternates two accumulators over several output chunks
+        second = np.where(self._alternates(splits, cuts), acc, 0.0)
         return staged + extra + second + np.where(self._accumulates(splits, cuts), out_tile * slots, 0.0)
 
-    def alternatives(self, splits: np.ndarray, cuts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """
-        (the candidates that may alternate two accumulators, whether they must): an accumulating
-        matmul over several output chunks. An epilogue kernel always does
-        (`ktir.cores.chunking.accumulator_slots`: the SFU runs tile n's epilogue from one while
-        the PE arrays fill the other); a plain matmul may, storing tile n from one while tile
-        n + 1 accumulates in the other, at the cost of the second accumulator's LX.
-        """
+    def _alternates(self, splits: np.ndarray, cuts: np.ndarray) -> np.ndarray:
+        """Two accumulators (`ktir.cores.chunking.accumulator_slots`): an epilogue, several output chunks."""
         outer = cuts.prod(axis=1) // self._column(cuts, self.reduction)
-        may = self._accumulates(splits, cuts) & (outer > 1)
-        return may, may & (self.epilogue_passes > 0)
+        return self._accumulates(splits, cuts) & (outer > 1) & (self.epilogue_passes > 0)
 
     def _conversion(self, total: np.ndarray) -> np.ndarray:
         """SFU cycles a chunk takes to convert its fp32 x and y tiles to fp16; 0 for other types."""
@@ -240,7 +221,7 @@ class _Model:
         return paired * cost_model.turnaround_cycles_per_byte(self.target)
 
     def cost(
-        self, splits: np.ndarray, cuts: np.ndarray, whole_x: np.ndarray, alternate: np.ndarray
+        self, splits: np.ndarray, cuts: np.ndarray, whole_x: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """
         (cycles, LPDDR5 bytes) of each candidate, by the counting of the module docstring; a
@@ -290,22 +271,15 @@ class _Model:
         # output chunk's store is in `per_outer` instead (it waits for its K loop).
         streamed = np.where(self._accumulates(splits, cuts), 0.0, store * outer / chunks)
         streamed = streamed + self._turnaround(traffic, out_chip, outer) / chunks
-        # Alternating two accumulators, output tile n is stored after tile n + 1's K loop in
-        # program order (with its epilogue, if any): the PE arrays do not wait for the store,
-        # which takes the channel while the chunks' loads pay their DMA setups, then shares it
-        # with their transfers.
-        behind = np.where(alternate, store, 0.0)
-        setups = (len(self.ys) + np.where(whole_x, 0, 1)) * t.dma_setup_cycles
-        streamed = streamed + np.maximum(0.0, behind * (outer - 1) / chunks - setups)
         steady = np.maximum(np.maximum(pt, convert), load + streamed)
         # With two accumulators an output chunk's SFU passes run under the next chunk's K loop:
         # hidden up to that loop's length, except the last chunk's, which nothing follows.
-        hidden = np.where(alternate, np.minimum(passes, k_chunks * steady), 0.0)
+        hidden = np.where(self._alternates(splits, cuts), np.minimum(passes, k_chunks * steady), 0.0)
         # An accumulating output chunk waits for its store, zeroing and ring reduction (and its
         # epilogue: the epilogue's inputs and SFU passes on the output tile).
-        per_outer = np.where(accumulate, fill + ring + store, 0.0) + epilogue - hidden - behind
+        per_outer = np.where(accumulate, fill + ring + store, 0.0) + epilogue - hidden
         # The first chunk's load fills the pipeline and the last chunk's compute drains it.
-        drain = pt + convert + hidden + np.where(accumulate, 0.0, store) + behind
+        drain = pt + convert + hidden + np.where(accumulate, 0.0, store)
         cycles = x_first + load + (chunks - 1) * steady + outer * per_outer + drain
         return cycles, traffic
 
@@ -322,25 +296,17 @@ def _padded(space: IterationSpace, dim: str) -> float:
 
 
 def _ranked(model: _Model, splits: np.ndarray, cuts: np.ndarray, lx_bytes: int, limit: int) -> list[Schedule]:
-    """
-    The `limit` fastest candidates that fit `lx_bytes`, fastest first (each also with x whole,
-    and a plain matmul's also with two accumulators, `_Model.alternatives`).
-    """
+    """The `limit` fastest candidates that fit `lx_bytes`, fastest first (each also with x whole)."""
     valid = model.whole_x_valid(cuts)
     whole_x = np.concatenate([np.zeros(len(cuts), dtype=bool), np.ones(int(valid.sum()), dtype=bool)])
     splits, cuts = np.concatenate([splits, splits[valid]]), np.concatenate([cuts, cuts[valid]])
-    may, must = model.alternatives(splits, cuts)
-    optional = may & ~must
-    alternate = np.concatenate([must, np.ones(int(optional.sum()), dtype=bool)])
-    splits, cuts = np.concatenate([splits, splits[optional]]), np.concatenate([cuts, cuts[optional]])
-    whole_x = np.concatenate([whole_x, whole_x[optional]])
-    fits = model.lx_bytes(splits, cuts, whole_x, alternate) <= lx_bytes
-    splits, cuts, whole_x, alternate = splits[fits], cuts[fits], whole_x[fits], alternate[fits]
-    cycles, traffic = model.cost(splits, cuts, whole_x, alternate)
+    fits = model.lx_bytes(splits, cuts, whole_x) <= lx_bytes
+    splits, cuts, whole_x = splits[fits], cuts[fits], whole_x[fits]
+    cycles, traffic = model.cost(splits, cuts, whole_x)
     # Fastest; then fewest chunks; then most cores (less work each if the model is off); then
-    # x chunked; then one accumulator; then the first in enumeration order (np.lexsort is
-    # stable, its last key is the primary one).
-    keys = (alternate, whole_x, -splits.prod(axis=1), cuts.prod(axis=1), np.round(cycles, 3))
+    # x chunked; then the first in enumeration order (np.lexsort is stable, its last key is the
+    # primary one).
+    keys = (whole_x, -splits.prod(axis=1), cuts.prod(axis=1), np.round(cycles, 3))
     order = np.lexsort(keys)[:limit]
     dims = model.dims
     return [
@@ -350,7 +316,6 @@ def _ranked(model: _Model, splits: np.ndarray, cuts: np.ndarray, lx_bytes: int, 
             float(cycles[i]),
             float(traffic[i]),
             bool(whole_x[i]),
-            bool(alternate[i]),
         )
         for i in order
     ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from helpers import attention, compiled
 
 import ktir
@@ -92,39 +91,3 @@ def test_streaming_never_cuts_queries_where_every_chunk_would_reload_the_key_hea
     assert kernel.division == {"b0": 4, "h": 2, "s": 1, "e": 1, "l": 1, "d": 1}
     assert kernel.chunks == 4
     assert kernel.bytes == kernel.compulsory_bytes
-
-
-def test_a_streaming_kernel_takes_the_slots_lx_allows_and_loads_ahead() -> None:
-    """
-    The add on 32 cores streams 8 chunks; its whole slice (3 x 64 KiB per core) fits LX, so each
-    buffer takes a slot per chunk (`ktir.cores.chunking.deepened`) and the program loads 7
-    chunks ahead of the compute (`ktir-lower-to-cores`), all 8 before the first: the loads reach
-    the channel ahead of the stores before them. 87,913 cycles with two slots (a chunk's load
-    waited for the compute two chunks back, then queued behind that chunk's store), 72,050 now,
-    against 62,915 for its 6 MiB at the sustained rate; the values are unchanged
-    (test_lower_to_cores).
-    """
-    module = compiled(ADD, 32)
-    (kernel,) = [op for op in module.walk() if isinstance(op, core.KernelOp)]
-    assert kernel.chunks.value.data == 8
-    allocs = [op for op in kernel.body.walk() if isinstance(op, core.LxAllocOp)]
-    assert [a.result.type.get_shape()[0] for a in allocs] == [8, 8, 8]  # type: ignore[attr-defined]
-    (report,) = ktir.sim.estimate(module).kernels
-    queues = [event.queue for event in report.events]  # in program order
-    assert queues[: queues.index("sfu")] == ["load"] * 8 * 2
-    assert report.cycles == pytest.approx(72050.2, abs=1)
-
-
-def test_a_kernel_of_many_chunks_deepens_into_half_the_lx() -> None:
-    """
-    The add on 2 cores streams 128 chunks of 8 KiB per buffer: 68 slots would fit, 34 take half
-    the usable LX and leave the other half for the next kernel's prefetches. 210,029 cycles with
-    two slots, 171,305 now (it is SFU-bound: its bytes take 62,915).
-    """
-    module = compiled(ADD, 2)
-    (kernel,) = [op for op in module.walk() if isinstance(op, core.KernelOp)]
-    allocs = [op for op in kernel.body.walk() if isinstance(op, core.LxAllocOp)]
-    assert [a.result.type.get_shape()[0] for a in allocs] == [34, 34, 34]  # type: ignore[attr-defined]
-    assert sum(a.bytes for a in allocs) <= SPYRE.lx_usable_bytes // 2
-    (report,) = ktir.sim.estimate(module).kernels
-    assert report.cycles == pytest.approx(171305.1, abs=1)

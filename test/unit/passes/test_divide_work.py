@@ -47,8 +47,7 @@ def test_the_lm_head_respects_the_span_rule_and_reads_its_weight_once() -> None:
     splits N in 2, then M takes the 16 cores left): the 16 cores sharing each half of the
     weight read it in 2 broadcast cohorts of 8, 1.06 GB moved, 7,169 µs (2.03x the sustained
     bound). The dataflow planner now chooses among the splits within the span: `{m: 8, n: 4}`,
-    every byte read once, 3,616 µs (3,667 µs before its 167 output tiles alternated two
-    accumulators, each storing under the next one's loads).
+    every byte read once, 3,667 µs.
     """
     module = parse_module(make_context(), matmul(16, 2048, 128256))
     passes = "ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul,ktir-divide-work{policy=dataflow}"
@@ -61,7 +60,7 @@ def test_the_lm_head_respects_the_span_rule_and_reads_its_weight_once() -> None:
     (kernel,) = ktir.sim.estimate(compiled(matmul(16, 2048, 128256), 32)).kernels
     assert kernel.division == division
     assert kernel.bytes == kernel.compulsory_bytes
-    assert kernel.cycles / SPYRE.clock_mhz == pytest.approx(3616.0, abs=1.0)
+    assert kernel.cycles / SPYRE.clock_mhz == pytest.approx(3666.6, abs=1.0)
     assert kernel.cycles < 1.04 * kernel.sustained_bound_cycles
 
 
