@@ -67,9 +67,6 @@ class Chain:
     padded: int
     divisible: bool  # every divisor of `size` is a valid cut
     repeat: int = 1
-    step: int = 1
-    """Positions of `device_dim` per chain position: above 1 when the chain's host dim is the
-    outer dim of a group flattened onto one device dim, whose inner host dims stay whole."""
 
 
 @cache
@@ -105,11 +102,15 @@ def chains(access: Access) -> tuple[dict[str, Chain], set[str]]:
         inner_size = math.prod(
             s for d, s in zip(inner, group.host_sizes[1:], strict=True) if d not in flattened
         )
-        chain = _outer_chain(outer, top.device_dim, top.size, top.unit, inner_size)
+        padded = top.size * top.unit
+        chain = Chain(
+            host_dim=outer,
+            device_dim=top.device_dim,
+            size=top.size,
+            padded=padded // inner_size if padded % inner_size == 0 else 0,
+            divisible=top.unit % inner_size == 0,
+        )
         repeat = access.repeat(outer)
-        if repeat > 1 and chain.step > 1:
-            uncuttable.add(name)
-            continue
         if repeat > 1:
             chain = _repeated(chain, repeat)
             if chain is None:
@@ -117,26 +118,6 @@ def chains(access: Access) -> tuple[dict[str, Chain], set[str]]:
                 continue
         cuttable[name] = chain
     return cuttable, uncuttable
-
-
-def _outer_chain(host_dim: int, device_dim: int, size: int, unit: int, inner_size: int) -> Chain:
-    """
-    The chain of a group's outer host dim on its top digit (`size` positions of `unit` group
-    positions), whose inner host dims span `inner_size` group positions and stay whole.
-
-    When a top-digit position holds whole inner runs (`unit` a multiple of `inner_size`) every
-    divisor of `size` cuts a box. When one inner run spans several positions (`inner_size` a
-    multiple of `unit`), the dim is cut in whole runs: `step` = inner_size / unit device
-    positions per host position. Example: host (2, 1024, 4096) fp16 whose dims 0 and 1 flatten
-    onto device dim 1 of [64, 2048, 64]: d0 has size 2, step 1024; its cut into 2 gives core
-    1 the device box [0:64, 1024:2048, 0:64], host [1:2, 0:1024, 0:4096].
-    """
-    padded = size * unit
-    whole_runs = padded // inner_size if padded % inner_size == 0 else 0
-    if unit % inner_size == 0 or inner_size % unit or not whole_runs:
-        return Chain(host_dim, device_dim, size, whole_runs, unit % inner_size == 0)
-    step = inner_size // unit
-    return Chain(host_dim, device_dim, size // step, whole_runs, True, step=step)
 
 
 def _repeated(chain: Chain, repeat: int) -> Chain | None:
@@ -198,8 +179,8 @@ def device_box(
         first = piece.get(name, 0) * length
         if chain.repeat > 1:  # iteration positions -> the device positions they read
             first, length = first // chain.repeat, max(1, length // chain.repeat)
-        start[chain.device_dim] = first * chain.step
-        extent[chain.device_dim] = length * chain.step
+        start[chain.device_dim] = first
+        extent[chain.device_dim] = length
     return tuple(start), tuple(extent)
 
 
