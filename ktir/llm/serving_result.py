@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ktir.ir.json_format import read_envelope
 from ktir.llm.workload import Request, WorkloadError
 
 SERVING_FORMAT = "ktir-serving-run"
@@ -200,16 +201,7 @@ class ServingResult:
     @classmethod
     def from_json(cls, text: str) -> ServingResult:
         """The result `to_json` wrote; `ServingFormatError` for anything else."""
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ServingFormatError(f"not JSON: {error}") from None
-        if not isinstance(data, dict) or data.get("format") != SERVING_FORMAT:
-            raise ServingFormatError(f'not a ktir serving result (no "format": "{SERVING_FORMAT}")')
-        if data.get("version") != SERVING_VERSION:
-            raise ServingFormatError(
-                f"serving result version {data.get('version')!r}, expected {SERVING_VERSION}"
-            )
+        data = read_envelope(text, SERVING_FORMAT, SERVING_VERSION, "ktir serving result", ServingFormatError)
         try:
             return _result_from_run(data["run"])
         except (KeyError, TypeError, ValueError, WorkloadError) as error:

@@ -41,6 +41,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ktir.hardware.target import SPYRE, Target, target_from_fields
+from ktir.ir.json_format import read_envelope
 from ktir.sim.tables import Column, fitted_table
 from ktir.sim.timeline import UNITS, Event
 
@@ -508,14 +509,7 @@ class Report(Yardstick):
         compulsory and load bytes; derived numbers are computed again). Raises
         `ReportFormatError` for anything else.
         """
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ReportFormatError(f"not JSON: {error}") from None
-        if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
-            raise ReportFormatError(f'not a ktir report (no "format": "{REPORT_FORMAT}")')
-        if data.get("version") != REPORT_VERSION:
-            raise ReportFormatError(f"report version {data.get('version')!r}, expected {REPORT_VERSION}")
+        data = read_envelope(text, REPORT_FORMAT, REPORT_VERSION, "ktir report", ReportFormatError)
         try:
             target = target_from_fields(data["target"], "the report's target")
             kernels = [_kernel_from_dict(k, target) for k in data["kernels"]]

@@ -31,14 +31,19 @@ def config(tmp_path: Path) -> Path:
     return path
 
 
+def affine_table(grid: step_costs.Grid) -> StepCosts:
+    """An affine step-cost table on `grid` (no model compiled)."""
+    n, c = np.meshgrid(grid.prefill_tokens, grid.prefill_cached, indexing="ij")
+    b, k = np.meshgrid(grid.decode_batches, grid.decode_contexts, indexing="ij")
+    return StepCosts(grid, 1000 + 5.0 * n + 0.01 * n * c, 800 + 2.0 * b + 0.005 * b * k, {})
+
+
 @pytest.fixture
 def affine(monkeypatch):
     """`build_step_costs` returns an affine table on the grid it is asked for."""
 
     def build(config, *, grid, **options):
-        n, c = np.meshgrid(grid.prefill_tokens, grid.prefill_cached, indexing="ij")
-        b, k = np.meshgrid(grid.decode_batches, grid.decode_contexts, indexing="ij")
-        return StepCosts(grid, 1000 + 5.0 * n + 0.01 * n * c, 800 + 2.0 * b + 0.005 * b * k, {})
+        return affine_table(grid)
 
     monkeypatch.setattr(step_costs, "build_step_costs", build)
 
@@ -91,9 +96,7 @@ def test_several_cards_serve_on_one_cards_step_costs(config, tmp_path, monkeypat
 
     def build(config, *, grid, **options):
         asked.update(options)
-        n, c = np.meshgrid(grid.prefill_tokens, grid.prefill_cached, indexing="ij")
-        b, k = np.meshgrid(grid.decode_batches, grid.decode_contexts, indexing="ij")
-        return StepCosts(grid, 1000 + 5.0 * n + 0.01 * n * c, 800 + 2.0 * b + 0.005 * b * k, {})
+        return affine_table(grid)
 
     monkeypatch.setattr(step_costs, "build_step_costs", build)
     out = {cards: tmp_path / f"serve{cards}.json" for cards in (1, 2)}
