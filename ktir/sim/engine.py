@@ -118,6 +118,7 @@ class SimKernel(KernelInterpreter):
         self.buffers: dict[SSAValue, LxBuffer] = {}
         self.owners: dict[SSAValue, WriteOwners] = {}
         self.host_tiles: dict[tuple[int, int], HostTiles | None] = {}
+        self.host_boxes: dict[tuple[int, tuple[tuple[int, int], ...]], tuple[tuple, tuple]] = {}
         self.converted: dict[tuple[int, bytes, tuple[int, ...]], np.ndarray] = {}
         self.converted_bytes = 0
         self.windows: dict[tuple[int, bytes, tuple[int, ...]], np.ndarray] = {}
@@ -651,7 +652,7 @@ class SimKernel(KernelInterpreter):
             self._window(v, t, chunk) is not None for v, t in zip(op.ins, tiles, strict=False)
         )
         extents = [
-            tuple(cast(HostTiles, m).extent) if fast else tuple(self._placement(t, 0, chunk)[3])
+            tuple(cast(HostTiles, m).extent) if fast else self._host_box(t, 0, chunk)[1]
             for m, t in zip(maps, tiles, strict=True)
         ]
         key = (payload, tuple(extents))
@@ -848,13 +849,27 @@ class SimKernel(KernelInterpreter):
         self._issue_pt_then_sfu(op, reads, out_slot, pt, sfu, flops, matmul_flops)
 
     def _host_extent(self, tile: int, host: HostTiles | None) -> tuple[int, ...]:
-        return tuple(host.extent) if host is not None else tuple(self._placement(tile, 0, 0)[3])
+        return tuple(host.extent) if host is not None else self._host_box(tile, 0, 0)[1]
 
     def _host_starts(self, tile: int, host: HostTiles | None, chunk: int) -> np.ndarray:
         """Each core's host box start of a tile (cores x rank)."""
         if host is not None:
             return np.asarray(host.lo)
-        return np.array([self._placement(tile, c, chunk)[2] for c in range(self.cores)])
+        return np.array([self._host_box(tile, c, chunk)[0] for c in range(self.cores)])
+
+    def _host_box(self, tile: int, core_index: int, chunk: int) -> tuple[tuple, tuple]:
+        """
+        (start, extent) of the host box a core's chunk of a tile covers (`_placement`'s), kept
+        by device box: the tiles without a host map (a box over padding, such as a key cache
+        of 5,121 positions) repeat few boxes (every core of a key head loads the same keys in
+        every chunk), and each placement walks the whole box.
+        """
+        box = self._box(self.tiles[tile], core_index, chunk, False)
+        key = (tile, tuple((b.start, b.stop) for b in box))
+        if (found := self.host_boxes.get(key)) is None:
+            _, _, start, extent = self._placement(tile, core_index, chunk)
+            found = self.host_boxes[key] = (start, extent)
+        return found
 
     def _issue_pt_then_sfu(
         self,
@@ -890,7 +905,7 @@ class SimKernel(KernelInterpreter):
         if out_map is not None:
             extent = out_map.extent
         else:
-            extent = self._placement(tiles[-1], 0, 0)[3]
+            extent = self._host_box(tiles[-1], 0, 0)[1]
         rows_total = math.prod(extent[:-1]) or 1
         n_padded = out_elements / rows_total
         rows = int(extent[-2]) if len(extent) >= 2 else 1
