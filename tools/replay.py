@@ -18,7 +18,8 @@ What is recorded, one text file per item under the directory:
 
 - `lit/<test>.<n>.txt`: for every RUN line of every lit test, the output of the command that
   feeds FileCheck (everything before the first `| filecheck`, or the whole line), with its exit
-  code, stdout and stderr; temporary paths are replaced by `%t`.
+  code, stdout and stderr; temporary paths are replaced by `%t`, and the wall times of pass
+  timing reports (`--mlir-timing`) by `%time`.
 - `zoo/<model>.mlir`: the core-level IR `ktir.compile` produces for each model of the zoo
   (MLP, decoder block, HF Llama, Phi-3, BERT, and the `make demo` Llama);
 - `zoo/<model>.sim.txt`: the simulated total and per-kernel cycles and a SHA-256 of every output.
@@ -87,7 +88,20 @@ def run_command(command: str) -> str:
         text += f"--- %t\n{outputs[2]}"
     # The interpreter's environment is named too: a baseline recorded from another revision's
     # tree (`--against`) runs this checkout's venv, which lies outside that tree's root.
-    return text.replace(scratch, "%scratch").replace(sys.prefix, "%venv").replace(str(ROOT), "%root")
+    return normalized(text.replace(scratch, "%scratch").replace(str(ROOT), "%root"))
+
+
+WALL_TIME = re.compile(r"\d+\.\d+(?= \(\s*\d+\.\d%\))|\(\s*\d+\.\d%\)|(?<=Total Execution Time: )\d+\.\d+")
+"""A wall time in a pass timing report (`--mlir-timing`, `--time-passes`): `0.0031 ( 31.4%)`."""
+
+
+def normalized(text: str) -> str:
+    """
+    A recording as compared: the venv named `%venv` (a recording made by an older replay.py
+    may name it by its path), and the wall times of timing reports masked as `%time`, since
+    they differ from run to run while the report's passes and nesting do not.
+    """
+    return WALL_TIME.sub("%time", text.replace(sys.prefix, "%venv"))
 
 
 def lit_items() -> Iterator[tuple[str, Callable[[], str]]]:
@@ -186,8 +200,7 @@ def check(directory: Path, only: str | None) -> int:
     for name, producer in items(only):
         count += 1
         recorded = directory / name
-        # (a recording made by an older replay.py may name the venv by its path)
-        if not recorded.is_file() or recorded.read_text().replace(sys.prefix, "%venv") != producer():
+        if not recorded.is_file() or normalized(recorded.read_text()) != producer():
             differ.append(name)
     for name in differ:
         print(f"differs: {name}")
