@@ -18,6 +18,7 @@ import argparse
 import dataclasses
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,16 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     for name in ("ttft", "tpot", "e2e"):
         group.add_argument(f"--slo-{name}", type=float, metavar="MS", help=f"{name.upper()} objective (ms)")
     group.add_argument("--cache-dir", help="step-cost table cache (default $KTIR_CACHE_DIR or ~/.cache/ktir)")
+    group.add_argument(
+        "--jobs", type=int, default=default_jobs(), metavar="N",
+        help=f"processes timing the step table's points (default: the CPUs, at most 4: {default_jobs()})",
+    )  # fmt: skip
+
+
+def default_jobs() -> int:
+    """Worker processes for a step table: the CPUs this process may use, at most 4 (each holds a model)."""
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(4, usable))
 
 
 def check_serve_arguments(args: argparse.Namespace) -> None:
@@ -62,7 +73,7 @@ def check_serve_arguments(args: argparse.Namespace) -> None:
         raise ServeUsageError("argument --rate: required with --serve unless --trace is given")
     if args.rate is not None and not (args.rate > 0 and math.isfinite(args.rate)):
         raise ServeUsageError(f"argument --rate: must be positive, not {args.rate}")
-    for name in ("requests", "max_batch", "max_batched_tokens", "prefill_chunk", "kv_tokens"):
+    for name in ("requests", "max_batch", "max_batched_tokens", "prefill_chunk", "kv_tokens", "jobs"):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise ServeUsageError(f"argument --{name.replace('_', '-')}: must be positive, not {value}")
@@ -117,6 +128,7 @@ def run_serve(args: argparse.Namespace, config: Any, quiet: bool) -> int:
             cards=args.cards,
             cache_dir=args.cache_dir,
             progress=progress,
+            jobs=args.jobs,
         )
     runs = list(zip(sweep, results, strict=True))
     policy = results[0].policy  # its KV capacity resolved from device memory

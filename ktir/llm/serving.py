@@ -270,13 +270,15 @@ def simulate_serving(
     cards: int = 1,
     cache_dir: str | None = None,
     progress: Any = None,
+    jobs: int = 1,
 ) -> ServingResult:
     """
     Serve `requests` Poisson arrivals at `rate` per second (token counts: a number or a
     `TokenCount` text such as `"uniform:256:1024"`), or the requests of `trace`, with the
     step costs of `config` compiled for `target` on `cores` (`ktir.llm.step_costs`, cached
-    under `cache_dir`). Without `policy.kv_capacity_tokens` set, the cache holds what device
-    memory leaves (`kv_capacity_tokens`).
+    under `cache_dir`, its points timed in `jobs` processes). Without
+    `policy.kv_capacity_tokens` set, the cache holds what device memory leaves
+    (`kv_capacity_tokens`).
     """
     from ktir.llm.workload import TokenCount, poisson_requests, read_trace
 
@@ -299,6 +301,7 @@ def simulate_serving(
         cards=cards,
         cache_dir=cache_dir,
         progress=progress,
+        jobs=jobs,
     )
     return runs[0]
 
@@ -316,13 +319,15 @@ def serve_at_rates(
     cards: int = 1,
     cache_dir: str | None = None,
     progress: Any = None,
+    jobs: int = 1,
 ) -> list[ServingResult]:
     """
     Serve `workload` with its arrivals sped up by each of `factors` (1.0: as given; `rate`, if
     the workload is Poisson at that rate, is scaled with it), on the step costs of `config`
     compiled for `target` on `cores` (one card's shard of `cards`, tensor parallelism: each card
-    holds its share of every sequence's cache). Every request is checked against the KV cache before
-    anything is compiled. Announces the compiled programs and each run to `progress`.
+    holds its share of every sequence's cache), the table's points timed in `jobs` processes.
+    Every request is checked against the KV cache before anything is compiled. Announces the
+    compiled programs and each run to `progress`.
     """
     from ktir.llm.estimate import check_card_split
     from ktir.llm.step_costs import build_step_costs, grid_for, kv_capacity_tokens
@@ -339,8 +344,9 @@ def serve_at_rates(
     longest = max(r.prompt_tokens + r.output_tokens for r in workload)
     grid = grid_for(policy, longest)
     costs = build_step_costs(
-        config, target=target, grid=grid, cores=cores, cache_dir=cache_dir, progress=progress, cards=cards
-    )
+        config, target=target, grid=grid, cores=cores, cache_dir=cache_dir, progress=progress, cards=cards,
+        jobs=jobs,
+    )  # fmt: skip
     runs = []
     for factor in factors:
         if progress is not None and len(factors) > 1:

@@ -37,9 +37,11 @@ import dataclasses
 import functools
 import hashlib
 import json
+import multiprocessing
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -236,11 +238,16 @@ def build_step_costs(
     cache_dir: str | Path | None = None,
     progress: StageProgress | None = None,
     cards: int = 1,
+    jobs: int = 1,
 ) -> StepCosts:
     """
     The step-cost table of `config` on `target` (one card of `cards`): read from the cache if
-    there, else every grid point compiled and timed (each announced to `progress`) and cached.
+    there, else every grid point compiled and timed (each announced to `progress` as it
+    finishes) and cached. `jobs` > 1 times the points in that many worker processes; every
+    point is an independent compile and simulation, so the table is the same for any `jobs`.
     """
+    if jobs < 1:
+        raise EstimateError(f"jobs must be at least 1, not {jobs}")
     grid = grid or Grid()
     grid.check()
     _check_architecture(config)
@@ -256,12 +263,11 @@ def build_step_costs(
             pass  # a damaged cache file is rebuilt
     prefill = np.zeros((len(grid.prefill_tokens), len(grid.prefill_cached)))
     decode = np.zeros((len(grid.decode_batches), len(grid.decode_contexts)))
-    for (i, n), (j, c) in _pairs(grid.prefill_tokens, grid.prefill_cached):
-        _announce(progress, f"{chip.name}: prefill chunk of {n} after {c}")
-        prefill[i, j] = prefill_chunk_us(config, n, c, chip, cores, cards)
-    for (i, b), (j, k) in _pairs(grid.decode_batches, grid.decode_contexts):
-        _announce(progress, f"{chip.name}: decode step of {b} at {k}")
-        decode[i, j] = decode_step_us(config, b, k, chip, cores, cards)
+    tables = {"prefill": prefill, "decode": decode}
+    points = _points(grid, config, chip, cores, cards)
+    for point, us in _measured(points, jobs):
+        _announce(progress, f"{chip.name}: {point.describe()}")
+        tables[point.kind][point.index] = us
     table = StepCosts(grid, prefill, decode, key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -304,6 +310,68 @@ def _doubling(start: int, stop: int, factor: int = 2) -> list[int]:
 
 def _pairs(xs: Sequence[int], ys: Sequence[int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     return [((i, x), (j, y)) for i, x in enumerate(xs) for j, y in enumerate(ys)]
+
+
+@dataclass(frozen=True)
+class _GridPoint:
+    """One point of a table to compile and time: what a worker process needs, and where it goes."""
+
+    kind: str
+    """"prefill" (`x` tokens after `y` cached) or "decode" (`x` sequences at context `y`)."""
+    index: tuple[int, int]
+    x: int
+    y: int
+    config: Any
+    target: Target
+    cores: int | None
+    cards: int
+
+    def describe(self) -> str:
+        """The progress line: "prefill chunk of 512 after 1024", "decode step of 16 at 2048"."""
+        if self.kind == "prefill":
+            return f"prefill chunk of {self.x} after {self.y}"
+        return f"decode step of {self.x} at {self.y}"
+
+    def measure(self) -> float:
+        """The point's simulated microseconds (`prefill_chunk_us` or `decode_step_us`)."""
+        time = prefill_chunk_us if self.kind == "prefill" else decode_step_us
+        return time(self.config, self.x, self.y, self.target, self.cores, self.cards)
+
+
+def _points(grid: Grid, config: Any, target: Target, cores: int | None, cards: int) -> list[_GridPoint]:
+    """Every point of `grid`, prefill chunks first, each axis in grid order."""
+    point = partial(_GridPoint, config=config, target=target, cores=cores, cards=cards)
+    prefill = _pairs(grid.prefill_tokens, grid.prefill_cached)
+    decode = _pairs(grid.decode_batches, grid.decode_contexts)
+    return [point("prefill", (i, j), n, c) for (i, n), (j, c) in prefill] + [
+        point("decode", (i, j), b, k) for (i, b), (j, k) in decode
+    ]
+
+
+def _measure(point: _GridPoint) -> float:
+    return point.measure()
+
+
+def _measured(points: list[_GridPoint], jobs: int) -> Iterator[tuple[_GridPoint, float]]:
+    """
+    Each point with its microseconds: in order in this process for one job; else in `jobs`
+    spawned worker processes (a forked child would inherit torch's thread pools), the largest
+    points first so that no worker is left with a long one at the end, yielded as they finish.
+    """
+    if jobs == 1 or len(points) < 2:
+        yield from ((point, point.measure()) for point in points)
+        return
+    largest_first = sorted(points, key=lambda p: -p.x * max(p.y, 1))
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(points)), mp_context=context) as pool:
+        futures = {pool.submit(_measure, point): point for point in largest_first}
+        try:
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+        except BaseException:
+            for future in futures:  # a point failed (or Ctrl-C): do not wait for the others
+                future.cancel()
+            raise
 
 
 def _announce(progress: StageProgress | None, name: str) -> None:

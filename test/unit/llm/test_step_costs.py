@@ -110,6 +110,29 @@ def test_held_out_points_are_within_three_percent(compiled):
         assert abs(row["error"]) <= 0.03, row
 
 
+@pytest.mark.slow
+def test_worker_processes_build_the_same_table(compiled, tmp_path):
+    table, _ = compiled
+    announced = []
+
+    class Progress:
+        def stage(self, name):
+            announced.append(name)
+
+    parallel = build_step_costs(tiny_config(), grid=GRID, cache_dir=tmp_path, jobs=2, progress=Progress())
+    assert np.array_equal(parallel.prefill_us, table.prefill_us)
+    assert np.array_equal(parallel.decode_us, table.decode_us)
+    assert sorted(announced) == sorted(
+        [f"spyre: prefill chunk of {n} after {c}" for n in (32, 64) for c in (0, 64)]
+        + [f"spyre: decode step of {b} at {k}" for b in (1, 2) for k in (64, 128)]
+    )
+
+
+def test_jobs_below_one_is_an_error(tmp_path):
+    with pytest.raises(EstimateError, match="jobs must be at least 1, not 0"):
+        build_step_costs(tiny_config(), grid=GRID, cache_dir=tmp_path, jobs=0)
+
+
 def test_decode_time_grows_with_batch_when_the_lm_head_exceeds_the_address_span():
     """
     Llama-3.2-1B's decode, scaled down: its LM head weight (2048 x 128256 fp16) is twice the
