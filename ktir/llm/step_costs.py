@@ -6,9 +6,10 @@ waiting requests, decode tokens of running ones, or both. `build_step_costs(conf
 from a table of timing-only simulations (`Program.estimate`) of compiled programs, on a grid:
 
 - **prefill chunk** `(n, c)`: `n` prompt tokens at positions `c..c+n-1`, written as rows into a
-  static KV cache of `c + n + 1` positions (attention reads exactly the cached tokens and the
-  chunk; the one position more keeps the write a row scatter, as a server's cache is, see
-  `prefill_chunk_us`), the positions known to the compiler (`ktir.llm.estimate.prefill_program`, which
+  static KV cache of `c + n + 1` positions rounded up to whole blocks of 64 (attention reads
+  the cache and computes only the key blocks its queries see; the positions past the chunk
+  keep the write a row scatter, as a server's cache is, see `prefill_chunk_us`), the positions
+  known to the compiler (`ktir.llm.estimate.prefill_program`, which
   `ktir.estimate_llm` compiles its prefill and its chunks with);
 - **decode step** `(b, k)`: `b` sequences of one token each at position `k - 1` over a cache of
   `k` positions (`ktir.llm.estimate.decode_program`, as `estimate_llm` compiles a decode step).
@@ -50,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from ktir.compile import TargetLike, chip_of
+from ktir.hardware.cost_model import ATTENTION_BLOCK
 from ktir.hardware.target import Target
 from ktir.llm.capacity import MemoryModel
 from ktir.llm.estimate import (
@@ -161,11 +163,15 @@ def prefill_chunk_us(
     with `cards` > 1, one card's shard and its collectives (tensor parallelism, docs/estimating.md).
     The server's KV cache always holds more than the chunk (other requests' blocks, in vLLM a
     slot mapping), so the chunk's keys and values are written as rows at their positions: the
-    static cache gets one position past the chunk (its attention skips it, the causal mask being
-    folded), so that a first chunk is not compiled as a copy filling the whole cache
-    (`ktir.frontend.updates.whole_row_copies`), a cheaper form the server never runs.
+    static cache gets at least one position past the chunk (its attention skips them, the
+    causal mask being folded), so that a first chunk is not compiled as a copy filling the whole
+    cache (`ktir.frontend.updates.whole_row_copies`), a cheaper form the server never runs. The
+    cache is whole blocks of `ATTENTION_BLOCK` positions, as a paged cache is: attention reads
+    the whole cache in key chunks that divide it, and a cache of 16,384 + 2,048 + 1 = 18,433
+    positions (a prime) has none, so at 18.4 MB of keys and values per head it fit no
+    scratchpad. Whole key blocks past the causal limit are skipped; only their reads remain.
     """
-    size = cached + tokens + 1
+    size = _whole_blocks(cached + tokens + 1)
     build = partial(
         prefill_program, config, tokens=tokens, cached=cached, cache=size, target=target, cores=cores,
         cards=cards,
@@ -285,12 +291,13 @@ def build_step_costs(
 def grid_for(policy: Policy, longest: int) -> Grid:
     """
     A grid that covers a run: chunks of 16 tokens doubling up to the step's token budget,
-    cached contexts 0, half and all of the longest request, batches 1, 2, 4, ... up to
-    `max_seqs`, decode contexts an eighth, half and all of the longest request.
+    cached contexts 0, half and all of the longest request (rounded up to whole blocks of 64
+    positions), batches 1, 2, 4, ... up to `max_seqs`, decode contexts an eighth, half and all
+    of it.
     """
     budget = policy.max_batched_tokens
     tokens = sorted({*(t for t in _doubling(16, budget)), budget})
-    longest = max(longest, 8)
+    longest = _whole_blocks(max(longest, 8))  # contexts with divisors: attention walks keys in equal chunks
     batches = sorted({1, *_doubling(2, policy.max_seqs), policy.max_seqs} | {2})
     return Grid(
         prefill_tokens=tuple(tokens) if len(tokens) > 1 else (max(1, budget // 2), max(2, budget)),
@@ -298,6 +305,11 @@ def grid_for(policy: Policy, longest: int) -> Grid:
         decode_batches=tuple(b for b in batches if b <= max(policy.max_seqs, 2)),
         decode_contexts=(longest // 8, longest // 2, longest),
     )
+
+
+def _whole_blocks(positions: int) -> int:
+    """`positions` rounded up to whole `ATTENTION_BLOCK`s (64 positions)."""
+    return -(-positions // ATTENTION_BLOCK) * ATTENTION_BLOCK
 
 
 def _doubling(start: int, stop: int, factor: int = 2) -> list[int]:

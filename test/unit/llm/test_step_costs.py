@@ -11,7 +11,7 @@ from ktir.hardware.target import SPYRE
 from ktir.llm import step_costs
 from ktir.llm.capacity import card_memory
 from ktir.llm.estimate import EstimateError
-from ktir.llm.serving import Step
+from ktir.llm.serving import Policy, Step
 from ktir.llm.step_costs import (
     Grid,
     StepCosts,
@@ -126,6 +126,25 @@ def test_worker_processes_build_the_same_table(compiled, tmp_path):
         [f"spyre: prefill chunk of {n} after {c}" for n in (32, 64) for c in (0, 64)]
         + [f"spyre: decode step of {b} at {k}" for b in (1, 2) for k in (64, 128)]
     )
+
+
+def test_a_chunk_whose_cache_length_is_prime_is_timed_in_whole_blocks():
+    """
+    64 tokens after 956 cached want a cache of 1,021 positions, a prime: attention, whose keys
+    and values (261 KB per head) do not fit this 256 KB scratchpad whole, could walk them in no
+    equal chunks and took 719 µs, more than the same chunk after 960 cached. In whole blocks of
+    64 positions (1,024) it is timed as its neighbours are.
+    """
+    small = dataclasses.replace(SPYRE, lx_bytes=256 * 1024)
+    times = [step_costs.prefill_chunk_us(tiny_config(), 64, cached, small) for cached in (0, 956, 960)]
+    assert times == sorted(times)
+    assert times[1] < 1.5 * times[0]
+
+
+def test_the_grid_rounds_the_longest_request_to_whole_blocks():
+    grid = step_costs.grid_for(Policy(max_batched_tokens=64, max_seqs=4), 3071)
+    assert grid.prefill_cached == (0, 1536, 3072)
+    assert grid.decode_contexts == (384, 1536, 3072)
 
 
 def test_jobs_below_one_is_an_error(tmp_path):
