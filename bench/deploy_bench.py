@@ -118,7 +118,8 @@ def _timing_cells(estimate: Any) -> list[str]:
     return [
         f"{estimate.time_to_first_token_us / 1e3:,.1f}", f"{ttft_bound / 1e3:,.1f}",
         f"{estimate.decode_us / 1e3:,.2f}", f"{decode.sustained_bound_us / 1e3:,.2f}",
-        f"{estimate.tokens_per_second_per_card:,.1f}", f"{estimate.batch * per_user_bound:,.1f}",
+        f"{estimate.tokens_per_second_per_card:,.1f}",
+        f"{estimate.batch * per_user_bound / estimate.cards:,.1f}",  # the group's tokens, over its cards
         f"{estimate.tokens_per_second_per_user:,.2f}", f"{per_user_bound:,.2f}", f"{roof:.2f}",
     ]  # fmt: skip
 
