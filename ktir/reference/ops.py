@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import scipy.special
 from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
@@ -159,8 +158,15 @@ def erf(x: np.ndarray) -> np.ndarray:
     SIMD features, so an fp32 GELU built on it is within one fp32 rounding of the exact value
     on every machine. Example: erf(0) = 0, erf(1) ~ 0.8427008.
     """
-    exact = scipy.special.erf(np.asarray(x, dtype=np.float64))
+    exact = _erf64(np.asarray(x, dtype=np.float64))
     return exact.astype(x.dtype if x.dtype.kind == "f" else np.float64)
+
+
+def _erf64(x: np.ndarray) -> np.ndarray:
+    """`scipy.special.erf`, imported on first use: SciPy's import is a third of every tool's start."""
+    import scipy.special
+
+    return scipy.special.erf(x)
 
 
 def in_float64(function: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
@@ -194,7 +200,7 @@ _UNARY: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
     ew.Log1pOp: lambda x: in_float64(np.log1p, x),
     ew.CosOp: lambda x: in_float64(np.cos, x),
     ew.SinOp: lambda x: in_float64(np.sin, x),
-    ew.ErfOp: lambda x: in_float64(scipy.special.erf, x),
+    ew.ErfOp: lambda x: in_float64(_erf64, x),
     ew.Expm1Op: lambda x: in_float64(np.expm1, x),
 }
 _FLOAT_CLASS: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
