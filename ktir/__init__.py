@@ -74,7 +74,7 @@ def run_pipeline(module: Any, spec: str, **options: Any) -> Any:
     Run a `ktir-opt -p` pass pipeline on `module` in place; `options` (`target=` a `Target` or
     a TOML file, ...) and the rest: see `ktir.compile.run_pipeline`.
     """
-    from ktir.compile import run_pipeline as _run_pipeline
+    from ktir.pipeline import run_pipeline as _run_pipeline
 
     return _run_pipeline(module, spec, **options)
 

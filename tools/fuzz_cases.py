@@ -66,7 +66,7 @@ def _pipelines(text: str, tmp: str = "{tmp}") -> tuple[str, ...]:
 
 
 def _parses(spec: str) -> bool:
-    from ktir.compile import PipelineError, parse_pipeline
+    from ktir.pipeline import PipelineError, parse_pipeline
 
     try:
         parse_pipeline(spec)

@@ -33,7 +33,6 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 from xdsl.xdsl_opt_main import VersionAction, xDSLOptMain
 
 from ktir import __version__
-from ktir.compile import PipelineError, available_passes, with_target
 from ktir.ir.context import register_dialects
 from ktir.ir.diagnostics import (
     Diagnostic,
@@ -49,6 +48,7 @@ from ktir.ir.diagnostics import (
 from ktir.ir.expected_diagnostics import Expectation, check, parse_expectations
 from ktir.ir.expected_diagnostics import _regex_of as regex_of
 from ktir.passes.compile import expand_stages
+from ktir.pipeline import PipelineError, available_passes, with_target
 from ktir.tools.arguments import did_you_mean, suggesting
 from ktir.tools.output_files import OutputError, check_writable, write_all
 from ktir.tools.pass_instrumentation import (

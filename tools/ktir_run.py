@@ -43,7 +43,6 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute
 
 from ktir import __version__
-from ktir.compile import PipelineError, parse_pipeline, run_pipeline
 from ktir.dialects.ktir.attributes import TiledLayoutAttr, device_dtype_of_element
 from ktir.dialects.ktir.core import KernelOp
 from ktir.hardware.target import Target, load_target
@@ -61,6 +60,7 @@ from ktir.ir.diagnostics import (
 )
 from ktir.ktdp.memory import KtdpError
 from ktir.passes.compile import expand_stages
+from ktir.pipeline import PipelineError, parse_pipeline, run_pipeline
 from ktir.progress import StageProgress
 from ktir.reference.executor import argument_names, entry_function
 from ktir.reference.ops import ExecutionError, numpy_dtype

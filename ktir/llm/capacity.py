@@ -69,12 +69,12 @@ from typing import Any
 
 import torch
 
-from ktir.compile import TargetLike, chip_of
 from ktir.frontend.tensor_parallel import TensorParallelError, kv_heads_per_card
 from ktir.hardware.target import Target
 from ktir.layout.spyre import SpyreTensorLayout
 from ktir.llm.estimate import EstimateError, _check_architecture, _meta_model
 from ktir.llm.quantization import WeightFormat, weight_format
+from ktir.pipeline import TargetLike, chip_of
 
 GIB = 1024**3
 """Bytes per GiB: the card's "128 GB" is `device_memory_bytes` = 128 x 1024**3 (docs/hardware.md)."""

@@ -50,7 +50,6 @@ from typing import Any
 
 import numpy as np
 
-from ktir.compile import TargetLike, chip_of
 from ktir.hardware.cost_model import ATTENTION_BLOCK
 from ktir.hardware.target import Target
 from ktir.llm.capacity import MemoryModel
@@ -62,6 +61,7 @@ from ktir.llm.estimate import (
     prefill_program,
 )
 from ktir.llm.serving import Policy, Step
+from ktir.pipeline import TargetLike, chip_of
 from ktir.progress import StageProgress
 
 PREFILL_TOKENS = (128, 256, 512, 1024, 2048)

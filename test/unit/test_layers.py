@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ktir.llm",),
     ("ktir.torch_backend",),
     ("ktir.compile",),
+    ("ktir.pipeline",),
     ("ktir.saved", "ktir.progress"),
     ("ktir.passes",),
     ("ktir.ktdp", "ktir.export"),
