@@ -45,7 +45,7 @@ def unsharded(model: transformers.LlamaForCausalLM, ids: torch.Tensor) -> np.nda
     return program(ids).logits.numpy()
 
 
-@pytest.mark.parametrize("cards", [2, 4])
+@pytest.mark.parametrize("cards", [2, pytest.param(4, marks=pytest.mark.slow)])
 def test_tensor_parallel_logits_equal_the_unsharded_programs(
     model: transformers.LlamaForCausalLM, ids: torch.Tensor, unsharded: np.ndarray, cards: int
 ) -> None:
@@ -61,7 +61,7 @@ def test_tensor_parallel_logits_equal_the_unsharded_programs(
     assert not np.array_equal(logits, unsharded)  # the shards ran: rounding differs somewhere
 
 
-@pytest.mark.parametrize("cards", [2, 4])
+@pytest.mark.parametrize("cards", [2, pytest.param(4, marks=pytest.mark.slow)])
 def test_the_collectives_move_what_the_megatron_split_must(
     model: transformers.LlamaForCausalLM, ids: torch.Tensor, cards: int
 ) -> None:

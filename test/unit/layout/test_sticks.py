@@ -62,6 +62,7 @@ def test_reshape(stick: int, source: tuple, target: tuple, expected: int | None)
     assert through_reshape(stick, source, target, 64) == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from([1, 2, 3, 4, 64, 128]), min_size=1, max_size=4), st.data())
 def test_reshape_keeps_the_sticks_elements(source: list[int], data: st.DataObject) -> None:

@@ -159,6 +159,7 @@ def test_a_bad_prefill_chunk_is_refused() -> None:
         estimate_llm(CONFIGS["llama"](2), prompt=16, context=48, prefill_chunk=0)
 
 
+@pytest.mark.slow
 def test_a_decode_step_reads_its_weights_no_faster_than_the_card_sustains() -> None:
     """
     Llama-3.2-1B (bench/configs; its LM head is the embedding table, tied, so a decode step
@@ -204,7 +205,7 @@ def test_an_architecture_that_does_not_compile_is_an_estimate_error() -> None:
 # -- Several cards: tensor parallelism (`cards`), one shard timed with its collectives ----------------
 
 
-@pytest.mark.parametrize("cards", [2, 4])
+@pytest.mark.parametrize("cards", [2, pytest.param(4, marks=pytest.mark.slow)])
 def test_a_tensor_parallel_estimate_times_the_collectives_the_split_must_move(cards: int) -> None:
     from ktir.hardware.cost_model import collective_cycles
 
@@ -249,6 +250,7 @@ def test_cards_it_cannot_split_over_are_one_line(kwargs: dict[str, object], mess
     assert str(caught.value) == message
 
 
+@pytest.mark.slow
 def test_fp8_weights_are_split_then_quantized() -> None:
     """On 2 cards every projection runs fp8, o_proj and down_proj in their wrappers too; the LM head fp16."""
     from ktir.frontend.tensor_parallel import GatheredLinear, RowParallelLinear

@@ -152,6 +152,7 @@ def test_jobs_below_one_is_an_error(tmp_path):
         build_step_costs(tiny_config(), grid=GRID, cache_dir=tmp_path, jobs=0)
 
 
+@pytest.mark.slow
 def test_decode_time_grows_with_batch_when_the_lm_head_exceeds_the_address_span():
     """
     Llama-3.2-1B's decode, scaled down: its LM head weight (2048 x 128256 fp16) is twice the
@@ -168,6 +169,7 @@ def test_decode_time_grows_with_batch_when_the_lm_head_exceeds_the_address_span(
     assert times[-1] < 1.15 * times[0]
 
 
+@pytest.mark.slow
 def test_a_cached_table_is_read_not_compiled(compiled, monkeypatch):
     table, cache = compiled
     assert len(list(cache.iterdir())) == 1

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from threadpoolctl import threadpool_info
 
 from ktir.reference.blas import one_blas_thread
@@ -37,6 +38,7 @@ def test_the_limit_holds_inside_and_is_restored_after() -> None:
     assert _blas_threads() == before
 
 
+@pytest.mark.slow
 def test_a_simulated_matmul_has_the_same_bits_whatever_the_blas_threads() -> None:
     """
     OpenBLAS gives a 1024^3 product other bits with 2 threads than with 1 (its edge rows go

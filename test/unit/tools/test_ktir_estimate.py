@@ -265,6 +265,7 @@ def test_max_fit_tables_one_to_eight_cards(
         assert f"{row.batch:,}" in text and f"{row.context:,}" in text
 
 
+@pytest.mark.slow
 def test_cards_times_each_card_and_lists_the_collectives(
     config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

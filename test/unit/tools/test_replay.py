@@ -39,6 +39,7 @@ def test_check_finds_a_changed_recording(tmp_path: Path, capsys: pytest.CaptureF
     assert f"differs: lit/{names[0]}" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _in_git_checkout(), reason="needs a git checkout")
 def test_check_against_a_revision_records_its_baseline(tmp_path: Path) -> None:
     base = tmp_path / "base"
