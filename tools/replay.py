@@ -86,8 +86,10 @@ def run_command(command: str) -> str:
     text = f"$ {command}\nexit {result.returncode}\n--- stdout\n{outputs[0]}--- stderr\n{outputs[1]}"
     if len(outputs) > 2:
         text += f"--- %t\n{outputs[2]}"
-    # The interpreter's environment is named too: a baseline recorded from another revision's
-    # tree (`--against`) runs this checkout's venv, which lies outside that tree's root.
+    # The interpreter's environment is named first: a baseline recorded from another revision's
+    # tree (`--against`) runs this checkout's venv, which lies outside that tree's root, while
+    # here it lies inside it and would otherwise be spelled `%root/.venv`.
+    text = text.replace(sys.prefix, "%venv")
     return normalized(text.replace(scratch, "%scratch").replace(str(ROOT), "%root"))
 
 

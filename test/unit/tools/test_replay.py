@@ -100,3 +100,12 @@ def test_timing_reports_compare_by_structure_not_wall_time() -> None:
     # a pass that appears or moves is still a difference, and numbers elsewhere are kept
     assert replay.normalized(one) != replay.normalized(one.replace("    cse", "  cse"))
     assert replay.normalized("cycles 1234.5 (x)") == "cycles 1234.5 (x)"
+
+
+def test_the_venv_is_named_the_same_inside_or_outside_the_tree() -> None:
+    # `make test` puts the venv inside the checkout; a baseline from another revision's tree
+    # runs it from outside that tree. Both must record `%venv`, not `%root/.venv` for one.
+    replay = _replay()
+    recorded = replay.run_command(f"echo {sys.prefix}/bin/python {replay.ROOT}/bin")
+    assert "$ echo %venv/bin/python %root/bin\n" in recorded
+    assert "--- stdout\n%venv/bin/python %root/bin\n" in recorded
