@@ -23,7 +23,7 @@ from ktir.ktdp.memory import KtdpError
 from ktir.ktdp.numerics import compute_precision, elementwise
 from ktir.ktdp.state import element_of, sticks
 from ktir.reference.ops import erf, numpy_dtype, store
-from ktir.sim.compute import matmul_f32
+from ktir.sim.gemm import matmul_f32
 
 if TYPE_CHECKING:
     from ktir.ktdp.engine import Handler, TileProgram
@@ -266,7 +266,7 @@ def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
 def _kernel_gemms(run: TileProgram, op: Any, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
     """
     A kernel's own 2-D `linalg.matmul` (not a routine's) in fp32 as ktir's simulator runs a
-    matmul kernel's chunk of 2-D host tiles (`ktir.sim.compute.matmul_f32`): one GEMM per
+    matmul kernel's chunk of 2-D host tiles (`ktir.sim.gemm.matmul_f32`): one GEMM per
     distinct y tile over the rows of all the tiles that share it, in tile order. A GEMM's bits
     depend on the rows it is given, so this gives ktir's bits; a routine's matmul (a fused
     kernel's, run per core in ktir) and a batch matmul run per tile. None where this does not

@@ -40,14 +40,12 @@ from ktir.reference.ops import ExecutionError, numpy_dtype, store
 from ktir.sim.compute import (
     ELEMENTWISE,
     attention_at_once,
-    drop_gemms,
-    finish_gemms,
     fused_at_once,
     fused_cost,
     fused_rows_at_once,
-    matmul_f32,
     rows_at_once,
 )
+from ktir.sim.gemm import drop_gemms, finish_gemms, matmul_f32
 from ktir.sim.memory import (
     LxBuffer,
     Scratchpad,

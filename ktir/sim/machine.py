@@ -32,9 +32,9 @@ from ktir.ir.values import is_tensor
 from ktir.reference.blas import one_blas_thread
 from ktir.reference.executor import entry_function, last_uses, ordered_inputs
 from ktir.reference.ops import ExecutionError
-from ktir.sim.compute import release_scratch
 from ktir.sim.engine import DeviceShape, SimKernel
 from ktir.sim.function_level import ASSUMPTIONS, Line, PartlyRead, device_bytes, function_level_line
+from ktir.sim.gemm import release_scratch
 from ktir.sim.memory import Scratchpad, SimulationError
 from ktir.sim.report import KernelReport, Report
 from ktir.sim.timeline import PrefetchWindow

@@ -20,7 +20,7 @@ import numpy as np
 from ktir.cores.host_tiles import HostTiles
 from ktir.ir.diagnostics import Location
 from ktir.reference.ops import ExecutionError
-from ktir.sim.compute import finish_gemms
+from ktir.sim.gemm import finish_gemms
 
 
 class SimulationError(ExecutionError):
@@ -78,7 +78,7 @@ class LxBuffer:
         return self._array()
 
     def _settle(self) -> None:
-        """Wait for a matmul's GEMMs still adding to a host-held slot (`compute.matmul_f32`'s background)."""
+        """Wait for a matmul's GEMMs still adding to a host-held slot (`gemm.matmul_f32`'s background)."""
         if self.hosts:
             finish_gemms()
 

@@ -1,4 +1,4 @@
-"""The simulator's matmul over the cores' distinct tiles (ktir/sim/compute.py)."""
+"""The simulator's matmul over the cores' distinct tiles (ktir/sim/gemm.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import Float16Type, Float32Type
 from xdsl.parser import Parser
 
 from ktir.ir.context import make_context
-from ktir.sim.compute import matmul_f32
+from ktir.sim.gemm import matmul_f32
 
 F16 = Float16Type()
 
@@ -79,16 +79,16 @@ def test_gemms_on_several_threads_give_the_bits_of_one_thread(
     Different y tiles' GEMMs run a few at once on threads (above `PARALLEL_GEMM_MACS`): each
     call is the same as on one thread, so the products are bit for bit the same.
     """
-    from ktir.sim import compute
+    from ktir.sim import gemm
 
     rng = np.random.default_rng(1)
     xi, yi = np.array([0, 1, 2, 3] * 4), np.repeat(np.arange(4), 4)  # 4 y tiles shared by 4 cores
     x, y = _tiles(rng, 4, 256, 512), _tiles(rng, 4, 512, 256)
-    assert x[0].size * 4 * 256 >= compute.PARALLEL_GEMM_MACS  # the threaded path
+    assert x[0].size * 4 * 256 >= gemm.PARALLEL_GEMM_MACS  # the threaded path
     accumulator = rng.standard_normal((16, 256, 256)).astype(np.float32)
     results = []
     for workers in (1, 3):
-        monkeypatch.setattr(compute, "_gemm_workers", lambda workers=workers: workers)
+        monkeypatch.setattr(gemm, "_gemm_workers", lambda workers=workers: workers)
         into = accumulator.copy() if accumulate else None
         results.append(matmul_f32(x, xi, y, yi, F16, into))
     assert np.array_equal(results[0].view(np.uint32), results[1].view(np.uint32))
@@ -96,11 +96,11 @@ def test_gemms_on_several_threads_give_the_bits_of_one_thread(
 
 def _shared_weights(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """4 x tiles and 4 y tiles, core c = 4j + i multiplying x[i] by y[j]: the threaded path."""
-    from ktir.sim import compute
+    from ktir.sim import gemm
 
     xi, yi = np.array([0, 1, 2, 3] * 4), np.repeat(np.arange(4), 4)
     x, y = _tiles(rng, 4, 256, 512), _tiles(rng, 4, 512, 256)
-    assert x[0].size * 4 * 256 >= compute.PARALLEL_GEMM_MACS
+    assert x[0].size * 4 * 256 >= gemm.PARALLEL_GEMM_MACS
     return x, xi, y, yi
 
 
@@ -123,9 +123,9 @@ def test_gemms_write_their_products_with_no_buffer_per_call(
     one, into a scratch buffer per thread kept across calls: once warm, a call allocates nothing
     near a group's 1 MiB of products (a fresh buffer per GEMM cost page faults on every call).
     """
-    from ktir.sim import compute
+    from ktir.sim import gemm
 
-    monkeypatch.setattr(compute, "_gemm_workers", lambda: workers)
+    monkeypatch.setattr(gemm, "_gemm_workers", lambda: workers)
     x, xi, y, yi = _shared_weights(np.random.default_rng(2))
     xf, yf = x.astype(np.float32), y.astype(np.float32)  # fp32 already: no conversion in the calls
     group_bytes = 4 * 256 * 256 * 4
@@ -134,7 +134,7 @@ def test_gemms_write_their_products_with_no_buffer_per_call(
     into = np.zeros((16, 256, 256), np.float32)
     matmul_f32(xf, xi, yf, yi, F16, into)  # warms the threads' scratch buffers
     assert _traced_peak(lambda: matmul_f32(xf, xi, yf, yi, F16, into)) < group_bytes // 2
-    compute.release_scratch()
+    gemm.release_scratch()
 
 
 def test_a_background_matmul_is_added_before_its_accumulator_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -144,10 +144,10 @@ def test_a_background_matmul_is_added_before_its_accumulator_is_read(monkeypatch
     """
     from ktir.cores.executor import tensor_layout
     from ktir.cores.host_tiles import HostTiles
-    from ktir.sim import compute
+    from ktir.sim import gemm
     from ktir.sim.memory import LxBuffer
 
-    monkeypatch.setattr(compute, "_gemm_workers", lambda: 2)  # the pool, whatever the machine's CPUs
+    monkeypatch.setattr(gemm, "_gemm_workers", lambda: 2)  # the pool, whatever the machine's CPUs
     x, xi, y, yi = _shared_weights(np.random.default_rng(3))
     xf, yf = x.astype(np.float32), y.astype(np.float32)
     expected = matmul_f32(xf, xi, yf, yi, F16)
@@ -160,11 +160,11 @@ def test_a_background_matmul_is_added_before_its_accumulator_is_read(monkeypatch
     buffer = LxBuffer(0, 0, (16, 1, 4, 256, 64), np.dtype(np.float32), np.ones((16, 1), bool), False)
     for _ in range(2):
         matmul_f32(xf, xi, yf, yi, F16, buffer.host_slot(0, tiles), background=True)
-    assert compute._RUNNING[threading.get_ident()]  # the second call's GEMMs were left running
+    assert gemm._RUNNING[threading.get_ident()]  # the second call's GEMMs were left running
     want = np.zeros((16, 4, 256, 64), np.float32)
     tiles.to_device(expected, want)
     assert np.array_equal(buffer.data[:, 0].view(np.uint32), want.view(np.uint32))
-    assert threading.get_ident() not in compute._RUNNING
+    assert threading.get_ident() not in gemm._RUNNING
 
 
 def test_each_thread_waits_for_its_own_background_gemms(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -173,9 +173,9 @@ def test_each_thread_waits_for_its_own_background_gemms(monkeypatch: pytest.Monk
     `finish_gemms` leaves another thread's running GEMMs to that thread, whose result is the
     bits of a call that waits.
     """
-    from ktir.sim import compute
+    from ktir.sim import gemm
 
-    monkeypatch.setattr(compute, "_gemm_workers", lambda: 2)
+    monkeypatch.setattr(gemm, "_gemm_workers", lambda: 2)
     x, xi, y, yi = _shared_weights(np.random.default_rng(4))
     xf, yf = x.astype(np.float32), y.astype(np.float32)
     expected = matmul_f32(xf, xi, yf, yi, F16)
@@ -189,11 +189,11 @@ def test_each_thread_waits_for_its_own_background_gemms(monkeypatch: pytest.Monk
     thread = threading.Thread(target=simulate_elsewhere)
     thread.start()
     thread.join()
-    compute.finish_gemms()  # the main thread's own: none
-    compute.drop_gemms()
-    assert other[0] in compute._RUNNING
-    for future in compute._RUNNING.pop(other[0]):  # as that thread's next read would
+    gemm.finish_gemms()  # the main thread's own: none
+    gemm.drop_gemms()
+    assert other[0] in gemm._RUNNING
+    for future in gemm._RUNNING.pop(other[0]):  # as that thread's next read would
         future.result()
     assert np.array_equal(into.view(np.uint32), expected.view(np.uint32))
-    for key in [key for key in compute._SCRATCH if key[0] == other[0]]:
-        del compute._SCRATCH[key]
+    for key in [key for key in gemm._SCRATCH if key[0] == other[0]]:
+        del gemm._SCRATCH[key]
