@@ -116,7 +116,7 @@ class HostTiles:
         if dtype is None:
             return digits.reshape(shape)
         host = np.empty(shape, dtype)
-        host.reshape(digits.shape)[...] = digits  # C-contiguous: the reshape is a view
+        cast_into(digits, host.reshape(digits.shape))  # C-contiguous: the reshape is a view
         return host
 
     def boxes_to_host(self, boxes: list[np.ndarray], dtype: np.dtype | type) -> np.ndarray:
@@ -128,7 +128,7 @@ class HostTiles:
         index, perm = self.index, tuple(p - 1 for p in self.perm[1:])
         for tile, into in zip(boxes, host, strict=True):
             digits = tile[index].transpose(perm)
-            into.reshape(digits.shape)[...] = digits  # C-contiguous: the reshape is a view
+            cast_into(digits, into.reshape(digits.shape))  # C-contiguous: the reshape is a view
         return host
 
     def same_positions(self, other: HostTiles) -> bool:
@@ -144,6 +144,23 @@ class HostTiles:
         """Write host tiles (cores, *host extent) into device tiles (cores, *extent) in place."""
         target = tiles[(slice(None), *self.index)].transpose(self.perm)
         target[...] = hosts.reshape(self.digits)
+
+
+def cast_into(source: np.ndarray, target: np.ndarray) -> None:
+    """
+    `target[...] = source` (same shape), fp16 to fp32 through a table of every fp16 bit pattern:
+    the table holds NumPy's own conversion, so the bits are the same (NaN payloads included),
+    and one gather per element runs about twice as fast as NumPy's cast loop where it has no
+    SIMD form (0.7 against 1.2-1.5 ns an element on an AVX-512 EPYC).
+    """
+    if source.dtype == np.float16 and target.dtype == np.float32:
+        np.take(_FP16_TO_FP32, source.view(np.uint16), out=target)
+        return
+    target[...] = source
+
+
+_FP16_TO_FP32 = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
+"""Every fp16 bit pattern (as an index) to its fp32 value, as NumPy converts it."""
 
 
 def _ungrouped_selection(

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from xdsl.parser import Parser
 
 from ktir.cores.executor import tensor_layout, to_device
-from ktir.cores.host_tiles import HostTiles
+from ktir.cores.host_tiles import HostTiles, cast_into
 from ktir.ir.context import make_context
 
 # q of a grouped attention: host dims 1 and 2 (2 x 2 heads) walk one device dim of 4.
@@ -93,3 +93,15 @@ def test_boxes_convert_to_host_tiles_as_their_stack_does(starts_drawn: list[tupl
         stacked = mapping.to_host(np.stack(boxes), np.float32)
         each = mapping.boxes_to_host(boxes, np.float32)
         assert each.dtype == np.float32 and np.array_equal(each, stacked)
+
+
+def test_fp16_to_fp32_through_the_table_gives_numpys_bits() -> None:
+    """`cast_into`: every fp16 bit pattern (NaNs, infinities, subnormals, -0) as NumPy converts it."""
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16).reshape(256, 256)
+    widened = np.empty((256, 256), np.float32)
+    cast_into(every.T, widened)  # a strided source, as a device-to-host transpose gives
+    assert np.array_equal(widened.view(np.uint32), every.T.astype(np.float32).view(np.uint32))
+    finite = np.nan_to_num(widened.T, posinf=0, neginf=0)
+    narrowed = np.empty((256, 256), np.float16)
+    cast_into(finite, narrowed)  # other types: NumPy's own assignment
+    assert np.array_equal(narrowed, finite.astype(np.float16))
