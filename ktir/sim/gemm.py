@@ -12,8 +12,11 @@ from __future__ import annotations
 import functools
 import math
 import os
+import queue
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from collections.abc import Callable
+from concurrent.futures import Future, wait
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.ir import Attribute
@@ -48,7 +51,6 @@ def matmul_f32(
     buffers call it on every access). Each call first waits for the GEMMs left running, so the
     chunks add to an accumulator in call order.
     """
-    finish_gemms()
     x, y = pe_operand(x, element_type), pe_operand(y, element_type)
     k = x.shape[-1]
     # A batched x with a 2-D y (or the reverse) broadcasts batch dims, which sit after the
@@ -64,45 +66,90 @@ def matmul_f32(
     groups = [np.flatnonzero(y_index == j) for j in range(yf.shape[0])]
     caller = threading.get_ident()  # its simulation's GEMMs, scratch buffers included
 
-    def group_product(j: int, task: int) -> None:
-        """One y tile's GEMM over its cores' x tiles, in core order (the same call on any thread)."""
-        members = groups[j]
-        picked = x_index[members]
+    def piece_product(piece: range, task: int) -> None:
+        """
+        The GEMMs of a run of y tiles whose cores take the same x tiles (`_pieces`): one per y
+        tile, over its cores' x tiles in core order (the same BLAS call on any thread), made by
+        one NumPy call when the tiles are 2-D (its loop over y tiles calls BLAS without the GIL).
+        """
+        members = np.concatenate([groups[j] for j in piece])
+        picked = x_index[groups[piece[0]]]
         # The group's x tiles in core order: all of xf as it is when that is the order (no copy).
         rows = xf if np.array_equal(picked, np.arange(len(xf))) else xf[picked]
         target = _consecutive(product, members)
-        # Without an accumulator the GEMM writes the cores' tiles of `product` directly; else
+        # Without an accumulator the GEMMs write the cores' tiles of `product` directly; else
         # into the task's scratch (a fresh result buffer costs page faults on every call).
         part = (
             target if target is not None and into is None else _scratch((caller, task), (len(members), *tile))
         )
-        if rows.ndim == 3:  # one GEMM for the group's rows
-            np.matmul(rows.reshape(-1, k), yf[j], out=part.reshape(-1, tile[-1]))
+        if rows.ndim == 3:  # per y tile, one GEMM for its cores' rows
+            out = part.reshape(len(piece), -1, tile[-1])
+            np.matmul(rows.reshape(-1, k), yf[piece.start : piece.stop], out=out)
         else:
-            np.matmul(rows, yf[j], out=part)
+            for g, j in enumerate(piece):
+                np.matmul(rows, yf[j], out=part[g * len(rows) : (g + 1) * len(rows)])
         _place(product, members, target, part, into is not None)
 
     # Different y tiles' GEMMs are independent calls on one BLAS thread each
     # (`ktir.reference.blas`), and their cores' tiles of `product` are disjoint: running them on
     # threads (BLAS and NumPy's add release the GIL) changes no call, so no bit.
     macs = xf.size * yf.shape[-1]
-    if len(groups) == 1 or macs < PARALLEL_GEMM_MACS or _gemm_workers() == 1:
-        for j in range(len(groups)):
-            group_product(j, 0)
+    workers = _gemm_workers()
+    if len(groups) == 1 or macs < PARALLEL_GEMM_MACS or workers == 1:
+        finish_gemms()  # the accumulator's earlier adds, and the scratch of task 0
+        for piece in _pieces(groups, x_index, len(groups)):
+            piece_product(piece, 0)
         return product
-    # A few tasks (one per worker) take the groups in turn: one future per worker, not per GEMM.
-    order = iter(range(len(groups)))
+    # Each worker takes a fixed share of the pieces, the same in every call of the same shape:
+    # a core's tile is added to by one worker only, in call order, so a call may be queued
+    # behind the running ones on the same accumulator without waiting for them.
+    pieces = _pieces(groups, x_index, -(-len(groups) // workers))
+    shape = (id(into), workers, x_index.tobytes(), y_index.tobytes())
+    if into is None or not background or not _may_queue(caller, shape):
+        finish_gemms()
 
-    def take_groups(task: int) -> None:
-        for j in order:  # the threads share the iterator (each next() is atomic)
-            group_product(j, task)
+    def run_share(task: int) -> None:
+        for piece in pieces[task::workers]:
+            piece_product(piece, task)
 
-    tasks = min(_gemm_workers(), len(groups))
-    running = _RUNNING.setdefault(caller, [])
-    running.extend(_gemm_pool().submit(take_groups, task) for task in range(tasks))
+    calls = _RUNNING.setdefault(caller, _Calls(shape))
+    calls.futures.append([_worker(task).submit(run_share, task) for task in range(min(workers, len(pieces)))])
     if into is None or not background:
         finish_gemms()
     return product
+
+
+def _pieces(groups: list[np.ndarray], x_index: np.ndarray, longest: int) -> list[range]:
+    """
+    The y tiles of `groups` (each y tile's cores) cut into runs of at most `longest` consecutive
+    tiles whose GEMMs can share one NumPy call: every tile's cores take the same x tiles, and
+    the cores of the run follow each other in core order (one view of the result).
+
+    Example: 8 y tiles, core 4j + i multiplying x tile i by y tile j, `longest` 4:
+    [range(0, 4), range(4, 8)]. With cores 2i + j instead (not consecutive per y tile), or x
+    tiles that differ between y tiles, every run is one tile.
+    """
+    pieces: list[range] = []
+    start = 0
+    for j in range(1, len(groups) + 1):
+        if j < len(groups) and j - start < longest and _continues(groups, x_index, j):
+            continue
+        pieces.append(range(start, j))
+        start = j
+    return pieces
+
+
+def _continues(groups: list[np.ndarray], x_index: np.ndarray, j: int) -> bool:
+    """True if y tile j's GEMM can join y tile j - 1's in one call (`_pieces`)."""
+    before, members = groups[j - 1], groups[j]
+    return (
+        len(before) > 0
+        and len(members) == len(before)
+        and members[0] == before[-1] + 1
+        and members[-1] - members[0] == len(members) - 1
+        and before[-1] - before[0] == len(before) - 1
+        and np.array_equal(x_index[members], x_index[before])
+    )
 
 
 PARALLEL_GEMM_MACS = 1 << 24
@@ -116,10 +163,49 @@ def _gemm_workers() -> int:
     return max(1, min(8, usable))
 
 
+class _Worker:
+    """
+    A GEMM thread with a queue of its own: the jobs given to one worker run one after another in
+    the order given (a pool's shared queue would not say which thread runs which job).
+    """
+
+    def __init__(self, name: str) -> None:
+        self.jobs: queue.SimpleQueue[tuple[Callable[[int], None], int, Future[None]]] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name=name, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            job, task, future = self.jobs.get()
+            try:
+                job(task)
+            except BaseException as error:  # handed to whoever waits for the future
+                future.set_exception(error)
+            else:
+                future.set_result(None)
+            # Not kept while the queue waits: the job holds its call's accumulator and operands.
+            del job, future
+
+    def submit(self, job: Callable[[int], None], task: int) -> Future[None]:
+        """Queue `job(task)` behind this worker's earlier jobs; its future."""
+        future: Future[None] = Future()
+        self.jobs.put((job, task, future))
+        return future
+
+
 @functools.cache
-def _gemm_pool() -> ThreadPoolExecutor:
-    """The threads the GEMMs run on (made once, on first use)."""
-    return ThreadPoolExecutor(max_workers=_gemm_workers(), thread_name_prefix="ktir-gemm")
+def _worker(task: int) -> _Worker:
+    """The thread task `task` of every parallel call runs on (made on first use, kept)."""
+    return _Worker(f"ktir-gemm-{task}")
+
+
+def _forget_workers() -> None:
+    """In a forked child: the parent's GEMM threads do not exist there, nor do its running jobs."""
+    _worker.cache_clear()
+    _RUNNING.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_workers)
 
 
 def _consecutive(product: np.ndarray, members: np.ndarray) -> np.ndarray | None:
@@ -145,11 +231,46 @@ def _place(
     product[members] = part + product[members] if add else part
 
 
-_RUNNING: dict[int, list[Future[None]]] = {}
+@dataclass
+class _Calls:
+    """The parallel `matmul_f32` calls of one thread not waited for yet, and the shape they share."""
+
+    shape: tuple[object, ...]
+    """The accumulator's identity, the worker count and the cores' tile indices of every call."""
+    futures: list[list[Future[None]]] = field(default_factory=list)
+    """Each call's jobs, oldest call first."""
+
+
+_RUNNING: dict[int, _Calls] = {}
 """
-The GEMM tasks `matmul_f32` submitted to the pool that nobody has waited for yet, by the thread
-that called it (simulations running on different threads wait only for their own).
+The GEMM jobs `matmul_f32` left running, by the thread that called it (simulations running on
+different threads wait only for their own).
 """
+
+QUEUED_CALLS = 8
+"""Calls a thread may have running at once: later ones wait for the oldest (bounds the operands held)."""
+
+
+def _may_queue(caller: int, shape: tuple[object, ...]) -> bool:
+    """
+    True if a call of `shape` may be queued behind `caller`'s running ones: they add to the same
+    accumulator with the same share per worker. Waits for the oldest call when too many run.
+    """
+    calls = _RUNNING.get(caller)
+    if calls is None:
+        return True
+    if calls.shape != shape:
+        return False
+    while len(calls.futures) >= QUEUED_CALLS:
+        _settled(calls.futures.pop(0))
+    return True
+
+
+def _settled(futures: list[Future[None]]) -> None:
+    """Wait for `futures`; re-raise the first one's error."""
+    wait(futures)
+    for future in futures:
+        future.result()
 
 
 def finish_gemms() -> None:
@@ -157,19 +278,18 @@ def finish_gemms() -> None:
     Wait for every GEMM this thread's `matmul_f32` calls left running (`background`); re-raise
     the first one's error.
     """
-    running = _RUNNING.pop(threading.get_ident(), None)
-    if not running:
+    calls = _RUNNING.pop(threading.get_ident(), None)
+    if calls is None:
         return
-    wait(running)
-    for future in running:
-        future.result()
+    every = [future for call in calls.futures for future in call]
+    _settled(every)
 
 
 _SCRATCH: dict[tuple[int, int], np.ndarray] = {}
 """
 The GEMM result buffer of each task of a `matmul_f32` call, by calling thread and task number
-(one call's tasks run at once; a call's tasks start after the previous call's ended), kept
-across calls and grown when a result needs more.
+(task t of every parallel call runs on worker t, one job after another; a sequential call uses
+task 0 after the parallel ones ended), kept across calls and grown when a result needs more.
 """
 
 
@@ -184,7 +304,9 @@ def _scratch(key: tuple[int, int], shape: tuple[int, ...]) -> np.ndarray:
 
 def drop_gemms() -> None:
     """Wait for this thread's GEMMs left running without reading their results (after a failed kernel)."""
-    wait(_RUNNING.pop(threading.get_ident(), []))
+    calls = _RUNNING.pop(threading.get_ident(), None)
+    if calls is not None:
+        wait([future for call in calls.futures for future in call])
 
 
 def release_scratch() -> None:

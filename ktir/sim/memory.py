@@ -99,11 +99,15 @@ class LxBuffer:
         The slot's data as host tiles of `tiles` (cores, *host box), in the buffer's type, to
         update in place: it stays in that form, instead of in `data`, until the slot is read
         another way (`slot`, `data`).
+
+        The held tiles are returned while matmul GEMMs may still be adding to them: the caller
+        adds in place too, after those (`ktir.sim.gemm.matmul_f32`'s background calls queue
+        behind the running ones). Any other form of the slot waits for them first.
         """
-        self._settle()
         held = self.hosts.get(slot)
         if held is not None and held[0].same_positions(tiles):
             return held[1]
+        self._settle()
         host = tiles.to_host(self.slot(slot), self.dtype)
         self.hosts[slot] = (tiles, host)
         return host

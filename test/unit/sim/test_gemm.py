@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import Float16Type, Float32Type
 from xdsl.parser import Parser
 
 from ktir.ir.context import make_context
+from ktir.sim import gemm
 from ktir.sim.gemm import matmul_f32
 
 F16 = Float16Type()
@@ -79,8 +80,6 @@ def test_gemms_on_several_threads_give_the_bits_of_one_thread(
     Different y tiles' GEMMs run a few at once on threads (above `PARALLEL_GEMM_MACS`): each
     call is the same as on one thread, so the products are bit for bit the same.
     """
-    from ktir.sim import gemm
-
     rng = np.random.default_rng(1)
     xi, yi = np.array([0, 1, 2, 3] * 4), np.repeat(np.arange(4), 4)  # 4 y tiles shared by 4 cores
     x, y = _tiles(rng, 4, 256, 512), _tiles(rng, 4, 512, 256)
@@ -96,8 +95,6 @@ def test_gemms_on_several_threads_give_the_bits_of_one_thread(
 
 def _shared_weights(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """4 x tiles and 4 y tiles, core c = 4j + i multiplying x[i] by y[j]: the threaded path."""
-    from ktir.sim import gemm
-
     xi, yi = np.array([0, 1, 2, 3] * 4), np.repeat(np.arange(4), 4)
     x, y = _tiles(rng, 4, 256, 512), _tiles(rng, 4, 512, 256)
     assert x[0].size * 4 * 256 >= gemm.PARALLEL_GEMM_MACS
@@ -123,8 +120,6 @@ def test_gemms_write_their_products_with_no_buffer_per_call(
     one, into a scratch buffer per thread kept across calls: once warm, a call allocates nothing
     near a group's 1 MiB of products (a fresh buffer per GEMM cost page faults on every call).
     """
-    from ktir.sim import gemm
-
     monkeypatch.setattr(gemm, "_gemm_workers", lambda: workers)
     x, xi, y, yi = _shared_weights(np.random.default_rng(2))
     xf, yf = x.astype(np.float32), y.astype(np.float32)  # fp32 already: no conversion in the calls
@@ -173,8 +168,6 @@ def test_each_thread_waits_for_its_own_background_gemms(monkeypatch: pytest.Monk
     `finish_gemms` leaves another thread's running GEMMs to that thread, whose result is the
     bits of a call that waits.
     """
-    from ktir.sim import gemm
-
     monkeypatch.setattr(gemm, "_gemm_workers", lambda: 2)
     x, xi, y, yi = _shared_weights(np.random.default_rng(4))
     xf, yf = x.astype(np.float32), y.astype(np.float32)
@@ -192,8 +185,89 @@ def test_each_thread_waits_for_its_own_background_gemms(monkeypatch: pytest.Monk
     gemm.finish_gemms()  # the main thread's own: none
     gemm.drop_gemms()
     assert other[0] in gemm._RUNNING
-    for future in gemm._RUNNING.pop(other[0]):  # as that thread's next read would
-        future.result()
+    for call in gemm._RUNNING.pop(other[0]).futures:  # as that thread's next read would
+        for future in call:
+            future.result()
     assert np.array_equal(into.view(np.uint32), expected.view(np.uint32))
     for key in [key for key in gemm._SCRATCH if key[0] == other[0]]:
         del gemm._SCRATCH[key]
+
+
+@pytest.mark.parametrize("queued", [1, 2, 3])
+def test_calls_queued_behind_running_ones_add_in_call_order(
+    queued: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """
+    Background calls on one accumulator are queued on the workers without waiting (up to
+    `QUEUED_CALLS` at once): each core's tile is added to by one worker in call order, so six
+    calls give the bits of six calls that each wait. Products of unit normals: the fp32 sums
+    depend on their order.
+    """
+    monkeypatch.setattr(gemm, "_gemm_workers", lambda: 2)
+    monkeypatch.setattr(gemm, "QUEUED_CALLS", queued)
+    rng = np.random.default_rng(5)
+    operands = [_shared_weights(rng) for _ in range(6)]
+    expected = np.zeros((16, 256, 256), np.float32)
+    for x, xi, y, yi in operands:
+        matmul_f32(x, xi, y, yi, F16, expected)
+    into = np.zeros_like(expected)
+    for x, xi, y, yi in operands:
+        matmul_f32(x, xi, y, yi, F16, into, background=True)
+        assert len(gemm._RUNNING[threading.get_ident()].futures) <= queued
+    gemm.finish_gemms()
+    assert np.array_equal(into.view(np.uint32), expected.view(np.uint32))
+
+
+def test_a_call_on_another_accumulator_waits_for_the_running_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call of another shape (here another accumulator) is not queued: the running calls end first."""
+    monkeypatch.setattr(gemm, "_gemm_workers", lambda: 2)
+    x, xi, y, yi = _shared_weights(np.random.default_rng(6))
+    first, second = np.zeros((16, 256, 256), np.float32), np.zeros((16, 256, 256), np.float32)
+    matmul_f32(x, xi, y, yi, F16, first, background=True)
+    running = gemm._RUNNING[threading.get_ident()].futures[0]
+    matmul_f32(x, xi, y, yi, F16, second, background=True)
+    assert all(future.done() for future in running)
+    gemm.finish_gemms()
+    assert np.array_equal(first.view(np.uint32), second.view(np.uint32))
+
+
+def test_the_gemms_of_y_tiles_sharing_x_tiles_are_cut_into_runs() -> None:
+    """`_pieces`: the docstring's example, and the forms that give one y tile per run."""
+    shared = [np.arange(4 * j, 4 * j + 4) for j in range(8)]  # core 4j + i: x tile i, y tile j
+    x_index = np.array([0, 1, 2, 3] * 8)
+    assert gemm._pieces(shared, x_index, 4) == [range(0, 4), range(4, 8)]
+    assert gemm._pieces(shared, x_index, 8) == [range(0, 8)]
+    interleaved = [np.arange(j, 32, 8) for j in range(8)]  # core 8i + j: not consecutive per y tile
+    assert gemm._pieces(interleaved, np.repeat(np.arange(4), 8), 4) == [range(j, j + 1) for j in range(8)]
+    other_x = np.array([0, 1, 2, 3] * 4 + [4, 5, 6, 7] * 4)  # the last 4 y tiles take other x tiles
+    assert gemm._pieces(shared, other_x, 8) == [range(0, 4), range(4, 8)]
+
+
+def test_a_forked_child_runs_its_gemms_on_threads_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    The parent's GEMM threads do not exist in a child forked after they started: the child makes
+    its own (before, its first parallel call would have waited forever for the parent's).
+    """
+    import os
+    import signal
+    import time
+
+    monkeypatch.setattr(gemm, "_gemm_workers", lambda: 2)
+    x, xi, y, yi = _shared_weights(np.random.default_rng(7))
+    expected = matmul_f32(x, xi, y, yi, F16)  # starts the parent's workers
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        product = matmul_f32(x, xi, y, yi, F16)
+        os.write(write, b"1" if np.array_equal(product, expected) else b"0")
+        os._exit(0)
+    os.close(write)
+    deadline = time.monotonic() + 60
+    while os.waitpid(child, os.WNOHANG) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(child, signal.SIGKILL)
+            os.waitpid(child, 0)
+            pytest.fail("the forked child's matmul did not finish in 60 s")
+        time.sleep(0.05)
+    assert os.read(read, 1) == b"1"
+    os.close(read)
