@@ -28,6 +28,8 @@ from typing import Any
 
 import torch
 
+from ktir.hardware.cost_model import ATTENTION_BLOCK
+
 
 def static_cache_model(
     model: Any, max_cache_len: int, batch_size: int = 1, prefill_length: int | None = None
@@ -78,3 +80,12 @@ def static_cache_model(
 
 
 __all__ = ["static_cache_model"]
+
+
+def whole_blocks(positions: int) -> int:
+    """
+    `positions` rounded up to whole blocks of `ATTENTION_BLOCK` (64) positions: the KV cache a
+    paged server holds for them, and what attention reads (the last block's unused positions
+    masked). Example: 18,433 positions are 289 blocks, 18,496 positions.
+    """
+    return -(-positions // ATTENTION_BLOCK) * ATTENTION_BLOCK

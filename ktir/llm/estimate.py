@@ -55,9 +55,10 @@ import torch
 
 from ktir.compile import Program, TargetLike, chip_of
 from ktir.compile import compile as compile_program
+from ktir.hardware.cost_model import ATTENTION_BLOCK
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import DiagnosticError
-from ktir.llm.cache import static_cache_model
+from ktir.llm.cache import static_cache_model, whole_blocks
 from ktir.progress import StageProgress
 from ktir.sim import Report
 from ktir.sim.report import Yardstick
@@ -262,15 +263,18 @@ def estimate_llm(
         assumptions[_tensor_parallel_assumption(cards, chip)] = None
     shared = {"batch": batch, "target": chip, "cores": cores, "weights": _compiled_format(config, dtype)}
     shared["cards"] = cards
+    cache = whole_blocks(context)  # a paged cache: attention reads whole blocks of keys
+    if cache != context:
+        assumptions[_whole_blocks_assumption(context, cache)] = None
     programs: dict[str, Callable[[int], Program]] = {
-        "prefill": partial(prefill_program, config, tokens=prompt, cache=context, **shared),
-        "decode step": partial(decode_program, config, context=context, **shared),
+        "prefill": partial(prefill_program, config, tokens=prompt, cache=cache, **shared),
+        "decode step": partial(decode_program, config, context=context, cache=cache, **shared),
     }
     pairs = chunk_pairs(prompt, prefill_chunk) if prefill_chunk is not None else []
     for tokens, cached in dict.fromkeys(pairs):  # the chunk (prompt, 0) is the prefill itself
         if (tokens, cached) != (prompt, 0):
             programs[_chunk_name(tokens, cached)] = partial(
-                prefill_program, config, tokens=tokens, cached=cached, cache=context, **shared
+                prefill_program, config, tokens=tokens, cached=cached, cache=cache, **shared
             )
     phases = _time_programs(programs, layers, chip, progress, assumptions)
     phases[_chunk_name(prompt, 0)] = phases["prefill"]
@@ -381,6 +385,7 @@ def decode_program(
     *,
     batch: int = 1,
     context: int,
+    cache: int | None = None,
     target: TargetLike = None,
     cores: int | None = None,
     weights: WeightFormat | None = None,
@@ -388,13 +393,24 @@ def decode_program(
 ) -> Program:
     """
     One decode step of the model with `layers` decoder layers, compiled: `batch` sequences of
-    one token each at position `context - 1` (an input) over a static cache of `context`
-    positions (every sequence's cache padded to `context`). `weights` and `cards` as in
-    `prefill_program`.
+    one token each at position `context - 1` (an input) over a static cache of `cache`
+    positions (default `context`; every sequence's cache padded to it, the positions past the
+    token masked). `weights` and `cards` as in `prefill_program`.
     """
-    wrapper = static_cache_model(_card_model(config, layers, weights, cards), context, batch)
+    size = context if cache is None else cache
+    if size < context:
+        raise EstimateError(f"a cache of {size} positions cannot hold context {context}")
+    wrapper = static_cache_model(_card_model(config, layers, weights, cards), size, batch)
     args = (_ids(batch, 1), torch.tensor([context - 1]))
     return _compiled(config, wrapper, args, cores, target)
+
+
+def _whole_blocks_assumption(context: int, cache: int) -> str:
+    """The line that says a context was read as whole KV blocks (`ktir.llm.cache.whole_blocks`)."""
+    return (
+        f"the KV cache is paged in blocks of {ATTENTION_BLOCK} positions and attention reads whole "
+        f"blocks: context {context:,} is read as {cache:,} positions"
+    )
 
 
 def _card_model(config: Any, layers: int, weights: WeightFormat | None, cards: int) -> torch.nn.Module:

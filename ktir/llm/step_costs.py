@@ -50,8 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from ktir.hardware.cost_model import ATTENTION_BLOCK
 from ktir.hardware.target import Target
+from ktir.llm.cache import whole_blocks
 from ktir.llm.capacity import MemoryModel
 from ktir.llm.estimate import (
     EstimateError,
@@ -171,7 +171,7 @@ def prefill_chunk_us(
     positions (a prime) has none, so at 18.4 MB of keys and values per head it fit no
     scratchpad. Whole key blocks past the causal limit are skipped; only their reads remain.
     """
-    size = _whole_blocks(cached + tokens + 1)
+    size = whole_blocks(cached + tokens + 1)
     build = partial(
         prefill_program, config, tokens=tokens, cached=cached, cache=size, target=target, cores=cores,
         cards=cards,
@@ -297,7 +297,7 @@ def grid_for(policy: Policy, longest: int) -> Grid:
     """
     budget = policy.max_batched_tokens
     tokens = sorted({*(t for t in _doubling(16, budget)), budget})
-    longest = _whole_blocks(max(longest, 8))  # contexts with divisors: attention walks keys in equal chunks
+    longest = whole_blocks(max(longest, 8))  # contexts with divisors: attention walks keys in equal chunks
     batches = sorted({1, *_doubling(2, policy.max_seqs), policy.max_seqs} | {2})
     return Grid(
         prefill_tokens=tuple(tokens) if len(tokens) > 1 else (max(1, budget // 2), max(2, budget)),
@@ -305,11 +305,6 @@ def grid_for(policy: Policy, longest: int) -> Grid:
         decode_batches=tuple(b for b in batches if b <= max(policy.max_seqs, 2)),
         decode_contexts=(longest // 8, longest // 2, longest),
     )
-
-
-def _whole_blocks(positions: int) -> int:
-    """`positions` rounded up to whole `ATTENTION_BLOCK`s (64 positions)."""
-    return -(-positions // ATTENTION_BLOCK) * ATTENTION_BLOCK
 
 
 def _doubling(start: int, stop: int, factor: int = 2) -> list[int]:

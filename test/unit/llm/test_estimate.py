@@ -42,9 +42,9 @@ def _whole(config: object, layers: int, prompt: int, context: int) -> tuple[ktir
 @pytest.mark.parametrize(("name", "layers"), [("llama", 3), ("qwen2", 4)])  # gemma: test_generate
 def test_reused_layers_give_the_whole_models_figures(name: str, layers: int) -> None:
     config = CONFIGS[name](layers)
-    estimate = estimate_llm(config, prompt=16, context=48)
+    estimate = estimate_llm(config, prompt=16, context=64)  # whole KV blocks: the cache is the context
     for phase, report in zip(
-        (estimate.prefill, estimate.decode), _whole(config, layers, 16, 48), strict=True
+        (estimate.prefill, estimate.decode), _whole(config, layers, 16, 64), strict=True
     ):
         assert phase.cycles == pytest.approx(sum(k.cycles for k in report.kernels), rel=1e-12)
         assert phase.bytes == pytest.approx(report.bytes, rel=1e-12)
@@ -269,3 +269,22 @@ def test_fp8_weights_are_split_then_quantized() -> None:
     fp16, fp8 = (estimate_llm(config, prompt=16, context=48, cards=2, dtype=d) for d in ("fp16", "fp8"))
     assert fp8.decode.collective_cycles == fp16.decode.collective_cycles > 0
     assert fp8.decode.matmul_flops < fp16.decode.matmul_flops  # fp8 MACs count at the fp8 rate
+
+
+@pytest.mark.slow
+def test_a_context_of_no_whole_blocks_is_read_as_whole_blocks() -> None:
+    """
+    A paged KV cache holds whole blocks of 64 positions and attention reads them: context
+    18,433 (prime, so no equal key chunks: its attention fit no scratchpad and the model did not
+    compile) is timed as 18,496 positions, and the estimate says so; 18,496 is timed as it is.
+    """
+    prime = estimate_llm(CONFIGS["llama"](2), prompt=16, context=18433)
+    whole = estimate_llm(CONFIGS["llama"](2), prompt=16, context=18496)
+    assert (prime.decode.time_us, prime.prefill.time_us) == (whole.decode.time_us, whole.prefill.time_us)
+    said = [line for line in prime.assumptions if "whole blocks" in line]
+    assert said == [
+        "the KV cache is paged in blocks of 64 positions and attention reads whole blocks: "
+        "context 18,433 is read as 18,496 positions"
+    ]
+    assert not any("whole blocks" in line for line in whole.assumptions)
+    assert prime.context == 18433
