@@ -166,7 +166,7 @@ class _Grouper:
             space = fused_space(ops, ops[-1].results[0], inputs).space
         except FusionError as error:
             return f"not fused: {error}"
-        need = smallest_footprint(space)
+        need = smallest_footprint(space, self.target)
         if need > self.target.lx_usable_bytes:
             return (
                 f"not fused: LX overflow: the fused kernel needs {need:,} bytes of LX per core for "

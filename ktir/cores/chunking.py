@@ -97,7 +97,7 @@ def invariant(kernel: Kernel, access: Access, cuts: dict[str, int]) -> bool:
     return all(cuts.get(d, 1) == 1 for d in access.dims if d is not None)
 
 
-def _buffers(kernel: Kernel, cuts: dict[str, int], whole_x: bool = False) -> list[Staged]:
+def _buffers(kernel: Kernel, cuts: dict[str, int], stick_bytes: int, whole_x: bool = False) -> list[Staged]:
     total = combine(kernel.splits, cuts)
     slots = 2 if math.prod(cuts.values()) > 1 else 1
     staged = []
@@ -113,7 +113,7 @@ def _buffers(kernel: Kernel, cuts: dict[str, int], whole_x: bool = False) -> lis
             continue
         staged.append(_staged(f"in{i}", 1 if invariant(kernel, access, cuts) else slots, access, total))
     if kernel.space.scratch:
-        staged.append(Staged("scratch", 1, (scratch_bytes(kernel.space, total),), 1))
+        staged.append(Staged("scratch", 1, (scratch_bytes(kernel.space, total, stick_bytes),), 1))
     output = kernel.space.output
     if accumulates(kernel, cuts):
         _, extent = device_box(output, total, {})
@@ -152,11 +152,11 @@ def _staged(role: str, slots: int, access: Access, cuts: dict[str, int]) -> Stag
     return Staged(role, slots, extent, access.layout.device_dtype.element_bytes)
 
 
-def smallest_footprint(space: IterationSpace) -> int:
-    """LX bytes per core of `space`'s smallest chunk: every cuttable dim cut to one granule."""
+def smallest_footprint(space: IterationSpace, target: Target) -> int:
+    """LX bytes per core of `space`'s smallest chunk on `target`: every cuttable dim cut to one granule."""
     kernel = Kernel(None, space, {d: 1 for d in space.sizes})  # type: ignore[arg-type]
     units = granules(space.sizes, space.accesses, space.whole)
-    return sum(b.bytes for b in _buffers(kernel, dict(units)))
+    return sum(b.bytes for b in _buffers(kernel, dict(units), target.stick_bytes))
 
 
 def place(
@@ -199,7 +199,7 @@ def plan_matmul_chunks(
         cuts = {d: schedule.cuts.get(d, 1) for d in kernel.space.sizes}
         if math.prod(cuts.values()) > MAX_CHUNKS:
             continue
-        placed = place(_buffers(kernel, cuts, schedule.whole_x), free, alignment)
+        placed = place(_buffers(kernel, cuts, target.stick_bytes, schedule.whole_x), free, alignment)
         if placed is not None:
             return ChunkPlan(cuts, tuple(placed), schedule.whole_x)
     return None
@@ -350,11 +350,12 @@ def plan_chunks(kernel: Kernel, free: Sequence[tuple[int, int]], alignment: int,
 
 
 def _next_cuts(
-    kernel: Kernel, cuts: dict[str, int], units: dict[str, int], whole: frozenset[str]
+    kernel: Kernel, cuts: dict[str, int], units: dict[str, int], whole: frozenset[str], stick_bytes: int
 ) -> list[tuple[int, bool, dict[str, int]]]:
     """
     The greedy step's options: each dim not in `whole` cut into its next larger number of chunks
-    (within `MAX_CHUNKS`), as (LX bytes of the buffers, whether the dim is reduced, the cuts).
+    (within `MAX_CHUNKS`), as (LX bytes of the buffers in sticks of `stick_bytes`, whether the
+    dim is reduced, the cuts).
     """
     options = []
     for dim in kernel.space.sizes:
@@ -365,7 +366,8 @@ def _next_cuts(
         if not larger or math.prod(cuts.values()) // cuts[dim] * larger[0] > MAX_CHUNKS:
             continue
         trial = cuts | {dim: larger[0]}
-        options.append((sum(b.bytes for b in _buffers(kernel, trial)), dim in kernel.space.reduction, trial))
+        footprint = sum(b.bytes for b in _buffers(kernel, trial, stick_bytes))
+        options.append((footprint, dim in kernel.space.reduction, trial))
     return options
 
 
@@ -390,13 +392,13 @@ def _greedy_chunks(
         stream = SFU_BOUND_CHUNK_BYTES if sfu_bound(kernel, target) else PIPELINE_CHUNK_BYTES
         stream = max(SFU_BOUND_CHUNK_BYTES, min(stream, _streamed_bytes(kernel, cuts) // PIPELINE_MIN_CHUNKS))
     while True:
-        buffers = _buffers(kernel, cuts)
+        buffers = _buffers(kernel, cuts, target.stick_bytes)
         placed = place(buffers, free, alignment)
         if placed is not None:
             fitting = ChunkPlan(dict(cuts), tuple(placed))
             if stream == 0 or _streamed_bytes(kernel, cuts) <= stream:
                 return fitting
-        options = _next_cuts(kernel, cuts, units, whole)
+        options = _next_cuts(kernel, cuts, units, whole, target.stick_bytes)
         if fitting is not None:  # the chunks fit: cut further only to stream, if that pays
             options = [o for o in options if _streams_cheaply(kernel, cuts, o[2], target)]
             if not options:

@@ -389,21 +389,22 @@ def op_space(op: st.FusedOp) -> FusedSpace:
     return fused_space(op.members, body.last_op.operands[0], list(body.args))
 
 
-def in_sticks(shape: Sequence[int], element_bytes: int) -> int:
+def in_sticks(shape: Sequence[int], element_bytes: int, stick_bytes: int) -> int:
     """
-    Elements of a tile counted in whole 128-byte sticks along its innermost dim, the way the
-    scratchpad holds it. Example: (16, 1) fp32 is 16 rows of one stick of 32 lanes: 512.
+    Elements of a tile counted in whole sticks of `stick_bytes` along its innermost dim, the way
+    the scratchpad holds it. Example: (16, 1) fp32 in 128-byte sticks is 16 rows of one stick of
+    32 lanes: 512.
     """
     if not shape:
         return 1
-    per_stick = max(128 // element_bytes, 1)
+    per_stick = max(stick_bytes // element_bytes, 1)
     return math.prod(shape[:-1]) * -(-shape[-1] // per_stick) * per_stick
 
 
-def scratch_bytes(space: IterationSpace, cuts: dict[str, int]) -> int:
+def scratch_bytes(space: IterationSpace, cuts: dict[str, int], stick_bytes: int) -> int:
     """
     LX bytes per core for a fused kernel's intermediates under `cuts` (splits times chunks per
-    dim), each tile in whole sticks (`in_sticks`): the most that are live at once, an
+    dim), each tile in whole sticks of `stick_bytes` (`in_sticks`): the most that are live at once, an
     intermediate being live from the op that makes it to its last reader. Intermediates live
     at the same time never share bytes. Example: in `exp -> neg -> abs` the exp and neg tiles
     are live together while neg runs, and exp's is free when abs runs: two tiles, not three.
@@ -412,7 +413,7 @@ def scratch_bytes(space: IterationSpace, cuts: dict[str, int]) -> int:
     for access in space.scratch:
         extent = [1 if d is None else -(-space.sizes[d] // cuts.get(d, 1)) for d in access.dims]
         element_bytes = access.layout.device_dtype.element_bytes
-        sizes.append(in_sticks(extent, element_bytes) * element_bytes)
+        sizes.append(in_sticks(extent, element_bytes, stick_bytes) * element_bytes)
     spans = space.scratch_live or tuple((0, 0) for _ in sizes)  # no spans: all live at once
     points = {p for span in spans for p in span}
     return max(

@@ -260,7 +260,7 @@ def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float, float
         if isinstance(op, st.MatmulBase):
             element = op.x.type.element_type  # type: ignore[attr-defined]
             itemsize = numpy_dtype(element).itemsize
-            converted = in_sticks(ins[0], itemsize) + in_sticks(ins[1], itemsize)
+            converted = sum(in_sticks(tile, itemsize, target.stick_bytes) for tile in ins[:2])
             rows = ins[0][-2] if len(ins[0]) > 1 else 1
             charge = cost_model.matmul_charge(math.prod(out) * ins[0][-1], rows, element, converted, target)
             pt, sfu = pt + charge[0], sfu + charge[1]
@@ -269,8 +269,8 @@ def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float, float
         if _moves_no_data(op):
             continue
         element_bytes = numpy_dtype(op.results[0].type.element_type).itemsize  # type: ignore[attr-defined]
-        out_elements = in_sticks(out, element_bytes)
-        in_elements = in_sticks(ins[0], element_bytes) if ins else 0
+        out_elements = in_sticks(out, element_bytes, target.stick_bytes)
+        in_elements = in_sticks(ins[0], element_bytes, target.stick_bytes) if ins else 0
         sfu += cost_model.sfu_cycles(op, in_elements, out_elements, target)
         flops += accounting.sfu_flops_of(op.name, in_elements, out_elements, cost_model.sfu_passes(op))
     return pt, sfu, flops, matmul_flops

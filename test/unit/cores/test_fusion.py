@@ -7,7 +7,7 @@ from xdsl.dialects import func
 from xdsl.ir import Operation
 
 import ktir
-from ktir.cores.fusion import FusionError, anchors_of, fused_space, scratch_bytes
+from ktir.cores.fusion import FusionError, anchors_of, fused_space, in_sticks, scratch_bytes
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module
 
@@ -50,11 +50,11 @@ def test_scratch_bytes_shrink_with_the_cuts() -> None:
     ops, function = _ops(RMS_NORM)
     x, w, eps = function.body.block.args
     space = fused_space(ops, ops[-1].results[0], [x, eps, w]).space
-    whole = scratch_bytes(space, {})
+    whole = scratch_bytes(space, {}, 128)
     # The most live at once is while `mul %c, %r` runs: the f32 convert %c (16 x 256, 16 KiB),
     # the rsqrt %r (16 x 1 f32, one stick per row: 2 KiB) and the product (16 KiB).
     assert whole == 16384 + 2048 + 16384
-    assert scratch_bytes(space, {"d0": 4}) == whole // 4
+    assert scratch_bytes(space, {"d0": 4}, 128) == whole // 4
 
 
 TRANSPOSE_ADD = """
@@ -149,3 +149,11 @@ def test_an_epilogue_with_its_weights_out_of_order_is_refused() -> None:
     gate.operands[1], up.operands[1] = wu, wg  # the same program, its weights listed the other way
     with pytest.raises(IterationError, match="takes x, then the y of each matmul in program order"):
         op_space(fused)
+
+
+def test_tiles_are_counted_in_sticks_of_the_targets_size() -> None:
+    """`in_sticks`: a (16, 1) fp32 tile is 16 rows of one stick: 32 lanes in 128 bytes, 64 in 256."""
+    assert in_sticks((16, 1), 4, 128) == 16 * 32
+    assert in_sticks((16, 1), 4, 256) == 16 * 64
+    assert in_sticks((3, 33), 2, 64) == 3 * 64  # 33 fp16 lanes take two 32-lane sticks
+    assert in_sticks((), 2, 128) == 1
