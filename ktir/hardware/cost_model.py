@@ -27,11 +27,11 @@ import numpy as np
 from xdsl.ir import Operation
 
 from ktir.hardware import accounting
-from ktir.hardware.target import SPYRE, Target
+from ktir.hardware.target import Target
 from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE, DeviceDType
 
 
-def pt_efficiency(rows: Any, target: Target = SPYRE) -> Any:
+def pt_efficiency(rows: Any, target: Target) -> Any:
     """
     Fraction of the PE arrays' sustained rate a matmul with `rows` output rows per core reaches
     (a number, or elementwise for an array: `ktir.cores.dataflow` ranks many tilings at once).
@@ -47,7 +47,7 @@ def pt_efficiency(rows: Any, target: Target = SPYRE) -> Any:
     return np.minimum(1.0, (rows / full) ** target.pt_underfill_exponent)[()]
 
 
-def accumulator_reread_fraction(area: Any, target: Target = SPYRE) -> Any:
+def accumulator_reread_fraction(area: Any, target: Target) -> Any:
     """
     Fraction of a matmul tile's operand bytes that stream from LPDDR5 a second time because the
     tile's `area` output elements per core (rows x columns of one product) overflow the PE
@@ -59,7 +59,7 @@ def accumulator_reread_fraction(area: Any, target: Target = SPYRE) -> Any:
     return np.minimum(target.accumulator_reread_cap, target.accumulator_reread_slope * np.log2(over))[()]
 
 
-def reference_pt_efficiency(rows: float, target: Target = SPYRE) -> float:
+def reference_pt_efficiency(rows: float, target: Target) -> float:
     """
     The PE fill of the reference's work-division model (`matmul_cost_us`): at least one pass of
     `pe_rows` rows, below `pt_target_passes` passes a square root. 16 rows -> 0.5.
@@ -69,7 +69,7 @@ def reference_pt_efficiency(rows: float, target: Target = SPYRE) -> float:
 
 
 def matmul_cost_us(
-    sizes: dict[str, int], splits: dict[str, int], element_bytes: int, target: Target = SPYRE
+    sizes: dict[str, int], splits: dict[str, int], element_bytes: int, target: Target
 ) -> float:
     """
     The reference's matmul split cost in microseconds (torch-spyre's `_matmul_split_cost` in
@@ -100,7 +100,7 @@ def matmul_cost_us(
     return (compute + hbm + psum + tiebreak) * b**target.batch_split_exponent
 
 
-def pt_cycles(macs: float, rows: float, target: Target = SPYRE, precision: str = "fp16") -> float:
+def pt_cycles(macs: float, rows: float, target: Target, precision: str = "fp16") -> float:
     """
     Cycles one core's PE arrays take for `macs` multiply-accumulates with `rows` output rows, at
     the sustained rate (`sustained_macs_per_us_per_core`) times `pt_efficiency`, in `precision`
@@ -146,7 +146,7 @@ def pe_precision(element_type: object) -> str:
 
 
 def matmul_charge(
-    macs: float, rows: float, element_type: object, converted: float, target: Target = SPYRE
+    macs: float, rows: float, element_type: object, converted: float, target: Target
 ) -> tuple[float, float, float, float]:
     """
     (PE-array cycles, SFU cycles, FLOPs, roofline matmul FLOPs) of one matmul tile of `macs`
@@ -165,7 +165,7 @@ def matmul_charge(
     return pt, sfu, flops + accounting.sfu_flops_of("ktir.convert", 0, converted), roofline
 
 
-def conversion_cycles(elements: Any, target: Target = SPYRE) -> Any:
+def conversion_cycles(elements: Any, target: Target) -> Any:
     """
     SFU cycles one core takes to convert `elements` fp32 matmul operand elements (in whole
     sticks) to fp16 for the PE arrays: one pass each, as a `ktir.convert` (torch-spyre's
@@ -181,7 +181,7 @@ def sfu_passes(op: Operation) -> float:
     return accounting.sfu_passes_of(op.name, scan)
 
 
-def sfu_cycles(op: Operation, in_elements: int, out_elements: int, target: Target = SPYRE) -> float:
+def sfu_cycles(op: Operation, in_elements: int, out_elements: int, target: Target) -> float:
     """
     Cycles one core's SFU takes for `op` on a tile (elements counted in whole sticks).
 
@@ -199,7 +199,7 @@ def sfu_cycles_of(
     name: str,
     in_elements: int,
     out_elements: int,
-    target: Target = SPYRE,
+    target: Target,
     passes: float | None = None,
 ) -> float:
     """
@@ -249,7 +249,7 @@ def attention_pairs(
 
 
 def attention_cycles(
-    tile: tuple[int, ...], pairs: Any, head: int, out_head: int, element_bytes: int, target: Target = SPYRE
+    tile: tuple[int, ...], pairs: Any, head: int, out_head: int, element_bytes: int, target: Target
 ) -> tuple[Any, Any, Any, Any]:
     """
     (PE-array cycles, SFU cycles, FLOPs, matmul FLOPs) of one core's `ktir.attention` tile
@@ -273,12 +273,12 @@ def attention_cycles(
     return pt, attention_sfu_cycles(scores, target), 2.0 * macs + 6.0 * scores, 2.0 * macs
 
 
-def attention_sfu_cycles(scores: Any, target: Target = SPYRE) -> Any:
+def attention_sfu_cycles(scores: Any, target: Target) -> Any:
     """SFU cycles of `scores` attention scores: one pass for scale and mask, then the softmax rate."""
     return (scores / target.sfu_pass_elems_per_us + scores / target.softmax_elems_per_us) * target.clock_mhz
 
 
-def online_rescale_cycles(out_elements: Any, target: Target = SPYRE) -> Any:
+def online_rescale_cycles(out_elements: Any, target: Target) -> Any:
     """
     SFU cycles an attention key chunk adds when it walks its keys in chunks (an online
     softmax): one pass rescaling the running output by the change of the row's max, and one
@@ -287,7 +287,7 @@ def online_rescale_cycles(out_elements: Any, target: Target = SPYRE) -> Any:
     return 2 * np.asarray(out_elements) / target.sfu_pass_elems_per_us * target.clock_mhz
 
 
-def transfer_cycles(chip_bytes: float, target: Target = SPYRE) -> float:
+def transfer_cycles(chip_bytes: float, target: Target) -> float:
     """
     Cycles the LPDDR5 channel is busy moving `chip_bytes` (all cores' share of one DMA op) at
     the sustained rate (`Target.sustained_memory_bandwidth`: 150 GB/s, 100 bytes per cycle).
@@ -295,7 +295,7 @@ def transfer_cycles(chip_bytes: float, target: Target = SPYRE) -> float:
     return chip_bytes / target.sustained_bytes_per_cycle
 
 
-def turnaround_cycles_per_byte(target: Target = SPYRE) -> float:
+def turnaround_cycles_per_byte(target: Target) -> float:
     """
     Cycles the LPDDR5 channel loses per byte of read/write overlap (`Target.rw_turnaround_ns_per_byte`,
     charged by `ktir.sim.timeline.Channel`): 0.00574 ns = 0.00861 cycles at 1.5 GHz.
@@ -310,7 +310,7 @@ COLUMN_REDUCTION = "column reduction"
 """The access patterns the card runs at a measured rate of their own (`pattern_bandwidth`)."""
 
 
-def pattern_bandwidth(pattern: str, cores: int, rows: int, target: Target = SPYRE) -> float:
+def pattern_bandwidth(pattern: str, cores: int, rows: int, target: Target) -> float:
     """
     LPDDR5 bytes per second (read plus write, the whole chip, the turnaround folded in) of a
     kernel on `cores` cores whose transfers follow `pattern` (`access_pattern`); `rows` is what
@@ -331,7 +331,7 @@ def pattern_bandwidth(pattern: str, cores: int, rows: int, target: Target = SPYR
     return rates[pattern]
 
 
-def row_reduction_bandwidth(rows: int, cores: int, target: Target = SPYRE) -> float:
+def row_reduction_bandwidth(rows: int, cores: int, target: Target) -> float:
     """
     Bytes per second of a reduction along the last dim of an input with `rows` rows (the sticks
     it writes, one per row) on `cores` cores: min(sustained, floor + extra exp(-rows / decay)) times the
@@ -348,7 +348,7 @@ def row_reduction_bandwidth(rows: int, cores: int, target: Target = SPYRE) -> fl
     return min(target.sustained_memory_bandwidth, curve) * share
 
 
-def dma_cycles(chip_bytes: float, target: Target = SPYRE) -> float:
+def dma_cycles(chip_bytes: float, target: Target) -> float:
     """
     Cycles a DMA issued by all cores in lockstep takes on an idle channel: setup plus the
     chip-wide traffic at the shared sustained LPDDR5 rate (every core's transfer finishes when the
@@ -359,12 +359,12 @@ def dma_cycles(chip_bytes: float, target: Target = SPYRE) -> float:
     return target.dma_setup_cycles + transfer_cycles(chip_bytes, target)
 
 
-def lx_copy_cycles(core_bytes: float, target: Target = SPYRE) -> float:
+def lx_copy_cycles(core_bytes: float, target: Target) -> float:
     """Cycles one core takes to copy `core_bytes` inside its LX (no LPDDR5 traffic)."""
     return target.dma_setup_cycles + core_bytes / target.lx_copy_bytes_per_cycle
 
 
-def ring_cycles(elements: Any, element_bytes: int, group: Any, target: Target = SPYRE) -> Any:
+def ring_cycles(elements: Any, element_bytes: int, group: Any, target: Target) -> Any:
     """
     Cycles a K-split partial-sum reduction over `group` ring-adjacent cores takes (elementwise
     for arrays of `elements` and `group`).
@@ -380,14 +380,12 @@ def ring_cycles(elements: Any, element_bytes: int, group: Any, target: Target = 
     return (steps * (target.ring_hop_cycles + np.maximum(transfer, psum)))[()]
 
 
-def fill_cycles(core_bytes: int, target: Target = SPYRE) -> float:
+def fill_cycles(core_bytes: int, target: Target) -> float:
     """Cycles one core takes to zero `core_bytes` of an accumulator: a write at LX copy speed."""
     return core_bytes / target.lx_copy_bytes_per_cycle
 
 
-def gather_rows_cycles(
-    rows: int, row_bytes: float, index_bytes: float, cores: int, target: Target = SPYRE
-) -> float:
+def gather_rows_cycles(rows: int, row_bytes: float, index_bytes: float, cores: int, target: Target) -> float:
     """
     Cycles of an indirect row gather (`ktir.gather_rows`) on `cores` cores: each core loads its
     share of the indices (one DMA), then reads one row per index (one DMA each, `row_bytes`
@@ -404,7 +402,7 @@ def gather_rows_cycles(
     return setups + transfer_cycles(index_bytes + 2 * rows * stick_rows, target)
 
 
-def host_op_cycles(to_host_bytes: float, to_device_bytes: float, target: Target = SPYRE) -> float:
+def host_op_cycles(to_host_bytes: float, to_device_bytes: float, target: Target) -> float:
     """
     Cycles a CPU fallback costs the program: the fixed host round trip, its operands sent to
     the host and its results sent back over the host link (one direction each), and the host
@@ -418,7 +416,7 @@ def host_op_cycles(to_host_bytes: float, to_device_bytes: float, target: Target 
     return (target.host_op_latency_us + link_us + host_us) * target.clock_mhz
 
 
-def collective_cycles(name: str, tensor_bytes: float, cards: int, target: Target = SPYRE) -> float:
+def collective_cycles(name: str, tensor_bytes: float, cards: int, target: Target) -> float:
     """
     Cycles of the ring collective `name` (`"ktir.all_reduce"`, `"ktir.all_gather"`) of a
     `tensor_bytes` tensor over `cards` cards that talk peer to peer (docs/hardware.md "Between
@@ -439,9 +437,7 @@ def collective_cycles(name: str, tensor_bytes: float, cards: int, target: Target
     return (link_us + steps * target.card_link_latency_us) * target.clock_mhz
 
 
-def sfu_op_cycles(
-    elements: float, passes: float, io_bytes: float, cores: int, target: Target = SPYRE
-) -> float:
+def sfu_op_cycles(elements: float, passes: float, io_bytes: float, cores: int, target: Target) -> float:
     """
     Cycles of a small data-dependent SFU op (top-k, sort, histc) whose rows `cores` cores share:
     one load and one store DMA setup, its inputs and outputs once at LPDDR5 bandwidth, and
@@ -464,9 +460,7 @@ def sort_passes(length: int) -> float:
     return depth * (depth + 1) / 2 * 2
 
 
-def grouped_matmul_cycles(
-    rows: Any, k: int, n: int, element_bytes: int, cores: int, target: Target = SPYRE
-) -> float:
+def grouped_matmul_cycles(rows: Any, k: int, n: int, element_bytes: int, cores: int, target: Target) -> float:
     """
     Cycles of per-expert matmuls (`ktir.grouped_matmul`) with `rows[e]` rows for expert e: the
     experts run one after another, each split over `cores` cores along N, so each core reads its

@@ -172,12 +172,12 @@ def test_the_pe_rate_per_precision_is_the_isscc_ratio_to_fp16():
 
 
 def test_an_fp8_matmul_tile_takes_the_fp16_cycles_over_the_fp8_ratio(tmp_path):
-    fp16 = cost_model.pt_cycles(128 * 512 * 512, 128)
-    fp8 = cost_model.pt_cycles(128 * 512 * 512, 128, precision="fp8")
+    fp16 = cost_model.pt_cycles(128 * 512 * 512, 128, target=SPYRE)
+    fp8 = cost_model.pt_cycles(128 * 512 * 512, 128, precision="fp8", target=SPYRE)
     assert fp16 == pytest.approx(44150.6, abs=0.1)  # 1.14e6 MAC/µs sustained
     assert fp8 == pytest.approx(fp16 * 98.304 / 157)
     path = tmp_path / "fp8x2.toml"
     path.write_text("fp8_pe_rate_ratio = 2.0\n")
     assert cost_model.pt_cycles(1e6, 64, load_target(str(path)), "fp8") == pytest.approx(
-        cost_model.pt_cycles(1e6, 64) / 2
+        cost_model.pt_cycles(1e6, 64, target=SPYRE) / 2
     )

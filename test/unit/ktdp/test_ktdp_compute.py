@@ -10,6 +10,7 @@ import pytest
 import ktir.ktdp as ktdp
 from ktir.dialects.ktir import elementwise as ew
 from ktir.hardware import cost_model
+from ktir.hardware.target import SPYRE
 from ktir.ktdp.state import UNITS
 
 KERNELS = Path(__file__).resolve().parents[2] / "lit" / "Inputs" / "ktdp"
@@ -105,6 +106,6 @@ def _generic_cycles(result: str) -> float:
 
 def test_a_generic_is_counted_in_sticks_of_its_result_type() -> None:
     """An fp16 result row is one 64-element stick, an f32 row a 32-element one: twice the pass."""
-    one_f32_pass = cost_model.sfu_cycles_of(ew.AddOp.name, 0, 2 * 32)
+    one_f32_pass = cost_model.sfu_cycles_of(ew.AddOp.name, 0, 2 * 32, target=SPYRE)
     assert _generic_cycles("f32") == pytest.approx(one_f32_pass)
     assert _generic_cycles("f16") == pytest.approx(2 * one_f32_pass)

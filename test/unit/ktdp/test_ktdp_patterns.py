@@ -22,8 +22,12 @@ from ktir.ktdp.patterns import kernel_bandwidth
 from ktir.tools.ktdp_roundtrip import roundtrip_module
 
 CASES = {
-    "row sum": (lambda x: x.sum(-1), [(512, 256)], cost_model.row_reduction_bandwidth(512, 4)),
-    "row amax": (lambda x: x.amax(-1), [(512, 256)], cost_model.row_reduction_bandwidth(512, 4)),
+    "row sum": (lambda x: x.sum(-1), [(512, 256)], cost_model.row_reduction_bandwidth(512, 4, target=SPYRE)),
+    "row amax": (
+        lambda x: x.amax(-1),
+        [(512, 256)],
+        cost_model.row_reduction_bandwidth(512, 4, target=SPYRE),
+    ),
     "column sum": (lambda x: x.sum(0), [(512, 256)], SPYRE.column_reduction_bandwidth),
     "a + b[1, C]": (lambda a, b: a + b, [(512, 256), (1, 256)], SPYRE.broadcast_bandwidth),
     "x + 1.0": (lambda x: x + 1.0, [(512, 256)], SPYRE.broadcast_bandwidth),

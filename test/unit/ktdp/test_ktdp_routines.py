@@ -8,6 +8,7 @@ import pytest
 import ktir.ktdp as ktdp
 from ktir.dialects.ktir import elementwise as ew
 from ktir.hardware import cost_model
+from ktir.hardware.target import SPYRE
 from ktir.ir.diagnostics import DiagnosticError
 from ktir.ktdp.memory import KtdpError
 
@@ -69,8 +70,8 @@ def test_a_routine_gives_its_body_values_in_ktirs_time_for_the_op() -> None:
     plain_y, plain = _run(_program(_SILU))
     routine_y, routine = _run(_program(_SILU, 'ktir.routine = "ktir.silu"'))
     np.testing.assert_array_equal(routine_y, plain_y)
-    one_pass = cost_model.sfu_cycles_of(ew.AddOp.name, 128, 128)
-    silu = cost_model.sfu_cycles_of(ew.SiluOp.name, 128, 128)
+    one_pass = cost_model.sfu_cycles_of(ew.AddOp.name, 128, 128, target=SPYRE)
+    silu = cost_model.sfu_cycles_of(ew.SiluOp.name, 128, 128, target=SPYRE)
     assert silu == pytest.approx(5 * one_pass)  # ktir's calibration point: five passes
     assert routine == pytest.approx(plain - 6 * one_pass + silu)
 

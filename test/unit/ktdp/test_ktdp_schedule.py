@@ -85,7 +85,7 @@ def test_with_one_buffer_the_next_load_waits_for_this_compute() -> None:
     one, single, double = _cycles(_loop(1), tiny), _cycles(_loop(8), tiny), _cycles(_loop(8))
     # each load waits for the exp that reads the buffer before it: the exps no longer hide
     # behind the loads (the stores still do)
-    exp = cost_model.sfu_cycles_of(ew.ExpOp.name, 64, 64)
+    exp = cost_model.sfu_cycles_of(ew.ExpOp.name, 64, 64, target=SPYRE)
     assert double + 7 * exp <= single + 1e-6 and single < 8 * one
 
 
@@ -150,7 +150,7 @@ def test_a_buffer_read_through_an_insert_is_not_overwritten_while_the_insert_is_
     x = np.ones((64, 64), np.float16)
     one_buffer = replace(SPYRE, lx_bytes=26000)  # %d and %a fit once, not twice
     report = ktdp.run(text, "k", {"x": x, "y": np.zeros_like(x)}, target=one_buffer)[1]
-    exp = cost_model.sfu_cycles_of(ew.ExpOp.name, 64 * 64, 64 * 64)
+    exp = cost_model.sfu_cycles_of(ew.ExpOp.name, 64 * 64, 64 * 64, target=SPYRE)
     store = SPYRE.dma_setup_cycles  # and a few cycles of traffic
     assert report.kernels[0].cycles >= 2 * exp + 2 * store
 

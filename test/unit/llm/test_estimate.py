@@ -215,9 +215,9 @@ def test_a_tensor_parallel_estimate_times_the_collectives_the_split_must_move(ca
     for phase, tokens in ((estimate.prefill, 16), (estimate.decode, 1)):
         hidden_state = tokens * 64 * 2  # batch x tokens x hidden fp16, after attention and the MLP
         logits = 256 * 2  # the last token's, gathered (256 / N per card)
-        expected = 2 * 2 * collective_cycles("ktir.all_reduce", hidden_state, cards) + collective_cycles(
-            "ktir.all_gather", logits, cards
-        )
+        expected = 2 * 2 * collective_cycles(
+            "ktir.all_reduce", hidden_state, cards, target=SPYRE
+        ) + collective_cycles("ktir.all_gather", logits, cards, target=SPYRE)
         assert phase.collective_cycles == pytest.approx(expected, rel=1e-12)
         assert (
             phase.link_bytes == 2 * 2 * 2 * (cards - 1) / cards * hidden_state + (cards - 1) / cards * logits

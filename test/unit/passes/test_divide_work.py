@@ -114,7 +114,7 @@ def sfu_floor(batch: int, heads: int, group: int, queries: int, keys: int, causa
     1,400 scores per µs per core).
     """
     pairs = float(cost_model.attention_pairs(np.zeros(1), queries, np.zeros(1), keys, causal)[0])
-    return float(cost_model.attention_sfu_cycles(batch * heads * group * pairs / cores))
+    return float(cost_model.attention_sfu_cycles(batch * heads * group * pairs / cores, target=SPYRE))
 
 
 @pytest.mark.parametrize(

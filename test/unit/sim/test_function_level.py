@@ -42,7 +42,7 @@ def test_gather_costs_one_dma_per_row_and_its_traffic(gather_run: ktir.sim.SimRe
     (line,) = gather_run.report.kernels
     # 6 rows of one 128-byte stick on 4 cores (2 on the busiest), 128 bytes of indices.
     assert line.op == "ktir.gather_rows" and line.cores == 4 and line.unit == "dma"
-    assert line.cycles == pytest.approx(gather_rows_cycles(6, 128, 128, 4))
+    assert line.cycles == pytest.approx(gather_rows_cycles(6, 128, 128, 4, target=SPYRE))
     assert line.cycles == pytest.approx((2 + 2) * 500 + (128 + 2 * 6 * 128) / SPYRE.sustained_bytes_per_cycle)
     assert line.bytes == 128 + 6 * 128 + 6 * 128
 
@@ -75,8 +75,8 @@ def test_a_cpu_fallback_costs_its_round_trip_and_transfers() -> None:
     # argmax: the add's result (4 x 64 f32 in whole sticks: 1 KiB) to the host, 4 i64 back
     # (one 128-byte stick); xor: the argmax's result goes back up, %m came from the host.
     assert (argmax.host_bytes, xor.host_bytes) == (1024 + 128, 128 + 128)
-    assert argmax.cycles == pytest.approx(host_op_cycles(1024, 128))
-    assert xor.cycles == pytest.approx(host_op_cycles(128, 128))
+    assert argmax.cycles == pytest.approx(host_op_cycles(1024, 128, target=SPYRE))
+    assert xor.cycles == pytest.approx(host_op_cycles(128, 128, target=SPYRE))
     assert xor.cycles > SPYRE.host_op_latency_us * SPYRE.clock_mhz
     assert xor.start == pytest.approx(argmax.start + argmax.cycles)
     assert result.report.total_cycles >= sum(k.cycles for k in result.report.kernels) - 1

@@ -43,16 +43,20 @@ def graph(op: str, x: str, out: str, extra: str = "", operand: str = "") -> str:
 @pytest.mark.parametrize(("cores", "expected"), [(32, 120.7), (16, 65.2), (8, 65.2), (4, 53.1), (1, 13.3)])
 def test_a_row_reduction_reads_at_the_rows_curve_times_its_cores_share(cores: int, expected: float) -> None:
     """8192 rows: 114 + 61 exp(-8192 / 3700) = 120.7 GB/s on 32 cores; x0.54 on 8-16, x0.44 on 4."""
-    assert cost_model.row_reduction_bandwidth(8192, cores) / 1e9 == pytest.approx(expected, abs=0.05)
+    assert cost_model.row_reduction_bandwidth(8192, cores, target=SPYRE) / 1e9 == pytest.approx(
+        expected, abs=0.05
+    )
     text = graph("ktir.sum", t("8192x2048"), t("8192"), " dims [1]")
     assert rate(only_kernel(compiled(text, cores))) == pytest.approx(expected, abs=0.05)
 
 
 def test_the_rows_curve_is_the_sustained_rate_for_few_rows() -> None:
     """min(150, 114 + 61 exp(-rows / 3700)): 150 GB/s up to 1,816 rows, then falling to 114."""
-    assert cost_model.row_reduction_bandwidth(1024, 32) == 150e9
-    assert cost_model.row_reduction_bandwidth(2048, 32) / 1e9 == pytest.approx(149.07, abs=0.005)
-    assert cost_model.row_reduction_bandwidth(10**6, 32) / 1e9 == pytest.approx(114.0)
+    assert cost_model.row_reduction_bandwidth(1024, 32, target=SPYRE) == 150e9
+    assert cost_model.row_reduction_bandwidth(2048, 32, target=SPYRE) / 1e9 == pytest.approx(
+        149.07, abs=0.005
+    )
+    assert cost_model.row_reduction_bandwidth(10**6, 32, target=SPYRE) / 1e9 == pytest.approx(114.0)
 
 
 def test_a_column_reduction_a_broadcast_and_an_ordinary_add() -> None:

@@ -6,6 +6,7 @@ import sys
 import numpy as np
 
 from ktir.hardware.cost_model import grouped_matmul_cycles
+from ktir.hardware.target import SPYRE
 
 inputs, outputs, report = np.load(sys.argv[1]), np.load(sys.argv[2]), json.load(open(sys.argv[3]))
 order = np.argsort(-inputs["probs"].astype(np.float64), axis=-1, kind="stable")[:, :2]
@@ -20,7 +21,7 @@ print(
 grouped = next(k for k in report["kernels"] if k["op"] == "ktir.grouped_matmul")
 print(
     "grouped matmul cycles match the cost model:",
-    abs(grouped["cycles"] - grouped_matmul_cycles([3, 0, 5, 0], 64, 128, 2, 4)) < 1e-6,
+    abs(grouped["cycles"] - grouped_matmul_cycles([3, 0, 5, 0], 64, 128, 2, 4, target=SPYRE)) < 1e-6,
 )
 expert_bytes = 64 * 128 * 2
 print(
