@@ -104,7 +104,7 @@ def matmul_f32(
     # a core's tile is added to by one worker only, in call order, so a call may be queued
     # behind the running ones on the same accumulator without waiting for them.
     pieces = _pieces(groups, x_index, -(-len(groups) // workers))
-    shape = (id(into), workers, x_index.tobytes(), y_index.tobytes())
+    shape = (id(into), workers, len(groups), x_index.tobytes(), y_index.tobytes())  # decides the shares
     if into is None or not background or not _may_queue(caller, shape):
         finish_gemms()
 
@@ -192,15 +192,26 @@ class _Worker:
         return future
 
 
-@functools.cache
+_WORKERS: dict[int, _Worker] = {}
+"""The GEMM threads by task number, made on first use and kept."""
+
+_WORKERS_LOCK = threading.Lock()
+"""Held while a worker is made: two simulation threads must not each make their own task t."""
+
+
 def _worker(task: int) -> _Worker:
-    """The thread task `task` of every parallel call runs on (made on first use, kept)."""
-    return _Worker(f"ktir-gemm-{task}")
+    """The thread task `task` of every parallel call runs on."""
+    with _WORKERS_LOCK:
+        if (worker := _WORKERS.get(task)) is None:
+            worker = _WORKERS[task] = _Worker(f"ktir-gemm-{task}")
+        return worker
 
 
 def _forget_workers() -> None:
     """In a forked child: the parent's GEMM threads do not exist there, nor do its running jobs."""
-    _worker.cache_clear()
+    global _WORKERS_LOCK
+    _WORKERS_LOCK = threading.Lock()  # the parent may have held it while forking
+    _WORKERS.clear()
     _RUNNING.clear()
 
 
@@ -236,7 +247,10 @@ class _Calls:
     """The parallel `matmul_f32` calls of one thread not waited for yet, and the shape they share."""
 
     shape: tuple[object, ...]
-    """The accumulator's identity, the worker count and the cores' tile indices of every call."""
+    """
+    The accumulator's identity, the worker count, the y tile count and the cores' tile indices
+    of every call: what decides which worker adds to which core's tile.
+    """
     futures: list[list[Future[None]]] = field(default_factory=list)
     """Each call's jobs, oldest call first."""
 

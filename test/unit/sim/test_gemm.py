@@ -271,3 +271,20 @@ def test_a_forked_child_runs_its_gemms_on_threads_of_its_own(monkeypatch: pytest
         time.sleep(0.05)
     assert os.read(read, 1) == b"1"
     os.close(read)
+
+
+def test_a_call_with_other_y_tiles_waits_even_on_the_same_accumulator(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """
+    The workers' shares follow the y tiles: with one more (unused) y tile the same cores may go
+    to another worker, so the call waits for the running ones instead of queuing behind them.
+    """
+    monkeypatch.setattr(gemm, "_gemm_workers", lambda: 2)
+    x, xi, y, yi = _shared_weights(np.random.default_rng(8))
+    into = np.zeros((16, 256, 256), np.float32)
+    matmul_f32(x, xi, y, yi, F16, into, background=True)
+    running = gemm._RUNNING[threading.get_ident()].futures[0]
+    matmul_f32(x, xi, np.concatenate([y, y[:1]]), yi, F16, into, background=True)
+    assert all(future.done() for future in running)
+    gemm.finish_gemms()
