@@ -1,8 +1,9 @@
 """
 The simulator's matmul numerics: `matmul_f32`, fp32 GEMMs over the cores' distinct operand tiles
 (one GEMM per shared weight tile), on the operands as the PE arrays read them (fp32 ones rounded
-to fp16), accumulating in fp32 like the PE arrays; the GEMMs run on a small thread pool, each on
-one BLAS thread, and may be left running under the caller's next chunk (`finish_gemms`).
+to fp16), accumulating in fp32 like the PE arrays; the GEMMs run on worker threads, each on one BLAS
+thread with a queue of its own, and may be left running under the caller's next chunk
+(`finish_gemms`).
 
 It takes and returns host tiles with a leading cores axis (`ktir.cores.host_tiles.HostTiles`).
 """
@@ -45,11 +46,12 @@ def matmul_f32(
     bits (a row's result depends on where it falls in the BLAS kernel's blocking), so every
     call has the rows of one y tile's cores in core order, whether or not it accumulates.
 
-    With `background` and `into`, GEMMs that run on the thread pool are left running and the
+    With `background` and `into`, GEMMs that run on the worker threads are left running and the
     call returns at once, so that the caller's next chunk overlaps them: the caller promises not
     to change `x` and `y` and to read `into` only after `finish_gemms` (the simulator's LX
-    buffers call it on every access). Each call first waits for the GEMMs left running, so the
-    chunks add to an accumulator in call order.
+    buffers call it on every access). A call of the same shape on the same accumulator is queued
+    behind the running ones (each core's tile is added to by one worker, in call order, at most
+    `QUEUED_CALLS` calls at once); any other call first waits for them.
     """
     x, y = pe_operand(x, element_type), pe_operand(y, element_type)
     k = x.shape[-1]
