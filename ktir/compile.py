@@ -212,6 +212,7 @@ def compile(
     target: TargetLike = None,
     fold: bool = True,
     fuse: bool = True,
+    handoff: bool = True,
     quiet: bool = False,
     cards: int = 1,
 ) -> Program | ShardedProgram:
@@ -224,8 +225,12 @@ def compile(
     default) what depends on no user input (masks, rotary tables, casts of weights) is computed
     once here and kept as state (`ktir.frontend.constants.fold_constants`). With `fuse` (the
     default) producer-consumer chains run as one kernel each (`ktir-fuse`); `fuse=False` keeps
-    one kernel per op. A compile that takes more than 2 s shows a progress bar with the stage
-    running on stderr, if stderr is a terminal (`ktir.progress`); `quiet=True` turns it off.
+    one kernel per op. With `handoff` (the default) a matmul reading another matmul's result
+    reads it from LX where that is faster (`ktir-divide-work`, `ktir.cores.handoff`);
+    `handoff=False` keeps every kernel result that crosses between them in device memory
+    (what `ktir-emit-ktdp` writes today). A compile that takes more than 2 s shows a progress
+    bar with the stage running on stderr, if stderr is a terminal (`ktir.progress`);
+    `quiet=True` turns it off.
 
     ```python
     prog = ktir.compile(model, (x,), cores=32)
@@ -249,7 +254,8 @@ def compile(
     models = [model_or_fn]
     if check_cards(cards) > 1:
         models = [shard_model(model_or_fn, rank, cards) for rank in range(cards)]
-    options = f"policy={policy} fuse={str(fuse).lower()}" + ("" if cores is None else f" cores={cores}")
+    options = f"policy={policy} fuse={str(fuse).lower()} handoff={str(handoff).lower()}"
+    options += "" if cores is None else f" cores={cores}"
     spec = f"ktir-compile{{{options}}}"
     stages = len(expand_stages(parse_pipeline(spec)))
     imports = []

@@ -1,9 +1,10 @@
 """
-`ktir-compile{cores=32 policy=dataflow solver=greedy fuse=true target="t.toml"}`: the whole pipeline from
-graph-level to core-level ktir, as one pass, for one target (default: Spyre, all its cores).
+`ktir-compile{cores=32 policy=dataflow handoff=true solver=greedy fuse=true target="t.toml"}`:
+the whole pipeline from graph-level to core-level ktir, as one pass, for one target (default:
+Spyre, all its cores).
 
 It runs, in order: `ktir-propagate-layouts`, `ktir-insert-restickify`, `ktir-pad-matmul`,
-`ktir-fuse` (unless `fuse=false`), `ktir-divide-work{cores policy}`, `ktir-plan-scratchpad{solver}`
+`ktir-fuse` (unless `fuse=false`), `ktir-divide-work{cores policy handoff}`, `ktir-plan-scratchpad{solver}`
 and `ktir-lower-to-cores`.
 `ktir.compile(model, example_args)` is this pass applied to the imported model.
 """
@@ -37,6 +38,8 @@ class CompilePass(ModulePass):
     """Cores to divide over; default: all of the target's."""
     policy: str = "dataflow"
     """The work-division policy (`ktir-divide-work`): matmuls split for time with their chunking."""
+    handoff: bool = True
+    """Keep a matmul's result in LX for the matmul reading it where faster (`ktir-divide-work`)."""
     solver: str = "greedy"
     fuse: bool = True
     """Run `ktir-fuse`: producer-consumer chains become one kernel each."""
@@ -56,7 +59,7 @@ class CompilePass(ModulePass):
             InsertRestickifyPass(),
             PadMatmulPass(),
             *([FusePass(target=self.target)] if self.fuse else []),
-            DivideWorkPass(cores=self.cores, policy=self.policy, target=self.target),
+            DivideWorkPass(cores=self.cores, policy=self.policy, handoff=self.handoff, target=self.target),
             PlanScratchpadPass(solver=self.solver, target=self.target),
             LowerToCoresPass(target=self.target),
         ]

@@ -1,6 +1,6 @@
 """
-`ktir-divide-work{cores=32 policy=default|cost|dataflow}`: decide how each kernel's iteration
-space is cut over the cores.
+`ktir-divide-work{cores=32 policy=default|cost|dataflow handoff=true}`: decide how each kernel's
+iteration space is cut over the cores.
 
 Every op that becomes a kernel (`ktir.cores.iteration.iteration_space`) gets a `work_division`
 dictionary: iteration dim -> slice count, every dim listed in order (output dims first, then
@@ -9,7 +9,13 @@ reduction (each core addresses at most 256 MiB), then either the default distrib
 with `policy=cost`, the reference's matmul cost model. With `policy=dataflow` a matmul's split
 is chosen together with its LX chunking for time (`ktir.cores.dataflow`, docs/performance.md;
 what `ktir-compile` uses) among the splits that keep each core within the address span (the
-reference then decides only when none does), and every other op divides by default.
+reference then decides only when none does), and every other op divides by default. Then, with
+`handoff=true` (the default), a matmul whose x is the result of a matmul kernel read by nothing
+else is divided to read that result where it was written, when the dataflow model finds the two
+faster with the result kept in LX (`ktir.cores.handoff`, docs/work-division.md): the consumer
+gets the producer's M split and its N split as K, and the producer records the core order
+(`ktir.core_order`) that puts each of its tiles on the core that reads it, and `ktir.lx_handoff`,
+which `ktir-plan-scratchpad` keeps in LX.
 `ktir.attention`, which the reference does not have, always divides like a fused kernel: the
 most cores, then the shortest estimated time with its chunking (`ktir.cores.attention`:
 balanced causal work, each key and value head read once), then the least traffic. A valid
@@ -29,16 +35,19 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from ktir.cores.attention import attention_cycles
 from ktir.cores.chunking import ChunkingError, load_bytes, plan_chunks
-from ktir.cores.dataflow import best_schedule, is_matmul
+from ktir.cores.dataflow import best_schedule, is_matmul, ranked_splits
 from ktir.cores.factors import divisors
+from ktir.cores.handoff import handoff_division
 from ktir.cores.iteration import IterationError, IterationSpace, iteration_space
-from ktir.cores.kernels import Kernel
+from ktir.cores.kernels import Kernel, kernel_of
+from ktir.cores.scratchpad import default_budget
 from ktir.cores.tiling import granules
 from ktir.cores.work_division import HintError, divide
 from ktir.dialects.ktir import structured as st
@@ -46,7 +55,7 @@ from ktir.dialects.ktir.core import WORK_DIVISION_HINT_ATTR
 from ktir.dialects.ktir.functions import TIMED_FUNCTION_LEVEL_OPS
 from ktir.hardware.target import Target, resolve_target
 from ktir.ir.diagnostics import op_error
-from ktir.ir.state import read_division, set_division
+from ktir.ir.state import read_division, set_core_order, set_division, set_lx_handoff
 from ktir.ir.values import functions_of
 
 POLICIES = ("default", "cost", "dataflow")
@@ -165,6 +174,9 @@ class DivideWorkPass(ModulePass):
     cores: int | None = None
     """Cores to divide over; default: all of the target's."""
     policy: str = "default"
+    handoff: bool = True
+    """With `policy=dataflow`: re-divide a matmul reading another matmul kernel's result so that
+    the result stays in LX between them, where that is faster (`ktir.cores.handoff`)."""
     target: str | Target = ""
     """A target TOML file (`ktir.hardware.target.load_target`), or from Python a `Target`;
     default: Spyre."""
@@ -184,3 +196,48 @@ class DivideWorkPass(ModulePass):
                 splits = divide_op(inner, cores, self.policy, target)
                 if splits is not None:
                     set_division(inner, splits)
+            if self.policy == "dataflow" and self.handoff:
+                hand_off(function, target)
+
+
+def hand_off(function: func.FuncOp, target: Target) -> None:
+    """
+    Re-divide each matmul whose x is the result of a matmul kernel so that the result stays in
+    LX between them, where the dataflow model finds that faster (`ktir.cores.handoff`): the
+    consumer's new division, the producer's (chosen with it, unless hinted), its core order and
+    its `ktir.lx_handoff` are recorded. A consumer with a `work_division_hint`
+    keeps it, and the result may have no other use.
+    """
+    for consumer_op in function.body.block.ops:
+        pair = _handoff_pair(consumer_op)
+        if pair is None:
+            continue
+        producer, consumer = pair
+        candidates = [producer.splits]
+        if WORK_DIVISION_HINT_ATTR not in producer.op.attributes:
+            lx, span = target.lx_usable_bytes, target.core_address_span
+            candidates += ranked_splits(producer.space, producer.cores, lx, target, span)
+        decision = handoff_division(producer, consumer, candidates, default_budget(target), target)
+        if decision is not None:
+            set_division(producer.op, decision.producer_splits)
+            set_division(consumer_op, decision.consumer_splits)
+            set_core_order(producer.op, decision.producer_order)
+            set_lx_handoff(producer.op)
+
+
+def _handoff_pair(op: Operation) -> tuple[Kernel, Kernel] | None:
+    """
+    (producer, consumer) kernels when `op` is a divided matmul whose x, a matmul kernel's
+    result, only it reads."""
+    consumer = kernel_of(op, read_division(op))
+    if consumer is None or not is_matmul(consumer.space) or WORK_DIVISION_HINT_ATTR in op.attributes:
+        return None
+    index = next(i for i, a in enumerate(consumer.space.inputs) if a is not None)
+    x = op.operands[index]
+    source = x.owner
+    if not isinstance(source, Operation) or not x.has_one_use():
+        return None
+    producer = kernel_of(source, read_division(source))
+    if producer is None or not is_matmul(producer.space):
+        return None
+    return producer, consumer

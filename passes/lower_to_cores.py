@@ -61,7 +61,13 @@ from ktir.cores.tiling import Access, combine, device_box, nested
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.attributes import CombineKind, ComputeUnit, TileAttr
-from ktir.dialects.ktir.core import LX_ADDRESS_ATTR, LX_BYTES_ATTR, STATE_ATTRIBUTES, WORK_DIVISION_ATTR
+from ktir.dialects.ktir.core import (
+    CORE_ORDER_ATTR,
+    LX_ADDRESS_ATTR,
+    LX_BYTES_ATTR,
+    STATE_ATTRIBUTES,
+    WORK_DIVISION_ATTR,
+)
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import op_error
 from ktir.ir.state import read_division, read_lx_placement
@@ -199,7 +205,8 @@ class _KernelBody:
             [tile_of(a, kernel, self.plan) for a in self.accesses],
             Region(self.body),
         )
-        for name in (LX_ADDRESS_ATTR, LX_BYTES_ATTR):  # consumers lowered later look for them
+        # the core order says which core holds which slice; consumers lowered later look for the placement
+        for name in (CORE_ORDER_ATTR, LX_ADDRESS_ATTR, LX_BYTES_ATTR):
             if name in op.attributes:
                 lowered.attributes[name] = op.attributes[name]
         return lowered

@@ -5,8 +5,9 @@ intermediate tensors in the cores' scratchpads (LX) instead of device memory.
 A kernel's result stays in LX, at the same address on every core, when (the reference's
 eligibility, `torch_spyre/_inductor/scratchpad/allocator.py` and `utils.py`; docs/scratchpad.md):
 
-- its op is one whose outputs the reference keeps (`max sum exp sub mul mean add rsqrt`), or
-  any kernel with `all-ops=true`;
+- its op is one whose outputs the reference keeps (`max sum exp sub mul mean add rsqrt`), or a
+  matmul kernel whose result `ktir-divide-work` hands off to its consumer in LX
+  (`ktir.lx_handoff`, `ktir.cores.handoff`), or any kernel with `all-ops=true`;
 - it is not a function result;
 - every consumer is a kernel that sees on each core exactly the tile the producer wrote there
   (same core count and the same device box per core); a consumer that divides work
@@ -32,13 +33,13 @@ from xdsl.passes import ModulePass
 
 from ktir.cores.iteration import IterationError
 from ktir.cores.kernels import Kernel, kernel_of
-from ktir.cores.scratchpad import SOLVERS, plan
+from ktir.cores.scratchpad import SOLVERS, default_budget, plan
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.core import WORK_DIVISION_ATTR
 from ktir.hardware.target import Target, resolve_target
 from ktir.ir.diagnostics import op_error
-from ktir.ir.state import clear_lx_placement, read_division, set_lx_placement
+from ktir.ir.state import clear_lx_placement, handed_off, read_division, set_lx_placement
 from ktir.ir.values import functions_of
 
 KEPT_OUTPUTS = (st.MaxOp, st.SumOp, st.MeanOp, ew.ExpOp, ew.SubOp, ew.MulOp, ew.AddOp, ew.RsqrtOp)
@@ -82,7 +83,9 @@ def scratchpad_buffers(function: func.FuncOp, all_ops: bool) -> list[dict[str, o
         value = op.results[0]
         if value in returned or not value.uses or kernel.k_split > 1:
             continue
-        if not (all_ops or isinstance(op, KEPT_OUTPUTS)) or not _same_tiles(value, kernel, kernels):
+        if not (all_ops or isinstance(op, KEPT_OUTPUTS) or handed_off(op)):
+            continue
+        if not _same_tiles(value, kernel, kernels):
             continue
         uses = sorted({index[op], *(index[u.operation] for u in value.uses)})
         buffers[value] = {
@@ -128,7 +131,7 @@ class PlanScratchpadPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = resolve_target(self.target)
-        budget = target.lx_usable_bytes // 2 if self.budget is None else self.budget
+        budget = default_budget(target) if self.budget is None else self.budget
         for function in functions_of(op):
             ops = list(function.body.block.ops)
             for inner in ops:

@@ -311,6 +311,17 @@ of i64 (`{m = 16 : i64, n = 1 : i64, k = 2 : i64}`); read by planning, lowering 
 WORK_DIVISION_HINT_ATTR = "ktir.work_division_hint"
 """Graph-op attribute a user sets to force a division, in the form of `WORK_DIVISION_ATTR`."""
 
+CORE_ORDER_ATTR = "ktir.core_order"
+"""Graph-op attribute set by `ktir-divide-work` where a kernel's cores do not take their slices
+in the default order: the iteration dims, fastest first, of the mixed-radix decomposition of
+the core id (`["n", "b0", "m", "k"]`: core 1 holds the second N slice); without it the dims go
+in their division's order, a split reduction dim first. Read wherever a core's slice is."""
+
+LX_HANDOFF_ATTR = "ktir.lx_handoff"
+"""Graph-op unit attribute set by `ktir-divide-work` on a matmul kernel whose only consumer is
+divided to read its result where each core wrote it (`ktir.cores.handoff`): the scratchpad plan
+keeps that result in LX when its budget allows."""
+
 LX_ADDRESS_ATTR = "ktir.lx_address"
 """Graph-op / kernel attribute set by `ktir-plan-scratchpad`: the LX byte address (i64) where
 the op's result stays resident; read by lowering and the simulator."""
@@ -321,6 +332,8 @@ LX_BYTES_ATTR = "ktir.lx_bytes"
 STATE_ATTRIBUTES: dict[str, type[Attribute]] = {
     WORK_DIVISION_ATTR: DictionaryAttr,
     WORK_DIVISION_HINT_ATTR: DictionaryAttr,
+    CORE_ORDER_ATTR: ArrayAttr,
+    LX_HANDOFF_ATTR: UnitAttr,
     LX_ADDRESS_ATTR: IntegerAttr,
     LX_BYTES_ATTR: IntegerAttr,
 }

@@ -75,8 +75,8 @@ class ChunkPlan:
 
     def pieces(self, reduction: Sequence[str]) -> list[dict[str, int]]:
         """Each chunk's index per dim, reduction dims fastest (they accumulate innermost)."""
-        fastest = next((d for d in reduction if self.cuts.get(d, 1) > 1), None)
-        return core_slices(self.cuts, fastest=fastest)
+        fastest = [d for d in reduction if self.cuts.get(d, 1) > 1][:1]
+        return core_slices(self.cuts, fastest)
 
 
 def accumulates(kernel: Kernel, cuts: dict[str, int]) -> bool:

@@ -88,6 +88,20 @@ class Schedule:
 
 
 @dataclass(frozen=True)
+class Handoff:
+    """
+    Which of a matmul's tensors stay in LX instead of crossing LPDDR5 (`ktir.cores.handoff`):
+    its x already resident (a producer kept it there, each core's tile where the core reads it),
+    its output kept for a consumer. A resident tensor moves no LPDDR5 bytes and takes no
+    staging slot; its chunks are copied inside LX (`cost_model.lx_copy_cycles`). The LX the
+    resident buffer itself takes is the caller's to leave out of `lx_bytes`.
+    """
+
+    resident_x: bool = False
+    kept_output: bool = False
+
+
+@dataclass(frozen=True)
 class _Operand:
     """A tensor of the matmul: its device bytes and the iteration dims its tiles depend on."""
 
@@ -123,8 +137,8 @@ def _grid(
 class _Model:
     """The vectorized cost of candidate (splits, cuts) arrays for one matmul."""
 
-    def __init__(self, space: IterationSpace, target: Target) -> None:
-        self.space, self.target = space, target
+    def __init__(self, space: IterationSpace, target: Target, handoff: Handoff = Handoff()) -> None:
+        self.space, self.target, self.handoff = space, target, handoff
         self.dims = list(space.sizes)
         x, *rest = (a for a in space.inputs if a is not None)
         # Products side by side (`IterationSpace.products`): one x tile feeds each y's product,
@@ -137,10 +151,10 @@ class _Model:
         self.ys = [_operand(a) for a in rest[: space.products]]
         self.products = space.products
         # A fused epilogue (`ktir.cores.fusion.anchors_of`): its inputs are read once per output
-        # chunk and its intermediates take LX; about one SFU pass per op on the output tile.
+        # chunk and its intermediates take LX; its ops' SFU passes run on the output tile.
         self.epilogue = [_operand(a) for a in rest[space.products :]]
         self.scratch = [_operand(a) for a in space.scratch]
-        self.epilogue_passes = len(space.scratch) + 1 if self.scratch or self.epilogue else 0
+        self.epilogue_passes = max(space.epilogue_passes, 1.0) if self.scratch or self.epilogue else 0.0
         self.out_element_bytes = space.output.layout.device_dtype.element_bytes
         self.reduction = [d for d in self.dims if d in space.reduction]
         # Padded iteration sizes: K and N in whole sticks, as the PE arrays read them.
@@ -164,6 +178,8 @@ class _Model:
         """
         x_other = self.x.dims - set(self.reduction)
         outer = cuts.prod(axis=1) // self._column(cuts, self.reduction)
+        if self.handoff.resident_x:  # already whole in LX
+            return np.zeros(len(cuts), dtype=bool)
         return (self._column(cuts, x_other) == 1) & (self._column(cuts, self.reduction) > 1) & (outer > 1)
 
     def lx_bytes(self, splits: np.ndarray, cuts: np.ndarray, whole_x: np.ndarray) -> np.ndarray:
@@ -176,7 +192,8 @@ class _Model:
         slots = np.where(chunks > 1, 2, 1)
         ys = sum((self.tile_bytes(y, total) for y in self.ys), np.zeros(len(total)))
         x_whole = self.tile_bytes(self.x, splits)  # x's other dims are not cut where it is whole
-        inputs = np.where(whole_x, x_whole + ys * slots, (self.tile_bytes(self.x, total) + ys) * slots)
+        x_tile = 0.0 if self.handoff.resident_x else self.tile_bytes(self.x, total)
+        inputs = np.where(whole_x, x_whole + ys * slots, (x_tile + ys) * slots)
         out_tile = self.tile_bytes(self.out, total)
         acc = out_tile / self.out_element_bytes * ACCUMULATOR_BYTES * self.products
         staged = inputs + np.where(self._accumulates(splits, cuts), acc, out_tile * slots)
@@ -200,6 +217,18 @@ class _Model:
             return np.zeros(len(total))
         tiles = self.tile_bytes(self.x, total) + sum(self.tile_bytes(y, total) for y in self.ys)
         return cost_model.conversion_cycles(tiles / self.x_dtype.element_bytes, self.target)
+
+    def _x_load(self, x_chip: np.ndarray, total: np.ndarray) -> np.ndarray:
+        """Load-queue cycles of a chunk's x tile: from LPDDR5, or copied from its resident LX buffer."""
+        if self.handoff.resident_x:
+            return cost_model.lx_copy_cycles(self.tile_bytes(self.x, total), self.target)
+        return cost_model.dma_cycles(x_chip, self.target)
+
+    def _store(self, out_chip: np.ndarray, total: np.ndarray) -> np.ndarray:
+        """Store-queue cycles of an output chunk: to LPDDR5, or copied into its resident LX buffer."""
+        if self.handoff.kept_output:
+            return cost_model.lx_copy_cycles(self.tile_bytes(self.out, total), self.target)
+        return cost_model.dma_cycles(out_chip, self.target)
 
     def _accumulates(self, splits: np.ndarray, cuts: np.ndarray) -> np.ndarray:
         return (self._column(splits, self.reduction) > 1) | (self._column(cuts, self.reduction) > 1)
@@ -234,17 +263,17 @@ class _Model:
         outer = chunks // k_chunks
         cores = splits.prod(axis=1)
         k_split = self._column(splits, self.reduction)
-        x_chip = self.tile_bytes(self.x, total) * self._reads(self.x, splits)
+        x_chip = self.tile_bytes(self.x, total) * self._reads(self.x, splits) * (not self.handoff.resident_x)
         y_chips = [self.tile_bytes(y, total) * self._reads(y, splits) for y in self.ys]
         y_chip = sum(y_chips, np.zeros(len(total)))
-        out_chip = self.tile_bytes(self.out, total) * cores / k_split
+        out_chip = self.tile_bytes(self.out, total) * cores / k_split * (not self.handoff.kept_output)
         x_whole_chip = self.tile_bytes(self.x, splits) * self._reads(self.x, splits)
         traffic = chunks * (np.where(whole_x, 0.0, x_chip) + y_chip) + outer * out_chip
         traffic = traffic + np.where(whole_x, x_whole_chip, 0.0)
         y_load = sum(cost_model.dma_cycles(y, t) for y in y_chips)
-        load = np.where(whole_x, 0.0, cost_model.dma_cycles(x_chip, t)) + y_load
+        load = np.where(whole_x, 0.0, self._x_load(x_chip, total)) + y_load
         x_first = np.where(whole_x, cost_model.dma_cycles(x_whole_chip, t), 0.0)
-        store = cost_model.dma_cycles(out_chip, t)
+        store = self._store(out_chip, total)
         rows = self.padded["m"] / total[:, self.dims.index("m")]
         macs = np.prod([self.padded[d] / total[:, i] for i, d in enumerate(self.dims)], axis=0)
         pt = cost_model.pt_cycles(macs, rows, t, self.precision) * self.products
@@ -269,17 +298,22 @@ class _Model:
         convert = self._conversion(total)
         # A store in the chunk stream shares the load queue's channel time; an accumulating
         # output chunk's store is in `per_outer` instead (it waits for its K loop).
-        streamed = np.where(self._accumulates(splits, cuts), 0.0, store * outer / chunks)
+        # With two accumulators an output chunk's store, like its SFU passes, runs under the next
+        # chunk's K loop: it streams with the loads, as a store that accumulates nothing does.
+        alternates = self._alternates(splits, cuts)
+        waits = accumulate & ~alternates
+        streamed = np.where(waits, 0.0, store * outer / chunks)
         streamed = streamed + self._turnaround(traffic, out_chip, outer) / chunks
         steady = np.maximum(np.maximum(pt, convert), load + streamed)
-        # With two accumulators an output chunk's SFU passes run under the next chunk's K loop:
-        # hidden up to that loop's length, except the last chunk's, which nothing follows.
-        hidden = np.where(self._alternates(splits, cuts), np.minimum(passes, k_chunks * steady), 0.0)
-        # An accumulating output chunk waits for its store, zeroing and ring reduction (and its
-        # epilogue: the epilogue's inputs and SFU passes on the output tile).
-        per_outer = np.where(accumulate, fill + ring + store, 0.0) + epilogue - hidden
+        # The SFU passes are hidden up to that loop's length, except the last chunk's, which
+        # nothing follows.
+        hidden = np.where(alternates, np.minimum(passes, k_chunks * steady), 0.0)
+        # An accumulating output chunk waits for its zeroing and ring reduction (and its
+        # epilogue: the epilogue's inputs and SFU passes on the output tile), and for its store
+        # unless it alternates accumulators.
+        per_outer = np.where(accumulate, fill + ring + np.where(waits, store, 0.0), 0.0) + epilogue - hidden
         # The first chunk's load fills the pipeline and the last chunk's compute drains it.
-        drain = pt + convert + hidden + np.where(accumulate, 0.0, store)
+        drain = pt + convert + hidden + np.where(waits, 0.0, store)
         cycles = x_first + load + (chunks - 1) * steady + outer * per_outer + drain
         return cycles, traffic
 
@@ -343,6 +377,45 @@ def best_schedule(
     return ranked[0] if ranked else None
 
 
+def memory_bound(schedule: Schedule, space: IterationSpace, target: Target) -> bool:
+    """
+    Whether a matmul schedule's LPDDR5 transfers take at least as long as its PE arrays' work
+    (`cost_model.transfer_cycles` of its traffic against `cost_model.pt_cycles` per core).
+    """
+    model = _Model(space, target)
+    cores = math.prod(schedule.splits.values())
+    macs = math.prod(model.padded.values()) / cores
+    rows = model.padded["m"] / schedule.splits["m"]
+    pt = float(cost_model.pt_cycles(macs, rows, target, model.precision)) * model.products
+    return cost_model.transfer_cycles(schedule.traffic, target) >= pt
+
+
+def ranked_splits(
+    space: IterationSpace, cores: int, lx_bytes: int, target: Target, span: int | None = None, limit: int = 8
+) -> list[dict[str, int]]:
+    """
+    The distinct work divisions among a matmul's `64 * limit` fastest schedules (`best_schedule`'s
+    candidates, ranked the same way), at most `limit`, fastest first; [] when none fits or there
+    are more than `MAX_CANDIDATES`.
+    """
+    model = _Model(space, target)
+    units = granules(space.sizes, space.accesses, space.whole)
+    options = {d: _pairs(units[d], cores) for d in model.dims}
+    if math.prod(len(o) for o in options.values()) > MAX_CANDIDATES:
+        return []
+    splits, cuts = _grid(model.dims, options, cores)
+    if span is not None:
+        keep = _within_span(space, model.dims, splits, span)
+        splits, cuts = splits[keep], cuts[keep]
+    found: list[dict[str, int]] = []
+    for schedule in _ranked(model, splits, cuts, lx_bytes, 64 * limit):  # a split has many cuts
+        if schedule.splits not in found:
+            found.append(schedule.splits)
+        if len(found) == limit:
+            break
+    return found
+
+
 def _within_span(space: IterationSpace, dims: Sequence[str], splits: np.ndarray, span: int) -> np.ndarray:
     """
     Where each candidate split keeps every core's address span of every tensor at most `span`
@@ -365,14 +438,30 @@ def _within_span(space: IterationSpace, dims: Sequence[str], splits: np.ndarray,
 
 
 def ranked_cuts(
-    space: IterationSpace, splits: Mapping[str, int], lx_bytes: int, target: Target, limit: int = 16
+    space: IterationSpace,
+    splits: Mapping[str, int],
+    lx_bytes: int,
+    target: Target,
+    limit: int = 16,
+    handoff: Handoff = Handoff(),
 ) -> list[Schedule]:
-    """The `limit` fastest chunk cuts of a matmul under a fixed split that fit `lx_bytes`, best first."""
-    model = _Model(space, target)
+    """
+    The `limit` fastest chunk cuts of a matmul under a fixed split that fit `lx_bytes`, best
+    first; `handoff` names the tensors that stay in LX.
+    """
+    model = _Model(space, target, handoff)
     units = granules(space.sizes, space.accesses, space.whole)
     options = {d: [(splits[d], c) for c in divisors(units[d] // splits[d])] for d in model.dims}
     fixed_splits, cuts = _grid(model.dims, options, math.prod(splits.values()))
     return _ranked(model, fixed_splits, cuts, lx_bytes, limit)
 
 
-__all__ = ["Schedule", "best_schedule", "is_matmul", "ranked_cuts"]
+__all__ = [
+    "Handoff",
+    "Schedule",
+    "best_schedule",
+    "is_matmul",
+    "memory_bound",
+    "ranked_cuts",
+    "ranked_splits",
+]

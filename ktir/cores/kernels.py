@@ -4,7 +4,8 @@ tile of every tensor on every core.
 
 `kernel_of(op)` reads what `ktir-divide-work` decided and answers the questions the later
 passes ask: how many cores run the op, which slice each core gets (mixed radix, first dim
-fastest, except that a split K goes first so K partners are ring neighbours), and the device
+fastest, except that a split K goes first so K partners are ring neighbours, or in the order the
+op records, `ktir.core_order`), and the device
 box of a tensor on a core (`ktir.cores.tiling.device_box`). Example: `abs` on (4, 64) fp16 with
 `{d0: 2, d1: 1}` runs on 2 cores; core 1 holds rows 2-3, device box start (0, 2, 0), extent
 (1, 2, 64).
@@ -21,6 +22,7 @@ from xdsl.ir import Operation
 from ktir.cores.iteration import IterationSpace, iteration_space
 from ktir.cores.tiling import Access, device_box
 from ktir.cores.work_division import core_slices
+from ktir.ir.state import read_core_order
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,8 @@ class Kernel:
     op: Operation
     space: IterationSpace
     splits: dict[str, int]
+    order: tuple[str, ...] = ()
+    """The recorded core order (`ktir.core_order`), fastest first; () for the default order."""
 
     @property
     def cores(self) -> int:
@@ -43,9 +47,12 @@ class Kernel:
 
     @cached_property
     def slices(self) -> list[dict[str, int]]:
-        """Each core's slice index per dim; a split reduction dim varies fastest."""
-        fastest = next((d for d in self.space.reduction if self.splits[d] > 1), None)
-        return core_slices(self.splits, fastest=fastest)
+        """
+        Each core's slice index per dim: in the recorded core order, else the division's order
+        with a split reduction dim fastest.
+        """
+        fastest = self.order or [d for d in self.space.reduction if self.splits[d] > 1][:1]
+        return core_slices(self.splits, fastest)
 
     def boxes(self, access: Access) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
         """(start, extent) of `access`'s device box on each core."""
@@ -58,8 +65,12 @@ class Kernel:
 
 
 def kernel_of(op: Operation, splits: dict[str, int] | None) -> Kernel | None:
-    """The kernel of a graph-level op with its split, or None if the op is not a kernel."""
+    """
+    The kernel of a graph-level op with its split (and the core order it records,
+    `ktir.core_order`), or None if the op is not a kernel.
+    """
     space = iteration_space(op)
     if space is None or splits is None:
         return None
-    return Kernel(op, space, {d: splits.get(d, 1) for d in space.sizes})
+    order = read_core_order(op) if splits else ()
+    return Kernel(op, space, {d: splits.get(d, 1) for d in space.sizes}, order)

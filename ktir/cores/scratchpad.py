@@ -41,7 +41,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ktir.hardware.target import SPYRE
+from ktir.hardware.target import SPYRE, Target
 
 SOLVERS = ("greedy", "firstfit", "bestfit")
 
@@ -67,6 +67,13 @@ class Buffer:
     def end(self) -> int:
         """One past the last op using the buffer."""
         return self.uses[-1] + 1
+
+
+def default_budget(target: Target) -> int:
+    """
+    LX bytes per core for resident tensors unless told otherwise: half the usable LX, the rest
+    left to the kernels' staging buffers (838,860 on Spyre)."""
+    return target.lx_usable_bytes // 2
 
 
 def align(value: int, alignment: int) -> int:

@@ -246,17 +246,15 @@ def _gib(n: int) -> str:
     return f"{n / 1024**3:,.1f} GiB"
 
 
-def core_slices(splits: dict[str, int], fastest: str | None = None) -> list[dict[str, int]]:
+def core_slices(splits: dict[str, int], fastest: Sequence[str] = ()) -> list[dict[str, int]]:
     """
     Each core's slice index per dim: a mixed-radix decomposition of the core id, first dim
-    fastest (`fastest`, e.g. `k` for a K-split matmul, moves to the front so that K partners
-    are ring neighbours). Example: `{d0: 2, d1: 1}` gives core 0 -> {d0: 0, d1: 0}, core 1 ->
-    {d0: 1, d1: 0}.
+    fastest. The dims in `fastest` move to the front in that order (`k` for a K-split matmul,
+    so that K partners are ring neighbours; a kernel's recorded core order,
+    `ktir.cores.kernels.Kernel.order`). Example: `{d0: 2, d1: 1}` gives core 0 -> {d0: 0, d1: 0},
+    core 1 -> {d0: 1, d1: 0}; `{m: 2, n: 2}` with `fastest=("n",)` gives core 1 -> {m: 0, n: 1}.
     """
-    order = list(splits)
-    if fastest is not None and fastest in order:
-        order.remove(fastest)
-        order.insert(0, fastest)
+    order = [d for d in fastest if d in splits] + [d for d in splits if d not in fastest]
     slices = []
     for core in range(math.prod(splits.values())):
         index, radix = {}, 1

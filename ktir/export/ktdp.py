@@ -23,7 +23,9 @@ into (`ktir.export.ktdp_loops`); a whole-slice load is one access tile over the 
 each chunk's compute reading its window. A K-split kernel's accumulator zero, its accumulating
 matmul, its ring reduction and its store by some cores are written by
 `ktir.export.ktdp_accumulate`. What is not written yet is a located error: alternating
-accumulators and accumulating computes other than a matmul, resident loads, tiles whose device
+accumulators and accumulating computes other than a matmul, resident LX tensors (a default
+compile keeps a matmul's result in LX for the matmul reading it, `ktir.cores.handoff`;
+`ktir-compile{handoff=false}` does not), tiles whose device
 box is not one host box (`ktir.cores.host_tiles.HostTiles`), and payload ops without a `linalg`
 form (`ktdp_payload.emit_payload`).
 """
@@ -81,6 +83,10 @@ class _Tensor:
     view: str
     device_size: tuple[int, ...]
     element: Attribute
+
+
+_KEEP_IN_MEMORY = "compile with ktir-compile{handoff=false} to keep matmul results in device memory"
+"""What a user can do about a resident tensor: LX hand-offs are what make them in a default compile."""
 
 
 def _box_set(extents: Sequence[int]) -> str:
@@ -345,7 +351,7 @@ class _KernelWriter(BufferWriting):
 
     def _load(self, op: core.DmaLoadOp) -> None:
         if isinstance(op.source.type, MemRefType):
-            raise op_error(op, "resident loads are not written yet")
+            raise op_error(op, f"resident loads are not written yet ({_KEEP_IN_MEMORY})")
         chunk = self._chunk(op.chunk, op)
         tile_index = op.tile.value.data
         if op.whole is not None:  # the core's whole slice, read by each chunk's compute in windows
@@ -371,7 +377,7 @@ class _KernelWriter(BufferWriting):
 
     def _store(self, op: core.DmaStoreOp) -> None:
         if isinstance(op.target.type, MemRefType):
-            raise op_error(op, "stores into resident LX buffers are not written yet")
+            raise op_error(op, f"stores into resident LX buffers are not written yet ({_KEEP_IN_MEMORY})")
         chunk = self._chunk(op.chunk, op)
         tile_index = op.tile.value.data
         value = self._read(op.source, op.slot, op, tile_index, chunk)

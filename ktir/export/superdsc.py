@@ -44,7 +44,7 @@ from ktir.export.superdsc_fields import (
 )
 from ktir.hardware.target import SPYRE
 from ktir.ir.diagnostics import op_error
-from ktir.ir.state import read_division
+from ktir.ir.state import read_core_order, read_division
 from ktir.ir.values import shape_of
 
 MASK_CONSTANT = "samv-maskvalue"
@@ -248,11 +248,16 @@ def _masking(dims: _Dims, output: _Tensor) -> dict[str, Any]:
     }
 
 
-def _core_table(dims: _Dims, splits: dict[str, int], matmul: bool) -> list[dict[str, int]]:
-    """Each core's slice per iteration dim: mixed radix, first dim fastest, K first for a K split."""
+def _core_table(
+    dims: _Dims, splits: dict[str, int], matmul: bool, order: tuple[str, ...]
+) -> list[dict[str, int]]:
+    """
+    Each core's slice per iteration dim: mixed radix in the op's recorded core `order`
+    (`ktir.core_order`), else first dim fastest, K first for a K split.
+    """
     ordered = {d: splits[d] for d in dims.order}
-    fastest = "k" if matmul and splits.get("k", 1) > 1 else None
-    return core_slices(ordered, fastest=fastest)
+    fastest = list(order) or (["k"] if matmul and splits.get("k", 1) > 1 else [])
+    return core_slices(ordered, fastest)
 
 
 def _check_division(op: Operation, space: IterationSpace, cores: int) -> dict[str, int]:
@@ -323,7 +328,7 @@ def _kernel(op: Operation, cores: int) -> _Kernel:
     reference = inputs[0] if reduction else tensors[-1]
     _complete(tensors, reference, dims, matmul)
     _pad(dims, tensors if matmul else [reference])
-    table = _core_table(dims, splits, matmul)
+    table = _core_table(dims, splits, matmul, read_core_order(op))
     return _Kernel(op.name.removeprefix("ktir."), matmul, reduction, splits, dims, inputs, tensors, table)
 
 

@@ -6,6 +6,8 @@ the wrong kind.
 ```python
 set_division(op, {"m": 16, "n": 1, "k": 2})  # {ktir.work_division = {m = 16 : i64, ...}}
 read_division(op)  # {"m": 16, "n": 1, "k": 2}
+set_core_order(op, ["n", "m"])  # {ktir.core_order = ["n", "m"]}
+read_core_order(op)  # ("n", "m")
 set_lx_placement(op, address=4096, size=8192)  # {ktir.lx_address = 4096 : i64, ktir.lx_bytes = 8192 : i64}
 read_lx_placement(op)  # (4096, 8192)
 ```
@@ -13,11 +15,20 @@ read_lx_placement(op)  # (4096, 8192)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr, UnitAttr, i64
 from xdsl.ir import Operation
 
-from ktir.dialects.ktir.core import LX_ADDRESS_ATTR, LX_BYTES_ATTR, WORK_DIVISION_ATTR
+from ktir.dialects.ktir.core import (
+    CORE_ORDER_ATTR,
+    LX_ADDRESS_ATTR,
+    LX_BYTES_ATTR,
+    LX_HANDOFF_ATTR,
+    WORK_DIVISION_ATTR,
+    KernelOp,
+)
 from ktir.dialects.ktir.functions import UPDATED_BY_ARG
 from ktir.ir.diagnostics import op_error
 
@@ -45,6 +56,40 @@ def read_division(op: Operation, name: str = WORK_DIVISION_ATTR) -> dict[str, in
             raise op_error(op, f"'{name}' entry '{key}' must be an integer, not {value}")
         splits[key] = value.value.data
     return splits
+
+
+def set_core_order(op: Operation, dims: Sequence[str]) -> None:
+    """Record the order in which `op`'s cores take their slices (`ktir.core_order`), fastest first."""
+    op.attributes[CORE_ORDER_ATTR] = ArrayAttr([StringAttr(d) for d in dims])
+
+
+def read_core_order(op: Operation) -> tuple[str, ...]:
+    """
+    The iteration dims of `op`'s recorded core order, fastest first; () without one (the
+    default order). A located error when it is not an array of distinct dim names of its division.
+    """
+    attr = op.attributes.get(CORE_ORDER_ATTR)
+    if attr is None:
+        return ()
+    names = [a.data for a in attr.data if isinstance(a, StringAttr)] if isinstance(attr, ArrayAttr) else []
+    # a graph op's division is an attribute; a kernel records the one it was lowered with
+    division = op.work_division.data if isinstance(op, KernelOp) else read_division(op) or {}
+    if not isinstance(attr, ArrayAttr) or len(names) != len(attr.data) or sorted(names) != sorted(division):
+        raise op_error(op, f"'{CORE_ORDER_ATTR}' must list each dim of its work division once, not {attr}")
+    return tuple(names)
+
+
+def set_lx_handoff(op: Operation) -> None:
+    """Mark `op`'s result as handed off to its consumer in LX (`ktir.lx_handoff`)."""
+    op.attributes[LX_HANDOFF_ATTR] = UnitAttr()
+
+
+def handed_off(op: Operation) -> bool:
+    """Whether `op`'s result is handed off to its consumer in LX (`ktir.lx_handoff`)."""
+    attr = op.attributes.get(LX_HANDOFF_ATTR)
+    if attr is not None and not isinstance(attr, UnitAttr):
+        raise op_error(op, f"'{LX_HANDOFF_ATTR}' must be a unit attribute, not {attr}")
+    return attr is not None
 
 
 def set_lx_placement(op: Operation, address: int, size: int) -> None:
@@ -75,9 +120,13 @@ def read_lx_placement(op: Operation) -> tuple[int, int] | None:
 __all__ = [
     "clear_lx_placement",
     "division_attr",
+    "handed_off",
+    "read_core_order",
     "read_division",
     "read_lx_placement",
+    "set_core_order",
     "set_division",
+    "set_lx_handoff",
     "set_lx_placement",
 ]
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ktir
-from ktir.cores.dataflow import best_schedule, is_matmul, ranked_cuts
+from ktir.cores.dataflow import Handoff, best_schedule, is_matmul, memory_bound, ranked_cuts
 from ktir.cores.iteration import iteration_space
 from ktir.hardware.target import SPYRE
 from ktir.ir.context import make_context
@@ -143,3 +143,24 @@ def test_a_memory_bound_matmul_weighs_the_turnaround_against_the_accumulator() -
     module = compiled(matmul_text(512, 4096, 6144), 32)
     report = ktir.sim.estimate(module)
     assert report.time_us == pytest.approx(443.405, abs=0.01)
+
+
+def test_a_resident_x_and_a_kept_output_move_no_lpddr5_bytes() -> None:
+    """x and y of a hand-off (ktir.cores.handoff): 512 x 4096 x 14336 split {m: 8, n: 4}, whole K."""
+    space = matmul_space(512, 4096, 14336)
+    splits = {"m": 8, "n": 4, "k": 1}
+    (alone,) = ranked_cuts(space, splits, SPYRE.lx_usable_bytes, SPYRE, 1)
+    (kept,) = ranked_cuts(space, splits, SPYRE.lx_usable_bytes, SPYRE, 1, Handoff(kept_output=True))
+    (resident,) = ranked_cuts(space, splits, SPYRE.lx_usable_bytes, SPYRE, 1, Handoff(resident_x=True))
+    x, out = 512 * 4096 * 2, 512 * 14336 * 2
+    assert alone.traffic - kept.traffic == pytest.approx(out)  # each output byte stored once
+    assert alone.whole_x and alone.traffic - resident.traffic == pytest.approx(x)  # x read once
+    assert kept.cycles < alone.cycles
+    # a resident x is copied inside LX chunk by chunk: cheaper in bytes, not here in time
+    assert not resident.whole_x and resident.cycles > alone.cycles
+    assert memory_bound(alone, space, SPYRE)  # 117 MB of weights outlast 30 GMACs on 32 cores
+    assert not memory_bound(
+        best_schedule(matmul_space(4096, 4096, 4096), 32, SPYRE.lx_usable_bytes, SPYRE),
+        matmul_space(4096, 4096, 4096),
+        SPYRE,
+    )

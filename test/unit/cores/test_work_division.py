@@ -52,9 +52,21 @@ def test_the_flatten_example_takes_25_slices() -> None:
 
 
 def test_k_partners_are_ring_neighbours() -> None:
-    slices = core_slices({"m": 4, "n": 2, "k": 2}, fastest="k")
+    slices = core_slices({"m": 4, "n": 2, "k": 2}, fastest=("k",))
     assert [s["k"] for s in slices[:4]] == [0, 1, 0, 1]
     assert slices[0] | {"k": 1} == slices[1]  # cores 0 and 1 share (m, n) and split K
+
+
+def test_a_recorded_core_order_puts_its_dims_first() -> None:
+    """A hand-off's producer takes N first, as its consumer's K partners do (ktir.cores.handoff)."""
+    slices = core_slices({"m": 2, "n": 2, "k": 1}, fastest=("n", "m", "k"))
+    assert slices == [
+        {"m": 0, "n": 0, "k": 0},
+        {"m": 0, "n": 1, "k": 0},
+        {"m": 1, "n": 0, "k": 0},
+        {"m": 1, "n": 1, "k": 0},
+    ]
+    assert core_slices({"m": 2, "n": 2, "k": 1})[1] == {"m": 1, "n": 0, "k": 0}  # by default m first
 
 
 def test_bad_core_counts_are_rejected() -> None:

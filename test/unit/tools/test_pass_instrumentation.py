@@ -68,10 +68,11 @@ def test_list_passes_names_each_pass_with_its_options() -> None:
     names = [line.strip() for line in lines if line.startswith("  ") and not line.startswith("      ")]
     assert names == sorted(available_passes())
     at = lines.index("  ktir-divide-work")
-    assert lines[at + 1 : at + 5] == [
+    assert lines[at + 1 : at + 6] == [
         "      Write a `work_division` on every kernel op.",
         "      cores: int | None = None",
         "      policy: str = 'default'",
+        "      handoff: bool = True",
         "      target: str | Target = ''",
     ]
 
