@@ -362,6 +362,7 @@ def prefill_program(
     cores: int | None = None,
     weights: WeightFormat | None = None,
     cards: int = 1,
+    handoff: bool = True,
 ) -> Program:
     """
     The prefill (chunk) of `batch` sequences of `tokens` prompt tokens at positions
@@ -371,12 +372,12 @@ def prefill_program(
     and its attention kernel skips the cache past them. The static cache holds `cache`
     positions (default `cached + tokens`, exactly what the chunk reads). `weights`: fp8 linear
     layers (`ktir.llm.quantization.quantize_model`), or fp16 for None. With `cards` > 1, one
-    card's shard of the model split over them (`_card_model`).
+    card's shard of the model split over them (`_card_model`). `handoff` as in `ktir.compile`.
     """
     size = cached + tokens if cache is None else cache
     wrapper = static_cache_model(_card_model(config, layers, weights, cards), size, batch, tokens)
     wrapper.prefill_positions = torch.arange(cached, cached + tokens)  # after `cached` tokens
-    return _compiled(config, wrapper, (_ids(batch, tokens),), cores, target)
+    return _compiled(config, wrapper, (_ids(batch, tokens),), cores, target, handoff)
 
 
 def decode_program(
@@ -390,19 +391,20 @@ def decode_program(
     cores: int | None = None,
     weights: WeightFormat | None = None,
     cards: int = 1,
+    handoff: bool = True,
 ) -> Program:
     """
     One decode step of the model with `layers` decoder layers, compiled: `batch` sequences of
     one token each at position `context - 1` (an input) over a static cache of `cache`
     positions (default `context`; every sequence's cache padded to it, the positions past the
-    token masked). `weights` and `cards` as in `prefill_program`.
+    token masked). `weights`, `cards` and `handoff` as in `prefill_program`.
     """
     size = context if cache is None else cache
     if size < context:
         raise EstimateError(f"a cache of {size} positions cannot hold context {context}")
     wrapper = static_cache_model(_card_model(config, layers, weights, cards), size, batch)
     args = (_ids(batch, 1), torch.tensor([context - 1]))
-    return _compiled(config, wrapper, args, cores, target)
+    return _compiled(config, wrapper, args, cores, target, handoff)
 
 
 def _whole_blocks_assumption(context: int, cache: int) -> str:
@@ -433,13 +435,15 @@ def _card_model(config: Any, layers: int, weights: WeightFormat | None, cards: i
     return quantize_model(shard, dataclasses.replace(weights, keep=(*weights.keep, *wrapped)))
 
 
-def _compiled(config: Any, wrapper: Any, args: tuple, cores: int | None, target: TargetLike) -> Program:
+def _compiled(
+    config: Any, wrapper: Any, args: tuple, cores: int | None, target: TargetLike, handoff: bool = True
+) -> Program:
     """
     `ktir.compile` of a model wrapper; an architecture whose graph ktir cannot compile (an op
     or dtype it does not support) is an `EstimateError` that names it, not an internal error.
     """
     try:
-        return compile_program(wrapper, args, cores=cores, target=target, quiet=True)
+        return compile_program(wrapper, args, cores=cores, target=target, handoff=handoff, quiet=True)
     except DiagnosticError as error:
         first = str(error).strip().splitlines()[0]
         model_type = str(getattr(config, "model_type", "?"))
