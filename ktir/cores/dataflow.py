@@ -151,10 +151,10 @@ class _Model:
         self.ys = [_operand(a) for a in rest[: space.products]]
         self.products = space.products
         # A fused epilogue (`ktir.cores.fusion.anchors_of`): its inputs are read once per output
-        # chunk and its intermediates take LX; its ops' SFU passes run on the output tile.
+        # chunk and its intermediates take LX; about one SFU pass per op on the output tile.
         self.epilogue = [_operand(a) for a in rest[space.products :]]
         self.scratch = [_operand(a) for a in space.scratch]
-        self.epilogue_passes = max(space.epilogue_passes, 1.0) if self.scratch or self.epilogue else 0.0
+        self.epilogue_passes = len(space.scratch) + 1 if self.scratch or self.epilogue else 0
         self.out_element_bytes = space.output.layout.device_dtype.element_bytes
         self.reduction = [d for d in self.dims if d in space.reduction]
         # Padded iteration sizes: K and N in whole sticks, as the PE arrays read them.
@@ -298,22 +298,17 @@ class _Model:
         convert = self._conversion(total)
         # A store in the chunk stream shares the load queue's channel time; an accumulating
         # output chunk's store is in `per_outer` instead (it waits for its K loop).
-        # With two accumulators an output chunk's store, like its SFU passes, runs under the next
-        # chunk's K loop: it streams with the loads, as a store that accumulates nothing does.
-        alternates = self._alternates(splits, cuts)
-        waits = accumulate & ~alternates
-        streamed = np.where(waits, 0.0, store * outer / chunks)
+        streamed = np.where(self._accumulates(splits, cuts), 0.0, store * outer / chunks)
         streamed = streamed + self._turnaround(traffic, out_chip, outer) / chunks
         steady = np.maximum(np.maximum(pt, convert), load + streamed)
-        # The SFU passes are hidden up to that loop's length, except the last chunk's, which
-        # nothing follows.
-        hidden = np.where(alternates, np.minimum(passes, k_chunks * steady), 0.0)
-        # An accumulating output chunk waits for its zeroing and ring reduction (and its
-        # epilogue: the epilogue's inputs and SFU passes on the output tile), and for its store
-        # unless it alternates accumulators.
-        per_outer = np.where(accumulate, fill + ring + np.where(waits, store, 0.0), 0.0) + epilogue - hidden
+        # With two accumulators an output chunk's SFU passes run under the next chunk's K loop:
+        # hidden up to that loop's length, except the last chunk's, which nothing follows.
+        hidden = np.where(self._alternates(splits, cuts), np.minimum(passes, k_chunks * steady), 0.0)
+        # An accumulating output chunk waits for its store, zeroing and ring reduction (and its
+        # epilogue: the epilogue's inputs and SFU passes on the output tile).
+        per_outer = np.where(accumulate, fill + ring + store, 0.0) + epilogue - hidden
         # The first chunk's load fills the pipeline and the last chunk's compute drains it.
-        drain = pt + convert + hidden + np.where(waits, 0.0, store)
+        drain = pt + convert + hidden + np.where(accumulate, 0.0, store)
         cycles = x_first + load + (chunks - 1) * steady + outer * per_outer + drain
         return cycles, traffic
 

@@ -39,7 +39,6 @@ from ktir.cores.tiling import Access
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.attributes import ComputeUnit
-from ktir.hardware import cost_model
 from ktir.ir.values import is_tensor, shape_of
 
 Dims = tuple[str | None, ...]
@@ -366,15 +365,8 @@ def _space(walk: _Walk, ops: Sequence[Operation], result: SSAValue, inputs: Sequ
         scratch=tuple(access(v) for v in internal),
         scratch_live=live,
         products=max(len(walk.anchors), 1),
-        epilogue_passes=_epilogue_passes(ops) if walk.anchors else 0.0,
     )
     return FusedSpace(space, dims)
-
-
-def _epilogue_passes(ops: Sequence[Operation]) -> float:
-    """SFU passes per output element of a matmul group's other ops (views are left out)."""
-    others = [op for op in ops if not isinstance(op, st.MatmulBase | st.ShapeChangeOp)]
-    return float(sum(cost_model.sfu_passes(op) for op in others))
 
 
 def op_space(op: st.FusedOp) -> FusedSpace:

@@ -48,9 +48,6 @@ class IterationSpace:
     products: int = 1
     """Matmuls a matmul kernel accumulates side by side from one x (`inputs[0]`), each through
     its own y (`inputs[1 : 1 + products]`): two for SwiGLU's gate and up with their epilogue."""
-    epilogue_passes: float = 0.0
-    """A matmul kernel's epilogue: the SFU passes per output element of its other ops, as the
-    simulator charges each (`ktir.hardware.cost_model.sfu_passes`): 6 for SwiGLU's silu and mul."""
     chunkable: frozenset[str] = frozenset()
     """Dims of `whole` no work division splits but a core may still walk in chunks when its
     tiles do not fit LX otherwise: attention's keys, over which it keeps an online softmax."""

@@ -41,20 +41,20 @@ def config() -> transformers.PretrainedConfig:
 @pytest.mark.slow
 def test_prefill_512_layer(config: transformers.PretrainedConfig) -> None:
     """
-    Prefill of 512 tokens: 3,812.8 µs against a sustained bound of 3,094.2 µs (the FLOPs;
-    the compulsory bytes take 2,923.9 µs), 1.2322x in 10 kernels. SwiGLU's 14.7 MB result stays
+    Prefill of 512 tokens: 3,799.7 µs against a sustained bound of 3,094.2 µs (the FLOPs;
+    the compulsory bytes take 2,923.9 µs), 1.2280x in 10 kernels. SwiGLU's 14.7 MB result stays
     in LX for the down projection (`ktir.cores.handoff`: SwiGLU divided {m: 8, n: 4}, the down
     projection {m: 8, k: 4}; 3,946.3 µs, 1.2754x before). The cache of 512 positions is filled
     whole at the known positions 0..511, so each KV write is a copy of the new keys or values
     (the keys' fused into the rotary kernel), not a scatter of 4,096 rows (4,068.1 µs, 1.3147x
     in 11 kernels before that); `o_proj + residual` prefetches its output tiles' residual under
-    attention. On `spyre-datasheet` it is 1.2677x its datasheet bound. What is left above the
-    bound is listed in docs/work-division.md.
+    attention. On `spyre-datasheet` it is 1.2688x its datasheet bound (no hand-off there). What
+    is left above the bound is listed in docs/work-division.md.
     """
     reports = [prefill_program(config, n, 512).estimate() for n in (1, 2)]
     ratio, kernels = layer(*reports, SPYRE)
     assert kernels == 10
-    assert ratio == pytest.approx(1.23224, abs=5e-4)
+    assert ratio == pytest.approx(1.22800, abs=5e-4)
     assert ratio <= 1.25
 
 

@@ -60,7 +60,7 @@ func.func @attention(%q: tensor<1x8x256x64xf16, #ktir.tiled<device_size = [8, 25
 
 // -----
 
-// A matmul with a fused epilogue (SwiGLU's silu(x @ w) * up) over 32 output tiles: two
+// A matmul with a fused epilogue (SwiGLU's silu(x @ w) * up) over 16 output tiles: two
 // accumulators, both zeroed before the loop; tile n accumulates into slot n % 2. The loop is
 // software-pipelined: tile 0 accumulates first; then iteration n loads tile n's epilogue input,
 // accumulates tile n + 1, and runs tile n's epilogue and store, zeroing its slot for tile n + 2;
@@ -68,7 +68,7 @@ func.func @attention(%q: tensor<1x8x256x64xf16, #ktir.tiled<device_size = [8, 25
 // arrays accumulate one tile while the SFU runs the previous tile's epilogue.
 // CHECK-LABEL: func.func @swiglu
 // CHECK: ktir.kernel "ktir.fused"
-// CHECK: %[[ACC:.*]] = ktir.lx_alloc address {{[0-9]+}} : memref<2x1x128x64xf32, "lx">
+// CHECK: %[[ACC:.*]] = ktir.lx_alloc address {{[0-9]+}} : memref<2x1x256x64xf32, "lx">
 // CHECK: %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK: ktir.lx_fill %[[ACC]][%[[ZERO]]] value 0
 // CHECK-NEXT: arith.constant 1 : index
