@@ -118,23 +118,29 @@ def _pieces(run: TileProgram, tile: DistributedTile) -> list[tuple[View, np.ndar
 
 
 def _charge(run: TileProgram, pieces: list[tuple[View, np.ndarray, np.ndarray]], queue: str) -> None:
-    """Each member's share: a DMA of the sticks it touches, or an LX copy."""
+    """
+    Each member's share: a DMA of the sticks it touches; the points in scratchpads, one LX copy
+    per tile of the bytes it copies (the tiles copy at once, each in its own core's LX, as
+    ktir's cores copy a resident tensor's tiles).
+    """
     target = run.target
+    copied = np.zeros(run.tiles)  # bytes each tile copies inside LX
     for member, inside, flat in pieces:
         if not flat.size:
             continue
         run.schedule.accesses.append(Access(run.memory.key_of(member), write=queue == "store"))
         itemsize = member.dtype.itemsize
         if member.space == "ct_local":
-            per_tile = np.count_nonzero(inside.reshape(len(inside), -1), axis=1).max()
-            cycles = cost_model.lx_copy_cycles(int(per_tile) * itemsize, target)
-            run.charges.charge("dma", cycles, queue=queue)
+            copied += np.count_nonzero(inside.reshape(len(inside), -1), axis=1) * itemsize
             continue
         tile_of = np.nonzero(inside)[0]
         per = target.stick_bytes // itemsize
         sticks = len(np.unique(tile_of * (1 << 40) + flat // per))
         run.charges.footprint.touch(flat, itemsize, target.stick_bytes)
         run.charges.charge_transfer(queue, float(sticks * target.stick_bytes), target)
+    if copied.any():
+        cycles = np.where(copied > 0, cost_model.lx_copy_cycles(copied, target), 0.0)
+        run.charges.charge("dma", cycles, queue=queue)
 
 
 def load_distributed(run: TileProgram, tile: DistributedTile) -> np.ndarray:

@@ -106,15 +106,15 @@ class Charges:
     def charge(
         self,
         unit: str,
-        cycles: float,
+        cycles: float | np.ndarray,
         flops: float = 0.0,
         queue: str | None = None,
         matmul_flops: float = 0.0,
     ) -> None:
         """
-        An op the active tiles run for `cycles` on `unit` (its `queue`: a DMA's "load" or
-        "store"); `flops` and `matmul_flops` are all tiles' work, of which the active tiles'
-        share counts.
+        An op the active tiles run for `cycles` (one number, or one per tile) on `unit` (its
+        `queue`: a DMA's "load" or "store"); `flops` and `matmul_flops` are all tiles' work, of
+        which the active tiles' share counts.
         """
         if self.muted:
             return
@@ -122,7 +122,7 @@ class Charges:
         share = np.count_nonzero(live) / self.tiles
         self.flops += flops * share
         self.matmul_flops += matmul_flops * share
-        self.pending.append((queue or unit, np.where(live, float(cycles), 0.0), None))
+        self.pending.append((queue or unit, np.where(live, np.asarray(cycles, dtype=float), 0.0), None))
 
     def charge_ring(self, cycles: float, group: int) -> None:
         """A ring collective of the active tiles, started together by consecutive groups of `group` tiles."""
