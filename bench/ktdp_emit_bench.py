@@ -49,8 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, factory in zoo_models().items():
         start = time.perf_counter()
         model, args, kwargs = factory()
-        # ktir-emit-ktdp does not write LX-resident tensors yet: results cross kernels in LPDDR5
-        results = roundtrip_module(ktir.compile(model, args, kwargs, handoff=False).module)
+        results = roundtrip_module(ktir.compile(model, args, kwargs).module)
         written = [r for r in results if not r.skipped]
         ktir_cycles = sum(r.ktir_cycles for r in written)
         ktdp_cycles = sum(r.ktdp_cycles for r in written)

@@ -227,9 +227,9 @@ def compile(
     default) producer-consumer chains run as one kernel each (`ktir-fuse`); `fuse=False` keeps
     one kernel per op. With `handoff` (the default) a matmul reading another matmul's result
     reads it from LX where that is faster (`ktir-divide-work`, `ktir.cores.handoff`);
-    `handoff=False` keeps every kernel result that crosses between them in device memory
-    (what `ktir-emit-ktdp` writes today). A compile that takes more than 2 s shows a progress
-    bar with the stage running on stderr, if stderr is a terminal (`ktir.progress`);
+    `handoff=False` keeps every kernel result that crosses between them in device memory. A
+    compile that takes more than 2 s shows a progress bar with the stage running on stderr, if
+    stderr is a terminal (`ktir.progress`);
     `quiet=True` turns it off.
 
     ```python

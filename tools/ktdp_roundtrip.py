@@ -21,6 +21,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -33,6 +34,7 @@ from ktir.hardware.target import SPYRE, Target
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, parse_module, render
 from ktir.reference.blas import one_blas_thread
+from ktir.reference.ops import numpy_dtype
 from ktir.sim.engine import SimKernel
 from ktir.sim.memory import Scratchpad
 from ktir.sim.report import KernelReport
@@ -101,7 +103,9 @@ def roundtrip_kernel(
     except DiagnosticError as error:
         return KernelRoundTrip(name, skipped=error.diagnostics[0].message)
     inputs = _inputs(kernel, rng)
-    simulated = SimKernel(kernel, index, name, Scratchpad(target.lx_usable_bytes), 0.0, target)
+    scratchpad = Scratchpad(target.lx_usable_bytes)
+    residents = _residents(kernel, scratchpad, rng)
+    simulated = SimKernel(kernel, index, name, scratchpad, 0.0, target)
     # One BLAS thread, as ktir's machine runs a program (`ktir.sim.machine`) and the ktdp engine
     # runs a function: a GEMM's bits depend on how many threads share it.
     with np.errstate(all="ignore"), one_blas_thread():  # random inputs: an rsqrt of a negative is NaN
@@ -110,15 +114,26 @@ def roundtrip_kernel(
     for j, value_type in enumerate(kernel.outputs.types):
         layout, _, dtype = tensor_layout(value_type)
         arrays[f"out{j}"] = np.zeros(tuple(layout.device_size), dtype)
+    place = {}
+    for resident in residents:
+        for core_index in range(kernel.cores.value.data):
+            arrays[resident.name(core_index)] = resident.before[core_index]
+            place[resident.name(core_index)] = (resident.address // resident.before.itemsize, core_index)
     with np.errstate(all="ignore"):
-        outputs, report = ktdp.run(text, name, arrays, target=target)
+        outputs, report = ktdp.run(text, name, arrays, place=place, target=target)
     equal, difference = True, 0.0
-    for j, (value_type, want) in enumerate(zip(kernel.outputs.types, expected, strict=True)):
-        assert isinstance(value_type, TensorType)
-        got_host, want_host = to_host(outputs[f"out{j}"], value_type), to_host(want, value_type)
-        equal &= bool(np.array_equal(got_host, want_host, equal_nan=True))
-        both = np.isfinite(got_host) & np.isfinite(want_host) if got_host.dtype.kind == "f" else True
-        gap = np.abs(got_host.astype(np.float64)[both] - want_host.astype(np.float64)[both])
+    pairs = [
+        (to_host(outputs[f"out{j}"], value_type), to_host(want, value_type))
+        for j, (value_type, want) in enumerate(zip(kernel.outputs.types, expected, strict=True))
+        if isinstance(value_type, TensorType) and not resident_result(kernel)
+    ]
+    pairs += [
+        (outputs[r.name(c)], r.buffer.data[c]) for r in residents for c in range(kernel.cores.value.data)
+    ]
+    for got, want in pairs:
+        equal &= bool(np.array_equal(got, want, equal_nan=True))
+        both = np.isfinite(got) & np.isfinite(want) if got.dtype.kind == "f" else True
+        gap = np.abs(got.astype(np.float64)[both] - want.astype(np.float64)[both])
         difference = max(difference, float(gap.max(initial=0.0)))
     return KernelRoundTrip(
         name,
@@ -126,6 +141,50 @@ def roundtrip_kernel(
         max_abs_difference=difference,
         ktir=accounts(simulated.report()),
         ktdp=accounts(report.kernels[0]),
+    )
+
+
+@dataclass
+class _Resident:
+    """A resident LX tensor a kernel reads or writes: its address, ktir's buffer, its start."""
+
+    address: int
+    buffer: Any
+    before: np.ndarray
+    """Each core's slot before the kernel (cores, slots, *tile): random if it reads it, else zeros."""
+
+    def name(self, core_index: int) -> str:
+        """The ktdp engine's array of one core's copy (placed at the address in that core's LX)."""
+        return f"lx{self.address}_core{core_index}"
+
+
+def _residents(kernel: core.KernelOp, scratchpad: Scratchpad, rng: np.random.Generator) -> list[_Resident]:
+    """
+    The resident LX tensors of a kernel, allocated in `scratchpad` as ktir's machine left them:
+    a tensor the kernel loads holds seeded random values (written by an earlier kernel), one it
+    stores, zeros.
+    """
+    found = []
+    for op in kernel.body.walk():
+        if not isinstance(op, core.LxAllocOp) or op.resident is None:
+            continue
+        memref = op.result.type
+        shape = (kernel.cores.value.data, *memref.get_shape())  # type: ignore[attr-defined]
+        dtype = numpy_dtype(memref.element_type)  # type: ignore[attr-defined]
+        loaded = any(isinstance(use.operation, core.DmaLoadOp) for use in op.result.uses)
+        before = (rng.standard_normal(shape) if loaded else np.zeros(shape)).astype(dtype)
+        buffer = scratchpad.allocate(op.address.value.data, op.bytes, shape, dtype, True, "round trip")
+        buffer.data[...] = before
+        buffer.written[...] = True
+        found.append(_Resident(op.address.value.data, buffer, before))
+    return found
+
+
+def resident_result(kernel: core.KernelOp) -> bool:
+    """Whether the kernel stores its result into a resident LX tensor, not device memory."""
+    return any(
+        isinstance(op, core.DmaStoreOp) and not isinstance(op.target.type, TensorType)
+        for op in kernel.body.walk()
     )
 
 

@@ -22,12 +22,14 @@ Chunk loops are `scf.for` loops over the chunks, carrying the accumulators their
 into (`ktir.export.ktdp_loops`); a whole-slice load is one access tile over the core's slice,
 each chunk's compute reading its window. A K-split kernel's accumulator zero, its accumulating
 matmul, its ring reduction and its store by some cores are written by
-`ktir.export.ktdp_accumulate`. What is not written yet is a located error: alternating
-accumulators and accumulating computes other than a matmul, resident LX tensors (a default
-compile keeps a matmul's result in LX for the matmul reading it, `ktir.cores.handoff`;
-`ktir-compile{handoff=false}` does not), tiles whose device
-box is not one host box (`ktir.cores.host_tiles.HostTiles`), and payload ops without a `linalg`
-form (`ktdp_payload.emit_payload`).
+`ktir.export.ktdp_accumulate`. A resident LX tensor (a matmul's result handed off to the
+matmul reading it, `ktir.cores.handoff`) is a `ktdp.construct_distributed_memory_view` of one
+`#ktdp.memory_space<ct_local, ct_id = c>` view per core at its LX address, each covering that
+core's slice in the tensor's device coordinates, so its loads and stores are access tiles at
+the same subscripts as a device tensor's. What is not written yet is a located error:
+alternating accumulators and accumulating computes other than a matmul, a resident tensor of
+several slots, tiles whose device box is not one host box (`ktir.cores.host_tiles.HostTiles`),
+and payload ops without a `linalg` form (`ktdp_payload.emit_payload`).
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ from ktir.export.ktdp_payload import (
 )
 from ktir.export.ktdp_subscripts import linear_subscript, start_subscript
 from ktir.ir.diagnostics import Diagnostic, DiagnosticError, Severity, location_of, op_error
+from ktir.reference.ops import numpy_dtype
 
 
 @dataclass(frozen=True)
@@ -85,17 +88,27 @@ class _Tensor:
     element: Attribute
 
 
-_KEEP_IN_MEMORY = "compile with ktir-compile{handoff=false} to keep matmul results in device memory"
-"""What a user can do about a resident tensor: LX hand-offs are what make them in a default compile."""
-
-
-def _box_set(extents: Sequence[int]) -> str:
+def _box_set(extents: Sequence[int], starts: Sequence[int] | None = None) -> str:
+    """The integer set of a box of `extents` from `starts` (default: the origin)."""
+    starts = starts or [0] * len(extents)
     dims = ", ".join(f"d{i}" for i in range(len(extents)))
     constraints = ", ".join(
-        f"d{i} >= 0, -d{i} + {n - 1} >= 0" if n > 1 else f"d{i} >= 0, -d{i} >= 0"
-        for i, n in enumerate(extents)
+        f"{_shifted(f'd{i}', -a)} >= 0, {_shifted(f'-d{i}', a + n - 1)} >= 0"
+        for i, (a, n) in enumerate(zip(starts, extents, strict=True))
     )
     return f"affine_set<({dims}) : ({constraints})>"
+
+
+def _shifted(term: str, constant: int) -> str:
+    """`term + constant` as an affine expression: `d0 - 64`, `-d0 + 127`, `d0`."""
+    if constant == 0:
+        return term
+    return f"{term} + {constant}" if constant > 0 else f"{term} - {-constant}"
+
+
+def _itemsize(element: Attribute) -> int:
+    """Bytes of one element of `element` (f16: 2)."""
+    return numpy_dtype(element).itemsize
 
 
 def _memref(shape: Sequence[int], element: Attribute) -> str:
@@ -122,6 +135,7 @@ class _KernelWriter(BufferWriting):
             if isinstance(op, core.ComputeOp) and op.accumulate is not None
         }
         self.relayouts: set[SSAValue] = set()  # buffers a relayout kernel computes (`_relayout`)
+        self.resident_views: dict[SSAValue, str] = {}  # resident LX tensors' distributed views
         self.tensors: dict[SSAValue, _Tensor] = {}
         self.tiles = list(kernel.tiles.data)
         args = list(kernel.body.block.args)
@@ -319,15 +333,21 @@ class _KernelWriter(BufferWriting):
         return extent, dropped + [kept[p - 1] for p in host.perm[1:]]
 
     def _access_tile(
-        self, op: Operation, tile_index: int, chunk: Chunk, device_order: bool = False
+        self,
+        op: Operation,
+        tile_index: int,
+        chunk: Chunk,
+        device_order: bool = False,
+        view: str | None = None,
     ) -> tuple[str, tuple[int, ...], HostTiles, tuple[int, ...]]:
         """
         The access tile of a DMA (its name and the shape it moves, device dims in host order
-        unless `device_order`), the tile's host map and held extent.
+        unless `device_order`), the tile's host map and held extent; on the tensor's device
+        memory view, or on `view`, a resident LX tensor's distributed view of the same coordinates.
         """
         host, held = self._host_map(op, tile_index, chunk)
         tile = self.tiles[tile_index]
-        tensor = self.tensors[self.kernel.body.block.args[tile_index]]
+        tensor = self._tensor_of(tile_index)
         extent, order = self._device_dims(host, tile_index)
         subscripts = ", ".join(
             self._start(tile.starts_array[:, d], tile.chunk_starts_array[:, d], chunk)
@@ -339,7 +359,7 @@ class _KernelWriter(BufferWriting):
             order = list(range(len(extent)))
         loaded = tuple(extent[d] for d in order)
         self.writer.emit(
-            f"{name} = ktdp.construct_access_tile {tensor.view}[{subscripts}] {{access_tile_set = "
+            f"{name} = ktdp.construct_access_tile {view or tensor.view}[{subscripts}] {{access_tile_set = "
             f"{_box_set(extent)}, access_tile_order = affine_map<({dims}) -> "
             f"({', '.join(f'd{d}' for d in order)})>}} : {_memref(tensor.device_size, tensor.element)} -> "
             f"!ktdp.access_tile<{dims_text(loaded)}index>"
@@ -349,22 +369,71 @@ class _KernelWriter(BufferWriting):
     def _reshaped(self, value: HostTensor, shape: tuple[int, ...]) -> HostTensor:
         return reshaped(self.writer, value, shape)
 
+    def _tensor_of(self, tile_index: int) -> _Tensor:
+        """The kernel tensor a tile index names."""
+        return self.tensors[self.kernel.body.block.args[tile_index]]
+
+    def _resident_view(self, buffer: SSAValue, tile_index: int, op: Operation) -> str | None:
+        """
+        The distributed view (`ktdp.construct_distributed_memory_view`) of a resident LX tensor
+        a DMA moves `buffer` to or from, None for a device tensor: one `ct_local` member per
+        core at the buffer's LX address, holding the core's slice of the tensor (the buffer's
+        extent, row-major, from the core's start of tile `tile_index`), so that an access tile
+        addresses it by the tensor's device coordinates as it would its device memory view.
+        Example: a 256 x 2048 fp16 result kept at address 0 as each core's [8, 32, 64] slice:
+        core 1's member covers device coordinates [8..15, 0..31, 0..63] of [32, 256, 64].
+        """
+        if not isinstance(buffer.type, MemRefType):
+            return None
+        if (known := self.resident_views.get(buffer)) is not None:
+            return known
+        alloc = buffer.owner
+        if not isinstance(alloc, core.LxAllocOp) or alloc.resident is None:
+            raise op_error(op, "it moves an LX buffer that is not a resident tensor's")
+        tensor = self._tensor_of(tile_index)
+        slots, *extent = (int(n) for n in buffer.type.get_shape())
+        itemsize = _itemsize(tensor.element)
+        if slots != 1 or alloc.address.value.data % itemsize:
+            raise op_error(
+                op, "resident tensors of several slots or at unaligned addresses are not written yet"
+            )
+        w = self.writer
+        offset = w.fresh("lx")
+        w.emit(f"{offset} = arith.constant {alloc.address.value.data // itemsize} : index")
+        strides = [math.prod(extent[d + 1 :]) for d in range(len(extent))]
+        members = []
+        for core_index, start in enumerate(self.tiles[tile_index].starts_array):
+            member = w.fresh("m")
+            w.emit(
+                f"{member} = ktdp.construct_memory_view {offset}, sizes: {extent}, strides: {strides} "
+                f"{{coordinate_set = {_box_set(extent, [int(x) for x in start])}, memory_space = "
+                f"#ktdp.memory_space<ct_local, ct_id = {core_index}>}} : {_memref(extent, tensor.element)}"
+            )
+            members.append(member)
+        view = w.fresh("resident")
+        member_type = _memref(extent, tensor.element)
+        w.emit(
+            f"{view} = ktdp.construct_distributed_memory_view({', '.join(members)} : "
+            f"{', '.join([member_type] * len(members))}) : {_memref(tensor.device_size, tensor.element)}"
+        )
+        self.resident_views[buffer] = view
+        return view
+
     def _load(self, op: core.DmaLoadOp) -> None:
-        if isinstance(op.source.type, MemRefType):
-            raise op_error(op, f"resident loads are not written yet ({_KEEP_IN_MEMORY})")
         chunk = self._chunk(op.chunk, op)
         tile_index = op.tile.value.data
+        view = self._resident_view(op.source, tile_index, op)
         if op.whole is not None:  # the core's whole slice, read by each chunk's compute in windows
             original = self.tiles[tile_index]
             self.tiles[tile_index] = WholeSlice.of(original)
             try:
-                tile, loaded, host, held = self._access_tile(op, tile_index, Chunk(None, (0,)))
+                tile, loaded, host, held = self._access_tile(op, tile_index, Chunk(None, (0,)), view=view)
             finally:
                 self.tiles[tile_index] = original
             self.wholes[op.target] = host
         else:
-            tile, loaded, host, held = self._access_tile(op, tile_index, chunk)
-        element = self.tensors[op.source].element  # type: ignore[index]
+            tile, loaded, host, held = self._access_tile(op, tile_index, chunk, view=view)
+        element = self._tensor_of(tile_index).element
         value = HostTensor(self.writer.fresh("t"), loaded, element)
         self.writer.emit(f"{value.name} = ktdp.load {tile} : <{dims_text(loaded)}index> -> {value.type_text}")
         self.buffers[self._held(op.target, op.slot)] = self._slice(self._reshaped(value, host.extent), held)
@@ -376,18 +445,17 @@ class _KernelWriter(BufferWriting):
         return extract_slice(self.writer, value, [0] * len(held), held)
 
     def _store(self, op: core.DmaStoreOp) -> None:
-        if isinstance(op.target.type, MemRefType):
-            raise op_error(op, f"stores into resident LX buffers are not written yet ({_KEEP_IN_MEMORY})")
         chunk = self._chunk(op.chunk, op)
         tile_index = op.tile.value.data
+        view = self._resident_view(op.target, tile_index, op)
         value = self._read(op.source, op.slot, op, tile_index, chunk)
         if value is None:
             raise op_error(op, "it stores a buffer no load or compute before it wrote")
         relayout = op.source in self.relayouts
-        tile, loaded, host, held = self._access_tile(op, tile_index, chunk, device_order=relayout)
+        tile, loaded, host, held = self._access_tile(op, tile_index, chunk, device_order=relayout, view=view)
         if value.shape != held:
             raise op_error(op, f"its buffer holds a {value.shape} tile, the store moves {held}")
-        element = self.tensors[op.target].element
+        element = self._tensor_of(tile_index).element
         # An fp32 accumulator stored into an fp16 tensor: the DMA converts it, as ktir's does
         # (`ktdp.store` writes its data in the view's element type).
         converts = op.source in self.accumulating and isinstance(element, Float16Type)

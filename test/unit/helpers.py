@@ -290,3 +290,19 @@ def transpose_module(rows: int, cols: int, cores: int) -> ModuleOp:
     divide = f"ktir-divide-work{{cores={cores}}}"
     run_pipeline(module, f"ktir-pad-matmul,ktir-fuse,{divide},ktir-plan-scratchpad,ktir-lower-to-cores")
     return module
+
+
+def swiglu_mlp(m: int, h: int, i: int) -> str:
+    """A SwiGLU MLP, down(silu(x @ wg) * (x @ wu)), on m tokens of width h through i."""
+    x, w, wd, mid, y = (f"tensor<{a}x{b}xf16>" for a, b in ((m, h), (h, i), (i, h), (m, i), (m, h)))
+    return f"""
+func.func @mlp(%x: {x}, %wg: {w} {{ktir.parameter = "wg"}}, %wu: {w} {{ktir.parameter = "wu"}},
+               %wd: {wd} {{ktir.parameter = "wd"}}) -> {y} {{
+  %g = ktir.matmul %x, %wg : {x}, {w} -> {mid}
+  %u = ktir.matmul %x, %wu : {x}, {w} -> {mid}
+  %a = ktir.silu %g : {mid} -> {mid}
+  %hid = ktir.mul %a, %u : {mid}, {mid} -> {mid}
+  %y = ktir.matmul %hid, %wd : {mid}, {wd} -> {y}
+  func.return %y : {y}
+}}
+"""

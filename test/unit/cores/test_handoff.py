@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 from helpers import compiled, fp16_ulp_at_largest
+from helpers import swiglu_mlp as mlp
 
 import ktir
 from ktir.dialects.ktir import core
@@ -18,22 +19,6 @@ from ktir.ir.state import read_core_order, read_lx_placement
 from ktir.passes.propagate_layouts import functions_of
 from ktir.reference.executor import run
 from ktir.sim import estimate, simulate
-
-
-def mlp(m: int, h: int, i: int) -> str:
-    """A SwiGLU MLP, down(silu(x @ wg) * (x @ wu)), on m tokens of width h through i."""
-    x, w, wd, mid, y = (f"tensor<{a}x{b}xf16>" for a, b in ((m, h), (h, i), (i, h), (m, i), (m, h)))
-    return f"""
-func.func @mlp(%x: {x}, %wg: {w} {{ktir.parameter = "wg"}}, %wu: {w} {{ktir.parameter = "wu"}},
-               %wd: {wd} {{ktir.parameter = "wd"}}) -> {y} {{
-  %g = ktir.matmul %x, %wg : {x}, {w} -> {mid}
-  %u = ktir.matmul %x, %wu : {x}, {w} -> {mid}
-  %a = ktir.silu %g : {mid} -> {mid}
-  %hid = ktir.mul %a, %u : {mid}, {mid} -> {mid}
-  %y = ktir.matmul %hid, %wd : {mid}, {wd} -> {y}
-  func.return %y : {y}
-}}
-"""
 
 
 def kernels(module: object) -> list[core.KernelOp]:

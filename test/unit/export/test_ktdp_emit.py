@@ -41,8 +41,7 @@ MODEL_NAMES = ["mlp", "decoder_block", "hf_bert", "hf_llama"]
 @cache
 def _compiled(name: str) -> ModuleOp:
     model, _, args, kwargs = MODELS[name]()
-    # ktir-emit-ktdp does not write LX-resident tensors yet: results cross kernels in device memory
-    return ktir.compile(model, args, kwargs, handoff=False).module
+    return ktir.compile(model, args, kwargs).module
 
 
 @pytest.mark.slow
@@ -197,8 +196,7 @@ def test_alternating_accumulators_of_a_llama_layer_round_trip() -> None:
     config = transformers.LlamaConfig(
         hidden_size=1024, intermediate_size=3584, num_attention_heads=8, num_key_value_heads=2
     )
-    # without LX hand-offs, which ktir-emit-ktdp does not write yet
-    module = prefill_program(config, 1, 128, handoff=False).module
+    module = prefill_program(config, 1, 128).module
     results = {}
     for index, (name, kernel) in enumerate(kernel_names(module)):
         fills = [op for op in kernel.body.walk() if isinstance(op, core.FillOp)]

@@ -4,7 +4,7 @@
 
 // The input below meets the preconditions of ktir-divide-work; generated once with
 //   ktir-opt MLP.mlir -p 'ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul,ktir-fuse'
-// from the graph-level SwiGLU MLPs of test/unit/cores/test_handoff.py (see
+// from the graph-level SwiGLU MLPs of `swiglu_mlp` in test/unit/helpers.py (see
 // test/lit/Inputs/passes/README.md).
 
 // The LX hand-off (ktir.cores.handoff): on 32 cores SwiGLU (256 tokens, 256 -> 2048) is

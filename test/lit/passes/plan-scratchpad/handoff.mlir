@@ -2,7 +2,7 @@
 
 // The input below meets the preconditions of ktir-plan-scratchpad; generated once with
 //   ktir-opt MLP.mlir -p 'ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul,ktir-fuse,ktir-divide-work{policy=dataflow}'
-// from the graph-level SwiGLU MLP of test/unit/cores/test_handoff.py (see
+// from the graph-level SwiGLU MLP of `swiglu_mlp` in test/unit/helpers.py (see
 // test/lit/Inputs/passes/README.md).
 
 // A result ktir-divide-work hands off (`ktir.lx_handoff`) stays in LX though its op, a fused
