@@ -15,6 +15,7 @@ from ktir.dialects.ktir.core import WORK_DIVISION_ATTR
 from ktir.export.superdsc import kernel_spec
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, parse_module
+from ktir.ir.state import set_core_order
 from ktir.ir.values import functions_of
 
 LAYOUTS = "ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul"
@@ -147,6 +148,19 @@ def test_matmul_k_split_puts_k_partners_on_neighbouring_cores() -> None:
         [0, 32768, 8192, 40960],
         [65536, 81920, 65536, 81920],
         [163840, 163840, 172032, 172032],
+    ]
+
+
+def test_a_recorded_core_order_sets_the_core_table() -> None:
+    """A hand-off's producer takes N first (`ktir.core_order`, ktir.cores.handoff)."""
+    hint = "{m = 2 : i64, n = 3 : i64}"
+    module = compiled(MATMUL.format(hint=hint), MATMUL_ARGS, "tensor<128x192xf16>", cores=8)
+    set_core_order(kernels(module)[0], ["n", "m", "k"])
+    _, top, _ = spec_of(module)
+    assert [top["coreIdToWkSlice_"][str(c)] for c in range(3)] == [
+        {"mb": 0, "out": 0, "in": 0},
+        {"mb": 0, "out": 1, "in": 0},  # by default core 1 would take the second M slice
+        {"mb": 0, "out": 2, "in": 0},
     ]
 
 
