@@ -55,7 +55,7 @@ from ktir.dialects.ktir.core import WORK_DIVISION_HINT_ATTR
 from ktir.dialects.ktir.functions import TIMED_FUNCTION_LEVEL_OPS
 from ktir.hardware.target import Target, resolve_target
 from ktir.ir.diagnostics import op_error
-from ktir.ir.state import read_division, set_core_order, set_division, set_lx_handoff
+from ktir.ir.state import clear_handoff, read_division, set_core_order, set_division, set_lx_handoff
 from ktir.ir.values import functions_of
 
 POLICIES = ("default", "cost", "dataflow")
@@ -193,6 +193,7 @@ class DivideWorkPass(ModulePass):
         cores = self.cores or target.cores
         for function in functions_of(op):
             for inner in function.body.block.ops:
+                clear_handoff(inner)  # an earlier run's decisions do not hold for new divisions
                 splits = divide_op(inner, cores, self.policy, target)
                 if splits is not None:
                     set_division(inner, splits)

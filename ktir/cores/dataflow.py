@@ -92,9 +92,9 @@ class Handoff:
     """
     Which of a matmul's tensors stay in LX instead of crossing LPDDR5 (`ktir.cores.handoff`):
     its x already resident (a producer kept it there, each core's tile where the core reads it),
-    its output kept for a consumer. A resident tensor moves no LPDDR5 bytes and takes no
-    staging slot; its chunks are copied inside LX (`cost_model.lx_copy_cycles`). The LX the
-    resident buffer itself takes is the caller's to leave out of `lx_bytes`.
+    its output kept for a consumer. A resident tensor moves no LPDDR5 bytes; its chunks are
+    copied inside LX (`cost_model.lx_copy_cycles`) into the staging slots they would load into.
+    The LX the resident buffer itself takes is the caller's to leave out of `lx_bytes`.
     """
 
     resident_x: bool = False
@@ -192,8 +192,7 @@ class _Model:
         slots = np.where(chunks > 1, 2, 1)
         ys = sum((self.tile_bytes(y, total) for y in self.ys), np.zeros(len(total)))
         x_whole = self.tile_bytes(self.x, splits)  # x's other dims are not cut where it is whole
-        x_tile = 0.0 if self.handoff.resident_x else self.tile_bytes(self.x, total)
-        inputs = np.where(whole_x, x_whole + ys * slots, (x_tile + ys) * slots)
+        inputs = np.where(whole_x, x_whole + ys * slots, (self.tile_bytes(self.x, total) + ys) * slots)
         out_tile = self.tile_bytes(self.out, total)
         acc = out_tile / self.out_element_bytes * ACCUMULATOR_BYTES * self.products
         staged = inputs + np.where(self._accumulates(splits, cuts), acc, out_tile * slots)

@@ -79,9 +79,10 @@ def handoff_division(
     """
     The fastest hand-off (module docstring) over the producer divisions `candidates`, when the
     dataflow model finds it at least `REQUIRED_GAIN` faster than the two kernels apart under the
-    divisions they have; None when none is. A candidate is left out when the tiles cannot match,
-    when its resident tile is larger than `budget` bytes per core, or when a consumer core would
-    address more than `Target.core_address_span` of a tensor.
+    divisions they have; None when none is. A candidate is left out when the producer is not
+    memory-bound under it, when the tiles cannot match, when its resident tile is larger than
+    `budget` bytes per core, or when a consumer core would address more than
+    `Target.core_address_span` of a tensor.
     """
     lx = target.lx_usable_bytes
     best_cycles = _cycles(producer.space, producer.splits, lx, Handoff(), target)

@@ -22,6 +22,7 @@ from xdsl.ir import Operation
 from ktir.cores.iteration import IterationSpace, iteration_space
 from ktir.cores.tiling import Access, device_box
 from ktir.cores.work_division import core_slices
+from ktir.ir.diagnostics import op_error
 from ktir.ir.state import read_core_order
 
 
@@ -73,4 +74,9 @@ def kernel_of(op: Operation, splits: dict[str, int] | None) -> Kernel | None:
     if space is None or splits is None:
         return None
     order = read_core_order(op) if splits else ()
-    return Kernel(op, space, {d: splits.get(d, 1) for d in space.sizes}, order)
+    kernel = Kernel(op, space, {d: splits.get(d, 1) for d in space.sizes}, order)
+    split_reduction = [d for d in space.reduction if kernel.splits[d] > 1]
+    if order and split_reduction and order[0] != split_reduction[0]:
+        # K partners add their partial sums over the ring as consecutive cores
+        raise op_error(op, f"'ktir.core_order' must put the split reduction dim '{split_reduction[0]}' first")
+    return kernel

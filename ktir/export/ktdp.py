@@ -75,7 +75,6 @@ from ktir.export.ktdp_payload import (
 )
 from ktir.export.ktdp_subscripts import linear_subscript, start_subscript
 from ktir.ir.diagnostics import Diagnostic, DiagnosticError, Severity, location_of, op_error
-from ktir.reference.ops import numpy_dtype
 
 
 @dataclass(frozen=True)
@@ -106,9 +105,16 @@ def _shifted(term: str, constant: int) -> str:
     return f"{term} + {constant}" if constant > 0 else f"{term} - {-constant}"
 
 
-def _itemsize(element: Attribute) -> int:
-    """Bytes of one element of `element` (f16: 2)."""
-    return numpy_dtype(element).itemsize
+def _itemsize(tensor_type: Attribute, op: Operation) -> int:
+    """
+    Bytes of one device element of a tensor kept in LX (f16: 2), which must be its host
+    element's too: the round trip places host arrays in LX. A located error otherwise (fp8, bf16).
+    """
+    layout, _, dtype = tensor_layout(tensor_type)
+    device = layout.device_dtype.element_bytes
+    if device != dtype.itemsize:
+        raise op_error(op, f"a resident {dtype} tensor of {device}-byte device elements is not written yet")
+    return device
 
 
 def _memref(shape: Sequence[int], element: Attribute) -> str:
@@ -169,7 +175,7 @@ class _KernelWriter(BufferWriting):
         if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
             self.index[op.result] = op.value.value.data
         elif isinstance(op, core.CoreIdOp | core.LxAllocOp | core.YieldOp):
-            return  # tile starts come from the kernel's tiles; LX slots are ktdp values
+            self._declared(op)
         elif isinstance(op, core.DmaLoadOp):
             self._load(op)
         elif isinstance(op, core.DmaStoreOp):
@@ -373,7 +379,16 @@ class _KernelWriter(BufferWriting):
         """The kernel tensor a tile index names."""
         return self.tensors[self.kernel.body.block.args[tile_index]]
 
-    def _resident_view(self, buffer: SSAValue, tile_index: int, op: Operation) -> str | None:
+    def _declared(self, op: core.CoreIdOp | core.LxAllocOp | core.YieldOp) -> None:
+        """
+        Tile starts come from the kernel's tiles and LX slots are ktdp values: nothing to write,
+        but for a resident tensor's view, made here at the kernel's top level so that every DMA
+        of it, in a loop or after one, sees it.
+        """
+        if isinstance(op, core.LxAllocOp) and op.resident is not None:
+            self._resident_view(op.result, op)
+
+    def _resident_view(self, buffer: SSAValue, op: Operation) -> str | None:
         """
         The distributed view (`ktdp.construct_distributed_memory_view`) of a resident LX tensor
         a DMA moves `buffer` to or from, None for a device tensor: one `ct_local` member per
@@ -390,9 +405,15 @@ class _KernelWriter(BufferWriting):
         alloc = buffer.owner
         if not isinstance(alloc, core.LxAllocOp) or alloc.resident is None:
             raise op_error(op, "it moves an LX buffer that is not a resident tensor's")
+        moves = [
+            u.operation for u in buffer.uses if isinstance(u.operation, core.DmaLoadOp | core.DmaStoreOp)
+        ]
+        if not moves:
+            raise op_error(alloc, "a resident tensor no DMA moves is not written")
+        tile_index = moves[0].tile.value.data
         tensor = self._tensor_of(tile_index)
         slots, *extent = (int(n) for n in buffer.type.get_shape())
-        itemsize = _itemsize(tensor.element)
+        itemsize = _itemsize(self.kernel.body.block.args[tile_index].type, alloc)
         if slots != 1 or alloc.address.value.data % itemsize:
             raise op_error(
                 op, "resident tensors of several slots or at unaligned addresses are not written yet"
@@ -422,7 +443,7 @@ class _KernelWriter(BufferWriting):
     def _load(self, op: core.DmaLoadOp) -> None:
         chunk = self._chunk(op.chunk, op)
         tile_index = op.tile.value.data
-        view = self._resident_view(op.source, tile_index, op)
+        view = self._resident_view(op.source, op)
         if op.whole is not None:  # the core's whole slice, read by each chunk's compute in windows
             original = self.tiles[tile_index]
             self.tiles[tile_index] = WholeSlice.of(original)
@@ -447,7 +468,7 @@ class _KernelWriter(BufferWriting):
     def _store(self, op: core.DmaStoreOp) -> None:
         chunk = self._chunk(op.chunk, op)
         tile_index = op.tile.value.data
-        view = self._resident_view(op.target, tile_index, op)
+        view = self._resident_view(op.target, op)
         value = self._read(op.source, op.slot, op, tile_index, chunk)
         if value is None:
             raise op_error(op, "it stores a buffer no load or compute before it wrote")

@@ -79,6 +79,12 @@ def read_core_order(op: Operation) -> tuple[str, ...]:
     return tuple(names)
 
 
+def clear_handoff(op: Operation) -> None:
+    """Drop `op`'s recorded core order and hand-off, if any (`ktir-divide-work` decides anew)."""
+    op.attributes.pop(CORE_ORDER_ATTR, None)
+    op.attributes.pop(LX_HANDOFF_ATTR, None)
+
+
 def set_lx_handoff(op: Operation) -> None:
     """Mark `op`'s result as handed off to its consumer in LX (`ktir.lx_handoff`)."""
     op.attributes[LX_HANDOFF_ATTR] = UnitAttr()
@@ -118,6 +124,7 @@ def read_lx_placement(op: Operation) -> tuple[int, int] | None:
 
 
 __all__ = [
+    "clear_handoff",
     "clear_lx_placement",
     "division_attr",
     "handed_off",

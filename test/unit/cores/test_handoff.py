@@ -7,6 +7,7 @@ the consumer is divided to read it where it was written, and the numbers do not 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from helpers import compiled, fp16_ulp_at_largest
 from helpers import swiglu_mlp as mlp
 
@@ -14,8 +15,8 @@ import ktir
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir.core import CORE_ORDER_ATTR
 from ktir.ir.context import make_context
-from ktir.ir.diagnostics import parse_module
-from ktir.ir.state import read_core_order, read_lx_placement
+from ktir.ir.diagnostics import DiagnosticError, parse_module
+from ktir.ir.state import read_core_order, read_lx_placement, set_core_order
 from ktir.passes.propagate_layouts import functions_of
 from ktir.reference.executor import run
 from ktir.sim import estimate, simulate
@@ -67,3 +68,29 @@ def test_no_handoff_from_a_producer_whose_store_hides_under_its_pe_work() -> Non
     swiglu, down = kernels(module)
     assert read_core_order(swiglu) == () and read_lx_placement(swiglu) is None
     assert division(down)["k"] == 1
+
+
+def test_dividing_again_drops_an_earlier_runs_core_order_and_handoff() -> None:
+    """A producer keeps no stale `ktir.core_order` under a new division (a K split would break)."""
+    module = parse_module(make_context(), mlp(256, 256, 2048))
+    ktir.run_pipeline(module, "ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul,ktir-fuse")
+    ktir.run_pipeline(module, "ktir-divide-work{policy=dataflow}")
+    assert CORE_ORDER_ATTR in str(module)
+    ktir.run_pipeline(module, "ktir-divide-work{policy=default}")
+    assert CORE_ORDER_ATTR not in str(module) and "ktir.lx_handoff" not in str(module)
+
+
+def test_a_core_order_that_breaks_a_k_split_is_a_located_error() -> None:
+    """K partners reduce over the ring as consecutive cores: the split K must come first."""
+    text = """
+func.func @f(%x: tensor<64x512xf16>, %w: tensor<512x128xf16>) -> tensor<64x128xf16> {
+  %y = ktir.matmul %x, %w {ktir.work_division_hint = {m = 1 : i64, n = 2 : i64, k = 4 : i64}}
+      : tensor<64x512xf16>, tensor<512x128xf16> -> tensor<64x128xf16>
+  return %y : tensor<64x128xf16>
+}"""
+    module = parse_module(make_context(), text)
+    ktir.run_pipeline(module, "ktir-propagate-layouts,ktir-pad-matmul,ktir-divide-work{cores=8}")
+    matmul = next(op for op in functions_of(module)[0].body.block.ops if op.name == "ktir.matmul")
+    set_core_order(matmul, ["n", "m", "k"])
+    with pytest.raises(DiagnosticError, match="must put the split reduction dim 'k' first"):
+        ktir.run_pipeline(module, "ktir-plan-scratchpad")

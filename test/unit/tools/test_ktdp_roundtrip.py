@@ -70,3 +70,12 @@ def test_a_resident_tensor_is_written_and_round_trips() -> None:
     # has read it; ktdp's tile 1 accumulator is a new tensor, zeroed at once (docs/ktdp.md, "Not yet").
     assert set(consumer.differing) <= {"cycles"}
     assert abs(consumer.ktdp_cycles - consumer.ktir_cycles) <= 1e-3 * consumer.ktir_cycles
+
+
+def test_a_resident_tensor_stored_after_its_producers_tile_loop_is_written() -> None:
+    """
+    1,024 tokens: the producer's last output tile is stored after its pipelined loop, through
+    the view made at the kernel's top level (found by review: the view was made inside the loop)."""
+    module = compiled(swiglu_mlp(1024, 256, 2048), 32)
+    results = roundtrip_module(module)
+    assert len(results) == 2 and all(r.skipped is None and r.equal for r in results), results
