@@ -21,7 +21,6 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -36,7 +35,7 @@ from ktir.ir.diagnostics import DiagnosticError, parse_module, render
 from ktir.reference.blas import one_blas_thread
 from ktir.reference.ops import numpy_dtype
 from ktir.sim.engine import SimKernel
-from ktir.sim.memory import Scratchpad
+from ktir.sim.memory import LxBuffer, Scratchpad
 from ktir.sim.report import KernelReport
 from ktir.tools.arguments import ArgumentParser
 from ktir.tools.ktir_run import random_input
@@ -152,7 +151,7 @@ class _Resident:
     """A resident LX tensor a kernel reads or writes: its address, ktir's buffer, its start."""
 
     address: int
-    buffer: Any
+    buffer: LxBuffer
     before: np.ndarray
     """Each core's slot before the kernel (cores, slots, *tile): random if it reads it, else zeros."""
 

@@ -176,10 +176,10 @@ class _Model:
         1.306x against 1.298x on the Llama-3-8B prefill layer: the model then favours
         schedules the simulator runs slower.)
         """
-        x_other = self.x.dims - set(self.reduction)
-        outer = cuts.prod(axis=1) // self._column(cuts, self.reduction)
         if self.handoff.resident_x:  # already whole in LX
             return np.zeros(len(cuts), dtype=bool)
+        x_other = self.x.dims - set(self.reduction)
+        outer = cuts.prod(axis=1) // self._column(cuts, self.reduction)
         return (self._column(cuts, x_other) == 1) & (self._column(cuts, self.reduction) > 1) & (outer > 1)
 
     def lx_bytes(self, splits: np.ndarray, cuts: np.ndarray, whole_x: np.ndarray) -> np.ndarray:
@@ -349,14 +349,13 @@ def _ranked(model: _Model, splits: np.ndarray, cuts: np.ndarray, lx_bytes: int, 
     ]
 
 
-def best_schedule(
-    space: IterationSpace, cores: int, lx_bytes: int, target: Target, span: int | None = None
-) -> Schedule | None:
+def _candidates(
+    space: IterationSpace, cores: int, target: Target, span: int | None
+) -> tuple[_Model, np.ndarray, np.ndarray] | None:
     """
-    The fastest (splits, cuts) of a matmul over at most `cores` cores whose staging buffers
-    take at most `lx_bytes` of LX per core and, with `span`, whose every core addresses at
-    most `span` bytes of each tensor (`_within_span`); None if no candidate fits or there are
-    more than `MAX_CANDIDATES`.
+    The model and every (splits, cuts) candidate over at most `cores` cores, with `span` only
+    those within the address span (`_within_span`); None when there are more than
+    `MAX_CANDIDATES`.
     """
     model = _Model(space, target)
     units = granules(space.sizes, space.accesses, space.whole)
@@ -367,6 +366,22 @@ def best_schedule(
     if span is not None:
         keep = _within_span(space, model.dims, splits, span)
         splits, cuts = splits[keep], cuts[keep]
+    return model, splits, cuts
+
+
+def best_schedule(
+    space: IterationSpace, cores: int, lx_bytes: int, target: Target, span: int | None = None
+) -> Schedule | None:
+    """
+    The fastest (splits, cuts) of a matmul over at most `cores` cores whose staging buffers
+    take at most `lx_bytes` of LX per core and, with `span`, whose every core addresses at
+    most `span` bytes of each tensor (`_within_span`); None if no candidate fits or there are
+    more than `MAX_CANDIDATES`.
+    """
+    grid = _candidates(space, cores, target, span)
+    if grid is None:
+        return None
+    model, splits, cuts = grid
     ranked = _ranked(model, splits, cuts, lx_bytes, 1)
     return ranked[0] if ranked else None
 
@@ -392,15 +407,10 @@ def ranked_splits(
     candidates, ranked the same way), at most `limit`, fastest first; [] when none fits or there
     are more than `MAX_CANDIDATES`.
     """
-    model = _Model(space, target)
-    units = granules(space.sizes, space.accesses, space.whole)
-    options = {d: _pairs(units[d], cores) for d in model.dims}
-    if math.prod(len(o) for o in options.values()) > MAX_CANDIDATES:
+    grid = _candidates(space, cores, target, span)
+    if grid is None:
         return []
-    splits, cuts = _grid(model.dims, options, cores)
-    if span is not None:
-        keep = _within_span(space, model.dims, splits, span)
-        splits, cuts = splits[keep], cuts[keep]
+    model, splits, cuts = grid
     found: list[dict[str, int]] = []
     for schedule in _ranked(model, splits, cuts, lx_bytes, 64 * limit):  # a split has many cuts
         if schedule.splits not in found:

@@ -58,15 +58,14 @@ misjudges a pair by a few percent (over a sweep of 108 SwiGLU MLPs, 36 hand-offs
 
 @dataclass(frozen=True)
 class HandoffDivision:
-    """A hand-off's decisions: both kernels' work divisions and the producer's core order."""
+    """
+    A hand-off's decisions (both kernels' work divisions, the producer's core order) and the
+    two kernels' modeled cycles with it."""
 
     producer_splits: dict[str, int]
     consumer_splits: dict[str, int]
     producer_order: tuple[str, ...]
     cycles: float
-    """The two kernels' modeled cycles with the hand-off."""
-    apart_cycles: float
-    """Their modeled cycles under the divisions they had."""
 
 
 def handoff_division(
@@ -85,23 +84,20 @@ def handoff_division(
     `Target.core_address_span` of a tensor.
     """
     lx = target.lx_usable_bytes
-    best_cycles = _cycles(producer.space, producer.splits, lx, Handoff(), target)
-    best_cycles += _cycles(consumer.space, consumer.splits, lx, Handoff(), target)
-    apart, best = best_cycles, None
-    best_cycles *= 1.0 - REQUIRED_GAIN
+    apart = _cycles(producer.space, producer.splits, lx, Handoff(), target)
+    apart += _cycles(consumer.space, consumer.splits, lx, Handoff(), target)
+    best = None
     for splits in candidates:
         found = _aligned(Kernel(producer.op, producer.space, splits), consumer, budget, target)
-        if found is not None and found[2] <= best_cycles:
-            best_cycles, best = found[2], found
-    if best is None:
-        return None
-    return HandoffDivision(dict(best[0].splits), best[1], best[0].order, best_cycles, apart)
+        if found is None or found.cycles > (1.0 - REQUIRED_GAIN) * apart:
+            continue
+        if best is None or found.cycles <= best.cycles:
+            best = found
+    return best
 
 
-def _aligned(
-    producer: Kernel, consumer: Kernel, budget: int, target: Target
-) -> tuple[Kernel, dict[str, int], float] | None:
-    """(the producer in core order, the consumer's division, their modeled cycles) of one hand-off."""
+def _aligned(producer: Kernel, consumer: Kernel, budget: int, target: Target) -> HandoffDivision | None:
+    """One hand-off from a producer division, when its tiles match and it fits (None otherwise)."""
     splits = _aligned_splits(producer, consumer.space)
     if splits is None:
         return None
@@ -120,7 +116,7 @@ def _aligned(
     left = target.lx_usable_bytes - tile
     cycles = _cycles(producer.space, producer.splits, left, Handoff(kept_output=True), target)
     cycles += _cycles(consumer.space, splits, left, Handoff(resident_x=True), target)
-    return ordered, splits, cycles
+    return HandoffDivision(dict(producer.splits), splits, order, cycles)
 
 
 def _x_access(space: IterationSpace) -> Access:
