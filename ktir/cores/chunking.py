@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ktir.cores.dataflow import ACCUMULATOR_BYTES, is_matmul, ranked_cuts
+from ktir.cores.dataflow import ACCUMULATOR_BYTES, MAX_CHUNKS, is_matmul, ranked_cuts
 from ktir.cores.factors import divisors
 from ktir.cores.fusion import scratch_bytes
 from ktir.cores.iteration import iteration_space
@@ -34,9 +34,6 @@ from ktir.dialects.ktir import structured as st
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ir.values import is_tensor, shape_of
-
-MAX_CHUNKS = 4096
-"""Chunks per core beyond which a kernel is rejected rather than unrolled further."""
 
 
 class ChunkingError(ValueError):
@@ -197,8 +194,6 @@ def plan_matmul_chunks(
     room = sum(hi - lo for lo, hi in free)
     for schedule in ranked_cuts(kernel.space, kernel.splits, room, target):
         cuts = {d: schedule.cuts.get(d, 1) for d in kernel.space.sizes}
-        if math.prod(cuts.values()) > MAX_CHUNKS:
-            continue
         placed = place(_buffers(kernel, cuts, target.stick_bytes, schedule.whole_x), free, alignment)
         if placed is not None:
             return ChunkPlan(cuts, tuple(placed), schedule.whole_x)

@@ -43,8 +43,9 @@ LX slot and loads once before the first chunk (x bytes moved = the slice once pe
 read), and each chunk loads only its y tiles. A matmul cut along N then reads x once: on the
 Llama-3-8B prefill layer, SwiGLU's x crossed LPDDR5 7 times before.
 
-`best_schedule` ranks every (splits, cuts) whose per-dim product divides the dim's granules
-with NumPy in one pass and returns the fastest; given the address span
+`best_schedule` ranks every (splits, cuts) whose per-dim product divides the dim's granules,
+within `MAX_CHUNKS` chunks, with NumPy (in blocks of `BLOCK_CANDIDATES`, merged: Mistral-Small-24B's
+batched MLP on 2 cards has 1.75 M candidates) and returns the fastest; given the address span
 (`Target.core_address_span`), only among the splits under which no core addresses more of any
 tensor (the reference's span rule, `ktir.cores.work_division.per_core_span`). `ranked_cuts`
 does the same for a fixed split. Ties go to fewer chunks, then to more cores, then to x loaded
@@ -53,8 +54,9 @@ per chunk, then to the first candidate in a fixed order, so the choice is determ
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,9 +72,18 @@ from ktir.layout import sticks
 ACCUMULATOR_BYTES = 4
 """Partial sums accumulate in fp32."""
 
-MAX_CANDIDATES = 400_000
-"""Candidates ranked at most per matmul (a few MB of arrays, ~20 ms); a matmul with more is left to
-the reference's work division."""
+MAX_CHUNKS = 32768
+"""Chunks per core beyond which a kernel is rejected rather than unrolled further: a matmul's
+candidate cuts stay within it, and `ktir.cores.chunking` cuts no kernel further."""
+
+BLOCK_CANDIDATES = 400_000
+"""Candidates costed in one NumPy pass at most (a few tens of MB of arrays, ~0.1 s): a larger grid
+is ranked block by block (`_blocks`) and the blocks' best merged, with the ranking unchanged."""
+
+MAX_CANDIDATES = 4_000_000
+"""Candidates ranked at most per matmul (about 1 s); a matmul with more is left to the reference's
+work division. Mistral-Small-24B's batched MLP on 2 cards (32 sequences x 1,024 tokens,
+{b0: 32, m: 1024, k: 5120, n: 16384}) has 1.75 M."""
 
 
 @dataclass(frozen=True)
@@ -126,12 +137,33 @@ def _pairs(units: int, max_split: int) -> list[tuple[int, int]]:
 def _grid(
     dims: Sequence[str], options: Mapping[str, list[tuple[int, int]]], cores: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Every combination of per-dim (split, cut) options: arrays (candidates, dims) of splits, cuts."""
+    """
+    Every combination of per-dim (split, cut) options over at most `cores` cores in at most
+    `MAX_CHUNKS` chunks: arrays (candidates, dims) of splits, cuts.
+    """
     index = np.indices([len(options[d]) for d in dims]).reshape(len(dims), -1).T
     splits = np.stack([np.array([p[0] for p in options[d]])[index[:, i]] for i, d in enumerate(dims)], axis=1)
     cuts = np.stack([np.array([p[1] for p in options[d]])[index[:, i]] for i, d in enumerate(dims)], axis=1)
-    keep = splits.prod(axis=1) <= cores
+    keep = (splits.prod(axis=1) <= cores) & (cuts.prod(axis=1) <= MAX_CHUNKS)
     return splits[keep], cuts[keep]
+
+
+def _blocks(
+    dims: Sequence[str], options: Mapping[str, list[tuple[int, int]]], cores: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """
+    `_grid` in blocks of at most `BLOCK_CANDIDATES`, in its order: the leading dims' options
+    are fixed one combination per block (enumeration order is leading dim slowest), those whose
+    splits already exceed `cores` skipped. A grid within one block is one block, `_grid` itself.
+    """
+    sizes = [len(options[d]) for d in dims]
+    lead = 0
+    while math.prod(sizes[lead:]) > BLOCK_CANDIDATES:
+        lead += 1
+    for prefix in itertools.product(*(options[d] for d in dims[:lead])):
+        if math.prod(split for split, _ in prefix) > cores:
+            continue
+        yield _grid(dims, {**options, **{d: [p] for d, p in zip(dims, prefix, strict=False)}}, cores)
 
 
 class _Model:
@@ -349,24 +381,51 @@ def _ranked(model: _Model, splits: np.ndarray, cuts: np.ndarray, lx_bytes: int, 
     ]
 
 
+def _merged(
+    model: _Model, blocks: Iterator[tuple[np.ndarray, np.ndarray]], lx_bytes: int, limit: int
+) -> list[Schedule]:
+    """
+    `_ranked` over candidates given in blocks: each block's `limit` best, merged by the same
+    keys, with a block's place in the enumeration breaking the last tie, so the result is what
+    `_ranked` gives on the whole grid.
+    """
+    found: list[tuple[tuple[float, ...], Schedule]] = []
+    for block, (splits, cuts) in enumerate(blocks):
+        for rank, schedule in enumerate(_ranked(model, splits, cuts, lx_bytes, limit)):
+            key = (
+                float(np.round(np.float64(schedule.cycles), 3)),
+                math.prod(schedule.cuts.values()),
+                -math.prod(schedule.splits.values()),
+                schedule.whole_x,
+                block,
+                rank,
+            )
+            found.append((key, schedule))
+    found.sort(key=lambda item: item[0])
+    return [schedule for _, schedule in found[:limit]]
+
+
 def _candidates(
     space: IterationSpace, cores: int, target: Target, span: int | None
-) -> tuple[_Model, np.ndarray, np.ndarray] | None:
+) -> tuple[_Model, Iterator[tuple[np.ndarray, np.ndarray]]] | None:
     """
-    The model and every (splits, cuts) candidate over at most `cores` cores, with `span` only
-    those within the address span (`_within_span`); None when there are more than
-    `MAX_CANDIDATES`.
+    The model and every (splits, cuts) candidate over at most `cores` cores, in blocks
+    (`_blocks`), with `span` only those within the address span (`_within_span`); None when
+    there are more than `MAX_CANDIDATES`.
     """
     model = _Model(space, target)
     units = granules(space.sizes, space.accesses, space.whole)
     options = {d: _pairs(units[d], cores) for d in model.dims}
     if math.prod(len(o) for o in options.values()) > MAX_CANDIDATES:
         return None
-    splits, cuts = _grid(model.dims, options, cores)
-    if span is not None:
+
+    def spanned(splits: np.ndarray, cuts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if span is None:
+            return splits, cuts
         keep = _within_span(space, model.dims, splits, span)
-        splits, cuts = splits[keep], cuts[keep]
-    return model, splits, cuts
+        return splits[keep], cuts[keep]
+
+    return model, (spanned(*block) for block in _blocks(model.dims, options, cores))
 
 
 def best_schedule(
@@ -381,8 +440,7 @@ def best_schedule(
     grid = _candidates(space, cores, target, span)
     if grid is None:
         return None
-    model, splits, cuts = grid
-    ranked = _ranked(model, splits, cuts, lx_bytes, 1)
+    ranked = _merged(*grid, lx_bytes, 1)
     return ranked[0] if ranked else None
 
 
@@ -410,9 +468,8 @@ def ranked_splits(
     grid = _candidates(space, cores, target, span)
     if grid is None:
         return []
-    model, splits, cuts = grid
     found: list[dict[str, int]] = []
-    for schedule in _ranked(model, splits, cuts, lx_bytes, 64 * limit):  # a split has many cuts
+    for schedule in _merged(*grid, lx_bytes, 64 * limit):  # a split has many cuts
         if schedule.splits not in found:
             found.append(schedule.splits)
         if len(found) == limit:

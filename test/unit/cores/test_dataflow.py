@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ktir
-from ktir.cores.dataflow import Handoff, best_schedule, is_matmul, memory_bound, ranked_cuts
+from ktir.cores import dataflow
+from ktir.cores.dataflow import Handoff, best_schedule, is_matmul, memory_bound, ranked_cuts, ranked_splits
 from ktir.cores.iteration import iteration_space
 from ktir.hardware.target import SPYRE
 from ktir.ir.context import make_context
@@ -164,3 +165,75 @@ def test_a_resident_x_and_a_kept_output_move_no_lpddr5_bytes() -> None:
         matmul_space(4096, 4096, 4096),
         SPYRE,
     )
+
+
+def batched_matmul_space(b: int, m: int, k: int, n: int):
+    """The iteration space of `x @ w` for a batch of `b` x[m, k] and one w[k, n], fp16."""
+    x, w, y = f"tensor<{b}x{m}x{k}xf16>", f"tensor<{k}x{n}xf16>", f"tensor<{b}x{m}x{n}xf16>"
+    body = f"  %y = ktir.matmul %x, %w : {x}, {w} -> {y}\n  return %y : {y}\n"
+    module = parse_module(make_context(), f"func.func @mm(%x: {x}, %w: {w}) -> {y} {{\n{body}}}")
+    ktir.run_pipeline(module, "ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul")
+    op = next(o for o in functions_of(module)[0].body.block.ops if o.name == "ktir.matmul")
+    space = iteration_space(op)
+    assert space is not None and is_matmul(space)
+    return space
+
+
+def test_a_grid_ranked_in_blocks_gives_what_it_gives_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    Ranking block by block (`_blocks`, `_merged`) picks exactly what one pass over the whole grid
+    picks, ties included: the best schedule and the 8 fastest distinct splits, with blocks of at
+    most 2,000 candidates (217 of them) against one grid of 73,710.
+    """
+    space = batched_matmul_space(4, 256, 1024, 2048)
+    whole = (
+        best_schedule(space, 32, SPYRE.lx_usable_bytes, SPYRE),
+        ranked_splits(space, 32, SPYRE.lx_usable_bytes, SPYRE),
+    )
+    blocks: list[int] = []
+    original = dataflow._grid
+
+    def counted(*args, **kwargs):
+        grid = original(*args, **kwargs)
+        blocks.append(len(grid[0]))
+        return grid
+
+    monkeypatch.setattr(dataflow, "BLOCK_CANDIDATES", 2_000)
+    monkeypatch.setattr(dataflow, "_grid", counted)
+    blocked_best = best_schedule(space, 32, SPYRE.lx_usable_bytes, SPYRE)
+    assert len(blocks) == 217 and max(blocks) <= 2_000
+    assert (blocked_best, ranked_splits(space, 32, SPYRE.lx_usable_bytes, SPYRE)) == whole
+    assert whole[0] is not None and len(whole[1]) == 8
+
+
+def test_a_batched_matmul_over_the_old_candidate_limit_is_divided_for_time() -> None:
+    """
+    Mistral-Small-24B's batched K/V-sized projection on 2 cards, 32 sequences x 1,024 tokens
+    (x[32, 1024, 5120] @ w[5120, 2048]), has 944,622 candidates: more than one block, so it was
+    left to the reference's division ({b0: 32}, whose fused MLP needed 2.36 MB of LX per core).
+    Now its split is ranked for time and fits LX.
+    """
+    space = batched_matmul_space(32, 1024, 5120, 2048)
+    schedule = best_schedule(space, 32, SPYRE.lx_usable_bytes, SPYRE, span=SPYRE.core_address_span)
+    assert schedule is not None
+    assert schedule.splits == {"b0": 1, "m": 4, "n": 8, "k": 1}
+    compulsory = (32 * 1024 * 5120 + 5120 * 2048 + 32 * 1024 * 2048) * 2
+    assert schedule.traffic >= compulsory
+
+
+def test_no_candidate_has_more_chunks_than_a_kernel_may(monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    A schedule is only worth ranking if `ktir-lower-to-cores` can build it: never more than
+    `MAX_CHUNKS` chunks per core. With the limit at 48, the up projection's best (64 chunks:
+    N cut in 4, K in 16) gives way to the fastest of at most 48 that fits LX: 32 chunks under
+    {m: 4, n: 4, k: 2}; with 24, none fits.
+    """
+    space = matmul_space(512, 4096, 14336)
+    monkeypatch.setattr(dataflow, "MAX_CHUNKS", 48)
+    schedule = best_schedule(space, 32, SPYRE.lx_usable_bytes, SPYRE)
+    assert schedule is not None
+    assert (schedule.splits, schedule.cuts) == ({"m": 4, "n": 4, "k": 2}, {"m": 1, "n": 8, "k": 4})
+    ranked = ranked_cuts(space, schedule.splits, SPYRE.lx_usable_bytes, SPYRE)
+    assert ranked and all(math.prod(s.cuts.values()) <= 48 for s in ranked)
+    monkeypatch.setattr(dataflow, "MAX_CHUNKS", 24)
+    assert best_schedule(space, 32, SPYRE.lx_usable_bytes, SPYRE) is None
