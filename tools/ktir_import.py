@@ -63,10 +63,15 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def load_model_file(path: str) -> tuple[Any, tuple[Any, ...], dict[str, Any], Any]:
-    """Run the model file; return its `model`, `example_args`, `example_kwargs` and `dynamic_shapes`."""
+def _check_readable(path: str) -> None:
+    """Raise `ModelFileError` unless `path` names a file."""
     if not Path(path).is_file():
         raise ModelFileError(f"cannot read '{path}': no such file")
+
+
+def load_model_file(path: str) -> tuple[Any, tuple[Any, ...], dict[str, Any], Any]:
+    """Run the model file; return its `model`, `example_args`, `example_kwargs` and `dynamic_shapes`."""
+    _check_readable(path)
     try:
         namespace = runpy.run_path(path, run_name="__ktir_import__")
     except SystemExit as error:  # a model file that exits has not defined a model
@@ -100,6 +105,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     """Import the model file named in `argv` and print it; returns the exit code."""
     args = _arguments(argv)
     try:
+        _check_readable(args.model_file)  # before torch's import, which takes seconds
         require_torch("ktir-import")
         for path in _output_paths(args):  # a bad path fails before the import runs
             check_writable(path)
