@@ -1,15 +1,16 @@
 """
-`ktir-divide-work{cores=32 policy=default|cost|dataflow handoff=true}`: decide how each kernel's
-iteration space is cut over the cores.
+`ktir-divide-work{cores=32 policy=dataflow|default|cost handoff=true}`: decide how each kernel's
+iteration space is cut over the cores. The default policy, `dataflow`, is `ktir-compile`'s.
 
 Every op that becomes a kernel (`ktir.cores.iteration.iteration_space`) gets a `work_division`
 dictionary: iteration dim -> slice count, every dim listed in order (output dims first, then
 reduced dims). The math is `ktir.cores.work_division.divide`, the reference's three passes: span
-reduction (each core addresses at most 256 MiB), then either the default distribution or,
-with `policy=cost`, the reference's matmul cost model. With `policy=dataflow` a matmul's split
-is chosen together with its LX chunking for time (`ktir.cores.dataflow`, docs/performance.md;
-what `ktir-compile` uses) among the splits that keep each core within the address span (the
-reference then decides only when none does), and every other op divides by default. Then, with
+reduction (each core addresses at most 256 MiB), then either the reference's default
+distribution (`policy=default`) or, with `policy=cost`, the reference's matmul cost model. With
+`policy=dataflow` (the default) a matmul's split is chosen together with its LX chunking for time
+(`ktir.cores.dataflow`, docs/performance.md) among the splits that keep each core within the
+address span (the reference then decides only when none does), a fused kernel's for the least
+traffic with its chunking (`fused_division`), and every other op's by the reference. Then, with
 `handoff=true` (the default), a matmul whose x is the result of a matmul kernel read by nothing
 else is divided to read that result where it was written, when the dataflow model finds the two
 faster with the result kept in LX (`ktir.cores.handoff`, docs/work-division.md): the consumer
@@ -173,7 +174,8 @@ class DivideWorkPass(ModulePass):
 
     cores: int | None = None
     """Cores to divide over; default: all of the target's."""
-    policy: str = "default"
+    policy: str = "dataflow"
+    """`dataflow` (`ktir-compile`'s), `default` (the reference's distribution) or `cost`."""
     handoff: bool = True
     """With `policy=dataflow`: re-divide a matmul reading another matmul kernel's result so that
     the result stays in LX between them, where that is faster (`ktir.cores.handoff`)."""

@@ -7,7 +7,7 @@
 // RUN: not ktir-opt %t/not_utf8.mlir 2>&1 | filecheck %s --check-prefix=UTF8
 // RUN: not ktir-opt %t/deep_regions.mlir 2>&1 | filecheck %s --check-prefix=REGIONS
 // RUN: not ktir-opt %t/deep_attribute.mlir 2>&1 | filecheck %s --check-prefix=ATTRIBUTE
-// RUN: ktir-opt %inputs/fuzz/prime_rows.mlir -p 'ktir-propagate-layouts,ktir-divide-work' | filecheck %s --check-prefix=PRIME
+// RUN: ktir-opt %inputs/fuzz/prime_rows.mlir -p 'ktir-propagate-layouts,ktir-divide-work{policy=default}' | filecheck %s --check-prefix=PRIME
 // RUN: not ktir-opt %inputs/fuzz/padded_column.mlir -p ktir-compile 2>&1 | filecheck %s --check-prefix=DEVICE
 // RUN: not ktir-opt %inputs/fuzz/padded_column.mlir -p 'ktir-compile{cores=0}' 2>&1 | filecheck %s --check-prefix=CORES
 // RUN: not ktir-opt %inputs/fuzz/padded_column.mlir -p 'ktir-compile{solver=bogus}' 2>&1 | filecheck %s --check-prefix=SOLVER

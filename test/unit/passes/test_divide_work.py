@@ -37,7 +37,7 @@ def test_abs_on_a_3d_fp32_tensor(cores: int, d0: int) -> None:
 
 
 def test_span_reduction_splits_k_of_a_huge_matmul() -> None:
-    assert divided(matmul(8192, 32768, 4096))[0] == {"m": 16, "n": 1, "k": 2}
+    assert divided(matmul(8192, 32768, 4096), "{policy=default}")[0] == {"m": 16, "n": 1, "k": 2}
 
 
 def test_the_lm_head_respects_the_span_rule_and_reads_its_weight_once() -> None:
@@ -88,7 +88,7 @@ def test_bad_hints_are_located_errors(hint: str, message: str) -> None:
 
 
 def test_cost_policy_never_uses_fewer_cores_and_differs_from_default() -> None:
-    default = divided(matmul(256, 4096, 4096))[0]
+    default = divided(matmul(256, 4096, 4096), "{policy=default}")[0]
     cost = divided(matmul(256, 4096, 4096), "{policy=cost}")[0]
     assert default is not None and cost is not None
     used = lambda s: s["m"] * s["n"] * s["k"]  # noqa: E731
@@ -149,3 +149,13 @@ def test_batched_attention_divides_over_batch_and_heads_near_its_bound(
     assert kernel.division["b0"] > 1 and kernel.division["h"] > 1 and kernel.division["s"] == 1
     assert kernel.bytes == kernel.compulsory_bytes
     assert kernel.cycles <= 1.3 * max(kernel.bound_cycles, sfu_floor(*shape, cores))
+
+
+def test_the_default_policy_is_ktir_compiles() -> None:
+    """
+    `ktir-divide-work` alone divides as `ktir-compile` does (`policy=dataflow`): the 256 x 4096 x
+    4096 matmul gets the dataflow planner's {m: 4, n: 8}, where the reference's distribution gives
+    {m: 32}."""
+    text = matmul(256, 4096, 4096)
+    assert divided(text)[0] == divided(text, "{policy=dataflow}")[0] == {"m": 4, "n": 8, "k": 1}
+    assert divided(text, "{policy=default}")[0] == {"m": 32, "n": 1, "k": 1}

@@ -1,5 +1,5 @@
-// RUN: ktir-opt %s --split-input-file -p ktir-divide-work | filecheck %s --check-prefix=C32
-// RUN: ktir-opt %s --split-input-file -p 'ktir-divide-work{cores=8}' | filecheck %s --check-prefix=C8
+// RUN: ktir-opt %s --split-input-file -p 'ktir-divide-work{policy=default}' | filecheck %s --check-prefix=C32
+// RUN: ktir-opt %s --split-input-file -p 'ktir-divide-work{cores=8 policy=default}' | filecheck %s --check-prefix=C8
 
 // Batched attention divides for time with its chunking (ktir.cores.attention): the most cores,
 // then balanced work and every key and value head read once. The inputs were generated with

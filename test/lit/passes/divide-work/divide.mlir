@@ -1,5 +1,5 @@
-// RUN: ktir-opt %s --split-input-file -p 'ktir-divide-work{cores=2}' | filecheck %s
-// RUN: ktir-opt %s --split-input-file -p ktir-divide-work | filecheck %s --check-prefix=C32
+// RUN: ktir-opt %s --split-input-file -p 'ktir-divide-work{cores=2 policy=default}' | filecheck %s
+// RUN: ktir-opt %s --split-input-file -p 'ktir-divide-work{policy=default}' | filecheck %s --check-prefix=C32
 
 // The input below meets the preconditions of ktir-divide-work; generated once with
 //   git show f9d10e6:test/lit/passes/divide-work/divide.mlir | ktir-opt --split-input-file -p 'ktir-propagate-layouts'

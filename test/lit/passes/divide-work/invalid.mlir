@@ -1,4 +1,4 @@
-// RUN: not ktir-opt %s -p ktir-divide-work 2>&1 | filecheck %s
+// RUN: not ktir-opt %s -p 'ktir-divide-work{policy=default}' 2>&1 | filecheck %s
 
 // The input below meets the preconditions of ktir-divide-work; generated once with
 //   git show f9d10e6:test/lit/passes/divide-work/invalid.mlir | ktir-opt -p 'ktir-propagate-layouts'

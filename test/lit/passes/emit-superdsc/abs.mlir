@@ -7,7 +7,7 @@
 // RUN: cat %t/0_abs.json | filecheck %s
 
 // The input below meets the preconditions of ktir-emit-superdsc; generated once with
-//   git show f9d10e6:test/lit/passes/emit-superdsc/abs.mlir | ktir-opt -p 'ktir-propagate-layouts,ktir-divide-work{cores=2}'
+//   git show f9d10e6:test/lit/passes/emit-superdsc/abs.mlir | ktir-opt -p 'ktir-propagate-layouts,ktir-divide-work{cores=2 policy=default}'
 // (see test/lit/Inputs/passes/README.md).
 
 // The IR is unchanged by the export.

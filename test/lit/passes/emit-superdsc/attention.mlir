@@ -5,7 +5,7 @@
 // RUN: not ls %t
 
 // The input below meets the preconditions of ktir-emit-superdsc (divided); generated once with
-//   ktir-opt -p 'ktir-propagate-layouts,ktir-divide-work'
+//   ktir-opt -p 'ktir-propagate-layouts,ktir-divide-work{policy=default}'
 // from test/lit/passes/propagate-layouts/rules.mlir's @attention (see test/lit/Inputs/passes/README.md).
 
 func.func @attention(%q: tensor<1x8x256x64xf16, #ktir.tiled<device_size = [8, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>, %k: tensor<1x2x256x64xf16, #ktir.tiled<device_size = [2, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>, %v: tensor<1x2x256x64xf16, #ktir.tiled<device_size = [2, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>) -> tensor<1x8x256x64xf16, #ktir.tiled<device_size = [8, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>> attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {

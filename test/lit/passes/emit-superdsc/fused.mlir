@@ -5,7 +5,7 @@
 // RUN: not ls %t
 
 // The input below meets the preconditions of ktir-emit-superdsc (divided); generated once with
-//   ktir-opt -p 'ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul,ktir-fuse,ktir-divide-work'
+//   ktir-opt -p 'ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul,ktir-fuse,ktir-divide-work{policy=default}'
 // from silu(x) * w (see test/lit/Inputs/passes/README.md).
 
 func.func @f(%x: tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>>, %w: tensor<64xf16, #ktir.tiled<device_size = [1, 64], stride_map = [64, 1]>>) -> tensor<4x64xf16, #ktir.tiled<device_size = [1, 4, 64], stride_map = [64, 64, 1]>> attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {

@@ -8,7 +8,7 @@
 // `ktir.compute pt ... accumulate` combining its chunk into the running max, sum and output;
 // the accumulator is stored once. A 2 KiB buffer holds the rows' running max and sum.
 // Input generated with
-//   ktir-opt attention.mlir -p 'ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul,ktir-fuse,ktir-divide-work{cores=2 target="small.toml"},ktir-plan-scratchpad{target="small.toml"}'
+//   ktir-opt attention.mlir -p 'ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul,ktir-fuse,ktir-divide-work{cores=2 policy=default target="small.toml"},ktir-plan-scratchpad{target="small.toml"}'
 
 builtin.module {
   func.func @attention(%q: tensor<1x2x256x64xf16, #ktir.tiled<device_size = [2, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>>, %k: tensor<1x1x512x64xf16, #ktir.tiled<device_size = [1, 512, 1, 1, 64], stride_map = [-1, 64, 64, -1, 1]>>, %v: tensor<1x1x512x64xf16, #ktir.tiled<device_size = [1, 512, 1, 1, 64], stride_map = [-1, 64, 64, -1, 1]>>) -> tensor<1x2x256x64xf16, #ktir.tiled<device_size = [2, 256, 1, 1, 64], stride_map = [16384, 64, 64, -1, 1]>> attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {

@@ -1,7 +1,7 @@
 // RUN: not ktir-opt %s -p ktir-lower-to-cores 2>&1 | filecheck %s
 
 // The input below meets the preconditions of ktir-lower-to-cores; generated once with
-//   git show f9d10e6:test/lit/passes/lower-to-cores/invalid.mlir | ktir-opt -p 'ktir-propagate-layouts,ktir-divide-work'
+//   git show f9d10e6:test/lit/passes/lower-to-cores/invalid.mlir | ktir-opt -p 'ktir-propagate-layouts,ktir-divide-work{policy=default}'
 // (see test/lit/Inputs/passes/README.md).
 
 // A softmax row must stay whole on a core: 2 MiB in and 2 MiB out never fit.

@@ -1,7 +1,7 @@
 // RUN: ktir-opt %s --split-input-file -p ktir-lower-to-cores | filecheck %s
 
 // The input below meets the preconditions of ktir-lower-to-cores; generated once with
-//   git show f9d10e6:test/lit/passes/lower-to-cores/lower.mlir | ktir-opt --split-input-file -p 'ktir-propagate-layouts,ktir-divide-work{cores=2}'
+//   git show f9d10e6:test/lit/passes/lower-to-cores/lower.mlir | ktir-opt --split-input-file -p 'ktir-propagate-layouts,ktir-divide-work{cores=2 policy=default}'
 // (see test/lit/Inputs/passes/README.md).
 
 // The seed's (4, 64) abs on 2 cores: one 256-byte tile per tensor and core.

@@ -5,7 +5,7 @@
 // from the top of LX); the chunk loop's first iteration is peeled and does not load it again.
 // Its x is the exp's result (kept in LX by the scratchpad plan): loaded per chunk, never
 // prefetched. Input generated with
-//   ktir-opt exp_then_matmul.mlir -p 'ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul,ktir-fuse,ktir-divide-work{cores=2},ktir-plan-scratchpad'
+//   ktir-opt exp_then_matmul.mlir -p 'ktir-propagate-layouts,ktir-insert-restickify,ktir-pad-matmul,ktir-fuse,ktir-divide-work{cores=2 policy=default},ktir-plan-scratchpad'
 
 builtin.module {
   func.func @exp_then_matmul(%x: tensor<64x1024xf16, #ktir.tiled<device_size = [16, 64, 64], stride_map = [64, 1024, 1]>>, %w: tensor<1024x4096xf16, #ktir.tiled<device_size = [64, 1024, 64], stride_map = [64, 4096, 1]>> {ktir.parameter = "w"}) -> tensor<64x4096xf16, #ktir.tiled<device_size = [64, 64, 64], stride_map = [64, 4096, 1]>> attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {

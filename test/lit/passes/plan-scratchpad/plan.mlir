@@ -2,7 +2,7 @@
 // RUN: ktir-opt %s -p 'ktir-plan-scratchpad{solver=bestfit}' | filecheck %s
 
 // The input below meets the preconditions of ktir-plan-scratchpad; generated once with
-//   git show f9d10e6:test/lit/passes/plan-scratchpad/plan.mlir | ktir-opt -p 'ktir-propagate-layouts,ktir-divide-work'
+//   git show f9d10e6:test/lit/passes/plan-scratchpad/plan.mlir | ktir-opt -p 'ktir-propagate-layouts,ktir-divide-work{policy=default}'
 // (see test/lit/Inputs/passes/README.md).
 
 // add and exp stay in LX (2 rows of 256 fp16 = 1,024 bytes per core); exp writes over add,
