@@ -170,6 +170,12 @@ class ScatterRowsOp(IRDLOperation):
     `in_place`: the result takes dest's device memory and only the named rows are written (a
     KV cache updated where it lives); dest must have no other use and the same type, layout
     included, as the result.
+
+    `contiguous`: the indices are known, when the program is compiled, to be one ascending run
+    `s, s + 1, ..., s + n - 1` (a prefill chunk's positions in a static cache; the frontend
+    decides it, `ktir.frontend.updates.mark_contiguous_rows`). The rows then form one box of
+    dest, which each core writes with one strided DMA instead of one per row; a run on
+    indices that are not such a run is an `ExecutionError`.
     """
 
     name = "ktir.scatter_rows"
@@ -178,10 +184,12 @@ class ScatterRowsOp(IRDLOperation):
     indices = operand_def(TensorType)
     dim = opt_prop_def(IntegerAttr[I64])
     in_place = opt_prop_def(UnitAttr)
+    contiguous = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure())
     assembly_format = (
-        "$values `into` $dest `[` $indices `]` (`dim` $dim^)? (`in_place` $in_place^)? attr-dict `:` "
+        "$values `into` $dest `[` $indices `]` (`dim` $dim^)? (`in_place` $in_place^)? "
+        "(`contiguous` $contiguous^)? attr-dict `:` "
         "type($values) `,` type($dest) `,` type($indices) `->` type($result)"
     )
 

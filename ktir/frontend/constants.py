@@ -45,7 +45,7 @@ from ktir.dialects.ktir.functions import CONSTANT_ARG
 from ktir.frontend.fx import FxImport
 from ktir.frontend.gathered_tables import split_gathered_tables
 from ktir.frontend.shared_input import merge_shared_input_matmuls
-from ktir.frontend.updates import whole_row_copies
+from ktir.frontend.updates import mark_contiguous_rows, whole_row_copies
 from ktir.ir.state import updated_arguments
 from ktir.ir.values import functions_of, is_tensor, position_in_block, shape_of
 from ktir.reference.executor import execute_op
@@ -114,6 +114,7 @@ def fold_constants(imported: FxImport) -> int:
     )
     folded = [op for op in list(block.ops) if op.results and values.evaluate(op)]
     whole_row_copies(block, values.known)  # before the frontier: their indices are then unused
+    mark_contiguous_rows(block, values.known)
     folded_set = set(folded)
     frontier = [
         v

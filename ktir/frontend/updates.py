@@ -17,7 +17,10 @@ name every row of the destination in order (a prefill's positions `arange(n)` in
 `n` positions, as `ktir-estimate` compiles it) replaces the whole destination: it becomes a
 `ktir.copy` of its values (`whole_row_copies`), as `slice_scatter` over the whole range does.
 The copy is one contiguous transfer, not one DMA per row (8 heads x 512 positions of 256 bytes
-for a Llama-3-8B key cache), and it is an ordinary kernel the compiler may fuse.
+for a Llama-3-8B key cache), and it is an ordinary kernel the compiler may fuse. A scatter whose
+known indices are one ascending run of fewer rows (a prefill chunk of 1,024 positions into a
+cache of 3,072) is marked `contiguous` (`mark_contiguous_rows`): its rows are one box of the
+cache, which each core writes with one strided DMA.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from ktir.dialects.ktir import routing
 from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.functions import UPDATED_BY_ARG
 from ktir.ir.values import shape_of
+from ktir.reference.data import is_run
 
 
 def split_outputs(program: ExportedProgram, output: torch.fx.Node) -> tuple[list[Any], list[tuple[Any, str]]]:
@@ -86,17 +90,33 @@ def _scatter_in_place(value: SSAValue, argument: BlockArgument) -> None:
         op.properties["in_place"] = UnitAttr()
 
 
+def _wrapped(indices: np.ndarray, rows: int) -> np.ndarray | None:
+    """One-dimensional integer `indices` within `rows` as row numbers (negative from the end), else None."""
+    if indices.ndim != 1 or indices.dtype.kind not in "iu":
+        return None
+    if len(indices) and not bool(np.all((indices >= -rows) & (indices < rows))):
+        return None  # out of range: left to the scatter, which reports it at run time
+    return np.where(indices < 0, indices + rows, indices).astype(np.int64)
+
+
+def is_contiguous_run(indices: np.ndarray, rows: int) -> bool:
+    """
+    Whether `indices` (wrapping from the end) are one ascending run `s, s + 1, ..., s + n - 1`
+    of the `rows`: the rows a scatter of them writes form one box. Example: over 8 rows,
+    `[2, 3, 4]` and `[-2, -1]` are; `[2, 4]`, `[3, 2]` and `[]` are not.
+    """
+    wrapped = _wrapped(indices, rows)
+    return wrapped is not None and len(wrapped) > 0 and is_run(wrapped)
+
+
 def names_every_row(indices: np.ndarray, rows: int) -> bool:
     """
     Whether `indices` (one-dimensional, wrapping from the end as a scatter's do) are exactly
     `0, 1, ..., rows - 1`: a scatter of them replaces every row, each by its own value.
     Example: `[0, 1, 2]` and `[-3, 1, -1]` over 3 rows do; `[0, 2, 1]` and `[0, 1]` do not.
     """
-    if indices.ndim != 1 or indices.shape[0] != rows or indices.dtype.kind not in "iu":
-        return False
-    if rows and not bool(np.all((indices >= -rows) & (indices < rows))):
-        return False  # out of range: left to the scatter, which reports it at run time
-    return bool(np.array_equal(np.where(indices < 0, indices + rows, indices), np.arange(rows)))
+    wrapped = _wrapped(indices, rows)
+    return wrapped is not None and len(wrapped) == rows and bool(np.array_equal(wrapped, np.arange(rows)))
 
 
 def whole_row_copies(block: Block, known: Callable[[SSAValue], np.ndarray | None]) -> int:
@@ -120,4 +140,28 @@ def whole_row_copies(block: Block, known: Callable[[SSAValue], np.ndarray | None
     return replaced
 
 
-__all__ = ["mark_updates", "names_every_row", "split_outputs", "whole_row_copies"]
+def mark_contiguous_rows(block: Block, known: Callable[[SSAValue], np.ndarray | None]) -> int:
+    """
+    Mark `contiguous` each `ktir.scatter_rows` whose indices (`known`: their compile-time value,
+    or None) are one ascending run of its destination's rows: a prefill chunk of 1,024 positions
+    written into a static cache of 3,072. How many were marked.
+    """
+    marked = 0
+    for op in block.ops:
+        if not isinstance(op, routing.ScatterRowsOp):
+            continue
+        indices = known(op.indices)
+        if indices is not None and is_contiguous_run(indices, shape_of(op.dest.type)[op.scatter_dim()]):
+            op.properties["contiguous"] = UnitAttr()
+            marked += 1
+    return marked
+
+
+__all__ = [
+    "is_contiguous_run",
+    "mark_contiguous_rows",
+    "mark_updates",
+    "names_every_row",
+    "split_outputs",
+    "whole_row_copies",
+]

@@ -89,9 +89,19 @@ def _scatter_rows(op: routing.ScatterRowsOp, args: list[np.ndarray]) -> list[np.
     values, dest, indices = args
     dim = op.scatter_dim()
     result = dest.copy()
-    rows = (slice(None),) * dim + (checked_rows(indices, dest.shape[dim]),)
+    wrapped = checked_rows(indices, dest.shape[dim])
+    if op.contiguous is not None and not is_run(wrapped):
+        raise ExecutionError(
+            f"scatter_rows is marked contiguous, but its indices {indices.tolist()} are not one run"
+        )
+    rows = (slice(None),) * dim + (wrapped,)
     result[rows] = values  # NumPy keeps the last of repeated rows
     return [result]
+
+
+def is_run(rows: np.ndarray) -> bool:
+    """Whether `rows` (non-negative) are `s, s + 1, ..., s + n - 1`. Example: `[4, 5, 6]` are, `[4, 6]` no."""
+    return bool(np.array_equal(rows, rows[0] + np.arange(len(rows)))) if len(rows) else True
 
 
 def expert_bounds(offsets: np.ndarray, rows: int) -> list[tuple[int, int]]:

@@ -3,7 +3,9 @@ Function-level ops that take time, and what they must move (`ktir.sim.machine` r
 
 - A view moves no data and takes no time.
 - `ktir.gather_rows` / `ktir.scatter_rows`: an indirect DMA (`gather_rows_cycles`); a scatter
-  also copies its destination first, unless it is `in_place` (a KV cache written where it lives).
+  also copies its destination first, unless it is `in_place` (a KV cache written where it lives),
+  and writes one box with a strided DMA per core when its rows are one known run
+  (`contiguous`, `box_write_cycles`).
 - `ktir.topk`, `ktir.sort`, `ktir.histc`, `ktir.take_along`: small SFU ops over rows the cores
   share (`sfu_op_cycles` with the op's passes per element; a take-along selects each element
   with one compare-and-select pass per element of its source row).
@@ -210,8 +212,9 @@ def _gather(op: data.GatherRowsOp, args: list[np.ndarray] | None, line: Line) ->
 
 def _scatter(op: routing.ScatterRowsOp, line: Line) -> KernelReport:
     """
-    One DMA per written row (a slice along the op's dim); unless the op is `in_place`, the
-    destination is copied first (read and written once). In place, what it must move is the
+    One DMA per written row (a slice along the op's dim), or one per core when the rows are one
+    known run (`contiguous`); unless the op is `in_place`, the destination is copied first (read
+    and written once). In place, what it must move is the
     indices and the rows: the destination's other rows stay where they are.
     """
     target = line.target
@@ -219,12 +222,16 @@ def _scatter(op: routing.ScatterRowsOp, line: Line) -> KernelReport:
     dest, index_bytes, values = device_bytes(op.dest), device_bytes(op.indices), device_bytes(op.values)
     row = dest / max(math.prod(shape_of(op.dest.type)[: op.scatter_dim() + 1]), 1)  # one slice
     stick_row = np.ceil(row / target.stick_bytes) * target.stick_bytes
-    written = cost_model.gather_rows_cycles(rows, row, index_bytes, _cores(op, target), target)
+    read_indices = index_bytes
+    if op.contiguous is not None:  # one box: a strided DMA per core; the indices are known, not read
+        written, read_indices = cost_model.box_write_cycles(rows, row, target), 0
+    else:
+        written = cost_model.gather_rows_cycles(rows, row, index_bytes, _cores(op, target), target)
     if op.in_place is not None:
-        moved = index_bytes + 2 * rows * stick_row
+        moved = read_indices + 2 * rows * stick_row
         return line.timed(op, written, moved, min(moved, index_bytes + values + rows * stick_row), "dma")
     copy = cost_model.transfer_cycles(2 * dest, target)
-    moved = 2 * dest + index_bytes + 2 * rows * stick_row
+    moved = 2 * dest + read_indices + 2 * rows * stick_row
     compulsory = dest + index_bytes + values + device_bytes(op.result)
     return line.timed(op, copy + written, moved, min(moved, compulsory), "dma")
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import ktir
-from ktir.frontend.updates import names_every_row
+from ktir.frontend.updates import is_contiguous_run, names_every_row
 
 
 class FilledCache(torch.nn.Module):
@@ -62,11 +62,29 @@ def test_a_cache_filled_whole_at_known_positions_is_a_copy_with_exact_values() -
     assert torch.equal(program(x), expected * 2)  # the cache written back keeps its layout
 
 
+@pytest.mark.parametrize(
+    ("indices", "expected"),
+    [
+        ([2, 3, 4], True),
+        ([-2, -1], True),
+        ([7], True),
+        ([2, 4], False),
+        ([3, 2], False),
+        ([], False),
+        ([6, 7, 8], False),
+    ],
+)
+def test_a_contiguous_run_of_rows(indices: list[int], expected: bool) -> None:
+    assert is_contiguous_run(np.array(indices, dtype=np.int64), 8) is expected
+
+
 def test_a_cache_filled_in_part_keeps_its_in_place_scatter() -> None:
     torch.manual_seed(0)
     model, x = FilledCache(size=16, first=4, n=8), torch.randn(1, 8, 64).half()
     names, program = compiled_ops(model, x)
     assert "ktir.scatter_rows" in names
+    scatter = next(op for op in program.module.walk() if op.name == "ktir.scatter_rows")
+    assert scatter.in_place is not None and scatter.contiguous is not None  # positions 4..11: one box
     expected = torch.zeros(1, 2, 16, 32, dtype=torch.float16)
     expected[:, :, 4:12] = (x * 3).view(1, 8, 2, 32).transpose(1, 2)
     assert torch.equal(program(x), expected * 2)

@@ -12,8 +12,9 @@ import pytest
 from helpers import check_never_faster_than_physics, compiled
 
 import ktir.sim
-from ktir.hardware.cost_model import gather_rows_cycles, host_op_cycles
+from ktir.hardware.cost_model import box_write_cycles, gather_rows_cycles, host_op_cycles
 from ktir.hardware.target import SPYRE
+from ktir.reference.ops import ExecutionError
 from ktir.sim.report import Report
 
 GATHER = """
@@ -117,3 +118,51 @@ def test_a_returned_view_is_the_memory_it_views(timing_only: bool) -> None:
         report = ktir.sim.simulate(module, [x.astype(np.float16), w.astype(np.float16)]).report
     assert report.compulsory_bytes == (64 * 256 + 256 * 1024 + 64 * 1024) * 2
     check_never_faster_than_physics(report)
+
+
+def cache_update(marked: bool) -> str:
+    """16 new positions of 8 key heads written in place into a 64-position cache, `contiguous` or not."""
+    cache, new, pos = "tensor<1x8x64x128xf16>", "tensor<1x8x16x128xf16>", "tensor<16xi64>"
+    keyword = " contiguous" if marked else ""
+    return (
+        f"func.func @f(%cache: {cache}, %new: {new}, %pos: {pos}) -> {cache} {{\n"
+        f"  %k = ktir.scatter_rows %new into %cache[%pos] dim 2 in_place{keyword}"
+        f" : {new}, {cache}, {pos} -> {cache}\n"
+        f"  return %k : {cache}\n}}"
+    )
+
+
+def test_a_contiguous_scatter_writes_one_box_a_core() -> None:
+    """
+    The 128 rows (8 heads x 16 positions) of 256 bytes written as one box: 2 DMA setups, and
+    every row once each way (1,655 cycles), where one DMA a row on 4 cores adds 32 setups and
+    reads the indices. The values are the same.
+    """
+    cache = np.zeros((1, 8, 64, 128), np.float16)
+    new = np.random.default_rng(2).standard_normal((1, 8, 16, 128)).astype(np.float16)
+    positions = np.arange(20, 36)
+    box, rows = (
+        ktir.sim.simulate(compiled(cache_update(m), cores=4), [cache, new, positions]) for m in (True, False)
+    )
+    np.testing.assert_array_equal(box.outputs[0], rows.outputs[0])
+    np.testing.assert_array_equal(box.outputs[0][:, :, 20:36], new)
+    scatter_box, scatter_rows = box.report.kernels[0], rows.report.kernels[0]
+    assert (
+        scatter_box.cycles == pytest.approx(box_write_cycles(128, 256, SPYRE)) == pytest.approx(1000 + 655.36)
+    )
+    assert scatter_rows.cycles == pytest.approx(
+        gather_rows_cycles(128, 256, scatter_rows.bytes - 2 * 128 * 256, 4, SPYRE)
+    )
+    assert scatter_rows.cycles > scatter_box.cycles + 32 * SPYRE.dma_setup_cycles
+    assert scatter_box.bytes == 2 * 128 * 256 < scatter_rows.bytes
+    assert scatter_box.cycles >= scatter_box.sustained_bound_cycles  # its 64 KiB at 100 bytes a cycle
+    assert scatter_box.bytes >= scatter_box.compulsory_bytes
+
+
+def test_a_contiguous_scatter_on_indices_that_are_not_a_run_is_an_error() -> None:
+    """The mark is the compiler's claim about the indices: a run on others says so, never writes wrongly."""
+    cache = np.zeros((1, 8, 64, 128), np.float16)
+    new = np.ones((1, 8, 16, 128), np.float16)
+    positions = np.array([*range(20, 35), 50])
+    with pytest.raises(ExecutionError, match=r"marked contiguous, but its indices .* are not one run"):
+        ktir.sim.simulate(compiled(cache_update(True), cores=4), [cache, new, positions])
