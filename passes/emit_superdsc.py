@@ -1,5 +1,5 @@
 """
-`ktir-emit-superdsc{dir=.}`: write the SuperDSC JSON of every kernel, one file per kernel
+`ktir-emit-superdsc{dir=. target=""}`: write the SuperDSC JSON of every kernel, one file per kernel
 (`ktir.export.superdsc`, docs/superdsc.md).
 
 Kernels are the ops carrying a `work_division` (from `ktir-divide-work`), numbered in program
@@ -29,13 +29,15 @@ from ktir.cores.fusion import FusionError
 from ktir.cores.iteration import IterationError, iteration_space
 from ktir.dialects.ktir.core import WORK_DIVISION_ATTR
 from ktir.export.superdsc import kernel_spec
+from ktir.hardware.target import Target, resolve_target
 from ktir.ir.diagnostics import Diagnostic, DiagnosticError, op_error
 from ktir.ir.values import functions_of
 
 
-def module_specs(module: ModuleOp) -> list[tuple[str, dict[str, Any]]]:
+def module_specs(module: ModuleOp, cores: int) -> list[tuple[str, dict[str, Any]]]:
     """
-    (file name, SuperDSC spec) of every kernel in `module`, in program order. Raises one
+    (file name, SuperDSC spec) of every kernel in `module`, in program order, for a chip of
+    `cores` cores. Raises one
     `DiagnosticError` listing every kernel op that has no `work_division` or fails to export.
     """
     lowered = next((op for op in module.walk() if op.name == "ktir.kernel"), None)
@@ -54,7 +56,7 @@ def module_specs(module: ModuleOp) -> list[tuple[str, dict[str, Any]]]:
                     if _is_kernel(op):
                         raise op_error(op, f"has no {WORK_DIVISION_ATTR}; run ktir-divide-work first")
                     continue
-                spec = kernel_spec(op, len(specs))
+                spec = kernel_spec(op, len(specs), cores)
             except DiagnosticError as error:
                 errors.extend(error.diagnostics)
                 continue
@@ -87,9 +89,12 @@ class EmitSuperDscPass(ModulePass):
     name = "ktir-emit-superdsc"
 
     dir: str = "."
+    target: str | Target = ""
+    """A target TOML file (`ktir.hardware.target.load_target`), or from Python a `Target`;
+    default: Spyre. A division over more of its cores than it has is a located error."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        specs = module_specs(op)
+        specs = module_specs(op, resolve_target(self.target).cores)
         os.makedirs(self.dir, exist_ok=True)
         for file_name, spec in specs:
             with open(os.path.join(self.dir, file_name), "w", encoding="utf-8") as file:

@@ -1,7 +1,7 @@
 """
 Static checks of core-level ktir: every core's scratchpad and every DMA stays in bounds.
 
-`check_function(function)` walks the kernels in program order. A resident LX buffer (a
+`check_function(function, target)` walks the kernels in program order. A resident LX buffer (a
 planned scratchpad tensor) is live from the first kernel that allocates it to the last; at
 every kernel, its own buffers and the live resident ones must lie inside the usable LX
 (`Target.lx_usable_bytes`) without overlapping, and every `ktir.dma_load` / `ktir.dma_store`
@@ -24,7 +24,7 @@ from xdsl.ir import Operation
 from ktir.cores.prefetch import PreviousKernel, block_operands
 from ktir.cores.scratchpad import live_sets
 from ktir.dialects.ktir import core
-from ktir.hardware.target import SPYRE, Target
+from ktir.hardware.target import Target
 
 
 class CoreCheckError(ValueError):
@@ -39,7 +39,7 @@ def _allocs(kernel: core.KernelOp) -> list[core.LxAllocOp]:
     return [op for op in kernel.body.walk() if isinstance(op, core.LxAllocOp)]
 
 
-def check_function(function: func.FuncOp, target: Target = SPYRE) -> None:
+def check_function(function: func.FuncOp, target: Target) -> None:
     """Check every kernel of `function` (see the module docstring)."""
     kernels = [op for op in function.body.block.ops if isinstance(op, core.KernelOp)]
     # A resident buffer starts at the kernel that stores to it and lasts to its last reader;

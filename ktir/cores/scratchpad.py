@@ -41,7 +41,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ktir.hardware.target import SPYRE, Target
+from ktir.hardware.target import Target
 
 SOLVERS = ("greedy", "firstfit", "bestfit")
 
@@ -133,8 +133,8 @@ def _check_acyclic(buffers: list[Buffer]) -> None:
 
 def plan(
     buffers: Sequence[Mapping[str, object]],
-    limit: int = SPYRE.lx_usable_bytes,
-    alignment: int = SPYRE.lx_alignment,
+    limit: int,
+    alignment: int,
     solver: str = "greedy",
 ) -> list[int | None]:
     """

@@ -228,7 +228,7 @@ def divide(
     return splits
 
 
-def check_device_memory(accesses: Sequence[Access], target: Target = SPYRE) -> None:
+def check_device_memory(accesses: Sequence[Access], target: Target) -> None:
     """
     A `ValueError` if a tensor one op touches is larger than the target's device memory
     (128 GiB on Spyre): such an op cannot run, and dividing it would be wasted work.

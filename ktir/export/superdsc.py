@@ -2,7 +2,7 @@
 SuperDSC export: the JSON kernel spec the reference stack (torch-spyre) hands its backend
 compiler, built for one graph-level kernel op after `ktir-divide-work` (docs/superdsc.md).
 
-`kernel_spec(op, index)` reads the op's iteration space (`ktir.cores.iteration`), its layouts and its
+`kernel_spec(op, index, cores)` reads the op's iteration space (`ktir.cores.iteration`), its layouts and its
 `work_division`, and returns `{"<index>_<opfunc>": {...}}`: how many slices each dim is cut
 into, which slice each core takes, and inside `dscs_` the padded iteration sizes, one HBM
 `allocate` per tensor with each core's start address, and the compute op. The (4, 64) fp16
@@ -42,7 +42,6 @@ from ktir.export.superdsc_fields import (
     tensor_view,
     word_length,
 )
-from ktir.hardware.target import SPYRE
 from ktir.ir.diagnostics import op_error
 from ktir.ir.state import read_core_order, read_division
 from ktir.ir.values import shape_of
@@ -378,7 +377,7 @@ def _dsc(kernel: _Kernel, op: Operation) -> dict[str, Any]:
     }
 
 
-def kernel_spec(op: Operation, index: int, cores: int = SPYRE.cores) -> dict[str, Any]:
+def kernel_spec(op: Operation, index: int, cores: int) -> dict[str, Any]:
     """
     The SuperDSC spec of one kernel op, `{"<index>_<opfunc>": {...}}` (see the module
     docstring); `cores` is the core count available. Raises a located `DiagnosticError` for an

@@ -6,8 +6,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ktir.cores.scratchpad import SOLVERS, plan
+from ktir.cores.scratchpad import SOLVERS
+from ktir.cores.scratchpad import plan as plan_on
 from ktir.hardware.target import SPYRE
+
+
+def plan(
+    buffers: list[dict[str, object]],
+    limit: int = SPYRE.lx_usable_bytes,
+    alignment: int = SPYRE.lx_alignment,
+    solver: str = "greedy",
+) -> list[int | None]:
+    """`ktir.cores.scratchpad.plan` on Spyre's LX unless told otherwise."""
+    return plan_on(buffers, limit, alignment, solver)
 
 
 def buf(name: str, size: int, uses: list[int], **extra: object) -> dict[str, object]:

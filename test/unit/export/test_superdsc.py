@@ -13,6 +13,7 @@ from xdsl.ir import Operation
 import ktir
 from ktir.dialects.ktir.core import WORK_DIVISION_ATTR
 from ktir.export.superdsc import kernel_spec
+from ktir.hardware.target import SPYRE
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, parse_module
 from ktir.ir.state import set_core_order
@@ -35,7 +36,7 @@ def kernels(module: ModuleOp) -> list[Operation]:
 
 def spec_of(module: ModuleOp, index: int = 0) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """(key, top level, the one dscs_ entry) of kernel `index`."""
-    ((key, top),) = kernel_spec(kernels(module)[index], index).items()
+    ((key, top),) = kernel_spec(kernels(module)[index], index, SPYRE.cores).items()
     ((_, dsc),) = top["dscs_"][0].items()
     return key, top, dsc
 
@@ -251,7 +252,7 @@ def test_op_without_work_division_is_a_located_error() -> None:
     ktir.run_pipeline(module, "ktir-propagate-layouts")
     (op,) = [op for op in functions_of(module)[0].body.block.ops if op.name == "ktir.abs"]
     with pytest.raises(DiagnosticError) as caught:
-        kernel_spec(op, 0)
+        kernel_spec(op, 0, SPYRE.cores)
     (error,) = caught.value.diagnostics
     assert error.message == "'ktir.abs' op has no ktir.work_division; run ktir-divide-work first"
     assert error.location is not None and error.location.line == 2

@@ -269,7 +269,7 @@ def test_check_device_memory_names_the_tensor():
     from ktir.layout.spyre import SpyreTensorLayout
 
     small = Access(SpyreTensorLayout((4, 64), "float16"), (4, 64), ("d0", "d1"))
-    check_device_memory([small])
+    check_device_memory([small], ktir.hardware.target.SPYRE)
     column = Access(SpyreTensorLayout((2**30, 1), "float16"), (2**30, 1), ("d0", None))
     with pytest.raises(ValueError, match=r"shape \[1073741824, 1\] takes 128.0 GiB"):
         check_device_memory([column, column], ktir.hardware.target.Target(device_memory_bytes=2**30))
