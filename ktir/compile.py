@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 from ktir.cores.executor import tensor_layout
 from ktir.hardware.target import SPYRE, Target
 from ktir.ir.state import updated_arguments
-from ktir.ir.values import is_tensor
+from ktir.ir.values import functions_of, is_tensor
 from ktir.passes.compile import expand_stages
 from ktir.pipeline import XDSL_PASSES as XDSL_PASSES  # the pipeline API, re-exported
 from ktir.pipeline import PipelineError as PipelineError
@@ -247,6 +247,7 @@ def compile(
 
     require_torch("ktir.compile")
     chip = chip_of(target)  # a bad target fails before the (slow) import
+    from ktir.frontend.attention import trim_hidden_keys
     from ktir.frontend.constants import fold_constants
     from ktir.frontend.fx import import_program
     from ktir.frontend.tensor_parallel import check_cards, shard_model
@@ -266,6 +267,7 @@ def compile(
             progress.stage("folding constants")
             if fold:
                 fold_constants(imports[-1])
+            trim_hidden_keys(functions_of(imports[-1].module)[0].body.block)  # causal offsets final
         run_pipeline(imports[0].module, spec, target=chip, progress=progress)
     if cards == 1:
         return Program(imports[0].module, imports[0], chip)

@@ -16,7 +16,11 @@ reads each key and value head once:
   now unused, are removed after import.
 
 `is_causal=True` becomes the op's `causal 0`; a mask that is a compile-time constant and
-causal becomes `causal c` when constants are folded (`ktir.frontend.constants`). What
+causal becomes `causal c` when constants are folded (`ktir.frontend.constants`). Keys that
+`causal c` hides from every query (key l >= S + c: a prefill of S tokens after c cached ones
+in a static cache of more positions) are then sliced off the key and value in whole blocks of
+64 keys (`trim_hidden_keys`, which `ktir.compile` runs), so the kernel neither loads nor walks
+them. What
 `ktir.attention` does not model runs on the host through `ktir.cpu_fallback`: dropout, and
 inputs that are not 4-D floating-point tensors of one dtype.
 """
@@ -28,11 +32,13 @@ from typing import Any
 
 import torch
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Block, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from ktir.dialects.ktir import structured as st
 from ktir.frontend.aten import arg, converts, f64_attr, i64_attr, make
 from ktir.frontend.aten_data import cpu_fallback
+from ktir.hardware.cost_model import ATTENTION_BLOCK
 from ktir.frontend.emitter import Emitter, node_type, tensor_type
 from ktir.ir.values import shape_of
 
@@ -141,3 +147,50 @@ def _reshape(e: Emitter, value: SSAValue, shape: tuple[int, ...]) -> SSAValue:
 
 
 __all__ = ["repeated_source"]
+
+
+def visible_keys(op: st.AttentionOp) -> int:
+    """
+    How many leading keys `op` must keep: all L without `causal` or with a mask; with `causal c`
+    and S queries, key l is hidden from every query when l >= S + c, and the S + c others are
+    kept in whole blocks of `cost_model.ATTENTION_BLOCK` keys (the kernel's unit: a cut inside a
+    block would leave a length that divides into no equal key chunks). Example: a prefill of
+    1,024 tokens after none, over a static cache of 3,072 keys, keeps 1,024; 64 after 956, over
+    1,024, keeps them all.
+    """
+    keys = shape_of(op.k)[2]
+    if op.causal is None or op.mask is not None:
+        return keys
+    seen = shape_of(op.q)[3] + op.causal.value.data
+    return max(0, min(keys, -(-seen // ATTENTION_BLOCK) * ATTENTION_BLOCK))
+
+
+def trim_hidden_keys(block: Block) -> int:
+    """
+    Slice off the keys and values every query of a `ktir.attention` in `block` is hidden from
+    (`visible_keys`; at least one key is kept), so its kernel neither loads nor walks them. The
+    result is the same: a hidden key adds nothing to a softmax. How many ops were trimmed.
+    """
+    trimmed = 0
+    for op in list(block.ops):
+        if not isinstance(op, st.AttentionOp):
+            continue
+        visible = visible_keys(op)
+        if not 0 < visible < shape_of(op.k)[2]:
+            continue
+        for index in (1, 2):  # k, v: [B, H, L, D] sliced along L
+            op.operands[index] = _first_keys(op, op.operands[index], visible)
+        trimmed += 1
+    return trimmed
+
+
+def _first_keys(op: st.AttentionOp, source: SSAValue, keys: int) -> SSAValue:
+    """`source[:, :, :keys]`, a `ktir.slice` inserted before `op` at its location."""
+    shape = list(shape_of(source))
+    shape[2] = keys
+    result_type = TensorType(st.tensor_of(source, "input").element_type, shape)
+    props = {"dim": i64_attr(2), "start": i64_attr(0), "end": i64_attr(keys), "step": i64_attr(1)}
+    sliced = st.SliceOp.build(operands=[source], properties=props, result_types=[result_type])
+    sliced.location = op.location
+    Rewriter.insert_op(sliced, InsertPoint.before(op))
+    return sliced.results[0]

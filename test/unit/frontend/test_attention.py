@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 from helpers import fp16_ulp
 
+from ktir.frontend.attention import trim_hidden_keys
 from ktir.frontend.fx import import_program
 from ktir.ir.values import functions_of
 from ktir.reference import executor as reference
@@ -112,3 +113,40 @@ def test_dropout_runs_on_the_host() -> None:
     )
     names = [op.name for op in ops_of(imported)]
     assert "ktir.attention" not in names and "ktir.cpu_fallback" in names
+
+
+def test_keys_no_query_sees_are_sliced_off() -> None:
+    """
+    `is_causal` with 16 queries over 160 keys hides keys 16..159 from every query (PyTorch's
+    top-left alignment): the key and value are sliced to their first block of 64
+    (`trim_hidden_keys`), and the result is the untrimmed op's, bit for bit (within an fp16 ulp
+    of SDPA on all 160).
+    """
+    q, k, v = inputs(rows=16, keys=160, seed=3)
+
+    def sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+
+    whole, imported = (import_program(sdpa, (q, k, v), {}) for _ in range(2))
+    assert trim_hidden_keys(functions_of(imported.module)[0].body.block) == 1  # as ktir.compile does
+    (attention,) = [op for op in ops_of(imported) if op.name == "ktir.attention"]
+    for operand in (attention.k, attention.v):  # type: ignore[attr-defined]
+        assert operand.owner.name == "ktir.slice"
+        assert operand.type.get_shape()[2] == 64
+    (ours,) = reference.run(imported.module, imported.arguments(q, k, v))
+    (untrimmed,) = reference.run(whole.module, whole.arguments(q, k, v))
+    np.testing.assert_array_equal(ours, untrimmed)
+    expected = truth(q, k, v, is_causal=True)
+    assert np.all(np.abs(ours.astype(np.float64) - expected) <= fp16_ulp(expected))
+
+
+def test_keys_behind_a_mask_are_kept() -> None:
+    """With a mask (not folded into `causal`) every key may be seen: nothing is sliced."""
+    q, k, v = inputs(heads=2, kv_heads=2, rows=4, keys=8, seed=4)
+    keep = torch.ones(4, 8, dtype=torch.bool).tril()
+    imported = import_program(
+        lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m), (q, k, v, keep), {}
+    )
+    assert trim_hidden_keys(functions_of(imported.module)[0].body.block) == 0
+    (attention,) = [op for op in ops_of(imported) if op.name == "ktir.attention"]
+    assert attention.k.type.get_shape()[2] == 8  # type: ignore[attr-defined]
