@@ -38,8 +38,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from ktir.dialects.ktir import structured as st
 from ktir.frontend.aten import arg, converts, f64_attr, i64_attr, make
 from ktir.frontend.aten_data import cpu_fallback
-from ktir.hardware.cost_model import ATTENTION_BLOCK
 from ktir.frontend.emitter import Emitter, node_type, tensor_type
+from ktir.hardware.cost_model import ATTENTION_BLOCK
 from ktir.ir.values import shape_of
 
 aten = torch.ops.aten

@@ -71,7 +71,7 @@ def test_list_passes_names_each_pass_with_its_options() -> None:
     assert lines[at + 1 : at + 6] == [
         "      Write a `work_division` on every kernel op.",
         "      cores: int | None = None",
-        "      policy: str = 'default'",
+        "      policy: str = 'dataflow'",
         "      handoff: bool = True",
         "      target: str | Target = ''",
     ]
