@@ -9,8 +9,9 @@ reduction (each core addresses at most 256 MiB), then either the reference's def
 distribution (`policy=default`) or, with `policy=cost`, the reference's matmul cost model. With
 `policy=dataflow` (the default) a matmul's split is chosen together with its LX chunking for time
 (`ktir.cores.dataflow`, docs/performance.md) among the splits that keep each core within the
-address span (the reference then decides only when none does), a fused kernel's for the least
-traffic with its chunking (`fused_division`), and every other op's by the reference. Then, with
+address span (the reference then decides only when none does), and every other op's by the
+reference; with `dataflow` or `cost`, a fused kernel's for the least traffic with its chunking
+(`fused_division`). Then, with
 `handoff=true` (the default), a matmul whose x is the result of a matmul kernel read by nothing
 else is divided to read that result where it was written, when the dataflow model finds the two
 faster with the result kept in LX (`ktir.cores.handoff`, docs/work-division.md): the consumer

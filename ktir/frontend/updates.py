@@ -41,7 +41,8 @@ from ktir.dialects.ktir import routing
 from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.functions import UPDATED_BY_ARG
 from ktir.ir.values import shape_of
-from ktir.reference.data import is_run
+from ktir.reference.data import checked_rows, is_run
+from ktir.reference.ops import ExecutionError
 
 
 def split_outputs(program: ExportedProgram, output: torch.fx.Node) -> tuple[list[Any], list[tuple[Any, str]]]:
@@ -94,9 +95,10 @@ def _wrapped(indices: np.ndarray, rows: int) -> np.ndarray | None:
     """One-dimensional integer `indices` within `rows` as row numbers (negative from the end), else None."""
     if indices.ndim != 1 or indices.dtype.kind not in "iu":
         return None
-    if len(indices) and not bool(np.all((indices >= -rows) & (indices < rows))):
-        return None  # out of range: left to the scatter, which reports it at run time
-    return np.where(indices < 0, indices + rows, indices).astype(np.int64)
+    try:
+        return checked_rows(indices, rows)
+    except ExecutionError:  # out of range: left to the scatter, which reports it at run time
+        return None
 
 
 def is_contiguous_run(indices: np.ndarray, rows: int) -> bool:

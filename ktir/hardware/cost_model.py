@@ -408,7 +408,7 @@ def box_write_cycles(rows: int, row_bytes: float, target: Target) -> float:
     one box of the destination, so each core reads its share of the values and writes its box
     with one strided DMA each (2 setups on every core, at once), and the chip moves every row
     once each way. Example: a prefill chunk of 1,024 positions of 8 key heads x 128 fp16 into a
-    16-sequence cache (131,072 rows of 256 bytes): 2 x 500 + 2 x 131,072 x 256 / 100 = 672,060
+    16-sequence cache (131,072 rows of 256 bytes): 2 x 500 + 2 x 131,072 x 256 / 100 = 672,089
     cycles (448 µs), where one DMA per row on 32 cores adds 4,096 x 500 setups (1.37 ms).
     """
     stick_rows = math.ceil(row_bytes / target.stick_bytes) * target.stick_bytes

@@ -5,11 +5,11 @@ The serving simulator (`ktir.llm.serving`) asks how long a step takes: prefill c
 waiting requests, decode tokens of running ones, or both. `build_step_costs(config)` answers
 from a table of timing-only simulations (`Program.estimate`) of compiled programs, on a grid:
 
-- **prefill chunk** `(n, c)`: `n` prompt tokens at positions `c..c+n-1`, written as rows into a
-  static KV cache of `c + n + 1` positions rounded up to whole blocks of 64 (attention reads
-  the cache and computes only the key blocks its queries see; the positions past the chunk
-  keep the write a row scatter, as a server's cache is, see `prefill_chunk_us`), the positions
-  known to the compiler (`ktir.llm.estimate.prefill_program`, which
+- **prefill chunk** `(n, c)`: `n` prompt tokens at positions `c..c+n-1`, written into a static
+  KV cache of `c + n + 1` positions rounded up to whole blocks of 64 (attention reads the
+  positions its queries see, whole key blocks past them sliced off; the positions past the
+  chunk keep the write a scatter into a larger cache, as a server's is, see `prefill_chunk_us`),
+  the positions known to the compiler (`ktir.llm.estimate.prefill_program`, which
   `ktir.estimate_llm` compiles its prefill and its chunks with);
 - **decode step** `(b, k)`: `b` sequences of one token each at position `k - 1` over a cache of
   `k` positions (`ktir.llm.estimate.decode_program`, as `estimate_llm` compiles a decode step).
@@ -162,10 +162,13 @@ def prefill_chunk_us(
     A prefill chunk's simulated microseconds, whole model (module docstring), compiled and timed;
     with `cards` > 1, one card's shard and its collectives (tensor parallelism, docs/estimating.md).
     The server's KV cache always holds more than the chunk (other requests' blocks, in vLLM a
-    slot mapping), so the chunk's keys and values are written as rows at their positions: the
-    static cache gets at least one position past the chunk (its attention skips them, the
+    slot mapping), so the chunk's keys and values are written at their positions: the static
+    cache gets at least one position past the chunk (its attention does not read them, the
     causal mask being folded), so that a first chunk is not compiled as a copy filling the whole
-    cache (`ktir.frontend.updates.whole_row_copies`), a cheaper form the server never runs. The
+    cache (`ktir.frontend.updates.whole_row_copies`), a form the server never runs. The
+    positions being consecutive and known, the write is one box per core (`contiguous`); a
+    paged server writes one box per page, a DMA setup more per page and core (about 0.3 µs
+    each, under 1 % of a step), which this leaves out. The
     cache is whole blocks of `ATTENTION_BLOCK` positions, as a paged cache is: attention reads
     the whole cache in key chunks that divide it, and a cache of 16,384 + 2,048 + 1 = 18,433
     positions (a prime) has none, so at 18.4 MB of keys and values per head it fit no

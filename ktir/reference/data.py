@@ -91,16 +91,15 @@ def _scatter_rows(op: routing.ScatterRowsOp, args: list[np.ndarray]) -> list[np.
     result = dest.copy()
     wrapped = checked_rows(indices, dest.shape[dim])
     if op.contiguous is not None and not is_run(wrapped):
-        raise ExecutionError(
-            f"scatter_rows is marked contiguous, but its indices {indices.tolist()} are not one run"
-        )
+        shown = ", ".join(map(str, indices[:8].tolist())) + (", ..." if len(indices) > 8 else "")
+        raise ExecutionError(f"scatter_rows is marked contiguous, but its indices [{shown}] are not one run")
     rows = (slice(None),) * dim + (wrapped,)
     result[rows] = values  # NumPy keeps the last of repeated rows
     return [result]
 
 
 def is_run(rows: np.ndarray) -> bool:
-    """Whether `rows` (non-negative) are `s, s + 1, ..., s + n - 1`. Example: `[4, 5, 6]` are, `[4, 6]` no."""
+    """Whether `rows` (non-negative) are `s, s + 1, ..., s + n - 1`. Example: `[4, 5, 6]`, not `[4, 6]`."""
     return bool(np.array_equal(rows, rows[0] + np.arange(len(rows)))) if len(rows) else True
 
 
