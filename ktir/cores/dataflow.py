@@ -56,8 +56,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -359,19 +360,46 @@ def _padded(space: IterationSpace, dim: str) -> float:
     return float(size)
 
 
-def _ranked(model: _Model, splits: np.ndarray, cuts: np.ndarray, lx_bytes: int, limit: int) -> list[Schedule]:
-    """The `limit` fastest candidates that fit `lx_bytes`, fastest first (each also with x whole)."""
+_Costed = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""Candidates with their cost: arrays of splits, cuts, whole_x, cycles and traffic, row by row."""
+
+
+def _fastest(costed: _Costed, limit: int) -> _Costed:
+    """
+    The `limit` fastest of `costed`, fastest first. Fastest; then fewest chunks; then most cores
+    (less work each if the model is off); then x chunked; then the first in the given order
+    (np.lexsort is stable, its last key is the primary one).
+    """
+    splits, cuts, whole_x, cycles, traffic = costed
+    order = np.lexsort((whole_x, -splits.prod(axis=1), cuts.prod(axis=1), np.round(cycles, 3)))[:limit]
+    return splits[order], cuts[order], whole_x[order], cycles[order], traffic[order]
+
+
+def _costed(model: _Model, splits: np.ndarray, cuts: np.ndarray, lx_bytes: int) -> _Costed:
+    """Every candidate that fits `lx_bytes`, each also with x whole where that is valid, costed."""
     valid = model.whole_x_valid(cuts)
     whole_x = np.concatenate([np.zeros(len(cuts), dtype=bool), np.ones(int(valid.sum()), dtype=bool)])
     splits, cuts = np.concatenate([splits, splits[valid]]), np.concatenate([cuts, cuts[valid]])
     fits = model.lx_bytes(splits, cuts, whole_x) <= lx_bytes
     splits, cuts, whole_x = splits[fits], cuts[fits], whole_x[fits]
     cycles, traffic = model.cost(splits, cuts, whole_x)
-    # Fastest; then fewest chunks; then most cores (less work each if the model is off); then
-    # x chunked; then the first in enumeration order (np.lexsort is stable, its last key is the
-    # primary one).
-    keys = (whole_x, -splits.prod(axis=1), cuts.prod(axis=1), np.round(cycles, 3))
-    order = np.lexsort(keys)[:limit]
+    return splits, cuts, whole_x, cycles, traffic
+
+
+def _ranked(
+    model: _Model, blocks: Iterable[tuple[np.ndarray, np.ndarray]], lx_bytes: int, limit: int
+) -> list[Schedule]:
+    """
+    The `limit` fastest candidates that fit `lx_bytes`, fastest first, of candidates given in
+    blocks (`_blocks`): each block's `limit` fastest, then the fastest of them by the same keys.
+    The sort is stable and the blocks come in enumeration order, so the result is what one pass
+    over the whole grid gives.
+    """
+    best = [_fastest(_costed(model, splits, cuts, lx_bytes), limit) for splits, cuts in blocks]
+    if not best:
+        return []
+    joined = cast(_Costed, tuple(np.concatenate(column) for column in zip(*best, strict=True)))
+    splits, cuts, whole_x, cycles, traffic = _fastest(joined, limit)
     dims = model.dims
     return [
         Schedule(
@@ -381,32 +409,8 @@ def _ranked(model: _Model, splits: np.ndarray, cuts: np.ndarray, lx_bytes: int, 
             float(traffic[i]),
             bool(whole_x[i]),
         )
-        for i in order
+        for i in range(len(cycles))
     ]
-
-
-def _merged(
-    model: _Model, blocks: Iterator[tuple[np.ndarray, np.ndarray]], lx_bytes: int, limit: int
-) -> list[Schedule]:
-    """
-    `_ranked` over candidates given in blocks: each block's `limit` best, merged by the same
-    keys, with a block's place in the enumeration breaking the last tie, so the result is what
-    `_ranked` gives on the whole grid.
-    """
-    found: list[tuple[tuple[float, ...], Schedule]] = []
-    for block, (splits, cuts) in enumerate(blocks):
-        for rank, schedule in enumerate(_ranked(model, splits, cuts, lx_bytes, limit)):
-            key = (
-                float(np.round(np.float64(schedule.cycles), 3)),
-                math.prod(schedule.cuts.values()),
-                -math.prod(schedule.splits.values()),
-                schedule.whole_x,
-                block,
-                rank,
-            )
-            found.append((key, schedule))
-    found.sort(key=lambda item: item[0])
-    return [schedule for _, schedule in found[:limit]]
 
 
 def _candidates(
@@ -444,7 +448,7 @@ def best_schedule(
     grid = _candidates(space, cores, target, span)
     if grid is None:
         return None
-    ranked = _merged(*grid, lx_bytes, 1)
+    ranked = _ranked(*grid, lx_bytes, 1)
     return ranked[0] if ranked else None
 
 
@@ -473,7 +477,7 @@ def ranked_splits(
     if grid is None:
         return []
     found: list[dict[str, int]] = []
-    for schedule in _merged(*grid, lx_bytes, 64 * limit):  # a split has many cuts
+    for schedule in _ranked(*grid, lx_bytes, 64 * limit):  # a split has many cuts
         if schedule.splits not in found:
             found.append(schedule.splits)
         if len(found) == limit:
@@ -518,7 +522,7 @@ def ranked_cuts(
     units = granules(space.sizes, space.accesses, space.whole)
     options = {d: [(splits[d], c) for c in divisors(units[d] // splits[d])] for d in model.dims}
     fixed_splits, cuts = _grid(model.dims, options, math.prod(splits.values()))
-    return _ranked(model, fixed_splits, cuts, lx_bytes, limit)
+    return _ranked(model, [(fixed_splits, cuts)], lx_bytes, limit)
 
 
 __all__ = [

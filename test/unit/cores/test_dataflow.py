@@ -181,7 +181,7 @@ def batched_matmul_space(b: int, m: int, k: int, n: int):
 
 def test_a_grid_ranked_in_blocks_gives_what_it_gives_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     """
-    Ranking block by block (`_blocks`, `_merged`) picks exactly what one pass over the whole grid
+    Ranking block by block (`_blocks`, `_ranked`) picks exactly what one pass over the whole grid
     picks, ties included: the best schedule and the 8 fastest distinct splits, with blocks of at
     most 2,000 candidates (217 of them) against one grid of 73,710.
     """
