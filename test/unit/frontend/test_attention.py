@@ -119,8 +119,9 @@ def test_keys_no_query_sees_are_sliced_off() -> None:
     """
     `is_causal` with 16 queries over 160 keys hides keys 16..159 from every query (PyTorch's
     top-left alignment): the key and value are sliced to their first block of 64
-    (`trim_hidden_keys`), and the result is the untrimmed op's, bit for bit (within an fp16 ulp
-    of SDPA on all 160).
+    (`trim_hidden_keys`). The result is the untrimmed op's within an fp16 ulp (its float64
+    products run over other lengths, which BLAS may sum in another order on another CPU), and
+    within an fp16 ulp of SDPA on all 160.
     """
     q, k, v = inputs(rows=16, keys=160, seed=3)
 
@@ -135,7 +136,8 @@ def test_keys_no_query_sees_are_sliced_off() -> None:
         assert operand.type.get_shape()[2] == 64
     (ours,) = reference.run(imported.module, imported.arguments(q, k, v))
     (untrimmed,) = reference.run(whole.module, whole.arguments(q, k, v))
-    np.testing.assert_array_equal(ours, untrimmed)
+    gap = np.abs(ours.astype(np.float64) - untrimmed.astype(np.float64))
+    assert np.all(gap <= fp16_ulp(untrimmed.astype(np.float64)))
     expected = truth(q, k, v, is_causal=True)
     assert np.all(np.abs(ours.astype(np.float64) - expected) <= fp16_ulp(expected))
 
