@@ -300,9 +300,9 @@ def ktir_us(c: Config, target: str | None) -> float:
 
 def _transpose_us(c: Config, target: str | None) -> float:
     """`x.t().contiguous()` as graph-level IR: a permute view and a restickify to the row-major layout."""
-    from ktir.compile import run_pipeline
     from ktir.ir.context import make_context
     from ktir.ir.diagnostics import parse_module
+    from ktir.pipeline import run_pipeline
     from ktir.sim import estimate
 
     x = SpyreTensorLayout((c.rows, c.cols), "float16")

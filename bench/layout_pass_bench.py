@@ -24,10 +24,10 @@ from rich.console import Console
 from rich.table import Table
 from xdsl.dialects.builtin import ModuleOp
 
-from ktir.compile import run_pipeline
 from ktir.dialects.ktir.functions import LAYOUT_PLAN
 from ktir.frontend.fx import export_program, import_exported
 from ktir.passes.propagate_layouts import functions_of
+from ktir.pipeline import run_pipeline
 
 PIPELINE = "ktir-propagate-layouts,ktir-insert-restickify"
 

@@ -21,7 +21,7 @@ import transformers
 from rich.console import Console
 
 import ktir
-from ktir.compile import Program
+from ktir.program import Program
 from ktir.sim import write_png, write_roofline_png, write_trace
 
 OUT = Path("build/demo")

@@ -41,9 +41,19 @@ def import_fx(model_or_fn: Any, example_args: Any, example_kwargs: Any = None) -
     return _import_fx(model_or_fn, example_args, example_kwargs)
 
 
+def compile(model_or_fn: Any, example_args: Any, example_kwargs: Any = None, **options: Any) -> Any:
+    """
+    A PyTorch model compiled to core-level ktir, a `Program` that runs on the simulated chip:
+    `ktir.compile(model, (x,), cores=32)(x)`; the options: see `ktir.compiler.compile`.
+    """
+    from ktir.compiler import compile as _compile
+
+    return _compile(model_or_fn, example_args, example_kwargs, **options)
+
+
 def estimate(model_or_fn: Any, example_args: Any, example_kwargs: Any = None, **options: Any) -> Any:
-    """The cycle report of one call without computing values; see `ktir.compile.estimate`."""
-    from ktir.compile import estimate as _estimate
+    """The cycle report of one call without computing values; see `ktir.compiler.estimate`."""
+    from ktir.compiler import estimate as _estimate
 
     return _estimate(model_or_fn, example_args, example_kwargs, **options)
 
@@ -72,7 +82,7 @@ def load(directory: Any) -> Any:
 def run_pipeline(module: Any, spec: str, **options: Any) -> Any:
     """
     Run a `ktir-opt -p` pass pipeline on `module` in place; `options` (`target=` a `Target` or
-    a TOML file, ...) and the rest: see `ktir.compile.run_pipeline`.
+    a TOML file, ...) and the rest: see `ktir.pipeline.run_pipeline`.
     """
     from ktir.pipeline import run_pipeline as _run_pipeline
 
@@ -84,13 +94,3 @@ def simulate_serving(model_or_config: Any, **options: Any) -> Any:
     from ktir.llm.serving import simulate_serving as _simulate_serving
 
     return _simulate_serving(getattr(model_or_config, "config", model_or_config), **options)
-
-
-def __getattr__(name: str) -> Any:
-    # `ktir.compile` is both the pipeline module and, being callable, the compile function
-    # that README.md and docs/simulator.md use: `ktir.compile(model, example_args, cores=32)`.
-    if name == "compile":
-        import importlib
-
-        return importlib.import_module("ktir.compile")
-    raise AttributeError(f"module 'ktir' has no attribute '{name}'")

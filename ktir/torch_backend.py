@@ -5,8 +5,12 @@ The `torch.compile` backend `"ktir"` (docs/torch-compile.md): Dynamo's graph com
 ```python
 compiled = torch.compile(model, backend="ktir", options={"cores": 16, "target": "chip.toml"})
 y = compiled(x)
-ktir.compile.last_report().print()    # the cycles of that call; last_program() is its IR
+ktir.torch_backend.last_report().print()    # the cycles of that call; last_program() is its IR
 ```
+
+The name `"ktir"` is `torch_backend`, this module's `KtirBackend`. A backend object of one's own
+keeps its own last program: `backend = KtirBackend()`, `torch.compile(model, backend=backend)`,
+`backend.last_report()`.
 
 The backend compiles for inference only, in grad mode or not: the graph is traced without
 autograd, so `torch.no_grad()` changes nothing in the program, and `backward()` through its
@@ -22,8 +26,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from ktir.compile import Program, compile
+from ktir.compiler import compile
 from ktir.hardware.target import SPYRE, Target, TargetTypeError, resolve_target
+from ktir.program import Program
 from ktir.sim import Report
 
 INFERENCE_ONLY = "ktir's torch.compile backend is inference-only: backward() is not supported"
@@ -69,42 +74,74 @@ class BackendOptions:
         return cls(cores, target)
 
 
-def torch_backend(
-    graph_module: Any, example_inputs: list[Any], *, options: Any = None, mode: str | None = None
-) -> Callable[..., Any]:
+class KtirBackend:
     """
-    The `torch.compile` backend `"ktir"`: `torch.compile(model, backend="ktir", options=...)`.
-
-    aot_autograd turns Dynamo's graph into core ATen with parameters lifted to inputs, traced
-    without autograd even in grad mode: in grad mode it would trace the joint forward and
-    backward graph, whose forward also returns what backward saves (the input of a SiLU, a
-    weight transposed), so those intermediates would be written out instead of staying in LX.
-    ktir compiles static shapes, so the forward graph is specialized: the first call with a
-    given set of input shapes, dtypes and symbolic sizes (with `dynamic=True`, or after Dynamo
-    recompiles for a second shape, sizes arrive as integer inputs) compiles one `Program` for
-    them, and later calls with the same key reuse it. Every call runs on the simulator; the
-    last call's program and report are `last_program()` and `last_report()`.
-
-    The module's parameters and buffers (Dynamo passes them as graph inputs) are the program's
-    state, as with `ktir.compile`: laid out as their consumers read them, packed into device
-    memory on the first call and kept there while the same, unmodified tensors come back.
-    `mode` (torch.compile's) is refused: the backend has one way of compiling.
+    A `torch.compile` backend running Dynamo's graphs on the simulated chip, which keeps the
+    program and report of the last call it ran (`last_program()`, `last_report()`).
+    `torch_backend` is the one `backend="ktir"` names.
     """
-    import torch
-    from torch._dynamo.backends.common import aot_autograd
 
-    settings = BackendOptions.parse(options)
-    if mode is not None:
-        raise TorchBackendError(f"torch.compile's 'ktir' backend has no modes; got mode={mode!r}")
-    state = _state_positions(graph_module, example_inputs)
-    compiler = functools.partial(_forward_compiler, len(example_inputs), state, settings)
-    with torch.no_grad():  # inference: the forward graph alone (see above)
-        compiled = aot_autograd(fw_compiler=compiler)(graph_module, example_inputs)
-    return _inference_only(compiled)
+    def __init__(self) -> None:
+        self._last_program: Program | None = None
+
+    def __call__(
+        self, graph_module: Any, example_inputs: list[Any], *, options: Any = None, mode: str | None = None
+    ) -> Callable[..., Any]:
+        """
+        The `torch.compile` backend `"ktir"`: `torch.compile(model, backend="ktir", options=...)`.
+
+        aot_autograd turns Dynamo's graph into core ATen with parameters lifted to inputs, traced
+        without autograd even in grad mode: in grad mode it would trace the joint forward and
+        backward graph, whose forward also returns what backward saves (the input of a SiLU, a
+        weight transposed), so those intermediates would be written out instead of staying in LX.
+        ktir compiles static shapes, so the forward graph is specialized: the first call with a
+        given set of input shapes, dtypes and symbolic sizes (with `dynamic=True`, or after Dynamo
+        recompiles for a second shape, sizes arrive as integer inputs) compiles one `Program` for
+        them, and later calls with the same key reuse it. Every call runs on the simulator; the
+        last call's program and report are `last_program()` and `last_report()`.
+
+        The module's parameters and buffers (Dynamo passes them as graph inputs) are the program's
+        state, as with `ktir.compile`: laid out as their consumers read them, packed into device
+        memory on the first call and kept there while the same, unmodified tensors come back.
+        `mode` (torch.compile's) is refused: the backend has one way of compiling.
+        """
+        import torch
+        from torch._dynamo.backends.common import aot_autograd
+
+        settings = BackendOptions.parse(options)
+        if mode is not None:
+            raise TorchBackendError(f"torch.compile's 'ktir' backend has no modes; got mode={mode!r}")
+        state = _state_positions(graph_module, example_inputs)
+        compiler = functools.partial(_forward_compiler, len(example_inputs), state, settings, self._ran)
+        with torch.no_grad():  # inference: the forward graph alone (see above)
+            compiled = aot_autograd(fw_compiler=compiler)(graph_module, example_inputs)
+        return _inference_only(compiled)
+
+    def _ran(self, program: Program) -> None:
+        self._last_program = program
+
+    def last_program(self) -> Program:
+        """The program of the last call through this backend (its IR is `.module`)."""
+        if self._last_program is None:
+            raise RuntimeError("no model has run through this ktir torch.compile backend yet")
+        return self._last_program
+
+    def last_report(self) -> Report:
+        """The report of the last call through this backend."""
+        return self.last_program().report
+
+
+torch_backend = KtirBackend()
+"""The backend `torch.compile(model, backend="ktir")` uses (pyproject's `torch_dynamo_backends`)."""
 
 
 def _forward_compiler(
-    input_count: int, state: frozenset[int], settings: BackendOptions, graph: Any, fake_inputs: list[Any]
+    input_count: int,
+    state: frozenset[int],
+    settings: BackendOptions,
+    ran: Callable[[Program], None],
+    graph: Any,
+    fake_inputs: list[Any],
 ) -> Callable[..., Any]:
     """aot_autograd's forward compiler: a function running `graph` as ktir `Program`s."""
     from torch._functorch.aot_autograd import make_boxed_func
@@ -130,7 +167,7 @@ def _forward_compiler(
         program = programs[key]
         program.bind_state([args[i] for i in sorted(positions)])
         outputs = program(*(a for i, a in enumerate(args) if _is_tensor(a) and i not in positions))
-        _LAST_PROGRAM[0] = program
+        ran(program)
         return outputs
 
     return make_boxed_func(run)
@@ -301,16 +338,11 @@ def _stateful_module(graph: Any, is_state: list[bool], state: list[Any]) -> Any:
     return module
 
 
-_LAST_PROGRAM: list[Program | None] = [None]
-
-
 def last_program() -> Program:
-    """The program of the last call through the `"ktir"` backend (its IR is `.module`)."""
-    if _LAST_PROGRAM[0] is None:
-        raise RuntimeError("no model has run through torch.compile(backend='ktir') yet")
-    return _LAST_PROGRAM[0]
+    """The program of the last call through `torch.compile(model, backend="ktir")` (`torch_backend`)."""
+    return torch_backend.last_program()
 
 
 def last_report() -> Report:
-    """The report of the last program run through the `"ktir"` torch.compile backend."""
-    return last_program().report
+    """The report of the last call through `torch.compile(model, backend="ktir")` (`torch_backend`)."""
+    return torch_backend.last_report()

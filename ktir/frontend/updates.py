@@ -6,7 +6,7 @@ as a functional op whose result is the buffer's new value, listed in the graph s
 `BUFFER_MUTATION` output. Graph-level ktir keeps values immutable: the importer returns each new
 value as an extra function result after the model's outputs and marks the buffer's argument with
 `ktir.updated_by = <result index>` (`UPDATED_BY_ARG`); the program writes that result back to
-the buffer's device memory after each call (`ktir.compile.Program`).
+the buffer's device memory after each call (`ktir.program.Program`).
 
 A `ktir.scatter_rows` (`index_copy`) whose destination is the buffer and which nothing else reads
 becomes `in_place`: it writes only its rows where the buffer lives, so a decode step moves one

@@ -72,7 +72,7 @@ import torch
 from ktir.frontend.tensor_parallel import TensorParallelError, kv_heads_per_card
 from ktir.hardware.target import Target
 from ktir.layout.spyre import SpyreTensorLayout
-from ktir.llm.estimate import EstimateError, _check_architecture, _meta_model
+from ktir.llm.architecture import EstimateError, check_architecture, meta_model
 from ktir.llm.quantization import WeightFormat, weight_format
 from ktir.pipeline import TargetLike, chip_of
 
@@ -190,10 +190,10 @@ class MemoryModel:
     ) -> None:
         config = getattr(config, "config", config)
         self.format = weight_format(config, dtype, kv_dtype)
-        _check_architecture(config)
+        check_architecture(config)
         self.shape = _Shape.of(config)
         self.target: Target = chip_of(target)
-        self._models = [_meta_model(config, count) for count in (1, 2)]
+        self._models = [meta_model(config, count) for count in (1, 2)]
         self._weights: dict[int, int] = {}
 
     def weights(self, cards: int) -> int:

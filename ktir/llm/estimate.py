@@ -45,35 +45,28 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
-from ktir.compile import Program, TargetLike, chip_of
-from ktir.compile import compile as compile_program
+from ktir.compiler import compile as compile_program
+from ktir.frontend.tensor_parallel import TensorParallelError, check_cards, shard_config, shard_model
 from ktir.hardware.cost_model import ATTENTION_BLOCK
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import DiagnosticError
+from ktir.llm.architecture import CHECKED_ARCHITECTURES as CHECKED_ARCHITECTURES
+from ktir.llm.architecture import EstimateError, check_architecture, meta_model
 from ktir.llm.cache import static_cache_model, whole_blocks
+from ktir.llm.capacity import CardMemory, MemoryModel
+from ktir.llm.quantization import WeightFormat, quantize_model, weight_format
+from ktir.pipeline import TargetLike, chip_of
+from ktir.program import Program
 from ktir.progress import StageProgress
 from ktir.sim import Report
 from ktir.sim.report import Yardstick
-
-if TYPE_CHECKING:
-    from ktir.llm.capacity import CardMemory
-    from ktir.llm.quantization import WeightFormat
-
-CHECKED_ARCHITECTURES = ("llama", "mistral", "qwen2", "granite", "gemma")
-"""Decoder architectures the tests and `bench/configs` estimate; the error for an unsupported
-architecture names them (any other decoder-only causal LM transformers builds is estimated too)."""
-
-
-class EstimateError(ValueError):
-    """A configuration `estimate_llm` cannot estimate (not a causal LM, bad sizes)."""
 
 
 @dataclass
@@ -253,7 +246,7 @@ def estimate_llm(
     layers = _check(config, prompt, context, batch)
     if prefill_chunk is not None and (not isinstance(prefill_chunk, int) or prefill_chunk < 1):
         raise EstimateError(f"prefill_chunk must be a positive integer, not {prefill_chunk!r}")
-    _check_architecture(config)
+    check_architecture(config)
     check_card_split(cards, config)
     chip = chip_of(target)
     step = min(prompt, prefill_chunk or prompt)  # a chunked prefill's activations are one chunk's
@@ -297,7 +290,6 @@ def estimate_llm(
 
 def check_card_split(cards: int, config: Any) -> None:
     """`EstimateError` for a card count the model cannot be split over (one line, the numbers)."""
-    from ktir.frontend.tensor_parallel import TensorParallelError, check_cards, shard_config
 
     try:
         if check_cards(cards) > 1:
@@ -336,7 +328,7 @@ def _time_programs(
 ) -> dict[str, PhaseEstimate]:
     """
     Each program built with one and with two decoder layers, compiled, timed without values
-    and extrapolated to `layers` (`_extrapolate`); each announced to `progress` (all programs
+    and extrapolated to `layers` (`extrapolate_layers`); each announced to `progress` (all programs
     with one layer first, then with two), its assumptions added to `assumptions`.
     """
     reports: dict[str, list[Report]] = {name: [] for name in programs}
@@ -347,7 +339,7 @@ def _time_programs(
             report = build(count).estimate()
             reports[name].append(report)
             assumptions.update(dict.fromkeys(report.assumptions))
-    return {name: _extrapolate(*pair, layers, chip) for name, pair in reports.items()}
+    return {name: extrapolate_layers(*pair, layers, chip) for name, pair in reports.items()}
 
 
 def prefill_program(
@@ -422,13 +414,11 @@ def _card_model(config: Any, layers: int, weights: WeightFormat | None, cards: i
     program, so card 0's time is each card's), its linear layers quantized after the split.
     """
     if cards == 1:
-        return _meta_model(config, layers, weights)
-    from ktir.frontend.tensor_parallel import shard_model
-
-    shard = shard_model(_meta_model(config, layers), 0, cards)
+        model = meta_model(config, layers)
+        return model if weights is None else quantize_model(model, weights)
+    shard = shard_model(meta_model(config, layers), 0, cards)
     if weights is None:
         return shard
-    from ktir.llm.quantization import quantize_model
 
     # A split layer's matmul is the `linear` inside its wrapper: the formats' kept layers by that name too
     wrapped = tuple(f"{entry}.linear" for entry in weights.keep if not entry.startswith("re:"))
@@ -464,7 +454,6 @@ def _check_fit(
     and the assumption to report when its weights or cache are not fp16; `EstimateError` if it
     does not fit.
     """
-    from ktir.llm.capacity import MemoryModel
 
     prompt, context, batch = sizes
     model = MemoryModel(config, dtype=dtype, kv_dtype=kv_dtype, target=chip)
@@ -487,7 +476,6 @@ def _check_fit(
 
 def _compiled_format(config: Any, dtype: str | None) -> WeightFormat | None:
     """The weight format the programs are compiled with: fp8 weights' format, else None (fp16)."""
-    from ktir.llm.quantization import weight_format
 
     form = weight_format(config, dtype)
     return form if form.dtype == "fp8" else None
@@ -518,69 +506,11 @@ def stages(prompt: int, prefill_chunk: int | None = None) -> int:
     return STAGES + 2 * len(chunks)
 
 
-RECURRENT_LAYER_TYPES = {"mamba", "linear_attention"}
-"""`config.layer_types` of layers that keep a recurrent state (Granite-4.0 hybrid, Qwen3-Next),
-which the static KV cache the estimate compiles with cannot hold."""
-
-
-def _check_architecture(config: Any) -> None:
-    """
-    An `EstimateError` naming the architecture unless transformers builds it as a decoder-only
-    causal LM: an encoder-decoder, an encoder (a masked-LM architecture, such as BERT, whose
-    config is not set up as a decoder: its causal-LM head ignores the KV cache) or an
-    architecture with no causal LM at all cannot be estimated.
-    """
-    from transformers.models.auto.modeling_auto import (
-        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
-    )
-
-    model_type = str(getattr(config, "model_type", "?"))
-    recurrent = sorted(set(getattr(config, "layer_types", None) or ()) & RECURRENT_LAYER_TYPES)
-    if model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
-        problem = "has no causal language model in transformers"
-    elif recurrent:
-        problem = f"has {' and '.join(recurrent)} layers (a recurrent state, not a KV cache)"
-    elif getattr(config, "is_encoder_decoder", False):
-        problem = "is an encoder-decoder"
-    elif model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES and not getattr(config, "is_decoder", False):
-        problem = "is an encoder (its config does not set is_decoder)"
-    else:
-        return
-    raise EstimateError(
-        f"architecture '{model_type}' {problem}: ktir estimates decoder-only causal "
-        f"language models, such as {', '.join(CHECKED_ARCHITECTURES)}"
-    )
-
-
 def _ids(batch: int, tokens: int) -> torch.Tensor:
     return torch.zeros(batch, tokens, dtype=torch.long)
 
 
-def _meta_model(config: Any, layers: int, weights: WeightFormat | None = None) -> torch.nn.Module:
-    """The model with `layers` decoder layers on the meta device (fp16; `weights`: fp8 linear layers)."""
-    import transformers
-
-    fields = {**config.to_dict(), "num_hidden_layers": layers, "use_cache": True}
-    if isinstance(fields.get("layer_types"), list):  # one entry per layer (sliding or full attention)
-        fields["layer_types"] = fields["layer_types"][:layers]
-    small = config.__class__.from_dict(fields)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with torch.device("meta"):
-            try:
-                model = transformers.AutoModelForCausalLM.from_config(small, dtype=torch.float16)
-            except ValueError as error:
-                raise EstimateError(f"not a causal language model transformers knows: {error}") from None
-        model = model.eval().requires_grad_(False)
-    if weights is None:
-        return model
-    from ktir.llm.quantization import quantize_model
-
-    return quantize_model(model, weights)
-
-
-def _extrapolate(one: Report, two: Report, layers: int, target: Target) -> PhaseEstimate:
+def extrapolate_layers(one: Report, two: Report, layers: int, target: Target) -> PhaseEstimate:
     """The N-layer figures from the 1- and 2-layer reports: T(1) + (N - 1) * (T(2) - T(1))."""
 
     def whole(first: float, second: float) -> float:

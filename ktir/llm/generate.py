@@ -24,9 +24,10 @@ from typing import Any
 
 import torch
 
-from ktir.compile import Program, TargetLike, chip_of
-from ktir.compile import compile as compile_program
+from ktir.compiler import compile as compile_program
 from ktir.llm.cache import static_cache_model
+from ktir.pipeline import TargetLike, chip_of
+from ktir.program import Program
 from ktir.sim import Report
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import torch
 
-from ktir.llm.estimate import EstimateError
+from ktir.llm.architecture import EstimateError
 
 PRECISIONS = {"fp16": "float16", "fp8": "float8_e4m3fn", "int8": "int8"}
 """Weight formats by short name (`--dtype`) -> the PyTorch dtype name the device table knows."""

@@ -51,16 +51,12 @@ from typing import Any
 import numpy as np
 
 from ktir.hardware.target import Target
+from ktir.llm.architecture import EstimateError, check_architecture
 from ktir.llm.cache import whole_blocks
 from ktir.llm.capacity import MemoryModel
-from ktir.llm.estimate import (
-    EstimateError,
-    _check_architecture,
-    _extrapolate,
-    decode_program,
-    prefill_program,
-)
-from ktir.llm.serving import Policy, Step
+from ktir.llm.estimate import decode_program, extrapolate_layers, prefill_program
+from ktir.llm.scheduler import Step
+from ktir.llm.serving_result import Policy
 from ktir.pipeline import TargetLike, chip_of
 from ktir.progress import StageProgress
 
@@ -197,7 +193,7 @@ def _whole_model_us(config: Any, program: Callable[[int], Any], target: Target) 
     layers = int(config.num_hidden_layers)
     one = program(1).estimate()
     two = program(2).estimate() if layers > 1 else one
-    return _extrapolate(one, two, layers, target).time_us
+    return extrapolate_layers(one, two, layers, target).time_us
 
 
 @functools.cache
@@ -259,7 +255,7 @@ def build_step_costs(
         raise EstimateError(f"jobs must be at least 1, not {jobs}")
     grid = grid or Grid()
     grid.check()
-    _check_architecture(config)
+    check_architecture(config)
     chip = chip_of(target)
     key = table_key(config, chip, grid, cores, cards)
     path = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / (

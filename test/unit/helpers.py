@@ -23,11 +23,11 @@ import torch
 from xdsl.dialects.builtin import ModuleOp
 
 import ktir
-from ktir.compile import run_pipeline
 from ktir.frontend.fx import FxImport, import_program
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module, verify_module
 from ktir.layout import SpyreTensorLayout, sticks
+from ktir.pipeline import run_pipeline
 from ktir.reference import executor as reference
 from ktir.sim import Report
 

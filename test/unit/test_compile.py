@@ -6,9 +6,9 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 import ktir
-from ktir.compile import PipelineError, available_passes, parse_pipeline, run_pipeline
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module
+from ktir.pipeline import PipelineError, available_passes, parse_pipeline, run_pipeline
 
 SOURCE = """
 func.func @f(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {

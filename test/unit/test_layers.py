@@ -31,7 +31,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ktir",),  # the package's own __init__: the lazy entry points ktir.compile, ktir.generate ...
     ("ktir.llm",),
     ("ktir.torch_backend",),
-    ("ktir.compile",),
+    ("ktir.compiler",),
+    ("ktir.program",),
     ("ktir.pipeline",),
     ("ktir.saved", "ktir.progress"),
     ("ktir.passes",),
@@ -48,38 +49,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 """ktir's components, top tier first. A component is a module and the modules under it, except
 `ktir` itself, which is the package's `__init__` alone: every other module must be declared."""
-
-_TORCH_BACKEND = (
-    "the `torch.compile` entry point (pyproject's `ktir.compile:torch_backend`) and "
-    "`ktir.compile.last_report` / `last_program` live in ktir.compile and call into "
-    "ktir.torch_backend, which builds on ktir.compile; pointing the entry point at "
-    "ktir.torch_backend and moving the two accessors there (a public API change, "
-    "docs/torch-compile.md) removes it"
-)
-_SERVING = (
-    "ktir.llm.serving builds the step-cost table (ktir.llm.step_costs) inside its serving entry "
-    "point, and step_costs imports serving's Step and Policy: the entry point moving into a "
-    "module above both (or Step and Policy into a leaf one) removes it"
-)
-_LLM_ESTIMATE = (
-    "ktir.llm.capacity and ktir.llm.quantization import EstimateError, _check_architecture and "
-    "_meta_model from ktir.llm.estimate, whose estimate_llm builds capacity's MemoryModel: those "
-    "three moving into a leaf module of ktir.llm removes it"
-)
-
-KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"ktir.compile", "ktir.torch_backend"}): _TORCH_BACKEND,
-    frozenset({"ktir.llm.serving", "ktir.llm.step_costs"}): _SERVING,
-    frozenset({"ktir.llm.capacity", "ktir.llm.estimate", "ktir.llm.quantization"}): _LLM_ESTIMATE,
-}
-"""Cycles between modules that are known debt, each with what it would take to remove. The test
-fails if one of them is gone, so the list can only shrink."""
-
-KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("ktir.compile", "ktir.torch_backend"): _TORCH_BACKEND,
-}
-"""Imports against `LAYERS` that are known debt: (importer, imported) and what it would take to
-remove them. The test fails if one of them is gone, so the list can only shrink."""
 
 
 @dataclass(frozen=True)
@@ -238,27 +207,17 @@ def _explain(edge: Import) -> str:
 
 def test_imports_point_down(found: list[Import]) -> None:
     violations = layer_violations(found)
-    new = [
-        _explain(edge)
-        for pair, edges in sorted(violations.items())
-        if pair not in KNOWN_UPWARD
-        for edge in edges
-    ]
-    assert not new, "imports against LAYERS:\n" + "\n".join(new)
-    paid = [f"{a} -> {b}" for a, b in KNOWN_UPWARD if (a, b) not in violations]
-    assert not paid, f"known debts no longer there, remove them from KNOWN_UPWARD: {paid}"
+    wrong = [_explain(edge) for _, edges in sorted(violations.items()) for edge in edges]
+    assert not wrong, "imports against LAYERS:\n" + "\n".join(wrong)
 
 
 def test_no_import_cycles(found: list[Import]) -> None:
     rings = cycles(found)
-    new = [
+    found_cycles = [
         "cycle between " + ", ".join(sorted(ring)) + ":\n" + "\n".join(f"  {e}" for e in edges)
         for ring, edges in sorted(rings.items(), key=lambda item: sorted(item[0]))
-        if ring not in KNOWN_CYCLES
     ]
-    assert not new, "import cycles:\n" + "\n".join(new)
-    paid = [sorted(ring) for ring in KNOWN_CYCLES if ring not in rings]
-    assert not paid, f"known cycles no longer there, remove them from KNOWN_CYCLES: {paid}"
+    assert not found_cycles, "import cycles:\n" + "\n".join(found_cycles)
 
 
 def _graph(source: str, tmp_path: Path) -> list[Import]:
@@ -285,4 +244,4 @@ def test_an_upward_import_is_reported_with_its_line(modules: dict[str, Path]) ->
     sideways = Import("ktir.sim.engine", "ktir.frontend.fx", 9)
     assert list(layer_violations([sideways])) == [("ktir.sim.engine", "ktir.frontend.fx")]
     assert layer_violations([Import("ktir.sim.engine", "ktir.cores.kernels", 5)]) == {}
-    assert component_of("ktir.compile") == "ktir.compile" and component_of("ktir.new_module") is None
+    assert component_of("ktir.compiler") == "ktir.compiler" and component_of("ktir.new_module") is None

@@ -44,9 +44,9 @@ def test_torch_compile_keeps_parameters_resident_until_they_change() -> None:
     compiled = torch.compile(model, backend="ktir")
     with torch.no_grad():
         first = compiled(x)
-        first_report = ktir.compile.last_report()
+        first_report = ktir.torch_backend.last_report()
         second = compiled(x)
-        second_report = ktir.compile.last_report()
+        second_report = ktir.torch_backend.last_report()
     assert first_report.load_bytes > 0 and second_report.load_bytes == 0
     assert not [k for k in first_report.kernels if k.op == "ktir.restickify"]
     assert torch.equal(first, second)
@@ -55,7 +55,7 @@ def test_torch_compile_keeps_parameters_resident_until_they_change() -> None:
         weight.mul_(2)  # an in-place update: the device copy is stale and is loaded again
         third = compiled(x)
         expected = model(x)
-    assert ktir.compile.last_report().load_bytes == first_report.load_bytes
+    assert ktir.torch_backend.last_report().load_bytes == first_report.load_bytes
     assert not torch.equal(third, first)
     assert (third.float() - expected.float()).abs().max() <= 4 * torch.finfo(
         torch.float16

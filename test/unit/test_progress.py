@@ -8,8 +8,8 @@ import pytest
 import torch
 
 import ktir
-from ktir.compile import parse_pipeline
 from ktir.passes.compile import expand_stages
+from ktir.pipeline import parse_pipeline
 from ktir.progress import StageProgress
 
 

@@ -24,7 +24,7 @@ class TwoOutputs(torch.nn.Module):
 
 
 @pytest.fixture(scope="module")
-def compiled_pair() -> tuple[ktir.compile.Program, torch.Tensor]:
+def compiled_pair() -> tuple[ktir.program.Program, torch.Tensor]:
     torch.manual_seed(0)
     x = torch.randn(8, 64).half()
     return ktir.compile(TwoOutputs().half(), (x,), quiet=True), x

@@ -16,13 +16,13 @@ import transformers
 
 import ktir
 from ktir import ktdp
-from ktir.compile import PipelineError, run_pipeline
 from ktir.cores.check import CoreCheckError, check_function
 from ktir.hardware.target import SPYRE, Target, TargetTypeError, load_target
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module
 from ktir.ir.values import functions_of
 from ktir.ktdp import KtdpError
+from ktir.pipeline import PipelineError, run_pipeline
 from ktir.sim import SimulationError, simulate
 from ktir.tools import ktir_opt, ktir_run
 
@@ -47,7 +47,7 @@ EXP_SOURCE = (
 ADD = Path(__file__).resolve().parent.parent / "lit" / "Inputs" / "ktdp" / "add.mlir"
 
 
-def kernels(prog: ktir.compile.Program) -> list:
+def kernels(prog: ktir.program.Program) -> list:
     return [op for op in prog.module.walk() if op.name == "ktir.kernel"]
 
 

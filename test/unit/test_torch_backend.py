@@ -37,13 +37,13 @@ def _model() -> torch.nn.Module:
 X = torch.randn(32, 64, generator=torch.Generator().manual_seed(1)).half()
 
 
-def _run(model: torch.nn.Module, grad: bool, **options: object) -> tuple[torch.Tensor, ktir.compile.Program]:
+def _run(model: torch.nn.Module, grad: bool, **options: object) -> tuple[torch.Tensor, ktir.program.Program]:
     """One call of a fresh `torch.compile` of `model`, in grad mode or under `no_grad`."""
     torch._dynamo.reset()
     compiled = torch.compile(model, backend="ktir", **options)
     with torch.set_grad_enabled(grad):
         y = compiled(X)
-    return y, ktir.compile.last_program()
+    return y, ktir.torch_backend.last_program()
 
 
 def test_grad_mode_builds_the_no_grad_program() -> None:

@@ -368,7 +368,7 @@ def _preload() -> None:
     import torch  # noqa: F401
     import transformers  # noqa: F401
 
-    import ktir.compile
+    import ktir.compiler
     import ktir.frontend.fx  # noqa: F401
 
 

@@ -50,7 +50,7 @@ def test_tensor_parallel_logits_equal_the_unsharded_programs(
     model: transformers.LlamaForCausalLM, ids: torch.Tensor, unsharded: np.ndarray, cards: int
 ) -> None:
     program = ktir.compile(model, (ids,), cards=cards, quiet=True)
-    assert isinstance(program, ktir.compile.ShardedProgram) and program.cards == cards
+    assert isinstance(program, ktir.program.ShardedProgram) and program.cards == cards
     logits = program(ids).logits.numpy()
     assert logits.shape == unsharded.shape == (BATCH, TOKENS, VOCAB)
     # As accurate as PyTorch's own fp16 run (the suite's model bound), and within its 8 ulps of

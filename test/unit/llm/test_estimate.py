@@ -14,10 +14,11 @@ import torch
 import transformers
 
 import ktir
-from ktir.compile import compile as compile_program
+from ktir.compiler import compile as compile_program
 from ktir.hardware.target import SPYRE
+from ktir.llm.architecture import meta_model
 from ktir.llm.cache import static_cache_model
-from ktir.llm.estimate import EstimateError, _ids, _meta_model, estimate_llm
+from ktir.llm.estimate import EstimateError, _ids, estimate_llm
 
 SHAPE = {"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2}
 CONFIGS = {
@@ -31,7 +32,7 @@ CONFIGS = {
 
 def _whole(config: object, layers: int, prompt: int, context: int) -> tuple[ktir.sim.Report, ktir.sim.Report]:
     """The model with all its layers, compiled and timed as it is (prefill, decode step)."""
-    model = _meta_model(config, layers)
+    model = meta_model(config, layers)
     prefill = compile_program(static_cache_model(model, context, 1, prompt), (_ids(1, prompt),), quiet=True)
     step = static_cache_model(model, context, 1)
     decode = compile_program(step, (_ids(1, 1), torch.tensor([context - 1])), quiet=True)

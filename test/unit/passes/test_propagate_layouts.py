@@ -8,10 +8,10 @@ from helpers import import_f16
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
 import ktir
-from ktir.compile import PipelineError, parse_pipeline
 from ktir.dialects.ktir.attributes import TiledLayoutAttr
 from ktir.dialects.ktir.functions import LAYOUT_PLAN
 from ktir.passes.propagate_layouts import PropagateLayoutsPass, functions_of
+from ktir.pipeline import PipelineError, parse_pipeline
 
 S = 128
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 
-from ktir.compile import run_pipeline
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module
+from ktir.pipeline import run_pipeline
 from ktir.reference.collective import CardGroup
 from ktir.reference.executor import ExecutionError, run
 from ktir.sim import estimate, simulate

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 import ktir
-from ktir.compile import Program
 from ktir.dialects.ktir import core
+from ktir.program import Program
 from ktir.sim import write_trace
 from ktir.sim.trace import bandwidth, bin_us
 

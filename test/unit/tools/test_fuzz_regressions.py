@@ -16,10 +16,10 @@ import pytest
 from xdsl.dialects.builtin import TensorType, f16, f32, i1, i8, i32
 
 import ktir
-from ktir.compile import PipelineError
 from ktir.cores.factors import divisors, prime_factors
 from ktir.cores.work_division import check_device_memory
 from ktir.ir.diagnostics import MAX_NESTING, DiagnosticError, check_nesting, decode_source
+from ktir.pipeline import PipelineError
 from ktir.tools import ktir_opt, ktir_run
 
 LOCATED = re.compile(r"^\S+:\d+:\d+: error: ", re.MULTILINE)

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from ktir.compile import available_passes, parse_pipeline
 from ktir.passes.compile import expand_stages
+from ktir.pipeline import available_passes, parse_pipeline
 from ktir.tools.pass_instrumentation import (
     describe_passes,
     pipeline_from_mlir,
