@@ -18,10 +18,9 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from ktir.cores.executor import tensor_layout
 from ktir.hardware.target import Target
 from ktir.ir.state import updated_arguments
-from ktir.ir.values import is_tensor
+from ktir.ir.values import is_tensor, tensor_layout
 from ktir.reference.blas import one_blas_thread
 from ktir.reference.collective import CardGroup
 from ktir.reference.executor import entry_function

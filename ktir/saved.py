@@ -34,13 +34,13 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from ktir.cores.executor import tensor_layout
 from ktir.dialects.ktir import core
 from ktir.hardware.target import Target, target_from_fields
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, module_text, parse_module, verify_module
+from ktir.ir.values import tensor_layout
+from ktir.layout.dtypes import numpy_dtype
 from ktir.reference.executor import argument_names, entry_function
-from ktir.reference.ops import numpy_dtype
 from ktir.sim import Report, simulate
 
 FORMAT = "ktir-program"

@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import MemRefType
 from ktir.dialects.ktdp import ops as ktdp
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, parse_module
-from ktir.reference.ops import numpy_dtype
+from ktir.layout.dtypes import numpy_dtype
 
 MAX_BYTES = 1 << 22
 """The largest total input a fuzzed kernel gets (4 MiB)."""

@@ -26,15 +26,16 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
 import ktir.ktdp as ktdp
-from ktir.cores.executor import tensor_layout, to_device, to_host
 from ktir.dialects.ktir import core
 from ktir.export.ktdp import emit_kernel, kernel_names
 from ktir.hardware.target import SPYRE, Target
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, parse_module, render
+from ktir.ir.values import tensor_layout
+from ktir.layout.dtypes import numpy_dtype
 from ktir.reference.blas import one_blas_thread
-from ktir.reference.ops import numpy_dtype
 from ktir.sim.engine import SimKernel
+from ktir.sim.executor import device_buffer, host_array
 from ktir.sim.memory import LxBuffer, Scratchpad
 from ktir.sim.report import KernelReport
 from ktir.tools.arguments import ArgumentParser
@@ -90,7 +91,7 @@ class KernelRoundTrip:
 
 
 def _inputs(kernel: core.KernelOp, rng: np.random.Generator) -> list[np.ndarray]:
-    return [to_device(random_input(t, rng), t) for t in kernel.inputs.types]  # type: ignore[arg-type]
+    return [device_buffer(random_input(t, rng), t) for t in kernel.inputs.types]  # type: ignore[arg-type]
 
 
 def roundtrip_kernel(
@@ -125,7 +126,7 @@ def roundtrip_kernel(
         return KernelRoundTrip(name, skipped=f"the ktdp engine: {str(error).strip().splitlines()[0]}")
     equal, difference = True, 0.0
     pairs = [
-        (to_host(outputs[f"out{j}"], value_type), to_host(want, value_type))
+        (host_array(outputs[f"out{j}"], value_type), host_array(want, value_type))
         for j, (value_type, want) in enumerate(zip(kernel.outputs.types, expected, strict=True))
         if isinstance(value_type, TensorType) and not resident_result(kernel)
     ]

@@ -50,6 +50,7 @@ from ktir.ir.context import make_context
 from ktir.ir.diagnostics import (
     Diagnostic,
     DiagnosticError,
+    ExecutionError,
     Severity,
     SourceError,
     decode_source,
@@ -59,11 +60,11 @@ from ktir.ir.diagnostics import (
     verify_module,
 )
 from ktir.ktdp.memory import KtdpError
+from ktir.layout.dtypes import numpy_dtype
 from ktir.passes.compile import expand_stages
 from ktir.pipeline import PipelineError, parse_pipeline, run_pipeline
 from ktir.progress import StageProgress
 from ktir.reference.executor import argument_names, entry_function
-from ktir.reference.ops import ExecutionError, numpy_dtype
 from ktir.sim import (
     Report,
     SimResult,

@@ -28,7 +28,7 @@ matmul reading it, `ktir.cores.handoff`) is a `ktdp.construct_distributed_memory
 core's slice in the tensor's device coordinates, so its loads and stores are access tiles at
 the same subscripts as a device tensor's. What is not written yet is a located error:
 alternating accumulators and accumulating computes other than a matmul, a resident tensor of
-several slots, tiles whose device box is not one host box (`ktir.cores.host_tiles.HostTiles`),
+several slots, tiles whose device box is not one host box (`ktir.sim.host_tiles.HostTiles`),
 and payload ops without a `linalg` form (`ktdp_payload.emit_payload`).
 """
 
@@ -43,8 +43,6 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from ktir.cores.executor import tensor_layout
-from ktir.cores.host_tiles import HostTiles
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
 from ktir.export.ktdp_accumulate import writers_condition
@@ -75,6 +73,8 @@ from ktir.export.ktdp_payload import (
 )
 from ktir.export.ktdp_subscripts import linear_subscript, start_subscript
 from ktir.ir.diagnostics import Diagnostic, DiagnosticError, Severity, location_of, op_error
+from ktir.ir.values import tensor_layout
+from ktir.sim.host_tiles import HostTiles
 
 
 @dataclass(frozen=True)

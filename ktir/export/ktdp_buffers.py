@@ -17,14 +17,14 @@ from typing import Any, cast
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
-from ktir.cores.executor import tensor_layout
-from ktir.cores.host_tiles import HostTiles
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
 from ktir.export.ktdp_accumulate import accumulated_matmul, filled, ring_reduced
 from ktir.export.ktdp_loops import Chunk, Key, Parity, offset
 from ktir.export.ktdp_payload import HostTensor, Writer
 from ktir.ir.diagnostics import op_error
+from ktir.ir.values import tensor_layout
+from ktir.sim.host_tiles import HostTiles
 
 
 @dataclass(frozen=True)

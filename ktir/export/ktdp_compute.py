@@ -37,7 +37,7 @@ from ktir.export.ktdp_payload import (
 from ktir.export.ktdp_routines import ROUTINE_OPS, outlined
 from ktir.export.ktdp_structured import STRUCTURED
 from ktir.ir.diagnostics import op_error
-from ktir.reference.ops import numpy_dtype
+from ktir.layout.dtypes import numpy_dtype
 
 RELAYOUTS = (st.RestickifyOp, st.CopyOp, st.ReshapeOp)
 """Kernel payloads that move a tile into another device layout."""

@@ -28,8 +28,8 @@ from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.ir.diagnostics import op_error
 from ktir.ir.values import shape_of
+from ktir.layout.dtypes import numpy_dtype
 from ktir.layout.shapes import ShapeError, broadcast_shapes
-from ktir.reference.ops import numpy_dtype
 
 
 @dataclass(frozen=True)

@@ -46,10 +46,11 @@ from ktir.frontend.fx import FxImport
 from ktir.frontend.gathered_tables import split_gathered_tables
 from ktir.frontend.shared_input import merge_shared_input_matmuls
 from ktir.frontend.updates import mark_contiguous_rows, whole_row_copies
+from ktir.ir.diagnostics import ExecutionError
 from ktir.ir.state import updated_arguments
 from ktir.ir.values import functions_of, is_tensor, position_in_block, shape_of
+from ktir.layout.dtypes import numpy_dtype
 from ktir.reference.executor import execute_op
-from ktir.reference.ops import ExecutionError, numpy_dtype
 
 _VIEWS = (st.PermuteOp, st.ReshapeOp, st.ExpandOp, st.SliceOp)
 """Ops that only re-index their input: folded only as part of a chain that computes."""

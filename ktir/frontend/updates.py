@@ -40,9 +40,9 @@ from xdsl.rewriter import Rewriter
 from ktir.dialects.ktir import routing
 from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.functions import UPDATED_BY_ARG
+from ktir.ir.diagnostics import ExecutionError
 from ktir.ir.values import shape_of
 from ktir.reference.data import checked_rows, is_run
-from ktir.reference.ops import ExecutionError
 
 
 def split_outputs(program: ExportedProgram, output: torch.fx.Node) -> tuple[list[Any], list[tuple[Any, str]]]:

@@ -95,6 +95,10 @@ class DiagnosticError(DiagnosticException):
         super().__init__("\n".join(d.message for d in self.diagnostics))
 
 
+class ExecutionError(RuntimeError):
+    """The module cannot be run on these inputs (wrong count, shape or dtype, unknown op)."""
+
+
 def location_of(op: Operation) -> Location | None:
     """The source location of `op`, if it was parsed from a file or given an explicit one."""
     loc = op.location

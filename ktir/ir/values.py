@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import cast
+from typing import Any, cast
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.dialects.ktir.attributes import TiledLayoutAttr
-from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE
+from ktir.ir.diagnostics import ExecutionError
+from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE, numpy_dtype
 from ktir.layout.spyre import SpyreTensorLayout
 
 
@@ -77,4 +79,25 @@ def _layout_of(encoding: TiledLayoutAttr, element_type: Attribute) -> SpyreTenso
     return encoding.layout_for(element_type)
 
 
-__all__ = ["device_dtype", "encoding_of", "functions_of", "is_tensor", "layout_of_type", "numel", "shape_of"]
+def tensor_layout(value_type: Attribute) -> tuple[SpyreTensorLayout, tuple[int, ...], np.dtype[Any]]:
+    """
+    The layout, host shape and NumPy storage type of a tensor with a `#ktir.tiled` encoding;
+    `ExecutionError` for one without (IR not yet through layout propagation).
+    """
+    tensor = cast(TensorType[Attribute], value_type)
+    layout = layout_of_type(tensor)
+    if layout is None:
+        raise ExecutionError(f"tensor {tensor} has no layout; run the pipeline to ktir-lower-to-cores first")
+    return layout, tuple(tensor.get_shape()), numpy_dtype(tensor.element_type)
+
+
+__all__ = [
+    "device_dtype",
+    "encoding_of",
+    "functions_of",
+    "is_tensor",
+    "layout_of_type",
+    "numel",
+    "shape_of",
+    "tensor_layout",
+]

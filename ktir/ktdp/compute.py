@@ -22,7 +22,8 @@ from ktir.ktdp.compare import compare
 from ktir.ktdp.memory import KtdpError
 from ktir.ktdp.numerics import compute_precision, elementwise
 from ktir.ktdp.state import element_of, sticks
-from ktir.reference.ops import erf, numpy_dtype, store
+from ktir.layout.dtypes import numpy_dtype
+from ktir.reference.ops import erf, store
 from ktir.sim.gemm import matmul_f32
 
 if TYPE_CHECKING:

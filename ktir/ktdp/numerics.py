@@ -25,7 +25,8 @@ import numpy as np
 from xdsl.dialects.builtin import BFloat16Type
 from xdsl.ir import Attribute
 
-from ktir.reference.ops import numpy_dtype, store
+from ktir.layout.dtypes import numpy_dtype
+from ktir.reference.ops import store
 
 THREADED_ELEMENTS = 1 << 20
 """Elements from which an elementwise op splits over threads."""

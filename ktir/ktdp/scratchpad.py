@@ -27,7 +27,7 @@ from xdsl.traits import SymbolTable
 
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp.memory import KtdpError
-from ktir.reference.ops import numpy_dtype
+from ktir.layout.dtypes import numpy_dtype
 
 _FREE = (arith.ConstantOp, tensor.EmptyOp)
 _VIEWS = (tensor.ExpandShapeOp, tensor.CollapseShapeOp)

@@ -39,7 +39,8 @@ from ktir.ktdp.tiles import (
     sticks_of_rows,
     sticks_touched,
 )
-from ktir.reference.ops import numpy_dtype, store
+from ktir.layout.dtypes import numpy_dtype
+from ktir.reference.ops import store
 
 if TYPE_CHECKING:
     from ktir.ktdp.engine import Handler, TileProgram

@@ -115,6 +115,19 @@ def format_of_element(element_type: object) -> ElementFormat | None:
     return _BY_MLIR.get(str(element_type))  # cached: printing an attribute costs microseconds
 
 
+def numpy_dtype(element_type: object) -> np.dtype[Any]:
+    """
+    The NumPy storage dtype of an MLIR element type (`FORMATS`).
+
+    bf16 has no NumPy dtype: it is stored as float32 holding bf16-representable values.
+    Example: `numpy_dtype(f16)` is `float16`; `numpy_dtype(i1)` is `bool`.
+    """
+    row = format_of_element(element_type)
+    if row is None or row.numpy is None:
+        raise TypeError(f"element type {element_type} has no NumPy storage")
+    return np.dtype(row.numpy)
+
+
 __all__ = [
     "ELEMENT_TYPE_TO_DEVICE_DTYPE",
     "FORMATS",
@@ -122,4 +135,5 @@ __all__ = [
     "DeviceDType",
     "ElementFormat",
     "format_of_element",
+    "numpy_dtype",
 ]

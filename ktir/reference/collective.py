@@ -25,7 +25,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ktir.dialects.ktir.collective import AllGatherOp, AllReduceOp
-from ktir.reference.ops import ExecutionError, Registry, result_element, store, widen
+from ktir.ir.diagnostics import ExecutionError
+from ktir.reference.ops import Registry, result_element, store, widen
 
 COLLECTIVE = Registry()
 implements = COLLECTIVE.register

@@ -12,7 +12,8 @@ import numpy as np
 from xdsl.ir import Operation
 
 from ktir.dialects.ktir import data, routing
-from ktir.reference.ops import ExecutionError, Registry, result_element, store, widen
+from ktir.ir.diagnostics import ExecutionError
+from ktir.reference.ops import Registry, result_element, store, widen
 
 DATA = Registry()
 implements = DATA.register

@@ -29,9 +29,11 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.dialects.ktir import structured as st
+from ktir.ir.diagnostics import ExecutionError
+from ktir.layout.dtypes import numpy_dtype
 from ktir.reference.collective import COLLECTIVE
 from ktir.reference.data import DATA
-from ktir.reference.ops import ELEMENTWISE, ExecutionError, numpy_dtype, to_numpy
+from ktir.reference.ops import ELEMENTWISE, to_numpy
 from ktir.reference.structured import STRUCTURED
 
 IMPLEMENTATIONS = {**ELEMENTWISE, **STRUCTURED, **DATA, **COLLECTIVE}

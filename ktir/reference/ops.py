@@ -32,13 +32,9 @@ from xdsl.ir import Attribute, Operation
 
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir.attributes import OperandRefAttr
-from ktir.layout.dtypes import format_of_element
+from ktir.layout.dtypes import numpy_dtype
 
 Implementation = Callable[[Any, list[np.ndarray]], list[np.ndarray]]
-
-
-class ExecutionError(RuntimeError):
-    """The module cannot be run on these inputs (wrong count, shape or dtype, unknown op)."""
 
 
 class Registry(dict[type[Operation], Implementation]):
@@ -61,19 +57,6 @@ implements = ELEMENTWISE.register
 
 
 #### Precision ####
-
-
-def numpy_dtype(element_type: Attribute) -> np.dtype[Any]:
-    """
-    The NumPy storage dtype of an MLIR element type (`ktir.layout.dtypes.FORMATS`).
-
-    bf16 has no NumPy dtype: it is stored as float32 holding bf16-representable values.
-    Example: `numpy_dtype(f16)` is `float16`; `numpy_dtype(i1)` is `bool`.
-    """
-    row = format_of_element(element_type)
-    if row is None or row.numpy is None:
-        raise TypeError(f"element type {element_type} has no NumPy storage")
-    return np.dtype(row.numpy)
 
 
 def to_numpy(value: Any) -> np.ndarray:

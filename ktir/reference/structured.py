@@ -15,17 +15,9 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation
 
 from ktir.dialects.ktir import structured as st
-from ktir.layout.dtypes import format_of_element
-from ktir.reference.ops import (
-    ExecutionError,
-    Registry,
-    decode_argument,
-    numpy_dtype,
-    result_element,
-    store,
-    to_numpy,
-    widen,
-)
+from ktir.ir.diagnostics import ExecutionError
+from ktir.layout.dtypes import format_of_element, numpy_dtype
+from ktir.reference.ops import Registry, decode_argument, result_element, store, to_numpy, widen
 
 STRUCTURED = Registry()
 """Implementations of the ops in `ktir.dialects.ktir.structured`."""

@@ -4,7 +4,7 @@ The simulator's vectorized numerics: one NumPy call for all cores where the tile
 - `rows_at_once`: a row-wise op (elementwise, softmax, norms) on all cores' tiles at once,
   concatenated along the one host dim the cores split.
 
-It takes and returns host tiles with a leading cores axis (`ktir.cores.host_tiles.HostTiles`).
+It takes and returns host tiles with a leading cores axis (`ktir.sim.host_tiles.HostTiles`).
 """
 
 from __future__ import annotations
@@ -16,19 +16,19 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
-from ktir.cores.executor import attention_tile
-from ktir.cores.fused_execution import Trace, fp32_matmul, run_fused
 from ktir.cores.fusion import in_sticks
-from ktir.cores.host_tiles import HostTiles
 from ktir.cores.iteration import iteration_space
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ir.values import shape_of
+from ktir.layout.dtypes import numpy_dtype
 from ktir.reference.executor import IMPLEMENTATIONS
-from ktir.reference.ops import numpy_dtype
 from ktir.reference.structured import ATTENTION_BLOCK_BYTES
+from ktir.sim.executor import attention_tile
+from ktir.sim.fused_execution import Trace, fp32_matmul, run_fused
+from ktir.sim.host_tiles import HostTiles
 
 ELEMENTWISE = ew.POINTWISE
 """Graph ops that map each element position (after broadcasting) to the same output position."""
@@ -251,7 +251,7 @@ def _moves_no_data(op: Operation) -> bool:
 def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float, float]:
     """
     (PE-array cycles, SFU cycles, FLOPs, matmul FLOPs) of one chunk of a fused kernel from the tile shapes
-    each of its ops saw (`ktir.cores.fused_execution.run_fused`): each op costs what it would
+    each of its ops saw (`ktir.sim.fused_execution.run_fused`): each op costs what it would
     alone on that tile (`ktir.hardware.cost_model`), an f32 matmul's operand conversion to fp16
     included; a view that moves no data costs nothing.
     """

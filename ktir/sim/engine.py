@@ -5,7 +5,7 @@ The simulator's kernel engine: numerics of every core plus its timeline.
 executor it extends, and at every op
 
 - moves or computes the data with NumPy for all cores at once where the tiles allow it
-  (`ktir.cores.host_tiles`): elementwise ops on same-layout tiles run on the device tiles directly,
+  (`ktir.sim.host_tiles`): elementwise ops on same-layout tiles run on the device tiles directly,
   matmul is one batched fp32 matmul over cores, other ops map device tiles to host tiles with
   one transpose and run the reference implementation per core; anything else goes through the
   executor's per-core placement;
@@ -23,9 +23,6 @@ import numpy as np
 from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from ktir.cores.executor import KernelInterpreter, attention_tile, tensor_layout, tile_result
-from ktir.cores.fused_execution import Trace, fp32_matmul, run_fused
-from ktir.cores.host_tiles import HostTiles
 from ktir.cores.prefetch import block_operands
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import elementwise as ew
@@ -33,10 +30,11 @@ from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.attributes import device_dtype_of_element
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
-from ktir.ir.diagnostics import location_of
-from ktir.ir.values import layout_of_type
+from ktir.ir.diagnostics import ExecutionError, location_of
+from ktir.ir.values import layout_of_type, tensor_layout
+from ktir.layout.dtypes import numpy_dtype
 from ktir.reference.executor import IMPLEMENTATIONS
-from ktir.reference.ops import ExecutionError, numpy_dtype, store
+from ktir.reference.ops import store
 from ktir.sim.compute import (
     ELEMENTWISE,
     attention_at_once,
@@ -45,7 +43,10 @@ from ktir.sim.compute import (
     fused_rows_at_once,
     rows_at_once,
 )
+from ktir.sim.executor import KernelInterpreter, attention_tile, tile_result
+from ktir.sim.fused_execution import Trace, fp32_matmul, run_fused
 from ktir.sim.gemm import drop_gemms, finish_gemms, matmul_f32
+from ktir.sim.host_tiles import HostTiles
 from ktir.sim.memory import (
     LxBuffer,
     Scratchpad,

@@ -34,15 +34,15 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 
-from ktir.cores.executor import tensor_layout, to_host
 from ktir.dialects.ktir import collective, data, routing
 from ktir.dialects.ktir import structured as st
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ir.state import read_division
-from ktir.ir.values import is_tensor, shape_of
+from ktir.ir.values import is_tensor, shape_of, tensor_layout
 from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE
 from ktir.reference.data import checked_rows, expert_bounds
+from ktir.sim.executor import host_array
 from ktir.sim.report import KernelReport
 from ktir.sim.timeline import UNITS
 
@@ -119,7 +119,7 @@ def _parts_read(op: Operation, args: list[np.ndarray] | None) -> list[int]:
         rows, table_rows = data.rows_of(op)
         if args is None:
             return list(range(min(rows, table_rows)))
-        rows = checked_rows(to_host(args[1], op.indices.type), table_rows)
+        rows = checked_rows(host_array(args[1], op.indices.type), table_rows)
         return np.unique(rows).tolist()
     assert isinstance(op, routing.GroupedMatmulOp)
     return [e for e, count in enumerate(_expert_rows(op, args)) if count > 0]
@@ -130,7 +130,7 @@ def _expert_rows(op: routing.GroupedMatmulOp, args: list[np.ndarray] | None) -> 
     if args is None:
         experts, total = shape_of(op.weights.type)[0], shape_of(op.x.type)[0]
         return [total // experts + (e < total % experts) for e in range(experts)]
-    offsets = to_host(args[2], op.offsets.type)
+    offsets = host_array(args[2], op.offsets.type)
     return [end - start for start, end in expert_bounds(offsets, shape_of(op.x.type)[0])]
 
 

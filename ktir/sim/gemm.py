@@ -5,7 +5,7 @@ to fp16), accumulating in fp32 like the PE arrays; the GEMMs run on worker threa
 thread with a queue of its own, and may be left running under the caller's next chunk
 (`finish_gemms`).
 
-It takes and returns host tiles with a leading cores axis (`ktir.cores.host_tiles.HostTiles`).
+It takes and returns host tiles with a leading cores axis (`ktir.sim.host_tiles.HostTiles`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.ir import Attribute
 
-from ktir.cores.fused_execution import pe_operand
+from ktir.sim.fused_execution import pe_operand
 
 
 def matmul_f32(

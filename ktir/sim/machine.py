@@ -21,18 +21,17 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from ktir.cores.executor import host_op, to_device, to_host
 from ktir.cores.prefetch import PreviousKernel
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
 from ktir.hardware.target import SPYRE, Target
-from ktir.ir.diagnostics import location_of
+from ktir.ir.diagnostics import ExecutionError, location_of
 from ktir.ir.state import read_lx_placement, updated_arguments
 from ktir.ir.values import is_tensor
 from ktir.reference.blas import one_blas_thread
 from ktir.reference.executor import entry_function, last_uses, ordered_inputs
-from ktir.reference.ops import ExecutionError
 from ktir.sim.engine import DeviceShape, SimKernel
+from ktir.sim.executor import device_buffer, host_array, host_op
 from ktir.sim.function_level import ASSUMPTIONS, Line, PartlyRead, device_bytes, function_level_line
 from ktir.sim.gemm import release_scratch
 from ktir.sim.memory import Scratchpad, SimulationError
@@ -79,7 +78,7 @@ def simulate(
     block = function.body.block
     resident = resident or {}
     memory: dict[SSAValue, Any] = {
-        arg: resident[i] if i in resident else to_device(value, arg.type)
+        arg: resident[i] if i in resident else device_buffer(value, arg.type)
         for i, (arg, value) in enumerate(zip(block.args, ordered_inputs(function, inputs), strict=True))
     }
     run = _Run(function, target, values=True)
@@ -157,7 +156,7 @@ class _Run:
         self, op: func.ReturnOp, memory: dict[SSAValue, Any], load_bytes: float
     ) -> tuple[list[np.ndarray], Report]:
         self.device_outputs = [memory[v] for v in op.operands]
-        outputs = [to_host(memory[v], v.type) for v in op.operands] if self.values else []
+        outputs = [host_array(memory[v], v.type) for v in op.operands] if self.values else []
         compulsory = _compulsory_bytes(self.function, skip=self.partly_read.tables)
         report = Report(
             self.lines,
@@ -231,7 +230,7 @@ def pack_arguments(
     as the transfer to the device does; the result is `simulate`'s `resident`.
     """
     args = entry_function(module, func_name).body.block.args
-    return {i: to_device(value, args[i].type) for i, value in values.items()}
+    return {i: device_buffer(value, args[i].type) for i, value in values.items()}
 
 
 def _compulsory_bytes(function: func.FuncOp, skip: set[SSAValue]) -> float:

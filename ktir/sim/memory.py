@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ktir.cores.host_tiles import HostTiles
-from ktir.ir.diagnostics import Location
-from ktir.reference.ops import ExecutionError
+from ktir.ir.diagnostics import ExecutionError, Location
 from ktir.sim.gemm import finish_gemms
+from ktir.sim.host_tiles import HostTiles
 
 
 class SimulationError(ExecutionError):

@@ -15,6 +15,7 @@ from helpers import fp16_ulp_at_largest
 
 import ktir
 from ktir.dialects.ktir import routing
+from ktir.ir.values import tensor_layout
 from ktir.llm.cache import static_cache_model
 from ktir.reference.executor import entry_function
 
@@ -84,7 +85,7 @@ def _decode_bytes(length: int) -> tuple[float, float]:
         for a, n in zip(function.body.block.args, program.imported.input_names, strict=True)
         if "_cache" in n
     ]
-    cache_bytes = sum(ktir.cores.executor.tensor_layout(a.type)[0].device_bytes for a in caches)
+    cache_bytes = sum(tensor_layout(a.type)[0].device_bytes for a in caches)
     return program.report.bytes, cache_bytes
 
 

@@ -13,7 +13,6 @@ from helpers import assert_pipeline_keeps_values, compiled, fp16_ulp, fp16_ulp_a
 from model_zoo import MLP, DecoderBlock, pair, tiny_llama_config
 
 import ktir
-from ktir.cores import executor as core_executor
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir.attributes import TileAttr
 from ktir.frontend.fx import import_program
@@ -22,6 +21,7 @@ from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, parse_module
 from ktir.passes.propagate_layouts import functions_of
 from ktir.reference.executor import run
+from ktir.sim import executor as core_executor
 
 
 def lowered(text: str, cores: int = 32) -> list[core.KernelOp]:

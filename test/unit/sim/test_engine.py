@@ -201,8 +201,8 @@ def test_a_matmul_keeping_x_whole_reads_each_chunk_window() -> None:
     within one fp16 ulp of the reference (BLAS sums per tile, in each its own order), and x
     crosses LPDDR5 once: the traffic is the compulsory bytes.
     """
-    from ktir.cores import executor
     from ktir.dialects.ktir import core
+    from ktir.sim import executor
 
     text = matmul(128, 4096, 4096)
     module = compiled(text, 8)
@@ -367,7 +367,7 @@ def test_attention_over_more_keys_than_lx_holds_walks_them_with_an_online_softma
     (traffic = compulsory bytes); the simulator and the tile executor give the reference's
     bits here (float64 state; the fp32 accumulator may round once more: one fp16 ulp at most).
     """
-    from ktir.cores import executor
+    from ktir.sim import executor
 
     text = long_attention_ir(keys, queries, causal)
     rng = np.random.default_rng(0)
@@ -387,7 +387,7 @@ def test_attention_over_more_keys_than_lx_holds_walks_them_with_an_online_softma
 
 def _count_device_writes(monkeypatch: pytest.MonkeyPatch) -> list[np.dtype]:
     """The dtype of every host-to-device tile write (`HostTiles.to_device`) from now on."""
-    from ktir.cores.host_tiles import HostTiles
+    from ktir.sim.host_tiles import HostTiles
 
     writes: list[np.dtype] = []
     original = HostTiles.to_device

@@ -25,7 +25,7 @@ import ktir
 import ktir.sim
 from ktir.hardware.target import SPYRE
 from ktir.ir.context import make_context
-from ktir.reference.ops import ExecutionError
+from ktir.ir.diagnostics import ExecutionError
 from ktir.sim import SimulationError
 
 _KERNEL = "kernel 0 (%y = ktir.exp)"

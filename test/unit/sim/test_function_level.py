@@ -14,7 +14,7 @@ from helpers import check_never_faster_than_physics, compiled
 import ktir.sim
 from ktir.hardware.cost_model import box_write_cycles, gather_rows_cycles, host_op_cycles
 from ktir.hardware.target import SPYRE
-from ktir.reference.ops import ExecutionError
+from ktir.ir.diagnostics import ExecutionError
 from ktir.sim.report import Report
 
 GATHER = """

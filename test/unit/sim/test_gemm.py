@@ -137,9 +137,9 @@ def test_a_background_matmul_is_added_before_its_accumulator_is_read(monkeypatch
     `background=True` returns with the GEMMs still running; reading the LX buffer that holds the
     accumulator (here `data`) waits for them, so it sees the same bits as a call that waits.
     """
-    from ktir.cores.executor import tensor_layout
-    from ktir.cores.host_tiles import HostTiles
+    from ktir.ir.values import tensor_layout
     from ktir.sim import gemm
+    from ktir.sim.host_tiles import HostTiles
     from ktir.sim.memory import LxBuffer
 
     monkeypatch.setattr(gemm, "_gemm_workers", lambda: 2)  # the pool, whatever the machine's CPUs

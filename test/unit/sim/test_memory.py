@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from xdsl.parser import Parser
 
-from ktir.cores.executor import tensor_layout
-from ktir.cores.host_tiles import HostTiles
 from ktir.ir.context import make_context
+from ktir.ir.values import tensor_layout
+from ktir.sim.host_tiles import HostTiles
 from ktir.sim.memory import LxBuffer
 
 # 128 x 128 in sticks of 64 columns; two cores, 64 rows each: host tile (64, 128). The buffer is

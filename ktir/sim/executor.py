@@ -14,7 +14,7 @@ its fp32 partial sums in another order. Free views reuse their input's device bu
 a view the layout plan wrongly calls free gives wrong numbers here.
 
 ```python
-outputs = ktir.cores.executor.run(module, [x, w])      # after ktir-lower-to-cores
+outputs = ktir.sim.executor.run(module, [x, w])      # after ktir-lower-to-cores
 ```
 """
 
@@ -31,27 +31,20 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from ktir.cores.fused_execution import run_fused
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.attributes import TileAttr
-from ktir.ir.values import layout_of_type
+from ktir.ir.diagnostics import ExecutionError
+from ktir.ir.values import tensor_layout
+from ktir.layout.dtypes import numpy_dtype
 from ktir.layout.spyre import SpyreTensorLayout
 from ktir.planning.plan import copying_view
 from ktir.planning.rules import rule_of
 from ktir.reference.executor import IMPLEMENTATIONS, entry_function
-from ktir.reference.ops import ExecutionError, full_value, numpy_dtype, store, to_numpy
+from ktir.reference.ops import full_value, store, to_numpy
 from ktir.reference.structured import AttentionState, attention, attention_partial, combine_online, normalized
-
-
-def tensor_layout(value_type: Attribute) -> tuple[SpyreTensorLayout, tuple[int, ...], np.dtype[Any]]:
-    """The layout, host shape and NumPy storage type of a tensor with a `#ktir.tiled` encoding."""
-    tensor = cast(TensorType[Attribute], value_type)
-    layout = layout_of_type(tensor)
-    if layout is None:
-        raise ExecutionError(f"tensor {tensor} has no layout; run the pipeline to ktir-lower-to-cores first")
-    return layout, tuple(tensor.get_shape()), numpy_dtype(tensor.element_type)
+from ktir.sim.fused_execution import run_fused
 
 
 @cache
@@ -63,14 +56,14 @@ def _host_index(layout: SpyreTensorLayout, shape: tuple[int, ...]) -> np.ndarray
     return packed.reshape(layout.device_size) - 1
 
 
-def to_device(host: np.ndarray, value_type: Attribute) -> np.ndarray:
+def device_buffer(host: np.ndarray, value_type: Attribute) -> np.ndarray:
     """A host array packed into its device buffer (device-shaped, the host's NumPy type)."""
     layout, shape, dtype = tensor_layout(value_type)
     packed = layout.bind(shape).pack(np.asarray(host, dtype=dtype), dtype)
     return packed.reshape(layout.device_size)
 
 
-def to_host(device: np.ndarray, value_type: Attribute) -> np.ndarray:
+def host_array(device: np.ndarray, value_type: Attribute) -> np.ndarray:
     """A device buffer unpacked to its host array (a new array: `unpack` copies once)."""
     layout, shape, _ = tensor_layout(value_type)
     return layout.bind(shape).unpack(device.reshape(-1))
@@ -84,12 +77,12 @@ def run(module: ModuleOp, inputs: Sequence[Any], func_name: str | None = None) -
         raise ExecutionError(f"@{function.sym_name.data} takes {len(block.args)} input(s), got {len(inputs)}")
     memory: dict[SSAValue, np.ndarray] = {}
     for arg, value in zip(block.args, inputs, strict=True):
-        memory[arg] = to_device(to_numpy(value), arg.type)
+        memory[arg] = device_buffer(to_numpy(value), arg.type)
     lx: dict[int, np.ndarray] = {}
     with np.errstate(all="ignore"):
         for op in block.ops:
             if isinstance(op, func.ReturnOp):
-                return [to_host(memory[v], v.type) for v in op.operands]
+                return [host_array(memory[v], v.type) for v in op.operands]
             args = [memory[v] for v in op.operands]
             if isinstance(op, core.KernelOp):
                 results = KernelInterpreter(op, lx).run(args)
@@ -110,11 +103,11 @@ def host_op(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
             return [args[0]]  # the plan says these are the same device bytes: reuse them
         if _seen_through(op, source[0], result[0]):
             return [args[0].reshape(result[0].device_size)]
-    hosts = [to_host(a, v.type) for a, v in zip(args, op.operands, strict=True)]
+    hosts = [host_array(a, v.type) for a, v in zip(args, op.operands, strict=True)]
     implementation = IMPLEMENTATIONS.get(type(op))
     if implementation is None:
         raise ExecutionError(f"the core executor cannot run '{op.name}' at function level")
-    return [to_device(r, v.type) for r, v in zip(implementation(op, hosts), op.results, strict=True)]
+    return [device_buffer(r, v.type) for r, v in zip(implementation(op, hosts), op.results, strict=True)]
 
 
 def _seen_through(op: Operation, source: SpyreTensorLayout, result: SpyreTensorLayout) -> bool:

@@ -1,14 +1,14 @@
-"""Function-level ops of the functional executor on device buffers (ktir/cores/executor.py)."""
+"""Function-level ops of the functional executor on device buffers (ktir/sim/executor.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ktir.cores import executor
 from ktir.dialects.ktir import structured as st
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module
+from ktir.sim import executor
 
 # A (256 x 128) weight stored with its sticks along dim 0, and its transpose with its sticks
 # along dim 1: device position (s, k, l) holds w[64 s + l, k] in both.
@@ -36,8 +36,8 @@ def test_a_permute_that_keeps_the_device_bytes_reuses_its_buffer(result_type: st
     """
     op = _permute(result_type)
     w = np.arange(256 * 128, dtype=np.float16).reshape(256, 128)
-    device = executor.to_device(w, op.input.type)
+    device = executor.device_buffer(w, op.input.type)
     (result,) = executor.host_op(op, [device])
     assert np.shares_memory(result, device) == same_buffer
     assert result.shape == tuple(executor.tensor_layout(op.result.type)[0].device_size)
-    assert np.array_equal(executor.to_host(result, op.result.type), w.T)
+    assert np.array_equal(executor.host_array(result, op.result.type), w.T)

@@ -19,9 +19,11 @@ from xdsl.ir import Attribute, Operation
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.hardware.cost_model import converts_to_fp16
+from ktir.ir.diagnostics import ExecutionError
 from ktir.ir.values import shape_of
+from ktir.layout.dtypes import numpy_dtype
 from ktir.reference.executor import IMPLEMENTATIONS, run_body
-from ktir.reference.ops import ExecutionError, full_value, numpy_dtype, store
+from ktir.reference.ops import full_value, store
 
 Matmul = Callable[[st.MatmulBase, np.ndarray, np.ndarray], np.ndarray]
 """A matmul op's product of an x tile (..., M, K) and a y tile (..., K', N), K' >= K."""

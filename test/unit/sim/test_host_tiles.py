@@ -1,4 +1,4 @@
-"""Device tiles as host boxes (ktir/cores/host_tiles.py), checked against packed host tensors."""
+"""Device tiles as host boxes (ktir/sim/host_tiles.py), checked against packed host tensors."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.parser import Parser
 
-from ktir.cores.executor import tensor_layout, to_device
-from ktir.cores.host_tiles import HostTiles, cast_into
 from ktir.ir.context import make_context
+from ktir.ir.values import tensor_layout
+from ktir.sim.executor import device_buffer
+from ktir.sim.host_tiles import HostTiles, cast_into
 
 # q of a grouped attention: host dims 1 and 2 (2 x 2 heads) walk one device dim of 4.
 _GROUPED = (
@@ -23,7 +24,7 @@ def _setup(text: str) -> tuple:
     value_type = Parser(make_context(), text).parse_type()
     layout, shape, _ = tensor_layout(value_type)
     host = np.arange(np.prod(shape), dtype=np.float16).reshape(shape)
-    return layout, shape, host, to_device(host, value_type)
+    return layout, shape, host, device_buffer(host, value_type)
 
 
 def _host_tiles(
