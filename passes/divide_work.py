@@ -92,12 +92,11 @@ def divide_op(op: Operation, cores: int, policy: str, target: Target) -> dict[st
             space.reduction,
             inputs,
             space.output,
+            target,
             cores,
-            target.core_address_span,
             whole=space.whole,
             hint=hint,
             policy="default" if policy == "dataflow" else policy,
-            target=target,
         )
     except HintError as error:
         raise op_error(op, f"invalid {WORK_DIVISION_HINT_ATTR}: {error}") from error

@@ -38,7 +38,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from ktir.hardware.target import SPYRE
+from ktir.hardware.target import MAX_DEVICE_MEMORY_BYTES
 from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE, DeviceDType
 from ktir.layout.spyre import SpyreTensorLayout
 from ktir.layout.tiled import LayoutError, TiledLayout
@@ -212,11 +212,10 @@ def verify_tiled_tensor(tensor: TensorType[Attribute]) -> None:
             f"{tensor.element_type} elements, not {stick}"
         )
     device_bytes = math.prod(encoding.tiled.device_size) * implied.element_bytes
-    if device_bytes > SPYRE.device_memory_bytes:
+    if device_bytes > MAX_DEVICE_MEMORY_BYTES:
         raise VerifyException(
             f"the #ktir.tiled device tensor {list(encoding.tiled.device_size)} takes "
-            f"{device_bytes / 1024**3:,.1f} GiB, more than the "
-            f"{SPYRE.device_memory_bytes / 1024**3:,.0f} GiB of {SPYRE.name} device memory"
+            f"{device_bytes / 1024**4:,.1f} TiB, more than the 16 TiB of device memory a target may have"
         )
     try:
         encoding.layout_for(tensor.element_type).bind(shape)

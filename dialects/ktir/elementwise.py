@@ -49,7 +49,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.lexer import Span
 
-from ktir.hardware.target import SPYRE
+from ktir.hardware.target import MAX_DEVICE_MEMORY_BYTES
 from ktir.layout.shapes import ShapeError, broadcast_shapes
 from ktir.layout.tiled import MAX_HOST_RANK
 
@@ -106,14 +106,15 @@ def host_bytes(tensor: TensorType[Attribute]) -> int | None:
 
 def require_fits_device(tensor: TensorType[Attribute], what: str) -> None:
     """
-    A tensor larger than the device memory (`Target.device_memory_bytes`, 128 GiB on Spyre) can
-    never run; rejecting it here also keeps every size and cost the passes compute within i64.
+    A tensor larger than any target's device memory (`MAX_DEVICE_MEMORY_BYTES`, 16 TiB) can
+    never run; rejecting it here keeps every size and cost the passes compute within i64. Whether
+    it fits the target compiled for is the passes' check (`check_device_memory`), not the IR's.
     """
     size = host_bytes(tensor)
-    if size is not None and size > SPYRE.device_memory_bytes:
+    if size is not None and size > MAX_DEVICE_MEMORY_BYTES:
         raise VerifyException(
-            f"{what} ({tensor}) holds {size / 1024**3:,.1f} GiB, more than the "
-            f"{SPYRE.device_memory_bytes / 1024**3:,.0f} GiB of {SPYRE.name} device memory"
+            f"{what} ({tensor}) holds {size / 1024**4:,.1f} TiB, more than the 16 TiB of device "
+            "memory a target may have"
         )
 
 

@@ -12,11 +12,10 @@ from __future__ import annotations
 import re
 from abc import ABC
 from collections.abc import Callable, Sequence
-from typing import ClassVar, TypeVar, cast
+from typing import ClassVar, TypeVar
 
 from xdsl.dialects.builtin import (
     I64,
-    AnyFloat,
     ArrayAttr,
     DenseArrayBase,
     DictionaryAttr,
@@ -48,7 +47,7 @@ from xdsl.irdl import (
 from xdsl.traits import IsolatedFromAbove, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from ktir.dialects.ktir.attributes import operand_refs
+from ktir.dialects.ktir.attributes import device_dtype_of_element, operand_refs
 from ktir.dialects.ktir.core import YieldOp
 from ktir.dialects.ktir.elementwise import (
     checked_shape,
@@ -61,7 +60,6 @@ from ktir.dialects.ktir.elementwise import (
     require_shape,
     tensor_of,
 )
-from ktir.hardware.target import SPYRE
 from ktir.layout import shapes
 from ktir.layout.shapes import ShapeError
 
@@ -91,11 +89,11 @@ def ints(attr: DenseArrayBase) -> tuple[int, ...]:
 
 def padded_k(k: int, element_type: Attribute) -> int:
     """
-    `k` rounded up to whole sticks of `element_type` (64 for f16, 32 for f32).
+    `k` rounded up to whole sticks of `element_type`'s device format (64 for f16, 32 for f32).
 
     Example: K = 67 in f16 pads to 128; K = 128 stays 128.
     """
-    eps = SPYRE.stick_bytes * 8 // cast(AnyFloat, element_type).bitwidth
+    eps = device_dtype_of_element(element_type).elems_per_stick
     return -(-k // eps) * eps
 
 

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from ktir.cores.factors import divisors
 from ktir.cores.tiling import Access, granules
 from ktir.hardware.cost_model import matmul_cost_us
-from ktir.hardware.target import SPYRE, Target
+from ktir.hardware.target import Target
 
 
 def core_split(size: int, cores: int) -> int:
@@ -193,13 +193,12 @@ def divide(
     reduction: Sequence[str],
     inputs: Sequence[Access],
     output: Access,
-    cores: int = SPYRE.cores,
-    limit: int = SPYRE.core_address_span,
+    target: Target,
+    cores: int | None = None,
     *,
     whole: frozenset[str] = frozenset(),
     hint: dict[str, int] | None = None,
     policy: str = "default",
-    target: Target = SPYRE,
 ) -> dict[str, int]:
     """
     Slices per iteration dim for one op (every dim of `sizes`, in its order; 1 = not split).
@@ -207,9 +206,11 @@ def divide(
     `sizes` maps iteration dims to their sizes (output dims first), `reduction` names the
     reduced ones, `whole` those a core must see whole. A valid `hint` is taken as given;
     `policy="cost"` picks a matmul's split with `matmul_cost_us` (never on fewer cores than
-    the default, and not when span reduction already committed a split). Example: `abs` on a
+    the default, and not when span reduction already committed a split). `cores` defaults to
+    all of `target`'s; a core's tensors must fit `target.core_address_span`. Example: `abs` on a
     (256, 128, 512) fp32 tensor over 32 cores gives `{d0: 32, d1: 1, d2: 1}`; over 16, d0 is 16.
     """
+    cores = target.cores if cores is None else cores
     if not 1 <= cores <= target.cores:
         raise ValueError(f"invalid core count {cores} (1..{target.cores})")
     if policy not in ("default", "cost"):
@@ -219,7 +220,7 @@ def divide(
     adjusted = adjusted_sizes(sizes, accesses, whole)
     if hint:
         return check_hint(hint, adjusted, reduction, cores)
-    committed = span_reduction(accesses, adjusted, set(reduction), cores, limit)
+    committed = span_reduction(accesses, adjusted, set(reduction), cores, target.core_address_span)
     splits = _default(sizes, adjusted, committed, reduction, output, cores)
     if policy == "cost" and not committed and {"m", "n", "k"} <= set(sizes):
         at_least = math.prod(splits.values())

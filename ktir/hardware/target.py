@@ -30,6 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+MAX_DEVICE_MEMORY_BYTES = 2**44
+"""The most device memory a target may have (16 TiB, over 100x Spyre's 128 GiB): the dialect's
+verifiers reject a tensor larger than this for every target, which keeps every byte, element and
+cycle count the passes compute exact in i64 and f64; the target's own memory is checked by the
+passes (`ktir.cores.work_division.check_device_memory`)."""
+
 
 @dataclass(frozen=True)
 class Target:
@@ -410,4 +416,6 @@ def _bad_fields(target: Target) -> list[str]:
             bad.append(f"{field.name} must not be negative, not {value}")
         elif kinds != (str,) and field.name not in _MAY_BE_ZERO | set(_FRACTIONS) and not value > 0:
             bad.append(f"{field.name} must be positive, not {value}")
+        elif field.name == "device_memory_bytes" and value > MAX_DEVICE_MEMORY_BYTES:
+            bad.append(f"device_memory_bytes must be at most 2**44 (16 TiB), not {value}")
     return bad

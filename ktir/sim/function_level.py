@@ -190,7 +190,9 @@ def function_level_line(
         return _host(op, line, from_host)
     if isinstance(op, (collective.AllReduceOp, collective.AllGatherOp)):
         return _collective(op, line)
-    return KernelReport(line.index, line.name, f"{op.name} (view)", "-", 0, 0, line.clock, 0.0, 0.0, 0.0)
+    return KernelReport(
+        line.index, line.name, f"{op.name} (view)", "-", 0, 0, line.clock, 0.0, 0.0, 0.0, target=line.target
+    )
 
 
 def _cores(op: Operation, target: Target) -> int:

@@ -40,7 +40,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from ktir.hardware.target import SPYRE, Target, target_from_fields
+from ktir.hardware.target import Target, target_from_fields
 from ktir.ir.json_format import read_envelope
 from ktir.sim.tables import Column, fitted_table
 from ktir.sim.timeline import UNITS, Event
@@ -132,7 +132,8 @@ class KernelReport(Yardstick):
     finish: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
     """The cycle each core finishes (relative to the kernel's start)."""
     events: list[Event] = field(repr=False, default_factory=list)
-    target: Target = field(repr=False, default=SPYRE)
+    target: Target = field(repr=False, kw_only=True)
+    """The chip it ran on (its rates give the bounds)."""
     division: dict[str, int] = field(default_factory=dict)
     """The kernel's work division (`ktir.work_division`): slices per iteration dim; empty off-chip."""
     host_bytes: float = 0.0
@@ -280,7 +281,7 @@ class Report(Yardstick):
     """A whole run: kernels in order, their sum, and per-core busy fractions."""
 
     kernels: list[KernelReport]
-    target: Target = field(default=SPYRE, repr=False)
+    target: Target = field(repr=False)
     compulsory_bytes: float = 0.0
     """Every parameter, input and output of the program once, at its device-layout size."""
     load_bytes: float = 0.0

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ktir.cores.work_division import Access, adjusted_sizes, core_slices, core_split, divide, per_core_span
+from ktir.hardware.target import SPYRE
 from ktir.layout.spyre import SpyreTensorLayout
 
 
@@ -29,26 +30,26 @@ def test_span_reduction_splits_k_of_a_huge_matmul() -> None:
     sizes, inputs, out = matmul(8192, 32768, 4096)
     assert per_core_span(inputs[0], {}) == 512 * 2**20  # 512 tiles x 8192 rows x 128 B
     assert per_core_span(inputs[0], {"k": 2}) == 256 * 2**20
-    assert divide(sizes, ["k"], inputs, out) == {"m": 16, "n": 1, "k": 2}
+    assert divide(sizes, ["k"], inputs, out, SPYRE) == {"m": 16, "n": 1, "k": 2}
 
 
 @pytest.mark.parametrize(("cores", "d0"), [(32, 32), (16, 16)])
 def test_abs_on_a_3d_fp32_tensor(cores: int, d0: int) -> None:
     sizes, access = pointwise((256, 128, 512), "float32")
     assert adjusted_sizes(sizes, [access])["d2"] == 16  # 512 fp32 = 16 sticks of 32
-    assert divide(sizes, [], [access], access, cores=cores) == {"d0": d0, "d1": 1, "d2": 1}
+    assert divide(sizes, [], [access], access, SPYRE, cores=cores) == {"d0": d0, "d1": 1, "d2": 1}
 
 
 def test_the_seed_abs_on_two_cores() -> None:
     sizes, access = pointwise((4, 64))
-    splits = divide(sizes, [], [access], access, cores=2)
+    splits = divide(sizes, [], [access], access, SPYRE, cores=2)
     assert splits == {"d0": 2, "d1": 1}
     assert core_slices(splits) == [{"d0": 0, "d1": 0}, {"d0": 1, "d1": 0}]  # rows 0-1, rows 2-3
 
 
 def test_the_flatten_example_takes_25_slices() -> None:
     sizes, access = pointwise((500, 200))
-    assert divide(sizes, [], [access], access)["d0"] == 25  # the largest divisor of 500 <= 32
+    assert divide(sizes, [], [access], access, SPYRE)["d0"] == 25  # the largest divisor of 500 <= 32
 
 
 def test_k_partners_are_ring_neighbours() -> None:
@@ -72,7 +73,7 @@ def test_a_recorded_core_order_puts_its_dims_first() -> None:
 def test_bad_core_counts_are_rejected() -> None:
     sizes, access = pointwise((4, 64))
     with pytest.raises(ValueError, match="invalid core count 33"):
-        divide(sizes, [], [access], access, cores=33)
+        divide(sizes, [], [access], access, SPYRE, cores=33)
 
 
 @settings(max_examples=150, deadline=None)
@@ -83,7 +84,7 @@ def test_bad_core_counts_are_rejected() -> None:
 )
 def test_splits_use_at_most_the_cores_and_give_whole_sticks(shape: list[int], cores: int, dtype: str) -> None:
     sizes, access = pointwise(tuple(shape), dtype)
-    splits = divide(sizes, [], [access], access, cores=cores)
+    splits = divide(sizes, [], [access], access, SPYRE, cores=cores)
     adjusted = adjusted_sizes(sizes, [access])
     assert math.prod(splits.values()) <= cores
     assert all(adjusted[d] % s == 0 for d, s in splits.items())

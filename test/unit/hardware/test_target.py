@@ -181,3 +181,13 @@ def test_an_fp8_matmul_tile_takes_the_fp16_cycles_over_the_fp8_ratio(tmp_path):
     assert cost_model.pt_cycles(1e6, 64, load_target(str(path)), "fp8") == pytest.approx(
         cost_model.pt_cycles(1e6, 64, target=SPYRE) / 2
     )
+
+
+def test_a_target_may_have_at_most_16_tib_of_device_memory(tmp_path):
+    """The dialect's verifiers hold every tensor to `MAX_DEVICE_MEMORY_BYTES`, so no target may have more."""
+    largest, larger = tmp_path / "largest.toml", tmp_path / "larger.toml"
+    largest.write_text(f"device_memory_bytes = {2**44}\n")
+    larger.write_text(f"device_memory_bytes = {2**44 + 1}\n")
+    assert load_target(str(largest)).device_memory_bytes == 2**44
+    with pytest.raises(ValueError, match=r"device_memory_bytes must be at most 2\*\*44 \(16 TiB\)"):
+        load_target(str(larger))

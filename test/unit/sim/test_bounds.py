@@ -77,7 +77,7 @@ def test_a_kernel_bound_leaves_out_what_it_prefetched() -> None:
     from ktir.sim.report import KernelReport
 
     kernel = KernelReport(
-        0, "%y", "ktir.neg", "sfu", 32, 1, 0.0, 20_000.0, 2 * MB, 0.0, 2 * MB, early_bytes=MB
+        0, "%y", "ktir.neg", "sfu", 32, 1, 0.0, 20_000.0, 2 * MB, 0.0, 2 * MB, early_bytes=MB, target=SPYRE
     )
     assert kernel.bound_bytes == MB
     assert kernel.bound_cycles == pytest.approx(7324.21875)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from helpers import compiled
 
+from ktir.hardware.target import SPYRE
 from ktir.sim import Report, ReportFormatError, simulate
 
 T = "tensor<64x256xf16>"
@@ -99,13 +100,15 @@ def test_counts_say_what_the_lines_are() -> None:
     from ktir.sim.report import KernelReport, OpCounts
 
     lines = [
-        KernelReport(0, "%e", "ktir.exp", "sfu", 4, 1, 0.0, 100.0, 4096.0, 2048.0),
-        KernelReport(1, "%v", "ktir.reshape (view)", "-", 0, 0, 100.0, 0.0, 0.0, 0.0),
-        KernelReport(2, "%r", "ktir.restickify", "sfu", 4, 1, 100.0, 50.0, 4096.0, 0.0),
-        KernelReport(3, "%g", "ktir.gather_rows", "dma", 2, 1, 150.0, 600.0, 512.0, 0.0),
-        KernelReport(4, "%a", "ktir.cpu_fallback aten::argmax (host)", "-", 0, 0, 750.0, 1e4, 8.0, 0.0),
+        KernelReport(0, "%e", "ktir.exp", "sfu", 4, 1, 0.0, 100.0, 4096.0, 2048.0, target=SPYRE),
+        KernelReport(1, "%v", "ktir.reshape (view)", "-", 0, 0, 100.0, 0.0, 0.0, 0.0, target=SPYRE),
+        KernelReport(2, "%r", "ktir.restickify", "sfu", 4, 1, 100.0, 50.0, 4096.0, 0.0, target=SPYRE),
+        KernelReport(3, "%g", "ktir.gather_rows", "dma", 2, 1, 150.0, 600.0, 512.0, 0.0, target=SPYRE),
+        KernelReport(
+            4, "%a", "ktir.cpu_fallback aten::argmax (host)", "-", 0, 0, 750.0, 1e4, 8.0, 0.0, target=SPYRE
+        ),
     ]
-    report = Report(lines)
+    report = Report(lines, SPYRE)
     assert report.counts == OpCounts(ops=5, on_chip=3, views=1, host=1, computing=1)
     assert str(report.counts) == "5 ops (3 on the chip, 1 view, 1 on the host)"
     assert report.device_kernels == 3
@@ -115,4 +118,4 @@ def test_counts_say_what_the_lines_are() -> None:
     assert roofline_title(report, points).endswith(
         "\n1 point: the ops that compute, of 5 ops (3 on the chip, 1 view, 1 on the host)"
     )
-    assert str(Report(lines[:1]).counts) == "1 op (1 on the chip)"
+    assert str(Report(lines[:1], SPYRE).counts) == "1 op (1 on the chip)"

@@ -192,8 +192,8 @@ def test_integers_out_of_range_are_located(tmp_path, capsys, text, message, posi
             "'ktir.abs' op operand #0 does not dominate this use",
         ),
         (
-            ABS.replace("4x64", "99999999999x3"),
-            "holds 558.8 GiB, more than the 128 GiB of spyre device memory",
+            ABS.replace("4x64", "99999999999999x3"),
+            "holds 545.7 TiB, more than the 16 TiB of device memory a target may have",
         ),
     ],
 )
@@ -459,3 +459,26 @@ def test_the_catch_all_stays_as_a_last_resort(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(ktir_run, "simulate", broken)
     code, err = run(tmp_path, capsys, ABS)
     assert (code, err) == (1, "ktir-run: internal error: RuntimeError: a bug (set KTIR_DEBUG=1)\n")
+
+
+def test_a_tensor_larger_than_the_targets_memory_is_valid_ir_that_its_compile_refuses(
+    tmp_path: Path, capsys
+) -> None:
+    """
+    The verifiers know no target: a 256 GiB tensor (twice Spyre's device memory) is valid IR;
+    `ktir-compile` refuses it for Spyre with Spyre's memory, and a target with 1 TiB divides it
+    (planning only: nothing is allocated).
+    """
+    big = "tensor<2147483648x64xf16>"
+    source = f"func.func @big(%x: {big}) -> {big} {{\n  %y = ktir.abs %x : {big} -> {big}\n"
+    source += f"  return %y : {big}\n}}\n"
+    assert opt(tmp_path, capsys, source, "-o", str(tmp_path / "out.mlir")) == (0, "")
+    code, err = opt(tmp_path, capsys, source, "-p", "ktir-compile")
+    assert code == 1
+    assert_located(err, "takes 256.0 GiB of device memory, more than the 128.0 GiB of spyre")
+    target = tmp_path / "big.toml"
+    target.write_text(f'name = "big"\ndevice_memory_bytes = {2**40}\n')
+    out = tmp_path / "divided.mlir"
+    pipeline = "ktir-propagate-layouts,ktir-divide-work"
+    assert opt(tmp_path, capsys, source, "-p", pipeline, "--target", str(target), "-o", str(out)) == (0, "")
+    assert "ktir.work_division" in out.read_text()
