@@ -3,9 +3,10 @@
 // (ktir.updated_by); the scatters that write the cache, its only readers, are in_place and stay
 // so through ktir-compile; ktir-run times each as one row written (1,504 cycles: three DMA
 // setups on one core and 128 + 2 x 128 bytes at 100 bytes per cycle), not a copy of the cache.
-// RUN: ktir-import %inputs/models/kv_cache.py | filecheck %s
-// RUN: ktir-import %inputs/models/kv_cache.py | ktir-opt -p 'ktir-compile{cores=4}' | filecheck %s --check-prefix=CORES
-// RUN: ktir-import %inputs/models/kv_cache.py | ktir-run - --cores 4 --top 0 --order program | filecheck %s --check-prefix=TIMES
+// RUN: ktir-import %inputs/models/kv_cache.py -o %t.mlir
+// RUN: filecheck %s < %t.mlir
+// RUN: ktir-opt %t.mlir -p 'ktir-compile{cores=4}' | filecheck %s --check-prefix=CORES
+// RUN: cat %t.mlir | ktir-run - --cores 4 --top 0 --order program | filecheck %s --check-prefix=TIMES
 
 // CHECK:      func.func @forward(%x: tensor<1x1x64xf16> {ktir.name = "x"}, %position: tensor<1xi64> {ktir.name = "position"},
 // CHECK-SAME:   %b_key_cache: tensor<1x1x16x64xf16> {ktir.name = "b_key_cache", ktir.buffer = "key_cache", ktir.updated_by = 1 : i64}

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ktir.llm import step_costs
+from ktir.llm import serving
 from ktir.llm.serving_result import ServingResult
-from ktir.llm.step_costs import StepCosts
+from ktir.llm.step_costs import Grid, StepCosts
 from ktir.tools.ktir_estimate import main
 
 TINY = {
@@ -31,7 +31,7 @@ def config(tmp_path: Path) -> Path:
     return path
 
 
-def affine_table(grid: step_costs.Grid) -> StepCosts:
+def affine_table(grid: Grid) -> StepCosts:
     """An affine step-cost table on `grid` (no model compiled)."""
     n, c = np.meshgrid(grid.prefill_tokens, grid.prefill_cached, indexing="ij")
     b, k = np.meshgrid(grid.decode_batches, grid.decode_contexts, indexing="ij")
@@ -45,7 +45,7 @@ def affine(monkeypatch):
     def build(config, *, grid, **options):
         return affine_table(grid)
 
-    monkeypatch.setattr(step_costs, "build_step_costs", build)
+    monkeypatch.setattr(serving, "build_step_costs", build)
 
 
 def test_a_serving_run_writes_json_and_png(config, tmp_path, affine, capsys):
@@ -98,7 +98,7 @@ def test_several_cards_serve_on_one_cards_step_costs(config, tmp_path, monkeypat
         asked.update(options)
         return affine_table(grid)
 
-    monkeypatch.setattr(step_costs, "build_step_costs", build)
+    monkeypatch.setattr(serving, "build_step_costs", build)
     out = {cards: tmp_path / f"serve{cards}.json" for cards in (1, 2)}
     for cards, path in out.items():
         argv = [str(config), "--serve", "--rate", "20", "--requests", "30", "--cards", str(cards)]
@@ -131,7 +131,7 @@ def recorded(monkeypatch):
         b, k = np.meshgrid(grid.decode_batches, grid.decode_contexts, indexing="ij")
         return StepCosts(grid, 1000 + 5.0 * n + 0.01 * n * c, 800 + 2.0 * b + 0.005 * b * k, {})
 
-    monkeypatch.setattr(step_costs, "build_step_costs", build)
+    monkeypatch.setattr(serving, "build_step_costs", build)
     return calls
 
 
