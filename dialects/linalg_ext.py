@@ -101,7 +101,7 @@ class ReduceOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> Self:
         if parser.parse_optional_punctuation("{") is None:
-            return cast(Self, linalg_ops.ReduceOp.parse.__func__(cls, parser))  # type: ignore[attr-defined]
+            return cast(Self, linalg_ops.ReduceOp.parse.__func__(cls, parser))
         combiner_at = parser.pos
         combiner = parser.parse_identifier(" (the reduction's combining op, e.g. arith.addf)")
         parser.parse_punctuation("}")

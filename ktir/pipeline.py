@@ -82,7 +82,7 @@ def with_target(passes: list[ModulePass], target: TargetLike) -> list[ModulePass
         return passes
     chip = chip_of(target)
     return [
-        dataclasses.replace(p, target=chip)  # type: ignore[type-var]
+        dataclasses.replace(p, target=chip)
         if any(f.name == "target" for f in dataclasses.fields(p)) and not p.target
         else p
         for p in passes

@@ -171,8 +171,8 @@ def _residents(kernel: core.KernelOp, scratchpad: Scratchpad, rng: np.random.Gen
         if not isinstance(op, core.LxAllocOp) or op.resident is None:
             continue
         memref = op.result.type
-        shape = (kernel.cores.value.data, *memref.get_shape())  # type: ignore[attr-defined]
-        dtype = numpy_dtype(memref.element_type)  # type: ignore[attr-defined]
+        shape = (kernel.cores.value.data, *memref.get_shape())
+        dtype = numpy_dtype(memref.element_type)
         loaded = any(isinstance(use.operation, core.DmaLoadOp) for use in op.result.uses)
         before = (rng.standard_normal(shape) if loaded else np.zeros(shape)).astype(dtype)
         buffer = scratchpad.allocate(op.address.value.data, op.bytes, shape, dtype, True, "round trip")

@@ -106,7 +106,7 @@ class InterTileProduceOp(IRDLOperation):
         printer.print_string(" producer_tiles_per_group = ")
         print_affine(printer, self.producer_tiles_per_group)
         printer.print_string(" -> ")
-        self.future.type.print_parameters(printer)  # type: ignore[attr-defined]
+        self.future.type.print_parameters(printer)
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=True)
 
@@ -117,7 +117,7 @@ class InterTileProduceOp(IRDLOperation):
         if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
             raise VerifyException("the producer region takes one index argument, the group id")
         terminator = block.last_op
-        types = self.future.type.types.data  # type: ignore[attr-defined]
+        types = self.future.type.types.data
         if not isinstance(terminator, YieldPartialOp) or tuple(v.type for v in terminator.values) != types:
             raise VerifyException("the producer region must end in ktdp.yield_partial of the future's types")
 

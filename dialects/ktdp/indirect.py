@@ -161,7 +161,7 @@ class ConstructIndirectAccessTileOp(IRDLOperation):
         result = parser.parse_type()
         captured = [
             parser.resolve_operand(UnresolvedOperand(span, 0), IndexType()) for span in subscripts.spans
-        ]  # type: ignore[arg-type]
+        ]
         properties["per_dim_subscript_kinds"] = ArrayAttr(BoolAttr(k, i1) for k in kinds)
         properties["per_dim_subscript_maps"] = ArrayAttr(
             AffineMapAttr(subscripts.canonical(e)) for e in exprs
@@ -242,7 +242,7 @@ class ConstructIndirectAccessTileOp(IRDLOperation):
                 "symbol operands"
             )
         self._verify_subscripts(variables)
-        rank = len(self.result.type.get_shape())  # type: ignore[attr-defined]
+        rank = len(self.result.type.get_shape())
         if rank != space.num_dims:
             raise VerifyException(
                 f"result type rank ({rank}) must match variables_space_set dimensions ({space.num_dims})"

@@ -162,7 +162,7 @@ class ConstructMemoryViewOp(IRDLOperation):
             raise VerifyException(
                 "number of dynamic stride operands does not match kDynamic entries in static_strides"
             )
-        if self.result.type.get_num_dims() != len(static_sizes):  # type: ignore[attr-defined]
+        if self.result.type.get_num_dims() != len(static_sizes):
             raise VerifyException("result memref rank does not match sizes/strides length")
 
 
@@ -334,7 +334,7 @@ class ConstructAccessTileOp(IRDLOperation):
                 f"access_tile_order dimensions ({len(order.results)}) must match access_tile_set "
                 f"dimensions ({tile_set.num_dims})"
             )
-        rank = len(self.result.type.get_shape())  # type: ignore[attr-defined]
+        rank = len(self.result.type.get_shape())
         if rank != tile_set.num_dims:
             raise VerifyException(
                 f"result type rank ({rank}) must match access_tile_set dimensions ({tile_set.num_dims})"

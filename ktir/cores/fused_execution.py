@@ -55,7 +55,7 @@ def _run(op: Operation, ins: list[np.ndarray], matmul: Matmul) -> np.ndarray:
     if isinstance(op, ew.FullOp):  # one value, broadcast by its (elementwise) consumers
         return full_value(op)
     if isinstance(op, st.MatmulBase):
-        return np.asarray(store(matmul(op, ins[0], ins[1]), op.result.type.element_type))  # type: ignore[attr-defined]
+        return np.asarray(store(matmul(op, ins[0], ins[1]), op.result.type.element_type))
     implementation = IMPLEMENTATIONS.get(type(op))
     if implementation is None:
         raise ExecutionError(f"no implementation of '{op.name}' inside a fused kernel")

@@ -351,7 +351,7 @@ def _space(walk: _Walk, ops: Sequence[Operation], result: SSAValue, inputs: Sequ
     internal = [op.results[0] for op in ops if op.results[0] is not result]
     position = {op: i for i, op in enumerate(ops)}
     live = tuple(
-        (position[v.owner], max(position[u.operation] for u in v.uses if u.operation in position))  # type: ignore[index]
+        (position[v.owner], max(position[u.operation] for u in v.uses if u.operation in position))
         for v in internal
     )
     unit = ComputeUnit.PT if any(isinstance(op, st.MatmulBase) for op in ops) else ComputeUnit.SFU

@@ -47,7 +47,7 @@ def static_cache_model(
     class StaticCacheModel(TorchExportableModuleWithStaticCache):
         """A causal LM with a static KV cache: forward(input_ids, cache_position) -> logits."""
 
-        def forward(self, input_ids: torch.Tensor, cache_position: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        def forward(self, input_ids: torch.Tensor, cache_position: torch.Tensor) -> torch.Tensor:
             for i, layer in enumerate(self.static_cache.layers):
                 layer.keys = getattr(self, f"key_cache_{i}")
                 layer.values = getattr(self, f"value_cache_{i}")
@@ -65,7 +65,7 @@ def static_cache_model(
     class PrefillModel(StaticCacheModel):
         """The prefill of an empty cache: forward(input_ids) at positions 0..n-1 -> logits."""
 
-        def forward(self, input_ids: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
             return super().forward(input_ids, self.prefill_positions)
 
     generation = model.generation_config
