@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import (
     Float64Type,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     TensorType,
     UnitAttr,
@@ -83,7 +84,7 @@ def int_array(values: Sequence[int]) -> DenseArrayBase:
 
 def ints(attr: DenseArrayBase) -> tuple[int, ...]:
     """The integers of an `array<i64: ...>` property."""
-    return tuple(int(v) for v in attr.get_values())
+    return tuple(int(v) for v in cast("DenseArrayBase[IntegerType]", attr).get_values())
 
 
 #### Matmul ####
