@@ -19,8 +19,10 @@ python -m tools.ktdp_roundtrip PROGRAM.mlir       # core-level IR, e.g. ktir-opt
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -90,7 +92,7 @@ class KernelRoundTrip:
 
 
 def _inputs(kernel: core.KernelOp, rng: np.random.Generator) -> list[np.ndarray]:
-    return [to_device(random_input(t, rng), t) for t in kernel.inputs.types]  # type: ignore[arg-type]
+    return [to_device(random_input(t, rng), t) for t in cast("Sequence[TensorType]", kernel.inputs.types)]
 
 
 def roundtrip_kernel(
@@ -201,6 +203,7 @@ def roundtrip_module(module: ModuleOp, seed: int = 0, target: Target = SPYRE) ->
 
 def main(argv: list[str] | None = None) -> int:
     """Print each kernel's round trip and a summary; 1 for unreadable input."""
+    assert __doc__ is not None  # the module docstring
     parser = ArgumentParser(prog="ktdp-roundtrip", description=__doc__.split("\n\n")[0])
     parser.add_argument("program", type=Path, help="core-level ktir (after ktir-lower-to-cores)")
     args = parser.parse_args(argv)
