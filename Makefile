@@ -50,8 +50,15 @@ fuzz-short: $(STAMP)
 fuzz: $(STAMP)
 	$(BIN)/python tools/fuzz.py --long
 
+# pyright (configured in pyproject.toml, [tool.pyright]) finds ktir.dialects, ktir.passes and
+# ktir.tools through the links in build/typecheck/ktir, one per package-dir entry of pyproject.toml.
+TYPECHECK_TREE := build/typecheck/ktir
+
 lint: $(STAMP)
-	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	mkdir -p $(TYPECHECK_TREE)
+	ln -sfn ../../../ktir/__init__.py $(TYPECHECK_TREE)/__init__.py
+	for d in dialects passes tools; do ln -sfn ../../../$$d $(TYPECHECK_TREE)/$$d || exit 1; done
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/pyright --pythonpath $(BIN)/python
 
 # Every architecture of the model zoo (docs/zoo.md): compiled, simulated, compared with eager.
 zoo: $(STAMP)

@@ -39,12 +39,9 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.linalg import ops as linalg_ops
-from xdsl.dialects.linalg.ops import (
-    ElementwiseOperation,
-    IteratorTypeAttr,
-    NamedOperation,
-    YieldOp,
-)
+from xdsl.dialects.linalg.abstract_ops import ElementwiseOperation, NamedOperation
+from xdsl.dialects.linalg.attrs import IteratorTypeAttr
+from xdsl.dialects.linalg.ops import YieldOp
 from xdsl.ir import Attribute, Block, BlockArgument, Dialect, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.irdl import (
@@ -96,12 +93,12 @@ class ReduceOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        linalg_ops.ReduceOp.verify_(self)  # type: ignore[arg-type]
+        linalg_ops.ReduceOp.verify_(self)  # pyright: ignore[reportArgumentType]  # linalg.reduce's own verifier, on a copy of its fields
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
         if parser.parse_optional_punctuation("{") is None:
-            return cast(Self, linalg_ops.ReduceOp.parse.__func__(cls, parser))  # type: ignore[attr-defined]
+            return cast(Self, linalg_ops.ReduceOp.parse.__func__(cls, parser))
         combiner_at = parser.pos
         combiner = parser.parse_identifier(" (the reduction's combining op, e.g. arith.addf)")
         parser.parse_punctuation("}")
@@ -189,7 +186,8 @@ class _BuiltFromOutputs:
         res: Sequence[Attribute] | None = None,
         attributes: dict[str, Attribute] | None = None,
     ) -> None:
-        super().__init__(**_named_op_arguments(type(self), inputs, outputs, res, attributes))  # type: ignore[call-arg]
+        op_type = cast("type[NamedOperation]", type(self))  # a mixin of named ops
+        super().__init__(**_named_op_arguments(op_type, inputs, outputs, res, attributes))
 
 
 @irdl_op_definition
@@ -249,7 +247,8 @@ class _Product(_BuiltFromOutputs):
     @classmethod
     def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
         """The scalar body (`_multiply_accumulate`)."""
-        return _multiply_accumulate(cls.body_arg_types((*inputs, *outputs)))  # type: ignore[attr-defined]
+        named = cast("type[NamedOperation]", cls)  # a mixin of named ops
+        return _multiply_accumulate(named.body_arg_types((*inputs, *outputs)))
 
     def get_default_indexing_maps(self) -> Sequence[AffineMap]:
         """x's, y's and the output's maps."""
@@ -257,7 +256,7 @@ class _Product(_BuiltFromOutputs):
 
     def get_indexing_maps(self) -> ArrayAttr[AffineMapAttr]:
         """The op's indexing maps (the defaults unless given)."""
-        return self.indexing_maps  # type: ignore[attr-defined]
+        return self.indexing_maps  # pyright: ignore[reportAttributeAccessIssue]  # a mixin: the named op's xDSL prop_def
 
 
 @irdl_op_definition

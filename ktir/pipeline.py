@@ -82,8 +82,8 @@ def with_target(passes: list[ModulePass], target: TargetLike) -> list[ModulePass
         return passes
     chip = chip_of(target)
     return [
-        dataclasses.replace(p, target=chip)  # type: ignore[type-var]
-        if any(f.name == "target" for f in dataclasses.fields(p)) and not p.target
+        dataclasses.replace(p, target=chip)
+        if any(f.name == "target" for f in dataclasses.fields(p)) and not p.target  # pyright: ignore[reportAttributeAccessIssue]  # a pass with a target field, tested first
         else p
         for p in passes
     ]

@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import TextIO
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 DELAY_SECONDS = 2.0
 """A compile shorter than this shows no progress."""
@@ -54,7 +54,7 @@ class StageProgress:
         self.shown: list[str] = []
         """The stages displayed so far (for tests and for the last line)."""
         self._bar: Progress | None = None
-        self._task = 0
+        self._task = TaskID(0)
 
     def stage(self, name: str) -> None:
         """Stage `name` starts (the previous one is done)."""

@@ -79,7 +79,7 @@ def save(
     }
     (path / "program.mlir").write_text(text, encoding="utf-8")
     with open(path / "parameters.npz", "wb") as f:
-        np.savez(f, **{names[i]: array for i, array in packed.items()})
+        np.savez(f, **{names[i]: array for i, array in packed.items()})  # pyright: ignore[reportArgumentType]  # NumPy's stubs: a key could be allow_pickle
     (path / "program.json").write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
 
 

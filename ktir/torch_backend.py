@@ -24,7 +24,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ktir.compiler import compile
 from ktir.hardware.target import SPYRE, Target, TargetTypeError, resolve_target
@@ -144,7 +144,7 @@ def _forward_compiler(
     fake_inputs: list[Any],
 ) -> Callable[..., Any]:
     """aot_autograd's forward compiler: a function running `graph` as ktir `Program`s."""
-    from torch._functorch.aot_autograd import make_boxed_func
+    from torch._functorch.aot_autograd import make_boxed_func  # pyright: ignore[reportPrivateImportUsage]  # torch: not re-exported
 
     # aot_autograd keeps Dynamo's inputs in order for inference; if it did not, no input
     # is taken for state (correct, only slower).
@@ -291,12 +291,14 @@ def _compile_specialized(
         )
         # No folding: the state is bound per call, so nothing computed from it is constant.
         user = [zeros[i] for i in tensors if i not in state]
-        return compile(stateful, user, fold=False, cores=settings.cores, target=settings.target)
+        program = compile(stateful, user, fold=False, cores=settings.cores, target=settings.target)
+        return cast(Program, program)  # one card
 
 
 def _bind_constants(graph: Any, args: Sequence[Any]) -> Any:
     """A copy of the GraphModule whose non-tensor inputs (symbolic sizes) are the values in `args`."""
     import torch
+    import torch.fx.node  # map_arg's module (torch.fx has loaded it)
 
     if all(_is_tensor(a) for a in args):
         return graph
@@ -329,7 +331,7 @@ def _stateful_module(graph: Any, is_state: list[bool], state: list[Any]) -> Any:
     class StatefulGraph(torch.nn.Module):
         def forward(self, *user: Any) -> Any:
             buffers, inputs = iter(self.buffers(recurse=False)), iter(user)
-            return self.graph(*(next(buffers) if s else next(inputs) for s in is_state))
+            return self.graph(*(next(buffers) if s else next(inputs) for s in is_state))  # pyright: ignore[reportCallIssue]  # torch: Module.__getattr__ is typed Tensor | Module
 
     module = StatefulGraph()
     module.graph = graph  # a submodule, so export sees the graph's own constants as it did

@@ -31,6 +31,7 @@ from typing import cast
 
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
+    DictionaryAttr,
     IndexType,
     IntegerAttr,
     TensorType,
@@ -201,7 +202,7 @@ class _KernelBody:
             [r.type for r in op.results],
             kernel.cores,
             self.plan.chunks,
-            op.attributes[WORK_DIVISION_ATTR],  # type: ignore[arg-type]
+            cast(DictionaryAttr, op.attributes[WORK_DIVISION_ATTR]),  # set by ktir-divide-work
             [tile_of(a, kernel, self.plan) for a in self.accesses],
             Region(self.body),
         )

@@ -24,6 +24,7 @@ and the producer records `ktir.lx_address = A : i64` and `ktir.lx_bytes = S : i6
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -101,7 +102,7 @@ def scratchpad_buffers(function: func.FuncOp, all_ops: bool) -> list[dict[str, o
             parent["name"]
             for operand in op.operands
             if (parent := buffers.get(operand)) is not None
-            and parent["uses"][-1] == index[op]  # type: ignore[index]
+            and cast("list[int]", parent["uses"])[-1] == index[op]
             and parent["size"] == child["size"]
             and operand.type == op.results[0].type
         ][:1]
@@ -142,7 +143,7 @@ class PlanScratchpadPass(ModulePass):
                 producer = ops[int(str(buffer["name"])[1:])]
                 clear_lx_placement(producer)
                 if address is not None:
-                    set_lx_placement(producer, address, int(buffer["size"]))  # type: ignore[call-overload]
+                    set_lx_placement(producer, address, int(cast(int, buffer["size"])))
 
 
 def _require_division(op: Operation) -> None:

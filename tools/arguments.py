@@ -18,7 +18,7 @@ import argparse
 import difflib
 import re
 from collections.abc import Iterable
-from typing import NoReturn
+from typing import NoReturn, cast
 
 _UNRECOGNIZED = re.compile(r"unrecognized arguments: (?P<words>.*)")
 _INVALID_CHOICE = re.compile(r"invalid choice: '(?P<word>[^']*)' \(choose from (?P<choices>.*)\)")
@@ -58,7 +58,7 @@ def suggesting(parser: argparse.ArgumentParser, prog: str) -> ArgumentParser:
     """
     parser.__class__ = ArgumentParser  # a subclass that adds no state, only `error`
     parser.prog = prog
-    return parser  # type: ignore[return-value]  (its class is ArgumentParser now)
+    return cast(ArgumentParser, parser)  # its class is ArgumentParser now
 
 
 __all__ = ["ArgumentParser", "did_you_mean", "suggesting"]

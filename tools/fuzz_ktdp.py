@@ -17,6 +17,7 @@ import io
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import BlockArgument
 
 from ktir.dialects.ktdp import ops as ktdp
 from ktir.ir.context import make_context
@@ -30,10 +31,10 @@ KERNELS = "Inputs/ktdp/"
 """The corpus directory of ktdp kernels."""
 
 
-def _argument_array(arg: object, rng: np.random.Generator) -> np.ndarray | None:
+def _argument_array(arg: BlockArgument, rng: np.random.Generator) -> np.ndarray | None:
     views = [
         use.operation
-        for use in arg.uses  # type: ignore[attr-defined]
+        for use in arg.uses
         if isinstance(use.operation, ktdp.ConstructMemoryViewOp) and use.operation.offset is arg
     ]
     if not views:

@@ -19,8 +19,10 @@ python -m tools.ktdp_roundtrip PROGRAM.mlir       # core-level IR, e.g. ktir-opt
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -91,7 +93,7 @@ class KernelRoundTrip:
 
 
 def _inputs(kernel: core.KernelOp, rng: np.random.Generator) -> list[np.ndarray]:
-    return [device_buffer(random_input(t, rng), t) for t in kernel.inputs.types]  # type: ignore[arg-type]
+    return [device_buffer(random_input(t, rng), t) for t in cast("Sequence[TensorType]", kernel.inputs.types)]
 
 
 def roundtrip_kernel(
@@ -172,8 +174,8 @@ def _residents(kernel: core.KernelOp, scratchpad: Scratchpad, rng: np.random.Gen
         if not isinstance(op, core.LxAllocOp) or op.resident is None:
             continue
         memref = op.result.type
-        shape = (kernel.cores.value.data, *memref.get_shape())  # type: ignore[attr-defined]
-        dtype = numpy_dtype(memref.element_type)  # type: ignore[attr-defined]
+        shape = (kernel.cores.value.data, *memref.get_shape())
+        dtype = numpy_dtype(memref.element_type)
         loaded = any(isinstance(use.operation, core.DmaLoadOp) for use in op.result.uses)
         before = (rng.standard_normal(shape) if loaded else np.zeros(shape)).astype(dtype)
         buffer = scratchpad.allocate(op.address.value.data, op.bytes, shape, dtype, True, "round trip")
@@ -202,6 +204,7 @@ def roundtrip_module(module: ModuleOp, seed: int = 0, target: Target = SPYRE) ->
 
 def main(argv: list[str] | None = None) -> int:
     """Print each kernel's round trip and a summary; 1 for unreadable input."""
+    assert __doc__ is not None  # the module docstring
     parser = ArgumentParser(prog="ktdp-roundtrip", description=__doc__.split("\n\n")[0])
     parser.add_argument("program", type=Path, help="core-level ktir (after ktir-lower-to-cores)")
     args = parser.parse_args(argv)

@@ -81,7 +81,7 @@ def run_ktdp(args: argparse.Namespace, source: str | Path) -> int:
 
         def npz(target: str) -> None:
             with open(target, "wb") as f:
-                np.savez(f, **outputs)
+                np.savez(f, **outputs)  # pyright: ignore[reportArgumentType]  # NumPy's stubs: a key could be allow_pickle
 
         files.append((path, npz))
     if args.json:

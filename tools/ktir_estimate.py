@@ -35,7 +35,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypedDict
 
 from rich.console import Console
 from rich.markup import escape
@@ -415,7 +415,7 @@ def run_fit(args: argparse.Namespace, config: Any) -> int:
     """`--max-fit`: the memory table per target (and `--json`); exit 1 if it does not fit."""
     from ktir.llm.capacity import MemoryModel
 
-    shape = {"prompt": args.prompt, "context": args.context, "batch": args.batch}
+    shape: _FitShape = {"prompt": args.prompt, "context": args.context, "batch": args.batch}
     models = [
         MemoryModel(config, dtype=args.dtype, kv_dtype=args.kv_dtype, target=t) for t in [None, *args.target]
     ]
@@ -427,7 +427,15 @@ def run_fit(args: argparse.Namespace, config: Any) -> int:
     return 0
 
 
-def _max_fit(models: Sequence[Any], config: Any, shape: dict[str, int]) -> list[dict[str, Any]]:
+class _FitShape(TypedDict):
+    """The request `--max-fit` sizes for: `ktir.llm.capacity.max_fit`'s keywords."""
+
+    prompt: int
+    context: int
+    batch: int
+
+
+def _max_fit(models: Sequence[Any], config: Any, shape: _FitShape) -> list[dict[str, Any]]:
     """Print the `--max-fit` table; its JSON."""
     from ktir.llm.capacity import max_fit
 

@@ -221,7 +221,7 @@ class KtirOptMain(xDSLOptMain):
 
     # -- running ------------------------------------------------------------------------------
 
-    def run(self) -> int:  # type: ignore[override]  (returns the exit code)
+    def run(self) -> int:  # returns the exit code
         """Process every chunk; print or check diagnostics; write output only on success."""
         if self.args.list_passes:
             print(describe_passes(self.available_passes))

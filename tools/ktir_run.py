@@ -429,7 +429,7 @@ def _write_outputs(args: argparse.Namespace, report: Report, outputs: list[np.nd
 
     def npz(path: str) -> None:
         with open(path, "wb") as f:
-            np.savez(f, **arrays)
+            np.savez(f, **arrays)  # pyright: ignore[reportArgumentType]  # NumPy's stubs: a key could be allow_pickle
 
     files: list[tuple[str, Writer]] = []
     if (path := _npz_path(args.output_file)) is not None:

@@ -46,7 +46,7 @@ def repeated_output(paths: Sequence[str]) -> str | None:
     return None
 
 
-Writer = Callable[[str], None]
+Writer = Callable[[str], object]
 """Writes one output to the path it is given (a temporary file with the final suffix)."""
 
 

@@ -120,12 +120,12 @@ def zoo_models() -> dict[str, Callable[[], tuple[Any, tuple, dict]]]:
     """The model zoo: name -> factory of (fp16 model, example args, example kwargs)."""
     sys.path.insert(0, str(ROOT / "test" / "unit"))
     sys.path.insert(0, str(ROOT / "examples"))
-    import test_compile_models as models  # the zoo the end-to-end tests use
+    import test_compile_models as models  # pyright: ignore[reportMissingImports]  # the zoo the end-to-end tests use, on sys.path from here
 
     def demo() -> tuple[Any, tuple, dict]:
         import torch
         import transformers
-        from model_zoo import tiny_llama_config
+        from model_zoo import tiny_llama_config  # pyright: ignore[reportMissingImports]  # examples/, on sys.path from here
 
         torch.manual_seed(0)
         config = tiny_llama_config()
@@ -299,6 +299,7 @@ def check_against(revision: str, directory: Path | None, only: str | None) -> in
 
 def main(argv: list[str] | None = None) -> int:
     """`replay.py record DIR`, `replay.py check DIR` or `replay.py check --against REV [DIR]`."""
+    assert __doc__ is not None  # the module docstring
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mode", choices=["record", "check"])
     parser.add_argument("directory", type=Path, nargs="?")

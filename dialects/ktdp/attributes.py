@@ -62,7 +62,7 @@ class AccessTileType(ParametrizedAttribute, TypeAttribute):
     element_type: Attribute
 
     @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+    def parse_parameters(cls, parser: AttrParser) -> tuple[ArrayAttr[IntAttr], Attribute]:
         with parser.in_angle_brackets():
             pos = parser.pos
             shape, element = parser.parse_ranked_shape()

@@ -22,6 +22,8 @@ group id as symbol `g`; `groups` enumerates the group ids. A future has one use.
 
 from __future__ import annotations
 
+from typing import cast
+
 from xdsl.dialects.builtin import AffineSetAttr, IndexType, TensorType
 from xdsl.irdl import (
     IRDLOperation,
@@ -47,7 +49,8 @@ def _parse_future_type(parser: Parser) -> TileFutureType:
     pos = parser.pos
     parsed = parser.parse_optional_type()
     if parsed is None:
-        return TileFutureType(*TileFutureType.parse_parameters(parser))
+        # xDSL: parse_parameters returns Sequence[Attribute]; the constructor verifies the parameters' types.
+        return TileFutureType(*TileFutureType.parse_parameters(parser))  # pyright: ignore[reportArgumentType]
     if not isinstance(parsed, TileFutureType):
         parser.raise_error(f"expected a tile future type, not {parsed}", pos, parser.pos)
     return parsed
@@ -106,7 +109,7 @@ class InterTileProduceOp(IRDLOperation):
         printer.print_string(" producer_tiles_per_group = ")
         print_affine(printer, self.producer_tiles_per_group)
         printer.print_string(" -> ")
-        self.future.type.print_parameters(printer)  # type: ignore[attr-defined]
+        self.future.type.print_parameters(printer)
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=True)
 
@@ -117,7 +120,7 @@ class InterTileProduceOp(IRDLOperation):
         if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
             raise VerifyException("the producer region takes one index argument, the group id")
         terminator = block.last_op
-        types = self.future.type.types.data  # type: ignore[attr-defined]
+        types = self.future.type.types.data
         if not isinstance(terminator, YieldPartialOp) or tuple(v.type for v in terminator.values) != types:
             raise VerifyException("the producer region must end in ktdp.yield_partial of the future's types")
 
@@ -172,7 +175,7 @@ class InterTileReduceOp(IRDLOperation):
         printer.print_string(" : ")
         printer.print_attribute(self.identity[0].type)
         printer.print_string(") : ")
-        self.future.type.print_parameters(printer)  # type: ignore[attr-defined]
+        cast(TileFutureType, self.future.type).print_parameters(printer)
         printer.print_string(" -> ")
         printer.print_attribute(self.result.type)
         printer.print_string(" ")

@@ -21,6 +21,7 @@ dims, in `per_dim_subscript_kinds` (true: indirect) and `per_dim_subscript_maps`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from xdsl.dialects.builtin import (
     AffineMapAttr,
@@ -49,6 +50,7 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.parser.affine_parser import AffineParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from ktir.dialects.ktdp.attributes import AccessTileType
@@ -62,7 +64,7 @@ class _Subscripts:
         self.parser = parser
         self.intermediate = list(intermediate)
         self.captured: dict[str, int] = {}
-        self.spans: list[object] = []
+        self.spans: list[Span[str]] = []
 
     def expression(self) -> AffineExpr:
         """One affine expression; intermediate k is symbol k, captured j is dim j, for now."""
@@ -161,7 +163,7 @@ class ConstructIndirectAccessTileOp(IRDLOperation):
         result = parser.parse_type()
         captured = [
             parser.resolve_operand(UnresolvedOperand(span, 0), IndexType()) for span in subscripts.spans
-        ]  # type: ignore[arg-type]
+        ]
         properties["per_dim_subscript_kinds"] = ArrayAttr(BoolAttr(k, i1) for k in kinds)
         properties["per_dim_subscript_maps"] = ArrayAttr(
             AffineMapAttr(subscripts.canonical(e)) for e in exprs
@@ -195,8 +197,8 @@ class ConstructIndirectAccessTileOp(IRDLOperation):
         for kind, map_attr in zip(
             self.per_dim_subscript_kinds.data, self.per_dim_subscript_maps.data, strict=True
         ):
-            exprs = [affine_text(e, names) for e in map_attr.data.results]  # type: ignore[attr-defined]
-            if kind.value.data:  # type: ignore[attr-defined]
+            exprs = [affine_text(e, names) for e in cast(AffineMapAttr, map_attr).data.results]
+            if cast(IntegerAttr, kind).value.data:
                 parts.append(f"ind({operand_text(printer, next(views))}[{', '.join(exprs)}])")
             else:
                 parts.append(f"({exprs[0]})")
@@ -242,7 +244,7 @@ class ConstructIndirectAccessTileOp(IRDLOperation):
                 "symbol operands"
             )
         self._verify_subscripts(variables)
-        rank = len(self.result.type.get_shape())  # type: ignore[attr-defined]
+        rank = len(self.result.type.get_shape())
         if rank != space.num_dims:
             raise VerifyException(
                 f"result type rank ({rank}) must match variables_space_set dimensions ({space.num_dims})"
@@ -255,7 +257,7 @@ class ConstructIndirectAccessTileOp(IRDLOperation):
                 f"per_dim_subscript_kinds size ({len(kinds)}) must match per_dim_subscript_maps "
                 f"size ({len(maps)})"
             )
-        rank = self.base.type.get_num_dims()  # type: ignore[attr-defined]
+        rank = cast(MemRefType | TensorType, self.base.type).get_num_dims()
         if len(kinds) != rank:
             raise VerifyException(f"number of subscripts ({len(kinds)}) must match base rank ({rank})")
         indirect = [k for k in kinds if isinstance(k, IntegerAttr) and k.value.data]
@@ -267,14 +269,14 @@ class ConstructIndirectAccessTileOp(IRDLOperation):
         expected = len(self.captured_variables) + variables
         views = iter(self.indirect_memrefs)
         for i, (kind, map_attr) in enumerate(zip(kinds, maps, strict=True)):
-            map_ = map_attr.data  # type: ignore[attr-defined]
+            map_ = cast(AffineMapAttr, map_attr).data
             if map_.num_dims != expected:
                 raise VerifyException(
                     f"subscript map for dimension {i} has {map_.num_dims} dimensions, but expected "
                     f"{expected} (captured_variables + intermediate_variables)"
                 )
-            if kind.value.data:  # type: ignore[attr-defined]
-                view_rank = next(views).type.get_num_dims()  # type: ignore[attr-defined]
+            if cast(IntegerAttr, kind).value.data:
+                view_rank = cast(MemRefType, next(views).type).get_num_dims()
                 if len(map_.results) != view_rank:
                     raise VerifyException(
                         f"indirect subscript map for dimension {i} produces {len(map_.results)} results, but "

@@ -14,6 +14,7 @@ and types are in `ktir.dialects.ktdp.attributes`):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntAttr, IntegerType, NoneAttr, StringAttr
 from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
@@ -158,7 +159,7 @@ class RuntimeArgExtractOp(IRDLOperation):
         printer.print_string(f" {self.kind.data} from ")
         printer.print_operand(self.input)
         printer.print_string(" : ")
-        self.input.type.print_parameters(printer)  # type: ignore[attr-defined]
+        cast(RuntimeArgType, self.input.type).print_parameters(printer)
         print_attributes(printer, self.attributes)
         printer.print_string(" -> ")
         printer.print_attribute(self.result.type)

@@ -7,6 +7,7 @@ example program: `ktir.dialects.ktdp`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -14,6 +15,7 @@ from xdsl.dialects.builtin import (
     AffineSetAttr,
     DenseArrayBase,
     IndexType,
+    IntegerType,
     MemRefType,
     TensorType,
     i64,
@@ -73,6 +75,11 @@ def _parse_dynamic_index_list(parser: Parser) -> tuple[list[int], list[SSAValue]
 
     parser.parse_comma_separated_list(parser.Delimiter.SQUARE, entry)
     return static, dynamic
+
+
+def _ints(attr: DenseArrayBase) -> tuple[int, ...]:
+    """The values of an `array<i64: ...>` property (xDSL types `get_values` only for a known element type)."""
+    return cast("DenseArrayBase[IntegerType]", attr).get_values()
 
 
 def _print_dynamic_index_list(printer: Printer, static: Sequence[int], dynamic: Sequence[SSAValue]) -> None:
@@ -138,9 +145,9 @@ class ConstructMemoryViewOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_operand(self.offset)
         printer.print_string(", sizes: ")
-        _print_dynamic_index_list(printer, self.static_sizes.get_values(), self.sizes)
+        _print_dynamic_index_list(printer, _ints(self.static_sizes), self.sizes)
         printer.print_string(", strides: ")
-        _print_dynamic_index_list(printer, self.static_strides.get_values(), self.strides)
+        _print_dynamic_index_list(printer, _ints(self.static_strides), self.strides)
         attributes = {
             **self.attributes,
             "coordinate_set": self.coordinate_set,
@@ -151,7 +158,7 @@ class ConstructMemoryViewOp(IRDLOperation):
         printer.print_attribute(self.result.type)
 
     def verify_(self) -> None:
-        static_sizes, static_strides = self.static_sizes.get_values(), self.static_strides.get_values()
+        static_sizes, static_strides = _ints(self.static_sizes), _ints(self.static_strides)
         if len(static_sizes) != len(static_strides):
             raise VerifyException("static_sizes and static_strides must have equal length")
         if len(self.sizes) != sum(1 for n in static_sizes if n == DYNAMIC):
@@ -162,7 +169,7 @@ class ConstructMemoryViewOp(IRDLOperation):
             raise VerifyException(
                 "number of dynamic stride operands does not match kDynamic entries in static_strides"
             )
-        if self.result.type.get_num_dims() != len(static_sizes):  # type: ignore[attr-defined]
+        if self.result.type.get_num_dims() != len(static_sizes):
             raise VerifyException("result memref rank does not match sizes/strides length")
 
 
@@ -206,10 +213,10 @@ class ConstructDistributedMemoryViewOp(IRDLOperation):
     def verify_(self) -> None:
         result = self.result.type
         for value in self.memrefs:
-            memref = value.type
-            if memref.element_type != result.element_type:  # type: ignore[attr-defined]
+            memref = cast(MemRefType, value.type)
+            if memref.element_type != result.element_type:
                 raise VerifyException("all input memrefs must have the same element type as the result")
-            if memref.get_num_dims() != result.get_num_dims():  # type: ignore[attr-defined]
+            if memref.get_num_dims() != result.get_num_dims():
                 raise VerifyException("all input memrefs must have the same rank as the result")
 
 
@@ -334,7 +341,7 @@ class ConstructAccessTileOp(IRDLOperation):
                 f"access_tile_order dimensions ({len(order.results)}) must match access_tile_set "
                 f"dimensions ({tile_set.num_dims})"
             )
-        rank = len(self.result.type.get_shape())  # type: ignore[attr-defined]
+        rank = len(self.result.type.get_shape())
         if rank != tile_set.num_dims:
             raise VerifyException(
                 f"result type rank ({rank}) must match access_tile_set dimensions ({tile_set.num_dims})"
@@ -366,12 +373,12 @@ class LoadOp(IRDLOperation):
         printer.print_operand(self.access_tile)
         print_attributes(printer, self.attributes)
         printer.print_string(" : ")
-        self.access_tile.type.print_parameters(printer)  # type: ignore[attr-defined]
+        cast(AccessTileType, self.access_tile.type).print_parameters(printer)
         printer.print_string(" -> ")
         printer.print_attribute(self.result.type)
 
     def verify_(self) -> None:
-        if tuple(self.result.type.get_shape()) != self.access_tile.type.get_shape():  # type: ignore[attr-defined]
+        if tuple(self.result.type.get_shape()) != cast(AccessTileType, self.access_tile.type).get_shape():
             raise VerifyException("access tile shape must match result tensor shape")
 
 
@@ -405,8 +412,9 @@ class StoreOp(IRDLOperation):
         printer.print_string(" : ")
         printer.print_attribute(self.data_tile.type)
         printer.print_string(", ")
-        self.access_tile.type.print_parameters(printer)  # type: ignore[attr-defined]
+        cast(AccessTileType, self.access_tile.type).print_parameters(printer)
 
     def verify_(self) -> None:
-        if tuple(self.data_tile.type.get_shape()) != self.access_tile.type.get_shape():  # type: ignore[attr-defined]
+        access_tile = cast(AccessTileType, self.access_tile.type)
+        if tuple(cast(TensorType, self.data_tile.type).get_shape()) != access_tile.get_shape():
             raise VerifyException("data tile shape must match access tile shape")

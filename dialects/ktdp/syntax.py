@@ -196,7 +196,7 @@ def operand_text(printer: Printer, value: SSAValue) -> str:
     printer.stream = StringIO()
     try:
         printer.print_operand(value)
-        return printer.stream.getvalue()  # type: ignore[attr-defined]
+        return printer.stream.getvalue()
     finally:
         printer.stream = stream
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -26,6 +27,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DictionaryAttr,
     IntAttr,
+    IntegerType,
     NoneAttr,
     TensorType,
     i64,
@@ -50,7 +52,7 @@ I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 
 
 @irdl_attr_definition
-class DeviceDTypeAttr(EnumAttribute[DeviceDType], SpacedOpaqueSyntaxAttribute):  # type: ignore[type-var]
+class DeviceDTypeAttr(EnumAttribute[DeviceDType], SpacedOpaqueSyntaxAttribute):  # pyright: ignore[reportInvalidTypeArguments]  # xDSL: EnumAttribute wants xDSL's StrEnum; DeviceDType is the standard library's (ktir.layout does not import xDSL)
     """A Spyre device data format; `SEN169_FP16` inside `#ktir.tiled<...>`."""
 
     name = "ktir.device_dtype"
@@ -386,10 +388,10 @@ class TileAttr(ParametrizedAttribute):
         if rank == 0 or any(e < 1 for e in self.extent):
             raise VerifyException("a tile's extent must be non-empty and positive")
         for what, attr in (("starts", self.starts_attr), ("chunk_starts", self.chunk_starts_attr)):
-            count = len(attr.get_values())
+            count = len(cast("DenseArrayBase[IntegerType]", attr).get_values())
             if count == 0 or count % rank:
                 raise VerifyException(f"tile {what} must be rows of {rank} coordinates")
-            if any(int(v) < 0 for v in attr.get_values()):
+            if any(int(v) < 0 for v in cast("DenseArrayBase[IntegerType]", attr).get_values()):
                 raise VerifyException(f"tile {what} must be non-negative")
 
 

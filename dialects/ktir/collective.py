@@ -36,9 +36,9 @@ from ktir.dialects.ktir.elementwise import (
 )
 
 
-def _cards(op: IRDLOperation) -> int:
+def _cards(op: AllReduceOp | AllGatherOp) -> int:
     """The op's card count; at least 1 (one card: the collective is a copy)."""
-    cards = op.cards.value.data  # type: ignore[attr-defined]
+    cards = op.cards.value.data
     if cards < 1:
         raise VerifyException(f"cards must be at least 1, not {cards}")
     return cards

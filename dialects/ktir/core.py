@@ -46,7 +46,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Region, SSAValue
+from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -119,7 +119,7 @@ class KernelOp(IRDLOperation):
     def __init__(
         self,
         op_name: str,
-        inputs: Sequence[object],
+        inputs: Sequence[SSAValue | Operation],
         result_types: Sequence[Attribute],
         cores: int,
         chunks: int,

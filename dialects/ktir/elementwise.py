@@ -813,7 +813,7 @@ class FullOp(IRDLOperation):
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         result_type = parser.parse_type()
-        op = cls(value, result_type)  # type: ignore[arg-type]
+        op = cls(value, result_type)  # pyright: ignore[reportArgumentType]  # xDSL: parse_type gives an Attribute; the verifier checks it is a tensor
         op.attributes.update(attributes)
         return op
 

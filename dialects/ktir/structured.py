@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from abc import ABC
 from collections.abc import Callable, Sequence
-from typing import ClassVar, TypeVar
+from typing import ClassVar, TypeVar, cast
 
 from xdsl.dialects.builtin import (
     I64,
@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     Float64Type,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     TensorType,
     UnitAttr,
@@ -81,7 +82,7 @@ def int_array(values: Sequence[int]) -> DenseArrayBase:
 
 def ints(attr: DenseArrayBase) -> tuple[int, ...]:
     """The integers of an `array<i64: ...>` property."""
-    return tuple(int(v) for v in attr.get_values())
+    return tuple(int(v) for v in cast("DenseArrayBase[IntegerType]", attr).get_values())
 
 
 #### Matmul ####

@@ -15,6 +15,7 @@ A violation raises `CoreCheckError` naming the op, the core and the byte counts,
 from __future__ import annotations
 
 import itertools
+from typing import cast
 
 import numpy as np
 from xdsl.dialects import func
@@ -24,6 +25,7 @@ from xdsl.ir import Operation
 from ktir.cores.prefetch import PreviousKernel, block_operands
 from ktir.cores.scratchpad import live_sets
 from ktir.dialects.ktir import core
+from ktir.dialects.ktir.attributes import TiledLayoutAttr
 from ktir.hardware.target import Target
 
 
@@ -147,7 +149,7 @@ def _check_dma(kernel: core.KernelOp, op: core.DmaLoadOp | core.DmaStoreOp) -> N
     memory_type = memory_side.type
     starts = tile.starts_array
     if isinstance(memory_type, TensorType):
-        bounds = np.array(memory_type.encoding.tiled.device_size)  # type: ignore[union-attr]
+        bounds = np.array(cast(TiledLayoutAttr, memory_type.encoding).tiled.device_size)
     else:
         assert isinstance(memory_type, MemRefType)
         bounds = np.array(memory_type.get_shape()[1:])

@@ -29,8 +29,9 @@ ops cannot run on one iteration space. Example, HF's RMSNorm on x: (1, 16, 256) 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.ir import Operation, SSAValue
 
@@ -234,7 +235,10 @@ def _full(walk: _Walk, op: Operation, out: Dims) -> list[Dims | None]:
     return []
 
 
-_RULES = {
+_Rule = Callable[[_Walk, Any, Dims], list[Dims | None]]
+"""How a rule reads the dims of an op's operands: each takes the ops of its key's type."""
+
+_RULES: dict[type[Operation], _Rule] = {
     st.PermuteOp: _permute,
     st.ReshapeOp: _reshape,
     st.SliceOp: _slice,
@@ -243,7 +247,7 @@ _RULES = {
     ew.FullOp: _full,
     st.SoftmaxOp: _normalizing,
 }
-_BASE_RULES = (
+_BASE_RULES: tuple[tuple[type[Operation] | tuple[type[Operation], ...], _Rule], ...] = (
     (_FOLLOW_RESULT, _follow),
     (st.ReductionOp, _reduction),
     (st.NormOp, _normalizing),
@@ -351,7 +355,7 @@ def _space(walk: _Walk, ops: Sequence[Operation], result: SSAValue, inputs: Sequ
     internal = [op.results[0] for op in ops if op.results[0] is not result]
     position = {op: i for i, op in enumerate(ops)}
     live = tuple(
-        (position[v.owner], max(position[u.operation] for u in v.uses if u.operation in position))  # type: ignore[index]
+        (position[v.owner], max(position[u.operation] for u in v.uses if u.operation in position))
         for v in internal
     )
     unit = ComputeUnit.PT if any(isinstance(op, st.MatmulBase) for op in ops) else ComputeUnit.SFU

@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from ktir.hardware.target import Target
 
@@ -91,13 +91,13 @@ def _buffers(specs: Sequence[Mapping[str, object]]) -> list[Buffer]:
         name, size, uses = spec["name"], spec["size"], spec["uses"]
         if isinstance(size, bool) or not isinstance(size, int | float) or not 0 < size < math.inf:
             raise ValueError(f"buffer {name!r}: size must be a positive number of bytes, not {size!r}")
-        if not isinstance(uses, Sequence) or not uses or list(uses) != sorted(set(uses)):  # type: ignore[arg-type]
+        if not isinstance(uses, Sequence) or not uses or list(uses) != sorted(set(uses)):
             raise ValueError(f"buffer {name!r}: uses must be a non-empty increasing list of op indices")
-        parents = tuple(spec.get("in_place_parents", ()))  # type: ignore[arg-type]
+        parents = tuple(cast("Iterable[str]", spec.get("in_place_parents", ())))  # the names of buffers
         first_read = bool(spec.get("first_use_is_read", False))
         # A per-core share of a tensor may be a fraction of a byte count; like the reference's
         # `ceil_div`, it takes the whole bytes it touches (and no more: sizes are not aligned).
-        buffers.append(Buffer(str(name), math.ceil(size), tuple(uses), parents, first_read))  # type: ignore[arg-type]
+        buffers.append(Buffer(str(name), math.ceil(size), tuple(uses), parents, first_read))
     names = [b.name for b in buffers]
     if len(set(names)) != len(names):
         raise ValueError("buffer names must be unique")

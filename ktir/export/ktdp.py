@@ -37,10 +37,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.dialects.ktir import core
@@ -149,7 +150,7 @@ class _KernelWriter(BufferWriting):
         for i, arg in enumerate(args):
             stem = f"in{i}" if i < inputs else f"out{i - inputs}"
             layout, _, _ = tensor_layout(arg.type)
-            element = arg.type.element_type  # type: ignore[attr-defined]
+            element = cast(TensorType, arg.type).element_type
             self.tensors[arg] = _Tensor(f"%{stem}", f"%v{stem}", tuple(layout.device_size), element)
 
     def text(self) -> str:
@@ -202,7 +203,7 @@ class _KernelWriter(BufferWriting):
         bounds = [self.index.get(v) for v in (op.lb, op.ub, op.step)]
         if not all(isinstance(b, int) for b in bounds) or op.iter_args:
             raise op_error(op, "a chunk loop must have constant bounds and no iter_args")
-        lower, upper, step = (int(b) for b in bounds)  # type: ignore[arg-type]
+        lower, upper, step = (int(b) for b in cast("list[int]", bounds))
         w = self.writer
         names = [w.fresh(stem) for stem in ("lb", "ub", "step")]
         for name, value in zip(names, bounds, strict=True):

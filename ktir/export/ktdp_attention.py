@@ -113,7 +113,7 @@ def attention(
     total = reduce(writer, weights, [4], "add", True)
     rows = reshaped(writer, weights, (*heads, q.shape[2] * q.shape[3], k.shape[2]))
     out = reshaped(writer, _product(writer, rows, v64), (*q.shape[:4], v.shape[3]))
-    element = op.result.type.element_type  # type: ignore[attr-defined]
+    element = op.result.type.element_type
     return generic(writer, op, [out, total], element, _normalized, _F64)
 
 

@@ -12,9 +12,10 @@ window offsets (0, 1024, 2048, 3072).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from ktir.dialects.ktir import core
@@ -59,12 +60,20 @@ class BufferWriting:
     accumulating: dict[SSAValue, core.ComputeOp]
     wholes: dict[SSAValue, HostTiles]
 
+    if TYPE_CHECKING:  # the writer's methods this class calls
+
+        def _host_map(
+            self, op: Operation, tile_index: int, chunk: Chunk
+        ) -> tuple[HostTiles, tuple[int, ...]]: ...
+        def _slice(self, value: HostTensor, held: tuple[int, ...]) -> HostTensor: ...
+        def _table(self, column: np.ndarray, variable: str) -> str: ...
+
     def _slot(self, buffer: SSAValue, slot: SSAValue | None, op: Operation) -> Key:
         """
         An accumulator's key: its buffer and slot (0 of a one-slot buffer; of two, alternating
         between output tiles, the slot must be a constant: one written per output tile).
         """
-        if buffer.type.get_shape()[0] == 1 or slot is None:  # type: ignore[attr-defined]
+        if cast(MemRefType, buffer.type).get_shape()[0] == 1 or slot is None:
             return buffer, 0
         known = self.index.get(slot)
         if not isinstance(known, int | Parity):
@@ -96,7 +105,7 @@ class BufferWriting:
         prefetched tiles live in the two slots at once), else (a slot that changes in a loop,
         loaded and read in the same iteration) by the buffer; a one-slot buffer's is slot 0.
         """
-        if buffer.type.get_shape()[0] == 1:  # type: ignore[attr-defined]
+        if cast(MemRefType, buffer.type).get_shape()[0] == 1:
             return buffer, 0
         known = self.index.get(slot)
         return buffer, known if isinstance(known, int) else None
@@ -146,8 +155,8 @@ class BufferWriting:
         if compute is None:
             raise op_error(op, "it fills a buffer no accumulating compute adds into: not written yet")
         host, _ = self._host_map(compute, int(compute.tiles.get_values()[-1]), Chunk(None, (0,)))
-        element = op.buffer.type.element_type  # type: ignore[attr-defined]
-        value = float(op.value.value.data)  # type: ignore[attr-defined]  (an integer or float attribute)
+        element = cast(MemRefType, op.buffer.type).element_type
+        value = float(cast(IntegerAttr | FloatAttr, op.value).value.data)  # an integer or float attribute
         self.accumulators[self._slot(op.buffer, op.slot, op)] = filled(
             self.writer, tuple(host.extent), element, value
         )

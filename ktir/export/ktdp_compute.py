@@ -87,7 +87,7 @@ def _inline(
         return copied(writer, result) if _copies_a_view(op, extent) else result
     if isinstance(op, ew.GeluOp):
         tanh = op.approximate is not None and op.approximate.data == "tanh"
-        return generic(writer, op, operands, op.result.type.element_type, GELU[tanh])  # type: ignore[attr-defined]
+        return generic(writer, op, operands, op.result.type.element_type, GELU[tanh])
     if isinstance(op, st.MatmulOp | st.BmmOp):
         return matmul(writer, op, operands)
     if (moved := _moved(writer, op, operands[0] if operands else None, extent)) is not None:

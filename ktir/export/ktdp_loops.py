@@ -18,10 +18,13 @@ becomes `%acc1 = scf.for %k0 = %lb0 to %ub0 step %step0 iter_args(%a0 = %t4) ->
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from ktir.dialects.ktir import core
@@ -53,7 +56,7 @@ Index = int | Chunk | Parity | None
 """An index value of the kernel: a constant, a chunk index, a slot's parity, or unknown."""
 
 _FOLD = {arith.MuliOp: lambda a, b: a * b, arith.AddiOp: lambda a, b: a + b}
-_CONSTANT_ONLY = {arith.RemUIOp: lambda a, b: a % b}
+_CONSTANT_ONLY: dict[type[Operation], Callable[[int, int], int]] = {arith.RemUIOp: lambda a, b: a % b}
 """Folded when both operands are constants (an LX slot: `n mod 2` of a constant output tile)."""
 
 
@@ -63,7 +66,7 @@ def index_op(writer: Writer, op: Operation, operands: list[Index]) -> Index:
     (module docstring); None for other index arithmetic.
     """
     if (slot := _CONSTANT_ONLY.get(type(op))) is not None and all(isinstance(v, int) for v in operands):
-        return slot(*operands)
+        return slot(*cast("list[int]", operands))
     if isinstance(op, arith.RemUIOp) and operands[1] == 2 and isinstance(operands[0], Chunk):
         chunk = operands[0]
         base = chunk.base or chunk.name
@@ -82,7 +85,7 @@ def index_op(writer: Writer, op: Operation, operands: list[Index]) -> Index:
     if a == identity:
         return b
     shifted = _shifted(op, a, b)
-    chunks = [v if isinstance(v, Chunk) else Chunk(None, (int(v),)) for v in (a, b)]  # type: ignore[arg-type]
+    chunks = [v if isinstance(v, Chunk) else Chunk(None, (int(v),)) for v in (a, b)]  # pyright: ignore[reportArgumentType]  # a Parity operand is not handled: int() raises
     names = [c.name if c.name is not None else _constant(writer, c.values[0]) for c in chunks]
     result = writer.fresh("n")
     writer.emit(f"{result} = {op.name} {names[0]}, {names[1]} : index")
@@ -140,7 +143,7 @@ def alternating(body: Operation, known: dict[SSAValue, Index]) -> set[SSAValue]:
             buffer, slot = inner.outs[0], inner.into
         else:
             continue
-        if buffer.type.get_shape()[0] == 2 and not isinstance(known.get(slot), int):  # type: ignore[attr-defined]
+        if cast(MemRefType, buffer.type).get_shape()[0] == 2 and not isinstance(known.get(slot), int):
             found.add(buffer)
     return found
 
@@ -195,7 +198,7 @@ def writes_accumulator(body: Operation, key: Key, known: dict[SSAValue, Index]) 
             written = inner.into
         else:
             continue
-        one_slot = buffer.type.get_shape()[0] == 1  # type: ignore[attr-defined]
+        one_slot = cast(MemRefType, buffer.type).get_shape()[0] == 1
         value = 0 if written is None else known.get(written)
         if one_slot or value is None or value == slot:
             return True

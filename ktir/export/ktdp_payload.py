@@ -19,9 +19,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, i1
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, TensorType, i1
 from xdsl.ir import Attribute, Operation
 
 from ktir.dialects.ktir import elementwise as ew
@@ -287,7 +288,7 @@ def generic(
 
 def elementwise(writer: Writer, op: Operation, operands: list[HostTensor]) -> HostTensor:
     """An elementwise graph op as a `linalg.generic` over the broadcast host tile (module docstring)."""
-    element = op.results[0].type.element_type  # type: ignore[attr-defined]
+    element = cast(TensorType, op.results[0].type).element_type
     return generic(writer, op, operands, element, FORMULAS[type(op)])
 
 
@@ -308,7 +309,7 @@ def matmul(
         raise op_error(op, f"its x tile {x.shape} is longer than its y tile {y.shape} along K")
     if x.shape[-1] < y.shape[-2]:  # y carries matmul padding rows: the product reads x's K only
         y = _k_rows(writer, y, x.shape[-1])
-    element = op.results[0].type.element_type  # type: ignore[attr-defined]
+    element = cast(TensorType, op.results[0].type).element_type
     out_shape = (*broadcast_shape(op, [x.shape[:-2], y.shape[:-2]]), x.shape[-2], y.shape[-1])
     if all(n == 1 for n in y.shape[:-2]):  # one y for every row of x: a 2-D product
         x2 = reshaped(writer, x, (math.prod(x.shape[:-1]), x.shape[-1]))
@@ -355,7 +356,7 @@ def _per_core(writer: Writer, op: Operation, x: HostTensor, y: HostTensor) -> Ho
     operands = per_core_operands(writer, x, y)
     if operands is None:
         return None
-    element = op.results[0].type.element_type  # type: ignore[attr-defined]
+    element = cast(TensorType, op.results[0].type).element_type
     out = product(writer, "linalg.batch_matmul", *operands, element)
     return reshaped(writer, out, (*x.shape[:-1], y.shape[-1]))
 

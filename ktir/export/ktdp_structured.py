@@ -88,7 +88,7 @@ def _reduction(writer: Writer, op: st.ReductionOp, operands: list[HostTensor]) -
     x = operands[0]
     dims = _dims(op, st.ints(op.dims), len(x.shape))
     keepdim = op.keepdim is not None
-    element = op.result.type.element_type  # type: ignore[attr-defined]
+    element = op.result.type.element_type
     if isinstance(op, st.MaxOp | st.MinOp):  # exact in any type: the tile's own elements
         kind = "max" if isinstance(op, st.MaxOp) else "min"
         return _round(writer, op, reduce(writer, x, dims, kind, keepdim), element)
@@ -111,7 +111,7 @@ def _softmax(writer: Writer, op: st.SoftmaxOp, operands: list[HostTensor]) -> Ho
     top = reduce(writer, x, dims, "max", True)
     shifted = generic(writer, op, [x, top], _F32, _exp_of_difference)
     total = reduce(writer, shifted, dims, "add", True)
-    element = op.result.type.element_type  # type: ignore[attr-defined]
+    element = op.result.type.element_type
     return generic(writer, op, [shifted, total], element, _formula("arith.divf {0}, {1} : f32"))
 
 
@@ -137,7 +137,7 @@ def _norm(writer: Writer, op: st.NormOp, operands: list[HostTensor]) -> HostTens
     affine = ("arith.mulf {0}, {1} : f32", "arith.addf {0}, {1} : f32")  # the weight, then the bias
     for operand, pattern in zip(operands[1:], affine, strict=False):
         value = generic(writer, op, [value, operand], _F32, _formula(pattern))
-    return _round(writer, op, value, op.result.type.element_type)  # type: ignore[attr-defined]
+    return _round(writer, op, value, op.result.type.element_type)
 
 
 def _slice(writer: Writer, op: st.SliceOp, operands: list[HostTensor]) -> HostTensor:
@@ -173,7 +173,7 @@ def _pad(writer: Writer, op: st.PadOp, operands: list[HostTensor]) -> HostTensor
     if min(low + high, default=0) < 0:
         raise op_error(op, "a pad with negative amounts (a crop) is not written yet")
     shape = tuple(n + a + b for n, a, b in zip(x.shape, low, high, strict=True))
-    element = op.result.type.element_type  # type: ignore[attr-defined]
+    element = op.result.type.element_type
     fill = float_literal(float(store(np.asarray(op.value.value.data), element)), element)
     # tensor.pad's decomposition: fill the padded tile (the pass over it ktir charges a pad),
     # then insert the source.

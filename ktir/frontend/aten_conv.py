@@ -107,7 +107,7 @@ def _taps(
         taps = range(k)
         if inside is not None:
             first, end = inside[i]
-            taps = [t for t in range(k) if _reads(t * dilation[i], stride[i], out[i], first, end)]  # type: ignore[assignment]
+            taps = [t for t in range(k) if _reads(t * dilation[i], stride[i], out[i], first, end)]
         ranges.append(taps)
     windows: dict[tuple[int, ...], SSAValue] = {(): x}
     for tap in itertools.product(*ranges):

@@ -164,7 +164,7 @@ def _function_module(fn: Callable[..., Any]) -> torch.nn.Module:
     try:
         signature = inspect.signature(fn)
         this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        forward.__signature__ = signature.replace(parameters=[this, *signature.parameters.values()])  # type: ignore[attr-defined]
+        forward.__signature__ = signature.replace(parameters=[this, *signature.parameters.values()])
     except (TypeError, ValueError):
         pass  # builtins without a signature keep (*args, **kwargs)
     return type("FunctionModule", (torch.nn.Module,), {"forward": forward})()
@@ -243,7 +243,7 @@ def _flat_outputs(module: torch.nn.Module) -> tuple[torch.nn.Module, list[Output
     forward.__signature__ = inspect.signature(original)  # type: ignore[attr-defined]
     flat = type(module).__new__(type(module))
     flat.__dict__.update(module.__dict__)
-    flat.forward = forward  # type: ignore[method-assign]
+    flat.forward = forward
     return flat, trees
 
 

@@ -51,7 +51,7 @@ def split_outputs(program: ExportedProgram, output: torch.fx.Node) -> tuple[list
     it updates (the argument's name), in the graph signature's order.
     """
     buffer_argument = {
-        spec.target: spec.arg.name  # type: ignore[union-attr]
+        spec.target: spec.arg.name
         for spec in program.graph_signature.input_specs
         if spec.kind == InputKind.BUFFER
     }

@@ -21,14 +21,20 @@ pt_cycles(macs=128 * 512 * 512, rows=128)      # 44150.6 cycles: 29.4 µs at the
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 from xdsl.ir import Operation
 
 from ktir.hardware import accounting
 from ktir.hardware.target import Target
 from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE, DeviceDType
+
+Numbers = TypeVar("Numbers", float, npt.NDArray[np.float64], float | npt.NDArray[np.float64])
+"""A number, or an array of them for functions that work elementwise (`ktir.cores.dataflow`
+ranks many tilings at once): the result is of the same kind (either, for an argument that may
+be either)."""
 
 
 def pt_efficiency(rows: Any, target: Target) -> Any:
@@ -100,7 +106,9 @@ def matmul_cost_us(
     return (compute + hbm + psum + tiebreak) * b**target.batch_split_exponent
 
 
-def pt_cycles(macs: float, rows: float, target: Target, precision: str = "fp16") -> float:
+def pt_cycles(
+    macs: Numbers, rows: float | npt.NDArray[np.float64], target: Target, precision: str = "fp16"
+) -> Numbers:
     """
     Cycles one core's PE arrays take for `macs` multiply-accumulates with `rows` output rows, at
     the sustained rate (`sustained_macs_per_us_per_core`) times `pt_efficiency`, in `precision`
@@ -287,7 +295,7 @@ def online_rescale_cycles(out_elements: Any, target: Target) -> Any:
     return 2 * np.asarray(out_elements) / target.sfu_pass_elems_per_us * target.clock_mhz
 
 
-def transfer_cycles(chip_bytes: float, target: Target) -> float:
+def transfer_cycles(chip_bytes: Numbers, target: Target) -> Numbers:
     """
     Cycles the LPDDR5 channel is busy moving `chip_bytes` (all cores' share of one DMA op) at
     the sustained rate (`Target.sustained_memory_bandwidth`: 150 GB/s, 100 bytes per cycle).
@@ -348,7 +356,7 @@ def row_reduction_bandwidth(rows: int, cores: int, target: Target) -> float:
     return min(target.sustained_memory_bandwidth, curve) * share
 
 
-def dma_cycles(chip_bytes: float, target: Target) -> float:
+def dma_cycles(chip_bytes: Numbers, target: Target) -> Numbers:
     """
     Cycles a DMA issued by all cores in lockstep takes on an idle channel: setup plus the
     chip-wide traffic at the shared sustained LPDDR5 rate (every core's transfer finishes when the
@@ -359,7 +367,7 @@ def dma_cycles(chip_bytes: float, target: Target) -> float:
     return target.dma_setup_cycles + transfer_cycles(chip_bytes, target)
 
 
-def lx_copy_cycles(core_bytes: float, target: Target) -> float:
+def lx_copy_cycles(core_bytes: Numbers, target: Target) -> Numbers:
     """Cycles one core takes to copy `core_bytes` inside its LX (no LPDDR5 traffic)."""
     return target.dma_setup_cycles + core_bytes / target.lx_copy_bytes_per_cycle
 
@@ -380,7 +388,7 @@ def ring_cycles(elements: Any, element_bytes: int, group: Any, target: Target) -
     return (steps * (target.ring_hop_cycles + np.maximum(transfer, psum)))[()]
 
 
-def fill_cycles(core_bytes: int, target: Target) -> float:
+def fill_cycles(core_bytes: Numbers, target: Target) -> Numbers:
     """Cycles one core takes to zero `core_bytes` of an accumulator: a write at LX copy speed."""
     return core_bytes / target.lx_copy_bytes_per_cycle
 

@@ -28,7 +28,7 @@ import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 MAX_DEVICE_MEMORY_BYTES = 2**44
 """The most device memory a target may have (16 TiB, over 100x Spyre's 128 GiB): the dialect's
@@ -337,7 +337,8 @@ def resolve_target(target: Target | str | os.PathLike[str] | None) -> Target:
         if bad := _bad_fields(target):
             raise ValueError(f"target '{target.name}': {'; '.join(bad)}")
         return target
-    if isinstance(target, str | os.PathLike):
+    # Not redundant: callers without a type checker pass anything, and get a TargetTypeError.
+    if isinstance(target, str | os.PathLike):  # pyright: ignore[reportUnnecessaryIsInstance]
         return load_target(os.fsdecode(target))
     raise TargetTypeError(
         f"target must be a ktir.hardware.target.Target, a path to a TOML file or None, "
@@ -348,7 +349,7 @@ def resolve_target(target: Target | str | os.PathLike[str] | None) -> Target:
 _FRACTIONS = ("lx_reserved_fraction", "device_memory_reserved_fraction")
 """Fields that are a share in [0, 1) rather than a positive size or rate."""
 
-_FIELD_TYPES = {"int": (int,), "float": (int, float), "str": (str,)}
+_FIELD_TYPES: dict[str, tuple[type[Any], ...]] = {"int": (int,), "float": (int, float), "str": (str,)}
 _MAY_BE_ZERO = {"rw_turnaround_ns_per_byte", "row_reduction_extra_bandwidth", "accumulator_reread_slope"}
 """Fields of a mechanism that 0 turns off (the datasheet target's value)."""
 
@@ -360,7 +361,7 @@ def target_from_fields(fields: Any, where: str) -> Target:
     """
     if not isinstance(fields, dict):
         raise ValueError(f"{where}: the target must be a table of fields, not {type(fields).__name__}")
-    target = Target(**_known_fields(fields, where))
+    target = Target(**_known_fields(cast("dict[str, Any]", fields), where))
     if bad := _bad_fields(target):
         raise ValueError(f"{where}: {'; '.join(bad)}")
     return target
@@ -404,7 +405,7 @@ def _positive(value: Any, kinds: tuple[type, ...]) -> bool:
 
 def _bad_fields(target: Target) -> list[str]:
     """Why some fields of a target read from a file are unusable (empty when all are fine)."""
-    bad = []
+    bad: list[str] = []
     for field in dataclasses.fields(Target):
         value = getattr(target, field.name)
         kinds = _FIELD_TYPES[str(field.type)]

@@ -27,6 +27,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -195,7 +196,8 @@ class KtirParser(Parser):
             raise self._located(start, TOO_LARGE) from None
         except IndexError:  # an op's syntax built its body from operands it did not get
             position = self._op_name_position(start)
-            name = (re.match(r'"?([\w.$]+)', self.lexer.input.content[position:]) or [None, "op"])[1]
+            found = re.match(r'"?([\w.$]+)', self.lexer.input.content[position:]) or [None, "op"]
+            name = cast(str, found[1])
             hint = " (a named linalg op needs ins(...) and outs(...))" if name.startswith("linalg.") else ""
             raise self._located(position, f"'{name}' has operands that do not fit its form{hint}") from None
         if not isinstance(op.location, FileLineColLoc):
@@ -412,7 +414,7 @@ def verify_module(module: Operation) -> list[Diagnostic]:
     op (each function), so one bad op does not drown the output in follow-on errors;
     independent functions are still all checked.
     """
-    failed: set[Operation] = set()
+    failed: set[Operation | None] = set()  # None: the module scope
     diagnostics: list[Diagnostic] = []
     positions: dict[Block, dict[Operation, int]] = {}
     for op in module.walk():
@@ -469,7 +471,7 @@ def _dominance(op: Operation, positions: dict[Block, dict[Operation, int]]) -> t
             order = positions.get(block)
             if order is None:  # numbered once per block (setdefault would number it per operand)
                 order = positions[block] = {o: i for i, o in enumerate(block.ops)}
-            if order[owner] < order[user]:
+            if order[cast(Operation, owner)] < order[user]:  # a block argument's owner was skipped above
                 continue
         return op, f"operand #{index} does not dominate this use"
     return None

@@ -152,7 +152,7 @@ def _math(run: TileProgram, op: Operation) -> list[np.ndarray]:
 
 def _empty(run: TileProgram, op: tensor.EmptyOp) -> list[np.ndarray]:
     run.empty.add(op.tensor)
-    shape = tuple(op.tensor.type.get_shape())  # type: ignore[attr-defined]
+    shape = tuple(op.tensor.type.get_shape())
     return [np.zeros((run.tiles, *shape), numpy_dtype(element_of(op.tensor)))]
 
 

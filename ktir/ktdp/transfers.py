@@ -10,11 +10,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.dialects.builtin import DenseArrayBase, IntegerType, MemRefType, TensorType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
 
 from ktir.dialects.ktdp import ops as ktdp
+from ktir.dialects.ktdp.attributes import MemorySpaceAttr
+from ktir.dialects.ktdp.legacy import SpyreMemorySpaceAttr
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
@@ -63,7 +65,9 @@ def _memory_view(run: TileProgram, op: ktdp.ConstructMemoryViewOp) -> list[View]
 
     space = op.memory_space
     kind, core = (
-        space.placement() if hasattr(space, "placement") else (space.kind.data, max(space.ct_id.data, 0))
+        cast(SpyreMemorySpaceAttr, space).placement()
+        if hasattr(space, "placement")
+        else (cast(MemorySpaceAttr, space).kind.data, max(cast(MemorySpaceAttr, space).ct_id.data, 0))
     )
     element = cast(MemRefType[Attribute], op.result.type).element_type
     try:  # the set's symbols are the dynamic sizes, left to right (RFC 0682)
@@ -75,15 +79,15 @@ def _memory_view(run: TileProgram, op: ktdp.ConstructMemoryViewOp) -> list[View]
             kind,
             core,
             run.addressed(run.env[op.offset]),
-            values(op.static_sizes.get_values(), op.sizes),
-            values(op.static_strides.get_values(), op.strides),
+            values(cast("DenseArrayBase[IntegerType]", op.static_sizes).get_values(), op.sizes),
+            values(cast("DenseArrayBase[IntegerType]", op.static_strides).get_values(), op.strides),
             numpy_dtype(element),
             covers,
         )
     ]
 
 
-def _access_tile(run: TileProgram, op: ktdp.ConstructAccessTileOp) -> list[Tile]:
+def _access_tile(run: TileProgram, op: ktdp.ConstructAccessTileOp) -> list[Tile] | list[DistributedTile]:
     view = run.addressed_view(run.env[op.base])
     if not isinstance(view, View | DistributedView):
         raise KtdpError("access tiles of tensors are not supported yet: give a memory view", location_of(op))

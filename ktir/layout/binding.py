@@ -349,7 +349,8 @@ class BoundLayout:
         allocate = np.empty if self.is_dense else np.zeros
         out = allocate(self.layout.device_size, dtype=out_dtype or x.dtype)
         placed = sorted(digit_dims)
-        src_shape, dst_index = [], []
+        src_shape: list[int] = []
+        dst_index: list[slice | int] = []
         for j, (n, step) in enumerate(zip(self.layout.device_size, self.layout.stride_map, strict=True)):
             if j in placed:
                 src_shape.append(n)
@@ -433,7 +434,7 @@ class BoundLayout:
             n if step == 0 else 1 for n, step in zip(layout.device_size, layout.stride_map, strict=True)
         ]
         host_steps = tuple(max(step, 0) for step in layout.stride_map)
-        blocks = []
+        blocks: list[DmaBlock] = []
         for pieces in itertools.product(*(_count_to(g) for g in self.groups)):
             sizes = list(base_sizes)
             starts = [0] * layout.device_rank
@@ -465,7 +466,7 @@ def _count_to(group: HostGroup) -> list[dict[int, tuple[int, int]]]:
     Each box maps device dim -> (start, count). Example: size 150 over digits (lane: 64 x 1,
     stick: 3 x 64) gives {stick: (0, 2), lane: (0, 64)} and {stick: (2, 1), lane: (0, 22)}.
     """
-    boxes = []
+    boxes: list[dict[int, tuple[int, int]]] = []
     fixed: dict[int, int] = {}
     remaining = group.size
     for level in range(len(group.digits) - 1, -1, -1):

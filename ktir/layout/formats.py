@@ -84,7 +84,8 @@ class ForeignLayout:
     _bound: BoundLayout = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.layout, TiledLayout):
+        # Not redundant: callers without a type checker pass anything.
+        if not isinstance(self.layout, TiledLayout):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f"layout must be a TiledLayout, got {type(self.layout).__name__}")
         object.__setattr__(self, "host_size", tuple(int(n) for n in self.host_size))
         try:
@@ -233,7 +234,7 @@ class _Digits:
         if tile[-1] == -1:
             raise self.fail(f"tile {text} ends in '*', which has no more minor dim to join")
         k = len(self.dims) - len(tile)
-        sizes = []
+        sizes: list[int] = []
         for t in tile:
             if t == -1:
                 self.combine(k, text)

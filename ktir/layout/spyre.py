@@ -274,7 +274,7 @@ def _default_device_layout(
     def host(d: int) -> int:
         return 1 if d == -1 else host_size[d]
 
-    device_size = []
+    device_size: list[int] = []
     for j, d in enumerate(dim_map):
         if j == len(dim_map) - 1:
             device_size.append(eps)
@@ -362,7 +362,8 @@ def restickify_target(
 def host_view(host_size: Sequence[int], host_strides: Sequence[int] | None, storage_offset: int) -> HostView:
     size = int_tuple(host_size, "host size")
     strides = None if host_strides is None else int_tuple(host_strides, "host strides")
-    if isinstance(storage_offset, bool | np.bool_) or not isinstance(storage_offset, int | np.integer):
+    # Not redundant: callers without a type checker pass anything (a NumPy integer is fine).
+    if isinstance(storage_offset, bool | np.bool_) or not isinstance(storage_offset, int | np.integer):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise LayoutError(
             f"storage offset must be an integer, not {storage_offset!r} ({type(storage_offset).__name__})"
         )

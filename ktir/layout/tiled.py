@@ -24,10 +24,12 @@ and device in `ktir.layout.transfer`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from ktir.layout.binding import BoundLayout, bind_layout
 from ktir.layout.common import LayoutError, contiguous_strides
@@ -73,7 +75,7 @@ def dtype_name(dtype: object) -> str:
     if type(dtype).__module__ == "torch":  # torch.dtype, without importing torch
         return str(dtype).removeprefix("torch.")
     try:
-        return np.dtype(dtype).name  # type: ignore[arg-type]
+        return np.dtype(cast("npt.DTypeLike", dtype)).name  # anything else raises the TypeError below
     except TypeError:
         return repr(dtype)
 
@@ -132,14 +134,14 @@ class TiledLayout:
 def int_tuple(values: object, what: str) -> tuple[int, ...]:
     """`values` as a tuple of Python ints; a `LayoutError` for floats, bools and non-sequences."""
     try:
-        items = tuple(values)  # type: ignore[call-overload]
+        items = tuple(cast("Iterable[Any]", values))  # anything else raises the TypeError below
     except TypeError:
         raise LayoutError(f"{what} must be a sequence of integers, not {values!r}") from None
     for item in items:
         if isinstance(item, bool | np.bool_) or not isinstance(item, int | np.integer):
             raise LayoutError(
                 f"{what} must be integers, but {list(items)!r} holds {item!r} "
-                f"({type(item).__name__}); sizes and strides are never rounded"
+                f"({type(item).__name__}); sizes and strides are never rounded"  # pyright: ignore[reportUnknownArgumentType]  # NumPy: isinstance narrows to bool_[Unknown]
             )
     return tuple(int(item) for item in items)
 

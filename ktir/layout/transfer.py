@@ -71,7 +71,8 @@ def to_device(
         view = host_view(host_size, host_strides, storage_offset)
         storage = _storage_slice(host, view)
         values = strided_view(storage, 0, view.sizes, view.strides)
-    blocks = dma_descriptor(stl._device_size, stl._stride_map, view)
+    # The layout's own tuples (its public properties copy to lists, which the cache cannot hash).
+    blocks = dma_descriptor(stl._device_size, stl._stride_map, view)  # pyright: ignore[reportPrivateUsage]
     _to_device_values(values, stl.device_dtype)
     dense = sum(b.numel for b in blocks) == stl.device_numel  # blocks never overlap on the device
     device = (np.empty if dense else np.zeros)(stl.device_numel, dtype=stl.device_dtype.numpy_dtype)
@@ -99,7 +100,8 @@ def to_host(
     """
     view = host_view(host_size, host_strides, storage_offset)
     device = _device_flat(device_buffer, stl)
-    blocks = dma_descriptor(stl._device_size, stl._stride_map, view)
+    # The layout's own tuples (its public properties copy to lists, which the cache cannot hash).
+    blocks = dma_descriptor(stl._device_size, stl._stride_map, view)  # pyright: ignore[reportPrivateUsage]
     out_dtype = device.dtype if dtype is None else np.dtype(dtype_name(dtype))
     storage = np.zeros(view.storage_offset + view.span, dtype=device.dtype)
     device_to_host(blocks, device, storage)
@@ -120,7 +122,7 @@ def own_strides(array: Any, host: np.ndarray) -> tuple[int, ...]:
     if _is_torch(array):
         return tuple(int(step) for step in array.stride())
     contiguous = contiguous_strides(host.shape)
-    strides = []
+    strides: list[int] = []
     for dim, (size, step) in enumerate(zip(host.shape, host.strides, strict=True)):
         if size <= 1:
             strides.append(contiguous[dim])

@@ -24,7 +24,7 @@ logits = prefill(ids)  # the same, with the positions known to the compiler
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -47,8 +47,9 @@ def static_cache_model(
     class StaticCacheModel(TorchExportableModuleWithStaticCache):
         """A causal LM with a static KV cache: forward(input_ids, cache_position) -> logits."""
 
-        def forward(self, input_ids: torch.Tensor, cache_position: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
-            for i, layer in enumerate(self.static_cache.layers):
+        def forward(self, input_ids: torch.Tensor, cache_position: torch.Tensor) -> torch.Tensor:
+            # transformers types the layers as its mixins, without the attributes set here
+            for i, layer in enumerate(cast("list[Any]", self.static_cache.layers)):
                 layer.keys = getattr(self, f"key_cache_{i}")
                 layer.values = getattr(self, f"value_cache_{i}")
                 layer.cumulative_length = getattr(self, f"cumulative_length_{i}")
@@ -65,8 +66,8 @@ def static_cache_model(
     class PrefillModel(StaticCacheModel):
         """The prefill of an empty cache: forward(input_ids) at positions 0..n-1 -> logits."""
 
-        def forward(self, input_ids: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
-            return super().forward(input_ids, self.prefill_positions)
+        def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+            return super().forward(input_ids, cast(torch.Tensor, self.prefill_positions))  # a buffer
 
     generation = model.generation_config
     generation.use_cache = True

@@ -259,12 +259,12 @@ def _card_shape(
     if len(shape) >= 3:  # MoE experts: whole experts per card
         return (math.ceil(shape[0] / cards), *shape[1:])
     if module in _KV_PROJECTIONS:
-        return (shape[0] * kv_card // kv_heads, *shape[1:])
+        return (shape[0] * kv_card // kv_heads, *shape[1:])  # pyright: ignore[reportGeneralTypeIssues]  # a 0-d parameter would raise
     if module in _ROW_PARALLEL:
         return (shape[0], math.ceil(shape[1] / cards)) if len(shape) == 2 else shape
     if len(shape) == 1 and module not in _COLUMN_PARALLEL:
         return shape  # norms: every card holds them whole
-    return (math.ceil(shape[0] / cards), *shape[1:])
+    return (math.ceil(shape[0] / cards), *shape[1:])  # pyright: ignore[reportGeneralTypeIssues]  # a 0-d parameter would raise
 
 
 def card_memory(

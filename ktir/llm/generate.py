@@ -86,8 +86,10 @@ def generate(
     prefill = compile_program(
         static_cache_model(model, length, prefill_length=prompt), (input_ids,), **options
     )
+    assert isinstance(prefill, Program)  # one card
     step_model = static_cache_model(model, length)
     step = compile_program(step_model, (input_ids[:, :1], torch.tensor([prompt])), **options)
+    assert isinstance(step, Program)  # one card
     tokens = [input_ids]
     logits = prefill(input_ids)
     tokens.append(logits[:, -1:].argmax(-1))

@@ -137,7 +137,7 @@ def _compressed_tensors(quantization: dict[str, Any]) -> WeightFormat:
 def _weight_scheme(weights: dict[str, Any]) -> tuple[str, str]:
     """(dtype, scales) of a compressed-tensors weight scheme; `EstimateError` for one ktir does not read."""
     bits, kind, strategy = weights.get("num_bits"), weights.get("type"), weights.get("strategy")
-    dtype = {(8, "float"): "fp8", (8, "int"): "int8"}.get((bits, kind))
+    dtype = {(8, "float"): "fp8", (8, "int"): "int8"}.get((bits, kind))  # pyright: ignore[reportArgumentType]  # JSON values: any other pair is not found
     if dtype is None or strategy not in _SCALES[1:]:
         raise EstimateError(
             f"compressed-tensors weights of {bits} bits, type {kind!r}, strategy {strategy!r}: ktir reads "
@@ -196,7 +196,7 @@ class Fp8Linear(torch.nn.Module):
         # the sticks' dim, which work division can only cut batch ways (2 cores at batch 2).
         scale = (x.abs().amax(-1, keepdim=True) / FP8_MAX).clamp(min=ACTIVATION_SCALE_FLOOR)
         quantized = (x * scale.reciprocal()).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
-        out = torch._scaled_mm(
+        out = torch._scaled_mm(  # pyright: ignore[reportPrivateImportUsage]  # torch: the fp8 matmul is not public
             quantized.reshape(-1, x.shape[-1]), self.weight.t(), scale_a=scale.float().reshape(-1, 1),
             scale_b=self.weight_scale, bias=self.bias, out_dtype=torch.float16,
         )  # fmt: skip

@@ -87,6 +87,7 @@ def _check_view(
     op: Operation, rule: Rule, source: int | None, result: int | None
 ) -> Iterator[LayoutViolation]:
     """A view's result stick is the one its input's stick maps to."""
+    assert rule.through is not None  # the caller checks
     seen = rule.through(source) if source is not None else None
     if seen is not None and seen != result:
         yield LayoutViolation(

@@ -188,7 +188,7 @@ def build_problem(function: func.FuncOp) -> tuple[_Builder, dict[Operation, Rule
 
 def _add_terms(builder: _Builder, op: Operation, rule: Rule) -> None:
     results = [builder.variables[r] for r in op.results if r in builder.variables]
-    domains = builder.problem.domains
+    domains = cast("list[tuple[int, ...]]", builder.problem.domains)  # sticks
     if rule.through is not None:
         source, result = builder.variables[op.operands[0]], results[0]
         size = float(numel(op.results[0]))
@@ -275,7 +275,7 @@ def _infeasible(builder: _Builder, term: int | None) -> PlanError:
     if term is None:
         return PlanError("no layout assignment is feasible")
     op = builder.term_ops[term]
-    domains = builder.problem.domains
+    domains = cast("list[tuple[int, ...]]", builder.problem.domains)  # sticks
     parts = []
     for index, operand in enumerate(op.operands):
         if operand in builder.variables:
@@ -346,7 +346,7 @@ def _unread_updates_take_their_layout(
         new = terminator.operands[result] if result < len(terminator.operands) else None
         if argument.uses or new not in layouts or not free_state_argument(function, index):
             continue
-        layouts[argument] = layouts[new]
+        layouts[argument] = layouts[cast(SSAValue, new)]  # not None: in layouts
 
 
 def _result_layout(

@@ -262,7 +262,7 @@ def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float, float
             itemsize = numpy_dtype(element).itemsize
             converted = sum(in_sticks(tile, itemsize, target.stick_bytes) for tile in ins[:2])
             rows = ins[0][-2] if len(ins[0]) > 1 else 1
-            charge = cost_model.matmul_charge(math.prod(out) * ins[0][-1], rows, element, converted, target)
+            charge = cost_model.matmul_charge(math.prod(out) * ins[0][-1], rows, element, converted, target)  # pyright: ignore[reportGeneralTypeIssues]  # a matmul tile has dims
             pt, sfu = pt + charge[0], sfu + charge[1]
             flops, matmul_flops = flops + charge[2], matmul_flops + charge[3]
             continue

@@ -294,7 +294,7 @@ class SimKernel(KernelInterpreter):
         memory = self.buffers[memory_value].data if resident else self.env[memory_value]
         staging = self.buffers[lx_value]
         where = self._located(op) + f" tile {op.tile.value.data}"
-        whole = load and op.whole is not None  # type: ignore[union-attr]
+        whole = load and op.whole is not None
         extent = tile.whole_extent if whole else tuple(int(e) for e in tile.extent_array)
         offset = 0 if whole else tile.chunk_starts_array[chunk]
         first = (np.zeros_like(tile.starts_array) if resident else tile.starts_array) + offset
@@ -620,7 +620,7 @@ class SimKernel(KernelInterpreter):
         x, y, o = maps
         hx, x_index, x_owned = self._distinct(x, op.ins[0], slot, tiles[0], chunk)
         hy, y_index, y_owned = self._distinct(y, op.ins[1], slot, tiles[1], chunk)
-        element = _element_type(payload.x)  # type: ignore[attr-defined]
+        element = _element_type(payload.x)
         buffer = self.buffers[op.outs[0]]
         if accumulate and buffer.dtype == np.float32:
             # The GEMMs run on while the next chunk's DMAs are simulated, when nothing can change

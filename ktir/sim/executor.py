@@ -238,7 +238,7 @@ class KernelInterpreter:
         memory_value = op.source if load else op.target
         resident = isinstance(memory_value.type, MemRefType)
         writers = op.writers.value.data if isinstance(op, core.DmaStoreOp) and op.writers is not None else 1
-        whole = load and op.whole is not None  # type: ignore[union-attr]
+        whole = load and op.whole is not None
         for c in range(self.cores):
             box = self._whole_box(tile, c, resident) if whole else self._box(tile, c, chunk, resident)
             if load:

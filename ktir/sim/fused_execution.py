@@ -11,9 +11,10 @@ with the caller's `matmul` (the simulator's `fp32_matmul` multiplies as the PE a
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import numpy as np
-from xdsl.dialects.builtin import Float16Type
+from xdsl.dialects.builtin import Float16Type, TensorType
 from xdsl.ir import Attribute, Operation
 
 from ktir.dialects.ktir import elementwise as ew
@@ -57,7 +58,7 @@ def _run(op: Operation, ins: list[np.ndarray], matmul: Matmul) -> np.ndarray:
     if isinstance(op, ew.FullOp):  # one value, broadcast by its (elementwise) consumers
         return full_value(op)
     if isinstance(op, st.MatmulBase):
-        return np.asarray(store(matmul(op, ins[0], ins[1]), op.result.type.element_type))  # type: ignore[attr-defined]
+        return np.asarray(store(matmul(op, ins[0], ins[1]), op.result.type.element_type))
     implementation = IMPLEMENTATIONS.get(type(op))
     if implementation is None:
         raise ExecutionError(f"no implementation of '{op.name}' inside a fused kernel")
@@ -66,7 +67,7 @@ def _run(op: Operation, ins: list[np.ndarray], matmul: Matmul) -> np.ndarray:
 
 def fp32_matmul(op: st.MatmulBase, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The PE arrays' matmul: the products of the operands as read (`pe_operand`), summed in fp32."""
-    element_type = op.x.type.element_type  # type: ignore[attr-defined]
+    element_type = cast(TensorType, op.x.type).element_type
     x, y = pe_operand(x, element_type), pe_operand(y, element_type)
     return np.matmul(x.astype(np.float32), y[..., : x.shape[-1], :].astype(np.float32))
 
@@ -88,7 +89,9 @@ def run_fused(
     # An input in another type than its argument is a matmul epilogue's fp32 accumulator:
     # rounded once to the matmul's result type, as the unfused matmul stores it.
     inputs = [
-        store(tile, arg.type.element_type) if tile.dtype != numpy_dtype(arg.type.element_type) else tile  # type: ignore[attr-defined]
+        store(tile, cast(TensorType, arg.type).element_type)
+        if tile.dtype != numpy_dtype(cast(TensorType, arg.type).element_type)
+        else tile
         for arg, tile in zip(op.body.block.args, tiles, strict=True)
     ]
 

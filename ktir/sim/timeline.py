@@ -174,8 +174,9 @@ class Channel:
             self.kinds.pop(following)
 
 
-Slot = tuple[Hashable, int]
-"""An LX buffer slot: (buffer key, slot index)."""
+Slot = tuple[Hashable, Hashable]
+"""An LX buffer slot: (buffer key, slot index); the timeline only compares them (`ktir.ktdp.schedule`
+also orders memory accesses by slots ("memory", key))."""
 
 
 @dataclass(frozen=True)
