@@ -123,6 +123,7 @@ def test_starts_that_are_not_affine_in_the_core_have_no_subscript() -> None:
     assert start_subscript(np.array([0, 64, 128, 192])) == "%id * 64"
 
 
+@pytest.mark.slow
 def test_the_generic_form_is_valid_upstream_mlir() -> None:
     mlir = pytest.importorskip("mlir.ir", reason="needs the upstream MLIR Python bindings (the 'mlir' extra)")
     module = _compiled("hf_llama").clone()

@@ -61,6 +61,7 @@ def test_tensor_parallel_logits_equal_the_unsharded_programs(
     assert not np.array_equal(logits, unsharded)  # the shards ran: rounding differs somewhere
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cards", [2, pytest.param(4, marks=pytest.mark.slow)])
 def test_the_collectives_move_what_the_megatron_split_must(
     model: transformers.LlamaForCausalLM, ids: torch.Tensor, cards: int
@@ -149,6 +150,7 @@ OTHER_DECODERS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(OTHER_DECODERS))
 def test_other_decoders_split_over_two_cards_as_accurately_as_eager(name: str, ids: torch.Tensor) -> None:
     def build(dtype: torch.dtype) -> torch.nn.Module:

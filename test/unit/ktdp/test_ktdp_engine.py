@@ -167,6 +167,7 @@ def test_a_missing_input_is_named() -> None:
         ktdp.run(KERNELS / "add.mlir", "add", {"a": np.zeros((96, 64)), "b": np.zeros((96, 64))})
 
 
+@pytest.mark.slow
 def test_a_layernorm_with_a_ragged_row_loop_matches_numpy() -> None:
     """1151 rows on 32 tiles, rows t, t + 32, ...: tile 31 runs 35 rows, the others 36."""
     x = (RNG.standard_normal((1151, 8192)) * 2 + 0.5).astype(np.float16)

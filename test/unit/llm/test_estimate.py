@@ -206,6 +206,7 @@ def test_an_architecture_that_does_not_compile_is_an_estimate_error() -> None:
 # -- Several cards: tensor parallelism (`cards`), one shard timed with its collectives ----------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cards", [2, pytest.param(4, marks=pytest.mark.slow)])
 def test_a_tensor_parallel_estimate_times_the_collectives_the_split_must_move(cards: int) -> None:
     from ktir.hardware.cost_model import collective_cycles

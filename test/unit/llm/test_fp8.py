@@ -6,6 +6,7 @@ every CPU); and the fp8 program reads about half the weight bytes of the fp16 on
 """
 
 import numpy as np
+import pytest
 import torch
 import transformers
 from model_zoo import tiny_llama_config
@@ -102,6 +103,7 @@ def test_an_fp8_linear_on_a_batch_of_sequences_multiplies_its_unflattened_rows()
     assert y.shape == (2, 64, 192) and (np.abs(y - exact) <= bound).all()
 
 
+@pytest.mark.slow
 def test_a_tiny_fp8_llama_runs_end_to_end_within_its_bound():
     fp8, oracle, truth = _quantized_llama()
     ids = torch.randint(0, 256, (1, 24), generator=torch.Generator().manual_seed(3))

@@ -89,6 +89,7 @@ def _decode_bytes(length: int) -> tuple[float, float]:
     return program.report.bytes, cache_bytes
 
 
+@pytest.mark.slow
 def test_a_decode_step_reads_the_cache_once() -> None:
     """
     Twice the cache positions: the step moves the extra cache bytes once more (the attention

@@ -128,6 +128,7 @@ def test_worker_processes_build_the_same_table(compiled, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_a_chunk_whose_cache_length_is_prime_is_timed_in_whole_blocks():
     """
     64 tokens after 956 cached want a cache of 1,021 positions, a prime: attention, whose keys

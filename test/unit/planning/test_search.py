@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -49,6 +50,7 @@ def _keys(problem: Problem, variables: list[int]) -> list[tuple[int, ...]]:
     return keys
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(problems())
 def test_exact_equals_brute_force_and_bounds_hold(problem: Problem) -> None:

@@ -52,6 +52,7 @@ def test_a_file_that_does_not_parse_is_an_input_error(
     assert main([str(tmp_path / "missing.mlir")]) == 1
 
 
+@pytest.mark.slow
 def test_a_resident_tensor_is_written_and_round_trips() -> None:
     """
     SwiGLU's result handed off in LX to the down projection (256 tokens, 256 -> 2048 -> 256 on
@@ -72,6 +73,7 @@ def test_a_resident_tensor_is_written_and_round_trips() -> None:
     assert abs(consumer.ktdp_cycles - consumer.ktir_cycles) <= 1e-3 * consumer.ktir_cycles
 
 
+@pytest.mark.slow
 def test_a_resident_tensor_stored_after_its_producers_tile_loop_is_written() -> None:
     """
     1,024 tokens: the producer's last output tile is stored after its pipelined loop, through

@@ -27,6 +27,7 @@ def _in_git_checkout() -> bool:
     return result.returncode == 0
 
 
+@pytest.mark.slow
 def test_check_finds_a_changed_recording(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     replay = _replay()
     assert replay.record(tmp_path, ITEM) == 0
@@ -54,6 +55,7 @@ def test_check_against_a_revision_records_its_baseline(tmp_path: Path) -> None:
     assert "ktir-replay-" not in worktrees.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _in_git_checkout(), reason="needs a git checkout")
 def test_the_revisions_packages_are_imported_not_this_checkouts(tmp_path: Path) -> None:
     """
