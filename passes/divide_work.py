@@ -49,7 +49,7 @@ from ktir.cores.factors import divisors
 from ktir.cores.handoff import handoff_division
 from ktir.cores.iteration import IterationError, IterationSpace, iteration_space
 from ktir.cores.kernels import Kernel, kernel_of
-from ktir.cores.scratchpad import default_budget
+from ktir.cores.lx_placement import default_budget
 from ktir.cores.tiling import granules
 from ktir.cores.work_division import HintError, divide
 from ktir.dialects.ktir import structured as st

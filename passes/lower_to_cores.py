@@ -56,8 +56,8 @@ from ktir.cores.chunking import (
 from ktir.cores.fusion import anchors_of
 from ktir.cores.iteration import IterationError
 from ktir.cores.kernels import Kernel, kernel_of
+from ktir.cores.lx_placement import align, free_ranges
 from ktir.cores.prefetch import PreviousKernel
-from ktir.cores.scratchpad import align, free_ranges, live_sets
 from ktir.cores.tiling import Access, combine, device_box, nested
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
@@ -71,6 +71,7 @@ from ktir.dialects.ktir.core import (
 )
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import op_error
+from ktir.ir.liveness import live_sets
 from ktir.ir.state import read_division, read_lx_placement
 from ktir.passes.function_pass import FunctionPass
 

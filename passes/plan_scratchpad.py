@@ -16,7 +16,7 @@ eligibility, `torch_spyre/_inductor/scratchpad/allocator.py` and `utils.py`; doc
 
 Its per-core size is its tile; it lives from its producer to its last consumer. A
 pointwise consumer whose input dies there with the same tile size and layout may write over
-it in place. `ktir.cores.scratchpad.plan` places the buffers within `budget` bytes (by default
+it in place. `ktir.cores.lx_placement.plan` places the buffers within `budget` bytes (by default
 half of the usable LX, leaving the rest to the staging buffers of the kernels themselves)
 and the producer records `ktir.lx_address = A : i64` and `ktir.lx_bytes = S : i64`.
 """
@@ -34,7 +34,7 @@ from xdsl.passes import ModulePass
 
 from ktir.cores.iteration import IterationError
 from ktir.cores.kernels import Kernel, kernel_of
-from ktir.cores.scratchpad import SOLVERS, default_budget, plan
+from ktir.cores.lx_placement import SOLVERS, default_budget, plan
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.core import WORK_DIVISION_ATTR
@@ -74,7 +74,7 @@ def _same_tiles(value: SSAValue, producer: Kernel, kernels: dict[Operation, Kern
 
 
 def scratchpad_buffers(function: func.FuncOp, all_ops: bool) -> list[dict[str, object]]:
-    """The `ktir.cores.scratchpad.plan` buffers of a function: its LX-eligible kernel results."""
+    """The `ktir.cores.lx_placement.plan` buffers of a function: its LX-eligible kernel results."""
     ops = list(function.body.block.ops)
     index = {op: i for i, op in enumerate(ops)}
     kernels = kernels_of(function)

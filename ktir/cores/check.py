@@ -23,10 +23,10 @@ from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Operation
 
 from ktir.cores.prefetch import PreviousKernel, block_operands
-from ktir.cores.scratchpad import live_sets
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir.attributes import TiledLayoutAttr
 from ktir.hardware.target import Target
+from ktir.ir.liveness import live_sets
 
 
 class CoreCheckError(ValueError):

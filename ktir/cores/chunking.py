@@ -26,7 +26,7 @@ from ktir.cores.factors import divisors
 from ktir.cores.fusion import scratch_bytes
 from ktir.cores.iteration import iteration_space
 from ktir.cores.kernels import Kernel
-from ktir.cores.scratchpad import align
+from ktir.cores.lx_placement import align
 from ktir.cores.space import IterationSpace
 from ktir.cores.tiling import Access, combine, device_box, granules, nested
 from ktir.cores.work_division import core_slices

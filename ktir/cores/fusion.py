@@ -40,6 +40,7 @@ from ktir.cores.tiling import Access
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.attributes import ComputeUnit
+from ktir.ir.liveness import live_bytes
 from ktir.ir.values import is_tensor, shape_of
 
 Dims = tuple[str | None, ...]
@@ -419,11 +420,9 @@ def scratch_bytes(space: IterationSpace, cuts: dict[str, int], stick_bytes: int)
         element_bytes = access.layout.device_dtype.element_bytes
         sizes.append(in_sticks(extent, element_bytes, stick_bytes) * element_bytes)
     spans = space.scratch_live or tuple((0, 0) for _ in sizes)  # no spans: all live at once
-    points = {p for span in spans for p in span}
-    return max(
-        (sum(n for n, (first, last) in zip(sizes, spans, strict=True) if first <= p <= last) for p in points),
-        default=0,
-    )
+    lifetimes = [(first, last, n) for n, (first, last) in zip(sizes, spans, strict=True)]
+    count = max((last for _, last in spans), default=-1) + 1
+    return int(live_bytes(lifetimes, count).max(initial=0))
 
 
 __all__ = [

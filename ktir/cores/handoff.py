@@ -27,7 +27,7 @@ it took 59 hand-offs, 24 of them up to 6.9% slower in the simulator; with the ru
 the simulator by 0.5-29%, one as fast, one 6.9% slower (512 tokens, 512 -> 1,024 on 32 cores:
 the model takes the producer's stores for exposed where they overlap the next chunk). The resident tile leaves
 the rest of LX to both kernels' staging buffers, and it must fit the scratchpad plan's budget
-(`ktir.cores.scratchpad.default_budget`).
+(`ktir.cores.lx_placement.default_budget`).
 
 Worked example, Llama-3-8B's MLP on 512 tokens (fp16, 32 cores): SwiGLU, silu(x @ Wg) *
 (x @ Wu), is divided `{m: 8, n: 4}`, so each core holds h's 64 rows x 3,584 columns (448 KiB);

@@ -37,8 +37,8 @@ from ktir.ir.diagnostics import (
     verify_module,
 )
 from ktir.ktdp.engine import UNITS, TileProgram
+from ktir.ktdp.lx_capacity import buffers_per_loop_tensor, check_lx_capacity
 from ktir.ktdp.memory import DeviceMemory, KtdpError
-from ktir.ktdp.scratchpad import buffers_per_loop_tensor, check_scratchpad
 from ktir.reference.blas import one_blas_thread
 from ktir.sim.report import KernelReport, Report
 
@@ -109,7 +109,7 @@ def run(
     _place_arrays(memory, arrays, place or {})
     arguments = _bind(entry, arrays, memory)
     placed = memory.lx_placed_bytes()
-    check_scratchpad(entry, target.lx_bytes, placed)
+    check_lx_capacity(entry, target.lx_bytes, placed)
     program = TileProgram(
         entry, dims, memory, target, buffers_per_loop_tensor(entry, target.lx_bytes, placed)
     )

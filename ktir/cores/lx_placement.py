@@ -1,5 +1,7 @@
 """
-Scratchpad (LX) address planning: which buffers live in a core's LX, and at which address.
+LX placement: which buffers live in a core's LX scratchpad, and at which address (the pass
+`ktir-plan-scratchpad`, after the reference's "scratchpad solvers"; the LX itself at run time is
+`ktir.sim.memory.Scratchpad`, the ktdp engine's capacity check `ktir.ktdp.lx_capacity`).
 
 A buffer has a per-core `size` in bytes and the indices of the ops that use it (`uses`); it is
 live from its first use up to and including its last, i.e. over `[uses[0], uses[-1] + 1)`.
@@ -37,15 +39,13 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar, cast
+from typing import cast
 
 from ktir.hardware.target import Target
 
 SOLVERS = ("greedy", "firstfit", "bestfit")
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -313,24 +313,3 @@ def free_ranges(used: list[tuple[int, int]], limit: int) -> list[tuple[int, int]
     if cursor < limit:
         free.append((cursor, limit))
     return [(low, high) for low, high in free if high > low]
-
-
-def live_sets(lifetimes: Sequence[tuple[int, int, T]], count: int) -> Iterator[list[T]]:
-    """
-    For each position `0 .. count-1`, the payloads whose closed lifetime `[first, last]`
-    holds it, in one sweep (O(n log n + output), not a scan of every lifetime per position).
-    Example: `list(live_sets([(0, 1, "a"), (1, 2, "b")], 3))` is `[["a"], ["a", "b"], ["b"]]`.
-    """
-    pending = sorted(range(len(lifetimes)), key=lambda i: lifetimes[i][0])
-    active: dict[int, T] = {}
-    ending: list[tuple[int, int]] = []
-    cursor = 0
-    for position in range(count):
-        while cursor < len(pending) and lifetimes[pending[cursor]][0] <= position:
-            i = pending[cursor]
-            active[i] = lifetimes[i][2]
-            heapq.heappush(ending, (lifetimes[i][1], i))
-            cursor += 1
-        while ending and ending[0][0] < position:
-            active.pop(heapq.heappop(ending)[1], None)
-        yield [active[i] for i in sorted(active)]

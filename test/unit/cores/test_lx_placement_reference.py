@@ -1,6 +1,6 @@
 """
 The reference stack's solver test cases (torch-spyre `tests/inductor/test_scratchpad_solver.py`),
-rewritten for `ktir.cores.scratchpad.plan`: the same buffers, limits and alignments, and the
+rewritten for `ktir.cores.lx_placement.plan`: the same buffers, limits and alignments, and the
 addresses the reference's greedy, first-fit and best-fit solvers give. Where the reference
 accepts a set of layouts, the value asserted here is the one its solver produces (worked out in
 the comments).
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from ktir.cores.scratchpad import SOLVERS, plan
+from ktir.cores.lx_placement import SOLVERS, plan
 
 SMALL, LARGE, ALIGNMENT = 10, 512, 128  # the reference's SMALL_SIZE, LARGE_SIZE, ALIGNMENT
 FIT_SOLVERS = ("firstfit", "bestfit")

@@ -1,4 +1,4 @@
-"""The LX capacity check of ktdp functions (ktir/ktdp/scratchpad.py) and the threaded numerics."""
+"""The LX capacity check of ktdp functions (ktir/ktdp/lx_capacity.py) and the threaded numerics."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import f16
 
 from ktir.ktdp import KtdpError, load_module, numerics
-from ktir.ktdp.scratchpad import check_scratchpad
+from ktir.ktdp.lx_capacity import check_lx_capacity
 
 MIB = 1 << 20
 _BLOCK = "affine_set<(d0, d1) : (d0 >= 0, -d0 + 511 >= 0, d1 >= 0, -d1 + 1023 >= 0)>"
@@ -24,7 +24,7 @@ _HEAD = f"""func.func @f(%x: index, %y: index) {{
 def _peak(body: str, lx: int = 64 * MIB, placed: int = 0) -> int:
     module = load_module(_HEAD + body + "  return\n}\n")
     function = next(op for op in module.walk() if isinstance(op, func.FuncOp))
-    return check_scratchpad(function, lx, placed)
+    return check_lx_capacity(function, lx, placed)
 
 
 def test_a_loop_holds_its_iter_arg_its_load_and_its_sum() -> None:

@@ -1,4 +1,4 @@
-"""LX address planning (`ktir.cores.scratchpad.plan`): the three solvers, their rules and invariants."""
+"""LX address planning (`ktir.cores.lx_placement.plan`): the three solvers, their rules and invariants."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ktir.cores.scratchpad import SOLVERS
-from ktir.cores.scratchpad import plan as plan_on
+from ktir.cores.lx_placement import SOLVERS
+from ktir.cores.lx_placement import plan as plan_on
 from ktir.hardware.target import SPYRE
 
 
@@ -17,7 +17,7 @@ def plan(
     alignment: int = SPYRE.lx_alignment,
     solver: str = "greedy",
 ) -> list[int | None]:
-    """`ktir.cores.scratchpad.plan` on Spyre's LX unless told otherwise."""
+    """`ktir.cores.lx_placement.plan` on Spyre's LX unless told otherwise."""
     return plan_on(buffers, limit, alignment, solver)
 
 
@@ -179,10 +179,3 @@ def in_place_chain(
                 return True
             frontier.append(parent)
     return False
-
-
-def test_live_sets_sweeps_closed_lifetimes() -> None:
-    from ktir.cores.scratchpad import live_sets
-
-    lifetimes = [(0, 1, "a"), (1, 2, "b"), (4, 4, "c"), (2, 5, "d")]
-    assert list(live_sets(lifetimes, 6)) == [["a"], ["a", "b"], ["b", "d"], ["d"], ["c", "d"], ["d"]]

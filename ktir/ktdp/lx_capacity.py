@@ -20,12 +20,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from ktir.ir.diagnostics import location_of
+from ktir.ir.liveness import live_bytes
 from ktir.ktdp.memory import KtdpError
 from ktir.layout.dtypes import numpy_dtype
 
@@ -111,7 +113,7 @@ class _Lifetimes:
         self.values[root].end = max(self.values[root].end, last)
 
 
-def check_scratchpad(function: func.FuncOp, lx_bytes: int, placed_bytes: int) -> int:
+def check_lx_capacity(function: func.FuncOp, lx_bytes: int, placed_bytes: int) -> int:
     """
     The most LX a tile of `function` holds at any op (live tensors plus `placed_bytes` of arrays
     placed in its LX); a `KtdpError` located at the op where it first exceeds `lx_bytes`.
@@ -157,28 +159,24 @@ def _peak(
     with `doubled`, a tensor made in a loop, or a call in one, counts twice.
     """
     lifetimes = _Lifetimes(function)
-    order, values = lifetimes.order, lifetimes.values
-    change = [0] * (len(order) + 2)
-    for value, held in values.items():
-        size = held.bytes * (2 if doubled and _in_loop(value.owner.parent_op()) else 1)
-        change[held.start] += size
-        change[held.end + 1] -= size
+    order = lifetimes.order
+    spans = [
+        (held.start, held.end, held.bytes * (2 if doubled and _in_loop(value.owner.parent_op()) else 1))
+        for value, held in lifetimes.values.items()
+    ]
     for i, op in enumerate(order):
         callee = SymbolTable.lookup_symbol(op, op.callee) if isinstance(op, func.CallOp) else None
         if not isinstance(callee, func.FuncOp) or callee in calling:  # recursion: the engine's error
             continue
         peak, overflow, live = _peak(callee, 0, lx_bytes, doubled, (*calling, function))
         held = live if overflow is not None else peak  # a callee that overflows alone, at its call
-        held *= 2 if doubled and _in_loop(op.parent_op()) else 1
-        change[i] += held
-        change[i + 1] -= held
-    live, peak = placed_bytes, placed_bytes
-    for i, op in enumerate(order):
-        live += change[i]
-        if live > lx_bytes:
-            return peak, op, live
-        peak = max(peak, live)
-    return peak, None, live
+        spans.append((i, i, held * (2 if doubled and _in_loop(op.parent_op()) else 1)))
+    live_at = placed_bytes + live_bytes(spans, len(order))
+    over = np.flatnonzero(live_at > lx_bytes)
+    if over.size:
+        first = int(over[0])
+        return int(live_at[:first].max(initial=placed_bytes)), order[first], int(live_at[first])
+    return int(live_at.max(initial=placed_bytes)), None, int(live_at[-1]) if order else placed_bytes
 
 
-__all__ = ["buffers_per_loop_tensor", "check_scratchpad"]
+__all__ = ["buffers_per_loop_tensor", "check_lx_capacity"]
