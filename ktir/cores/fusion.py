@@ -28,7 +28,6 @@ ops cannot run on one iteration space. Example, HF's RMSNorm on x: (1, 16, 256) 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +41,7 @@ from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.attributes import ComputeUnit
 from ktir.ir.liveness import live_bytes
 from ktir.ir.values import is_tensor, shape_of
+from ktir.layout.sticks import in_sticks
 
 Dims = tuple[str | None, ...]
 
@@ -394,18 +394,6 @@ def op_space(op: st.FusedOp) -> FusedSpace:
     return fused_space(op.members, body.last_op.operands[0], list(body.args))
 
 
-def in_sticks(shape: Sequence[int], element_bytes: int, stick_bytes: int) -> int:
-    """
-    Elements of a tile counted in whole sticks of `stick_bytes` along its innermost dim, the way
-    the scratchpad holds it. Example: (16, 1) fp32 in 128-byte sticks is 16 rows of one stick of
-    32 lanes: 512.
-    """
-    if not shape:
-        return 1
-    per_stick = max(stick_bytes // element_bytes, 1)
-    return math.prod(shape[:-1]) * -(-shape[-1] // per_stick) * per_stick
-
-
 def scratch_bytes(space: IterationSpace, cuts: dict[str, int], stick_bytes: int) -> int:
     """
     LX bytes per core for a fused kernel's intermediates under `cuts` (splits times chunks per
@@ -431,7 +419,6 @@ __all__ = [
     "FusionError",
     "anchors_of",
     "fused_space",
-    "in_sticks",
     "op_space",
     "scratch_bytes",
 ]

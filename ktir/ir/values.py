@@ -79,6 +79,12 @@ def _layout_of(encoding: TiledLayoutAttr, element_type: Attribute) -> SpyreTenso
     return encoding.layout_for(element_type)
 
 
+def element_of(value: SSAValue) -> Attribute:
+    """A tensor's element type, or a scalar's type."""
+    value_type = value.type
+    return value_type.element_type if isinstance(value_type, TensorType) else value_type
+
+
 def tensor_layout(value_type: Attribute) -> tuple[SpyreTensorLayout, tuple[int, ...], np.dtype[Any]]:
     """
     The layout, host shape and NumPy storage type of a tensor with a `#ktir.tiled` encoding;
@@ -93,6 +99,7 @@ def tensor_layout(value_type: Attribute) -> tuple[SpyreTensorLayout, tuple[int, 
 
 __all__ = [
     "device_dtype",
+    "element_of",
     "encoding_of",
     "functions_of",
     "is_tensor",

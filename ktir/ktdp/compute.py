@@ -18,11 +18,12 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 from ktir.dialects.ktdp import ops as ktdp
 from ktir.hardware import accounting, cost_model
 from ktir.ir.diagnostics import location_of
+from ktir.ir.values import element_of
 from ktir.ktdp.compare import compare
 from ktir.ktdp.memory import KtdpError
 from ktir.ktdp.numerics import compute_precision, elementwise
-from ktir.ktdp.state import element_of, sticks
 from ktir.layout.dtypes import numpy_dtype
+from ktir.layout.sticks import in_sticks
 from ktir.reference.ops import erf, store
 from ktir.sim.gemm import matmul_f32
 
@@ -76,7 +77,7 @@ def _charge_result(run: TileProgram, op: Operation) -> None:
     result = op.results[0]
     shape = tuple(result.type.get_shape()) if isinstance(result.type, TensorType) else ()
     itemsize = numpy_dtype(element_of(result)).itemsize
-    _charge_sfu(run, op.name, sticks(shape, itemsize, run.target.stick_bytes))
+    _charge_sfu(run, op.name, in_sticks(shape, itemsize, run.target.stick_bytes))
 
 
 def _arith(run: TileProgram, op: Operation) -> list[Any]:
@@ -178,7 +179,7 @@ def _fill(run: TileProgram, op: Operation) -> list[np.ndarray]:
     value = value.reshape(value.shape + (1,) * (out.ndim - value.ndim)) if value.ndim else value
     # A write of the result's sticks at LX copy speed, as ktir zeroes an accumulator (`lx_fill`).
     itemsize = out.dtype.itemsize
-    written = sticks(out.shape[1:], itemsize, run.target.stick_bytes) * itemsize
+    written = in_sticks(out.shape[1:], itemsize, run.target.stick_bytes) * itemsize
     run.charges.charge("sfu", cost_model.fill_cycles(written, run.target))
     return [store(np.broadcast_to(value, out.shape), element_of(op.results[0]))]
 
@@ -226,7 +227,7 @@ def _reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
     init = op.init
     if init not in run.empty:  # an initialised accumulator joins the reduction
         value = _BINARY[combiner](value, compute_precision(np.asarray(run.env[init])))
-    elements = sticks(source.shape[1:], source.dtype.itemsize, run.target.stick_bytes)
+    elements = in_sticks(source.shape[1:], source.dtype.itemsize, run.target.stick_bytes)
     _charge_sfu(run, op.name, 0, in_elements=elements)
     extra = len(list(block.ops)) - 2  # ops that compute the term before the combiner
     if extra > 0:
@@ -256,7 +257,7 @@ def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
     macs = float(math.prod(a.shape[1:-1]) * k * b.shape[-1])  # a batch_matmul: every batch's rows
     element = element_of(op.inputs[0])
     itemsize, stick = numpy_dtype(element).itemsize, run.target.stick_bytes
-    converted = sticks(a.shape[1:], itemsize, stick) + sticks(b.shape[1:], itemsize, stick)
+    converted = in_sticks(a.shape[1:], itemsize, stick) + in_sticks(b.shape[1:], itemsize, stick)
     pt, sfu, flops, matmul_flops = cost_model.matmul_charge(macs, rows, element, converted, run.target)
     if sfu:  # fp32 operands are converted to fp16 before the PE arrays read them
         run.charges.charge("sfu", sfu)
@@ -419,7 +420,7 @@ def _charge_generic(run: TileProgram, block: Any, space: Sequence[int], outputs:
     """
     results = block.args[len(block.args) - outputs :]
     itemsize = max(8 if isinstance(a.type, IndexType) else numpy_dtype(a.type).itemsize for a in results)
-    elements = sticks(space, itemsize, run.target.stick_bytes)
+    elements = in_sticks(space, itemsize, run.target.stick_bytes)
     _charge_sfu(run, "linalg.generic", elements, passes=accounting.body_passes(o.name for o in block.ops))
 
 

@@ -26,7 +26,7 @@ from ktir.hardware import cost_model
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp.memory import KtdpError
 from ktir.ktdp.schedule import Access
-from ktir.ktdp.state import View
+from ktir.ktdp.tiles import View
 
 if TYPE_CHECKING:
     from ktir.ktdp.engine import TileProgram

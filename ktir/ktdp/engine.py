@@ -41,11 +41,12 @@ from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp import comm, compute, control, routines, transfers
+from ktir.ktdp.charges import Charges
 from ktir.ktdp.memory import DeviceMemory, KtdpError
 from ktir.ktdp.patterns import kernel_bandwidth
 from ktir.ktdp.schedule import Schedule
-from ktir.ktdp.state import UNITS, Charges, Tile, View
-from ktir.ktdp.tiles import TileError
+from ktir.ktdp.tiles import Tile, TileError, View
+from ktir.sim.timeline import UNITS
 
 MAX_ITERATIONS = 1_000_000
 """Loop iterations a run may interpret in all (each runs every tile at once): a bound, not a hang."""

@@ -37,7 +37,7 @@ from ktir.dialects.ktir import structured as st
 from ktir.hardware import accounting, cost_model
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp.memory import KtdpError
-from ktir.ktdp.state import sticks
+from ktir.layout.sticks import in_sticks
 
 if TYPE_CHECKING:
     from ktir.ktdp.engine import Handler, TileProgram
@@ -142,8 +142,8 @@ def _charge_sfu_routine(
     result = np.asarray(results[0])
     first = next((np.asarray(a) for a in arguments if np.ndim(a) > 1), result)
     stick, itemsize = run.target.stick_bytes, result.dtype.itemsize
-    in_elements = sticks(first.shape[1:], itemsize, stick)
-    out_elements = sticks(result.shape[1:], itemsize, stick)
+    in_elements = in_sticks(first.shape[1:], itemsize, stick)
+    out_elements = in_sticks(result.shape[1:], itemsize, stick)
     cycles = cost_model.sfu_cycles_of(kind.name, in_elements, out_elements, run.target)
     flops = accounting.sfu_flops_of(kind.name, in_elements, out_elements)
     run.charges.charge("sfu", cycles, flops * run.tiles)

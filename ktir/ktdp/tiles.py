@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from xdsl.ir.affine import AffineConstraintKind, AffineExpr, AffineMap, AffineSet
@@ -250,4 +251,64 @@ def sticks_touched(indices: np.ndarray, itemsize: int, stick_bytes: int) -> int:
     return int(sum(len(np.unique(t // per)) for t in indices.reshape(tiles, -1)))
 
 
-__all__ = ["Box", "TileError", "box_of", "box_points", "element_indices", "sticks_of_rows", "sticks_touched"]
+@dataclass
+class View:
+    """A memory view: its memory (`global`, or core `core`'s LX), offset, sizes and strides."""
+
+    space: str
+    core: int
+    offset: np.ndarray
+    sizes: list[np.ndarray]
+    strides: list[np.ndarray]
+    dtype: np.dtype
+    covers: tuple[np.ndarray, np.ndarray] | None = None
+    """Its `coordinate_set` as a box: (lower, upper) per tile and dim (None: not a box)."""
+
+
+@dataclass
+class Tile:
+    """
+    An access tile: its view and the element index of each point (tiles x shape), or the
+    strided `Box` they form (a direct tile on a view with the same strides on every tile).
+    """
+
+    view: View
+    points: np.ndarray | None = None
+    box: Box | None = None
+
+    @property
+    def indices(self) -> np.ndarray:
+        """Every point's element index (tiles x shape)."""
+        if self.points is None:
+            self.points = cast(Box, self.box).indices()
+        return self.points
+
+    def only(self, active: np.ndarray | None) -> Tile:
+        """The tile of the `active` compute tiles only (all of them for None)."""
+        if active is None:
+            return self
+        if self.box is not None:
+            box = self.box
+            return Tile(self.view, box=Box(box.start[active], box.strides, box.extents, box.perm))
+        return Tile(self.view, points=self.indices[active])
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """(tiles, *tile shape)."""
+        if self.points is not None:
+            return self.points.shape
+        box = cast(Box, self.box)
+        return (len(box.start), *(box.extents[p] for p in box.perm))
+
+
+__all__ = [
+    "Box",
+    "Tile",
+    "TileError",
+    "View",
+    "box_of",
+    "box_points",
+    "element_indices",
+    "sticks_of_rows",
+    "sticks_touched",
+]

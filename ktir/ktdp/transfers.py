@@ -30,10 +30,11 @@ from ktir.ktdp.distributed import (
 )
 from ktir.ktdp.memory import KtdpError
 from ktir.ktdp.schedule import Access
-from ktir.ktdp.state import Tile, View
 from ktir.ktdp.tiles import (
     Box,
+    Tile,
     TileError,
+    View,
     box_of,
     box_points,
     element_indices,

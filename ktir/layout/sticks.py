@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from collections.abc import Sequence
 
 from ktir.layout.spyre import SpyreTensorLayout, restickify_target
@@ -290,3 +291,15 @@ def reshaped_layout(stl: SpyreTensorLayout, target: Sequence[int]) -> SpyreTenso
     except LayoutError:
         return None
     return stl if layout_stick(stl, target) is not None else None
+
+
+def in_sticks(shape: Sequence[int], element_bytes: int, stick_bytes: int) -> int:
+    """
+    Elements of a tile counted in whole sticks of `stick_bytes` along its innermost dim, the way
+    the scratchpad holds it. Example: (16, 1) fp32 in 128-byte sticks is 16 rows of one stick of
+    32 lanes: 512.
+    """
+    if not shape:
+        return 1
+    per_stick = max(stick_bytes // element_bytes, 1)
+    return math.prod(shape[:-1]) * -(-shape[-1] // per_stick) * per_stick

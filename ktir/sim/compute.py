@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
-from ktir.cores.fusion import in_sticks
 from ktir.cores.iteration import iteration_space
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
@@ -24,6 +23,7 @@ from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ir.values import shape_of
 from ktir.layout.dtypes import numpy_dtype
+from ktir.layout.sticks import in_sticks
 from ktir.reference.executor import IMPLEMENTATIONS
 from ktir.reference.structured import ATTENTION_BLOCK_BYTES
 from ktir.sim.executor import attention_tile

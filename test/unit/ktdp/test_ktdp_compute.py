@@ -11,7 +11,7 @@ import ktir.ktdp as ktdp
 from ktir.dialects.ktir import elementwise as ew
 from ktir.hardware import cost_model
 from ktir.hardware.target import SPYRE
-from ktir.ktdp.state import UNITS
+from ktir.sim.timeline import UNITS
 
 KERNELS = Path(__file__).resolve().parents[2] / "lit" / "Inputs" / "ktdp"
 _SET = "affine_set<(d0, d1) : (d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 3 >= 0)>"

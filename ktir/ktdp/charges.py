@@ -1,78 +1,18 @@
 """
-The state of a ktdp program running on every tile at once: memory views, access tiles, and the
-cycles and work charged per tile and unit.
+What a ktdp program is charged as it runs on every tile at once: the cycles per tile and unit
+(pieces the engine places on the run's timeline), the bytes moved, the FLOPs, and the sticks it
+touches (its compulsory bytes).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Attribute, SSAValue
 
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ktdp.schedule import Piece, Transfer
-from ktir.ktdp.tiles import (
-    Box,
-)
-
-UNITS = ("dma", "pt", "sfu", "ring")
-"""The units a ktdp op is charged on (the report's busy columns, `ktir.sim.timeline.UNITS`)."""
-
-
-@dataclass
-class View:
-    """A memory view: its memory (`global`, or core `core`'s LX), offset, sizes and strides."""
-
-    space: str
-    core: int
-    offset: np.ndarray
-    sizes: list[np.ndarray]
-    strides: list[np.ndarray]
-    dtype: np.dtype
-    covers: tuple[np.ndarray, np.ndarray] | None = None
-    """Its `coordinate_set` as a box: (lower, upper) per tile and dim (None: not a box)."""
-
-
-@dataclass
-class Tile:
-    """
-    An access tile: its view and the element index of each point (tiles x shape), or the
-    strided `Box` they form (a direct tile on a view with the same strides on every tile).
-    """
-
-    view: View
-    points: np.ndarray | None = None
-    box: Box | None = None
-
-    @property
-    def indices(self) -> np.ndarray:
-        """Every point's element index (tiles x shape)."""
-        if self.points is None:
-            self.points = cast(Box, self.box).indices()
-        return self.points
-
-    def only(self, active: np.ndarray | None) -> Tile:
-        """The tile of the `active` compute tiles only (all of them for None)."""
-        if active is None:
-            return self
-        if self.box is not None:
-            box = self.box
-            return Tile(self.view, box=Box(box.start[active], box.strides, box.extents, box.perm))
-        return Tile(self.view, points=self.indices[active])
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """(tiles, *tile shape)."""
-        if self.points is not None:
-            return self.points.shape
-        box = cast(Box, self.box)
-        return (len(box.start), *(box.extents[p] for p in box.perm))
 
 
 @dataclass
@@ -164,18 +104,4 @@ class Charges:
         self.matmul_flops += float(np.broadcast_to(matmul_flops, (self.tiles,))[live].sum())
 
 
-def sticks(shape: Sequence[int], itemsize: int, stick_bytes: int) -> int:
-    """Elements of a tile shape counted in whole sticks along its last dim."""
-    if not shape:
-        return 1
-    per = stick_bytes // itemsize
-    return math.prod(shape[:-1]) * math.ceil(shape[-1] / per) * per
-
-
-def element_of(value: SSAValue) -> Attribute:
-    """A tensor's element type, or a scalar's type."""
-    value_type = value.type
-    return value_type.element_type if isinstance(value_type, TensorType) else value_type
-
-
-__all__ = ["UNITS", "Charges", "Tile", "View", "element_of", "sticks"]
+__all__ = ["Charges"]
