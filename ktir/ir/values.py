@@ -45,6 +45,12 @@ def shape_of(value: SSAValue | Attribute) -> tuple[int, ...]:
     return tuple(cast(TensorType[Attribute], value_type).get_shape())
 
 
+def element_type_of(value: SSAValue | Attribute) -> Attribute:
+    """The element type of a tensor value or tensor type: `tensor<4x64xf16>` -> f16."""
+    value_type = value.type if isinstance(value, SSAValue) else value
+    return cast(TensorType[Attribute], value_type).element_type
+
+
 def is_tensor(value: SSAValue) -> bool:
     """Whether `value` is a ranked tensor (the values that get layouts)."""
     return isinstance(value.type, TensorType)
@@ -93,6 +99,7 @@ def tensor_layout(value_type: Attribute) -> tuple[SpyreTensorLayout, tuple[int, 
 
 __all__ = [
     "device_dtype",
+    "element_type_of",
     "encoding_of",
     "functions_of",
     "is_tensor",

@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float16Type, IndexType, IntegerAttr, TensorType
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 
 from ktir.dialects.ktdp import ops as ktdp
 from ktir.hardware import accounting, cost_model
 from ktir.ir.diagnostics import location_of
+from ktir.ir.values import shape_of
 from ktir.ktdp.compare import compare
 from ktir.ktdp.memory import KtdpError
 from ktir.ktdp.numerics import compute_precision, elementwise
@@ -128,8 +130,9 @@ def _constant(run: TileProgram, op: arith.ConstantOp) -> Any:
     data = getattr(value, "value", None)
     if data is not None and hasattr(data, "data"):  # a float scalar
         return np.float64(data.data)
-    splat = value.get_values()  # type: ignore[attr-defined]
-    shape = tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
+    # Neither an integer nor a float scalar: a dense elements literal.
+    splat = cast(DenseIntOrFPElementsAttr, value).get_values()
+    shape = shape_of(op.result)
     element = element_of(op.result)
     # A splat holds one value; a dense literal holds every element, flat in row-major order.
     array = np.asarray(splat[0] if len(splat) == 1 else splat)
@@ -164,17 +167,17 @@ def _linalg(run: TileProgram, op: Operation) -> list[np.ndarray]:
     return handler(run, op)
 
 
-def _named_elementwise(run: TileProgram, op: Operation) -> list[np.ndarray]:
+def _named_elementwise(run: TileProgram, op: LinalgStructuredOperation) -> list[np.ndarray]:
     short = op.name.split(".")[1]
     fn = _BINARY[short] if short in _BINARY else _UNARY[short]
     result = op.results[0]
     _charge_result(run, op)
-    return [elementwise(fn, [run.env[v] for v in op.inputs], element_of(result))]  # type: ignore[attr-defined]
+    return [elementwise(fn, [run.env[v] for v in op.inputs], element_of(result))]
 
 
-def _fill(run: TileProgram, op: Operation) -> list[np.ndarray]:
-    out = np.asarray(run.env[op.outputs[0]])  # type: ignore[attr-defined]
-    value = np.asarray(run.env[op.inputs[0]])  # type: ignore[attr-defined]
+def _fill(run: TileProgram, op: LinalgStructuredOperation) -> list[np.ndarray]:
+    out = np.asarray(run.env[op.outputs[0]])
+    value = np.asarray(run.env[op.inputs[0]])
     value = value.reshape(value.shape + (1,) * (out.ndim - value.ndim)) if value.ndim else value
     # A write of the result's sticks at LX copy speed, as ktir zeroes an accumulator (`lx_fill`).
     itemsize = out.dtype.itemsize
@@ -237,7 +240,7 @@ def _reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
 def _batched(run: TileProgram, value: SSAValue) -> np.ndarray:
     """A tensor's value with its leading tiles dim (a constant has none until broadcast here)."""
     array = np.asarray(run.env[value])
-    rank = len(value.type.get_shape())  # type: ignore[attr-defined]
+    rank = len(shape_of(value))
     return np.broadcast_to(array, (run.tiles, *array.shape)) if array.ndim == rank else array
 
 
@@ -473,7 +476,7 @@ def _extract(run: TileProgram, op: Any) -> list[np.ndarray]:
 
 
 def _reshape(run: TileProgram, op: Operation) -> list[np.ndarray]:
-    shape = tuple(op.results[0].type.get_shape())  # type: ignore[attr-defined]
+    shape = shape_of(op.results[0])
     return [np.asarray(run.env[op.operands[0]]).reshape(run.tiles, *shape)]
 
 
