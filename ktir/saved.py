@@ -38,7 +38,7 @@ from ktir.dialects.ktir import core
 from ktir.hardware.target import Target, target_from_fields
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, module_text, parse_module, verify_module
-from ktir.ir.values import tensor_layout
+from ktir.ir.values import element_type_of, shape_of, tensor_layout
 from ktir.layout.dtypes import numpy_dtype
 from ktir.reference.executor import argument_names, entry_function
 from ktir.sim import Report, simulate
@@ -113,8 +113,7 @@ class SavedProgram:
         # zero-stride views stand for them without allocating the parameters again.
         args = entry_function(module, None).body.block.args[self.user_inputs :]
         self._state_views = [
-            np.broadcast_to(np.zeros((), numpy_dtype(a.type.element_type)), a.type.get_shape())  # type: ignore[attr-defined]
-            for a in args
+            np.broadcast_to(np.zeros((), numpy_dtype(element_type_of(a))), shape_of(a)) for a in args
         ]
         # The first call transfers the packed state host -> device, as a compiled program's does.
         self._pending_load_bytes = float(sum(a.nbytes for a in state.values()))

@@ -257,6 +257,7 @@ class ConstructIndirectAccessTileOp(IRDLOperation):
                 f"per_dim_subscript_kinds size ({len(kinds)}) must match per_dim_subscript_maps "
                 f"size ({len(maps)})"
             )
+        _verify_entries(kinds, maps)
         rank = cast(MemRefType | TensorType, self.base.type).get_num_dims()
         if len(kinds) != rank:
             raise VerifyException(f"number of subscripts ({len(kinds)}) must match base rank ({rank})")
@@ -287,6 +288,17 @@ class ConstructIndirectAccessTileOp(IRDLOperation):
                     f"direct subscript map for dimension {i} must produce exactly 1 result, but produces "
                     f"{len(map_.results)}"
                 )
+
+
+def _verify_entries(kinds: Sequence[Attribute], maps: Sequence[Attribute]) -> None:
+    """Each subscript's kind is an integer (true: indirect) and its map an affine map."""
+    for i, (kind, map_attr) in enumerate(zip(kinds, maps, strict=True)):
+        if not isinstance(kind, IntegerAttr):
+            raise VerifyException(
+                f"per_dim_subscript_kinds entry {i} must be an integer attribute (true: indirect), not {kind}"
+            )
+        if not isinstance(map_attr, AffineMapAttr):
+            raise VerifyException(f"per_dim_subscript_maps entry {i} must be an affine map, not {map_attr}")
 
 
 __all__ = ["ConstructIndirectAccessTileOp"]

@@ -84,8 +84,10 @@ def index_op(writer: Writer, op: Operation, operands: list[Index]) -> Index:
         return a
     if a == identity:
         return b
+    if not (isinstance(a, int | Chunk) and isinstance(b, int | Chunk)):
+        return None  # arithmetic on a slot's `Parity`: neither a constant nor a chunk index
     shifted = _shifted(op, a, b)
-    chunks = [v if isinstance(v, Chunk) else Chunk(None, (int(v),)) for v in (a, b)]  # pyright: ignore[reportArgumentType]  # a Parity operand is not handled: int() raises
+    chunks = [v if isinstance(v, Chunk) else Chunk(None, (int(v),)) for v in (a, b)]
     names = [c.name if c.name is not None else _constant(writer, c.values[0]) for c in chunks]
     result = writer.fresh("n")
     writer.emit(f"{result} = {op.name} {names[0]}, {names[1]} : index")

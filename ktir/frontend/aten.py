@@ -11,9 +11,8 @@ shape inference are PyTorch's own.
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 from xdsl.dialects.builtin import (
@@ -41,10 +40,14 @@ from ktir.frontend.emitter import (
     Emitter,
     UnsupportedNode,
     element_type_of,
+    float_arg,
+    int_arg,
     int_list,
+    node_arg,
     node_type,
     tensor_type,
     type_of_fake,
+    used_outputs,
 )
 from ktir.ir.values import shape_of
 from ktir.layout.shapes import broadcast_shapes, normalize_dim
@@ -54,6 +57,15 @@ Converter = Callable[[Emitter, torch.fx.Node], SSAValue | list[SSAValue] | None]
 CONVERTERS: dict[Any, Converter] = {}
 CPU_FALLBACK = "cpu_fallback"
 """The key under which `ktir.frontend.aten_data` registers the CPU-fallback converter."""
+
+
+def cpu_fallback_of(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
+    """
+    `node` as a `ktir.cpu_fallback` (the converter registered under `CPU_FALLBACK`, which
+    `ktir.frontend.aten_data` defines: it imports this module, so this one looks it up).
+    """
+    # That converter always returns its op's result(s), never None.
+    return cast("SSAValue | list[SSAValue]", CONVERTERS[CPU_FALLBACK](e, node))
 
 
 def converts(*targets: Any) -> Callable[[Converter], Converter]:
@@ -91,11 +103,11 @@ def converter_of(target: Any) -> Converter | None:
 def make(
     e: Emitter,
     op_class: type[IRDLOperation],
-    operands: Sequence[SSAValue],
+    operands: Sequence[SSAValue | None],
     result_type: Attribute,
     **properties: Attribute,
 ) -> SSAValue:
-    """Emit one single-result ktir op and return its result."""
+    """Emit one single-result ktir op and return its result (None: an optional operand left out)."""
     op = op_class.build(operands=list(operands), properties=properties, result_types=[result_type])
     return e.emit(op).results[0]
 
@@ -119,7 +131,7 @@ def i64_attr(value: int) -> IntegerAttr:
 
 #### Elementwise ####
 
-UNARY = {
+UNARY: dict[Any, type[IRDLOperation]] = {
     aten.abs.default: ew.AbsOp,
     aten.neg.default: ew.NegOp,
     aten.exp.default: ew.ExpOp,
@@ -141,7 +153,7 @@ UNARY = {
     aten.erf.default: ew.ErfOp,
     aten.expm1.default: ew.Expm1Op,
 }
-FLOAT_CLASS = {
+FLOAT_CLASS: dict[Any, type[IRDLOperation]] = {
     aten.isinf.default: ew.IsInfOp,
     aten.isnan.default: ew.IsNanOp,
     aten.isfinite.default: ew.IsFiniteOp,
@@ -247,7 +259,7 @@ def _binary(e: Emitter, node: torch.fx.Node, kind: str) -> SSAValue:
     compute = _promoted(node) if kind in COMPARISONS else result_type.element_type
     alpha = node.kwargs.get("alpha", 1)
     if kind in ("add", "sub") and alpha != 1:
-        return _binary_with_alpha(e, node, kind, alpha, result_type)
+        return _binary_with_alpha(e, node, kind, float_arg(alpha), result_type)
     arithmetic = kind in ("add", "sub", "mul", "div")
     scalar_type = Float32Type() if arithmetic and _is_narrow_float(compute) else None
     lhs, rhs = _binary_values(e, node, compute, scalar_type)
@@ -314,7 +326,7 @@ def _div_mode(e: Emitter, node: torch.fx.Node) -> SSAValue:
 def _bitwise_and(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
     if node_type(node).element_type == i1:
         return _binary(e, node, "logical_and")
-    return CONVERTERS[CPU_FALLBACK](e, node)
+    return cpu_fallback_of(e, node)
 
 
 @converts(aten.bitwise_not.default)
@@ -322,7 +334,7 @@ def _bitwise_not(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
     """`~mask` of a bool tensor is `ktir.logical_not`; of integers it runs on the host."""
     if node_type(node).element_type == i1:
         return make(e, ew.LogicalNotOp, [e.value(node.args[0])], node_type(node))
-    return CONVERTERS[CPU_FALLBACK](e, node)
+    return cpu_fallback_of(e, node)
 
 
 @converts(aten.pow.Tensor_Scalar)
@@ -335,7 +347,7 @@ def _pow(e: Emitter, node: torch.fx.Node) -> SSAValue:
         # PyTorch's own kernel computes a square as `x * x` (one rounding, the same bits as a
         # correctly rounded pow); the SFU then runs one multiply pass instead of a pow's two.
         return make(e, ew.MulOp, [source, source], result_type)
-    return make(e, ew.PowOp, [source], result_type, exponent=f64_attr(node.args[1]))
+    return make(e, ew.PowOp, [source], result_type, exponent=f64_attr(float_arg(node.args[1])))
 
 
 @converts(aten.pow.Tensor_Tensor, aten.pow.Scalar)
@@ -376,9 +388,10 @@ def _clamp(e: Emitter, node: torch.fx.Node) -> SSAValue:
     for key, bound in (("min", low), ("max", high)):
         if bound is None or bound == (-math.inf if key == "min" else math.inf):
             continue  # an infinite bound on its own side clamps nothing
-        if not math.isfinite(bound):
+        number = float_arg(bound)
+        if not math.isfinite(number):
             raise UnsupportedNode(f"clamp with a non-finite {key} bound")
-        props[key] = f64_attr(bound)
+        props[key] = f64_attr(number)
     if not props:
         return make(e, st.CopyOp, [source], result_type)
     return make(e, ew.ClampOp, [source], result_type, **props)
@@ -476,13 +489,15 @@ def _addmm(e: Emitter, node: torch.fx.Node) -> SSAValue:
     beta, alpha = node.kwargs.get("beta", 1), node.kwargs.get("alpha", 1)
     product = _matmul(e, st.MatmulOp, node.args[1], node.args[2], result_type)
     if alpha != 1:
-        product = make(e, ew.MulOp, [product, e.scalar(alpha, result_type.element_type)], result_type)
+        product = make(
+            e, ew.MulOp, [product, e.scalar(float_arg(alpha), result_type.element_type)], result_type
+        )
     if beta == 0:
         return product  # PyTorch ignores the bias entirely (NaN and inf included)
     bias = e.value(node.args[0])
     if beta != 1:
         scaled = TensorType(result_type.element_type, shape_of(bias))
-        scalar = e.scalar(beta, result_type.element_type, min(len(shape_of(bias)), 1))
+        scalar = e.scalar(float_arg(beta), result_type.element_type, min(len(shape_of(bias)), 1))
         bias = make(e, ew.MulOp, [bias, scalar], scaled)
     return make(e, ew.AddOp, [product, bias], result_type)
 
@@ -561,7 +576,7 @@ def _linear(e: Emitter, node: torch.fx.Node) -> SSAValue:
 
 #### Reductions ####
 
-REDUCTIONS = {
+REDUCTIONS: dict[Any, type[IRDLOperation]] = {
     aten.sum.dim_IntList: st.SumOp,
     aten.sum.default: st.SumOp,
     aten.mean.dim: st.MeanOp,
@@ -607,16 +622,16 @@ def _max_dim(e: Emitter, node: torch.fx.Node) -> list[SSAValue] | SSAValue:
     (`ktir.topk` along the dim, moved last), whose equal values keep the first index. `min.dim`
     with its indices runs on the host.
     """
-    users = {u.args[1] for u in node.users if u.target is operator.getitem}
+    users = used_outputs(node)
     if users != {0} and node.target == aten.max.dim and shape_of(e.value(node.args[0])):
         return _top1(e, node)
     if users != {0}:
-        return CONVERTERS[CPU_FALLBACK](e, node)
+        return cpu_fallback_of(e, node)
     values_type = type_of_values(node, 0)
     source = e.value(node.args[0])
     if not shape_of(source):
         return [make(e, st.CopyOp, [source], values_type)]  # reducing a scalar is the scalar
-    dim = normalize_dim(node.args[1], len(shape_of(source)))
+    dim = normalize_dim(int_arg(node.args[1]), len(shape_of(source)))
     props: dict[str, Attribute] = {"dims": st.int_array([dim])}
     if arg(node, 2, "keepdim", False):
         props["keepdim"] = UnitAttr()
@@ -627,7 +642,7 @@ def _max_dim(e: Emitter, node: torch.fx.Node) -> list[SSAValue] | SSAValue:
 def _top1(e: Emitter, node: torch.fx.Node) -> list[SSAValue]:
     source = e.value(node.args[0])
     rank = len(shape_of(source))
-    dim = normalize_dim(node.args[1], rank)
+    dim = normalize_dim(int_arg(node.args[1]), rank)
     perm = [*(d for d in range(rank) if d != dim), dim]
     moved = e.permute(source, perm)
     picked_shape = [*shape_of(moved)[:-1], 1]
@@ -658,7 +673,7 @@ def type_of_values(node: torch.fx.Node, index: int) -> TensorType[Attribute]:
 def _softmax(e: Emitter, node: torch.fx.Node) -> SSAValue:
     result_type = node_type(node)
     source = e.convert(e.value(node.args[0]), result_type.element_type)
-    dim = normalize_dim(node.args[1], len(shape_of(source)))
+    dim = normalize_dim(int_arg(node.args[1]), len(shape_of(source)))
     return make(e, st.SoftmaxOp, [source], result_type, dim=i64_attr(dim))
 
 
@@ -696,12 +711,12 @@ def _layer_norm(e: Emitter, node: torch.fx.Node) -> SSAValue:
 
 @converts(aten.native_layer_norm.default)
 def _native_layer_norm(e: Emitter, node: torch.fx.Node) -> list[SSAValue]:
-    used = {u.args[1] for u in node.users if u.target is operator.getitem}
-    if used - {0}:
+    if used_outputs(node) - {0}:
         raise UnsupportedNode(
             "native_layer_norm's mean and rstd outputs are used (ktir keeps only the output)"
         )
-    out = _norm(e, node, st.LayerNormOp, node.args[2], node.args[3], node.args[4], type_of_values(node, 0))
+    eps = float_arg(node.args[4])
+    out = _norm(e, node, st.LayerNormOp, node.args[2], node.args[3], eps, type_of_values(node, 0))
     return [out]
 
 
@@ -710,5 +725,5 @@ def _rms_norm(e: Emitter, node: torch.fx.Node) -> SSAValue:
     result_type = node_type(node)
     eps = arg(node, 3, "eps")
     if eps is None:
-        eps = torch.finfo(node.args[0].meta["val"].dtype).eps
+        eps = torch.finfo(node_arg(node.args[0]).meta["val"].dtype).eps
     return _norm(e, node, st.RmsNormOp, arg(node, 2, "weight"), None, eps, result_type)

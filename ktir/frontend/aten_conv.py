@@ -38,7 +38,7 @@ from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.frontend.aten import arg, converts, f64_attr, make
 from ktir.frontend.aten_data import cat_values, slice_value
-from ktir.frontend.emitter import Emitter, UnsupportedNode, int_list, node_type, tensor_type
+from ktir.frontend.emitter import Emitter, UnsupportedNode, int_arg, int_list, node_type, tensor_type
 from ktir.ir.values import shape_of
 
 aten = torch.ops.aten
@@ -46,7 +46,7 @@ aten = torch.ops.aten
 
 def _ints(value: object, count: int) -> list[int]:
     """An ATen int list argument (one value repeats over `count` spatial dims)."""
-    values = int_list(value) if isinstance(value, list | tuple) else [int(value)]  # type: ignore[arg-type]
+    values = int_list(value) if isinstance(value, list | tuple) else [int(int_arg(value))]
     return values * count if len(values) == 1 else values
 
 
@@ -241,7 +241,7 @@ def _convolution(e: Emitter, node: torch.fx.Node) -> SSAValue:
         _ints(node.args[4], dims),
         _ints(node.args[5], dims),
     )
-    groups = int(node.args[8])
+    groups = int_arg(node.args[8])
     channels = shape_of(x)[1]
     bias = node.args[2]
     if groups == channels and shape_of(weight)[0] == channels and groups > 1:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from torch._ops import OpOverload
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
@@ -32,7 +33,9 @@ from ktir.frontend.emitter import (
     Emitter,
     UnsupportedNode,
     element_type_of,
+    int_arg,
     int_list,
+    node_list,
     node_type,
     type_of_fake,
 )
@@ -54,7 +57,7 @@ def _permute(e: Emitter, node: torch.fx.Node) -> SSAValue:
         a, b = (0, 1) if node.target == aten.t.default else node.args[1:3]
         perm = list(range(rank))
         if rank >= 2:
-            a, b = normalize_dim(a, rank), normalize_dim(b, rank)
+            a, b = normalize_dim(int_arg(a), rank), normalize_dim(int_arg(b), rank)
             perm[a], perm[b] = perm[b], perm[a]
     if perm == list(range(rank)):
         return source
@@ -134,15 +137,16 @@ def _slice_tensor(e: Emitter, node: torch.fx.Node) -> SSAValue:
     start = args[2] if args[2] is not None else node.kwargs.get("start")
     end = args[3] if args[3] is not None else node.kwargs.get("end")
     step = args[4] if args[4] is not None else node.kwargs.get("step", 1)
-    return slice_value(e, e.value(node.args[0]), dim, start, end, step)
+    return slice_value(e, e.value(node.args[0]), int_arg(dim), start, end, int_arg(step))
 
 
 @converts(aten.select.int)
 def _select(e: Emitter, node: torch.fx.Node) -> SSAValue:
     source = e.value(node.args[0])
     shape = shape_of(source)
-    dim = normalize_dim(node.args[1], len(shape))
-    index = node.args[2] + shape[dim] if node.args[2] < 0 else node.args[2]
+    dim = normalize_dim(int_arg(node.args[1]), len(shape))
+    index = int_arg(node.args[2])
+    index = index + shape[dim] if index < 0 else index
     picked = slice_value(e, source, dim, index, index + 1, 1)
     return make(e, st.ReshapeOp, [picked], node_type(node))
 
@@ -151,9 +155,9 @@ def _select(e: Emitter, node: torch.fx.Node) -> SSAValue:
 def _split(e: Emitter, node: torch.fx.Node) -> list[SSAValue]:
     source = e.value(node.args[0])
     shape = shape_of(source)
-    dim = normalize_dim(node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", 0), len(shape))
+    dim = normalize_dim(arg(node, 2, "dim", 0), len(shape))
     if node.target == aten.split.Tensor:
-        size = node.args[1]
+        size = int_arg(node.args[1])
         sizes = [min(size, shape[dim] - start) for start in range(0, shape[dim], size)]
     else:
         sizes = int_list(node.args[1])
@@ -169,11 +173,9 @@ def _cat(e: Emitter, node: torch.fx.Node) -> SSAValue:
     result_type = node_type(node)
     # Empty inputs add nothing (and torch.cat skips legacy empty (0,) tensors of any rank).
     # A lifted empty constant (a model on the meta device) is a placeholder, not a node e.empty holds.
-    present = [t for t in node.args[0] if t not in e.empty and not _empty_placeholder(t)]
+    present = [t for t in node_list(node.args[0]) if t not in e.empty and not _empty_placeholder(t)]
     inputs = [e.convert(e.value(t), result_type.element_type) for t in present]
-    dim = normalize_dim(
-        node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0), len(result_type.shape)
-    )
+    dim = normalize_dim(arg(node, 1, "dim", 0), len(result_type.shape))
     if len(inputs) == 1:
         return inputs[0]
     return cat_values(e, inputs, dim)
@@ -243,7 +245,7 @@ def _pad(e: Emitter, node: torch.fx.Node) -> SSAValue:
     source = e.value(node.args[0])
     rank = len(shape_of(source))
     pad = int_list(node.args[1])
-    value = node.args[2] if len(node.args) > 2 else node.kwargs.get("value", 0.0)
+    value = arg(node, 2, "value", 0.0)
     low, high = [0] * rank, [0] * rank
     for i in range(len(pad) // 2):  # PyTorch lists (low, high) pairs from the last dim backwards
         low[rank - 1 - i], high[rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
@@ -317,13 +319,15 @@ def cpu_fallback(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
     multi = isinstance(fake, list | tuple)
     fakes = list(fake) if multi else [fake]
     result_types = [type_of_fake(f, f"result {i} of '{node.name}'") for i, f in enumerate(fakes)]
+    if not isinstance(node.target, OpOverload):
+        raise UnsupportedNode(f"{node.target!r} is not an ATen op overload")
     schema = node.target._schema
     name = f"{schema.name}.{schema.overload_name or 'default'}"
     props: dict[str, Attribute] = {"aten": StringAttr(name), "args": args}
     if kwargs:
         props["kwargs"] = DictionaryAttr(kwargs)
     op = st.CpuFallbackOp.build(operands=[operands], properties=props, result_types=[result_types])
-    results = list(e.emit(op).results)
+    results: list[SSAValue] = list(e.emit(op).results)
     return results if multi else results[0]
 
 

@@ -16,8 +16,8 @@ from xdsl.ir import SSAValue
 from ktir.dialects.ktir import data
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
-from ktir.frontend.aten import CONVERTERS, CPU_FALLBACK, arg, converts, i64_attr, make
-from ktir.frontend.emitter import Emitter, node_type, tensor_type
+from ktir.frontend.aten import arg, converts, cpu_fallback_of, i64_attr, make
+from ktir.frontend.emitter import Emitter, int_arg, node_type, optional_node_list, tensor_type
 from ktir.ir.values import shape_of
 from ktir.layout.shapes import broadcast_shapes, normalize_dim
 
@@ -54,7 +54,7 @@ def _embedding(e: Emitter, node: torch.fx.Node) -> SSAValue:
 @converts(aten.index_select.default)
 def _index_select(e: Emitter, node: torch.fx.Node) -> SSAValue:
     source, indices = e.value(node.args[0]), e.value(node.args[2])
-    dim = normalize_dim(node.args[1], max(len(shape_of(source)), 1))
+    dim = normalize_dim(int_arg(node.args[1]), max(len(shape_of(source)), 1))
     return _gather_along(e, source, dim, indices, len(shape_of(indices)))
 
 
@@ -66,15 +66,16 @@ def _index(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
     dims flattened (`i0 * n1 + i1`), whose rows `ktir.gather_rows` reads.
     """
     source = e.value(node.args[0])
-    entries = list(node.args[1])
+    entries = optional_node_list(node.args[1])
     indexed = [d for d, entry in enumerate(entries) if entry is not None]
-    kinds = [node.meta["val"].dtype] + [entries[d].meta["val"].dtype for d in indexed]
+    index_nodes = [entry for entry in entries if entry is not None]
+    kinds = [node.meta["val"].dtype] + [entry.meta["val"].dtype for entry in index_nodes]
     consecutive = indexed == list(range(indexed[0], indexed[0] + len(indexed))) if indexed else False
     if not consecutive or any(k == torch.bool for k in kinds[1:]):
-        return CONVERTERS[CPU_FALLBACK](e, node)
+        return cpu_fallback_of(e, node)
     shape = list(shape_of(source))
     first, count = indexed[0], len(indexed)
-    values = [e.value(entries[d]) for d in indexed]
+    values = [e.value(entry) for entry in index_nodes]
     index_shape = list(broadcast_shapes(*(shape_of(v) for v in values)))
     row = _row_numbers(e, values, [shape[d] for d in indexed], index_shape)
     merged = [*shape[:first], math.prod(shape[first : first + count]), *shape[first + count :]]
@@ -117,7 +118,7 @@ def _gather(e: Emitter, node: torch.fx.Node) -> SSAValue:
     rank = len(shape_of(source))
     if rank == 0:
         return make(e, st.CopyOp, [source], node_type(node))
-    dim = normalize_dim(node.args[1], rank)
+    dim = normalize_dim(int_arg(node.args[1]), rank)
     perm = [*(d for d in range(rank) if d != dim), dim]
     moved_source, moved_index = e.permute(source, perm), e.permute(index, perm)
     moved_type = TensorType(tensor_type(source).element_type, list(shape_of(moved_index)))
@@ -137,12 +138,12 @@ def _scatter_value(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]
     source, index = e.value(node.args[0]), e.value(node.args[2])
     rank = len(shape_of(source))
     if rank == 0 or len(shape_of(index)) != rank:
-        return CONVERTERS[CPU_FALLBACK](e, node)
-    dim = normalize_dim(node.args[1], rank)
+        return cpu_fallback_of(e, node)
+    dim = normalize_dim(int_arg(node.args[1]), rank)
     perm = [*(d for d in range(rank) if d != dim), dim]
     moved, moved_index = e.permute(source, perm), e.permute(index, perm)
     if shape_of(moved_index)[:-1] != shape_of(moved)[:-1]:
-        return CONVERTERS[CPU_FALLBACK](e, node)
+        return cpu_fallback_of(e, node)
     count = shape_of(moved)[-1]
     ones = e.emit(ew.FullOp(1, TensorType(i64, [count]))).results[0]
     positions = make(e, data.CumsumOp, [ones], TensorType(i64, [count]), dim=i64_attr(0))

@@ -15,16 +15,26 @@ its last dim, reshaped back to (1, 32, 10), times weight (32, 1) plus bias (32, 
 from __future__ import annotations
 
 import math
-import operator
 
 import torch
+from torch.fx.node import Argument
 from xdsl.dialects.builtin import Float32Type, TensorType, UnitAttr
 from xdsl.ir import SSAValue
 
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.frontend.aten import arg, converts, f64_attr, make
-from ktir.frontend.emitter import Emitter, UnsupportedNode, int_list, node_type, tensor_type, type_of_fake
+from ktir.frontend.emitter import (
+    Emitter,
+    UnsupportedNode,
+    float_arg,
+    int_arg,
+    int_list,
+    node_type,
+    tensor_type,
+    type_of_fake,
+    used_outputs,
+)
 from ktir.ir.values import shape_of
 from ktir.layout.shapes import normalize_dim
 
@@ -32,11 +42,11 @@ aten = torch.ops.aten
 
 
 def _only_output_used(node: torch.fx.Node) -> None:
-    if {u.args[1] for u in node.users if u.target is operator.getitem} - {0}:
+    if used_outputs(node) - {0}:
         raise UnsupportedNode(f"{node.target}'s statistics outputs are used (ktir keeps only the output)")
 
 
-def _per_channel(e: Emitter, value: torch.fx.Node | None, rank: int, default: float) -> SSAValue:
+def _per_channel(e: Emitter, value: Argument, rank: int, default: float) -> SSAValue:
     """A (C,) parameter in fp32, shaped (C, 1, ...) to broadcast over the positions."""
     wide = Float32Type()
     if value is None:
@@ -55,7 +65,7 @@ def _mean(e: Emitter, value: SSAValue, dims: list[int]) -> SSAValue:
 def _group_norm(e: Emitter, node: torch.fx.Node) -> list[SSAValue]:
     _only_output_used(node)
     x = e.value(node.args[0])
-    groups, eps = int(node.args[6]), float(node.args[7])
+    groups, eps = int_arg(node.args[6]), float(float_arg(node.args[7]))
     shape = list(shape_of(x))
     wide = Float32Type()
     grouped = e.reshape(e.convert(x, wide), [shape[0], groups, math.prod(shape[1:]) // groups])
@@ -99,7 +109,7 @@ def _batch_norm_batch_statistics(e: Emitter, node: torch.fx.Node) -> list[SSAVal
     """`(x - mean) / sqrt(var + eps) * weight + bias`, the statistics over every dim but 1."""
     _only_output_used(node)
     x = e.value(node.args[0])
-    eps = float(node.args[5])
+    eps = float(float_arg(node.args[5]))
     shape = list(shape_of(x))
     dims = [d for d in range(len(shape)) if d != 1]
     wide = Float32Type()
@@ -128,7 +138,7 @@ def _batch_norm(e: Emitter, node: torch.fx.Node) -> list[SSAValue]:
         arg(node, i, name)
         for i, name in ((1, "weight"), (2, "bias"), (3, "running_mean"), (4, "running_var"))
     )
-    eps = float(node.args[6])
+    eps = float(float_arg(node.args[6]))
     shape = list(shape_of(x))
     wide = Float32Type()
     vector = TensorType(wide, [shape[1], *([1] * (len(shape) - 2))])

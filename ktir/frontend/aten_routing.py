@@ -14,8 +14,16 @@ from xdsl.ir import SSAValue
 
 from ktir.dialects.ktir import routing
 from ktir.dialects.ktir import structured as st
-from ktir.frontend.aten import CONVERTERS, CPU_FALLBACK, arg, converts, converts_named, f64_attr, i64_attr
-from ktir.frontend.emitter import Emitter, node_type, tensor_type, type_of_fake
+from ktir.frontend.aten import arg, converts, converts_named, cpu_fallback_of, f64_attr, i64_attr
+from ktir.frontend.emitter import (
+    Emitter,
+    int_arg,
+    node_arg,
+    node_type,
+    optional_node_list,
+    tensor_type,
+    type_of_fake,
+)
 from ktir.ir.values import shape_of
 from ktir.layout.shapes import normalize_dim
 
@@ -23,7 +31,7 @@ aten = torch.ops.aten
 
 
 def _is_last(node: torch.fx.Node, index: int, name: str, default: int = -1) -> bool:
-    rank = len(node.args[0].meta["val"].shape)  # type: ignore[union-attr]
+    rank = len(node_arg(node.args[0]).meta["val"].shape)
     return rank > 0 and normalize_dim(arg(node, index, name, default), rank) == rank - 1
 
 
@@ -39,21 +47,21 @@ def _two_results(
 
 
 @converts(aten.topk.default)
-def _topk(e: Emitter, node: torch.fx.Node) -> list[SSAValue]:
+def _topk(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
     if not (_is_last(node, 2, "dim") and arg(node, 3, "largest", True)):
-        return CONVERTERS[CPU_FALLBACK](e, node)  # type: ignore[return-value]
-    return _two_results(e, routing.TopkOp, node, e.value(node.args[0]), k=i64_attr(int(node.args[1])))
+        return cpu_fallback_of(e, node)
+    return _two_results(e, routing.TopkOp, node, e.value(node.args[0]), k=i64_attr(int_arg(node.args[1])))
 
 
 @converts(aten.sort.default, aten.sort.stable)
-def _sort(e: Emitter, node: torch.fx.Node) -> list[SSAValue]:
+def _sort(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
     if node.target == aten.sort.stable:
         dim, descending = node.kwargs.get("dim", -1), node.kwargs.get("descending", False)
     else:
         dim, descending = arg(node, 1, "dim", -1), arg(node, 2, "descending", False)
-    rank = len(node.args[0].meta["val"].shape)  # type: ignore[union-attr]
-    if descending or rank == 0 or normalize_dim(dim, rank) != rank - 1:
-        return CONVERTERS[CPU_FALLBACK](e, node)  # type: ignore[return-value]
+    rank = len(node_arg(node.args[0]).meta["val"].shape)
+    if descending or rank == 0 or normalize_dim(int_arg(dim), rank) != rank - 1:
+        return cpu_fallback_of(e, node)
     return _two_results(e, routing.SortOp, node, e.value(node.args[0]))
 
 
@@ -61,7 +69,7 @@ def _sort(e: Emitter, node: torch.fx.Node) -> list[SSAValue]:
 def _histc(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
     bins, low, high = arg(node, 1, "bins", 100), arg(node, 2, "min", 0), arg(node, 3, "max", 0)
     if not low < high:  # min == max: PyTorch takes the data's own range
-        return CONVERTERS[CPU_FALLBACK](e, node)
+        return cpu_fallback_of(e, node)
     props = {"bins": i64_attr(int(bins)), "min": f64_attr(low), "max": f64_attr(high)}
     op = routing.HistcOp.build(
         operands=[e.value(node.args[0])], properties=props, result_types=[node_type(node)]
@@ -71,12 +79,17 @@ def _histc(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
 
 @converts(aten.index_put.default)
 def _index_put(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
-    indices = list(node.args[1])
-    single = len(indices) == 1 and indices[0] is not None and len(indices[0].meta["val"].shape) == 1
-    if not single or arg(node, 3, "accumulate", False) or indices[0].meta["val"].dtype == torch.bool:
-        return CONVERTERS[CPU_FALLBACK](e, node)
+    indices = optional_node_list(node.args[1])
+    row_index = indices[0] if len(indices) == 1 else None  # the one index tensor, on dim 0
+    if (
+        row_index is None
+        or len(row_index.meta["val"].shape) != 1
+        or arg(node, 3, "accumulate", False)
+        or row_index.meta["val"].dtype == torch.bool
+    ):
+        return cpu_fallback_of(e, node)
     dest = e.value(node.args[0])
-    rows = e.value(indices[0])
+    rows = e.value(row_index)
     values = e.convert(e.value(node.args[2]), tensor_type(dest).element_type)
     wanted = [shape_of(rows)[0], *shape_of(dest)[1:]]
     if list(shape_of(values)) != wanted:
@@ -91,7 +104,7 @@ def _index_copy(e: Emitter, node: torch.fx.Node) -> SSAValue:
     # index_copy(dest, dim, index, source): slices of dest along dim replaced (a static KV cache's
     # update); index is one-dimensional.
     dest = e.value(node.args[0])
-    dim = normalize_dim(node.args[1], len(shape_of(dest)))
+    dim = normalize_dim(int_arg(node.args[1]), len(shape_of(dest)))
     values = e.convert(e.value(node.args[3]), tensor_type(dest).element_type)
     props = {"dim": i64_attr(dim)} if dim else {}
     op = routing.ScatterRowsOp.build(

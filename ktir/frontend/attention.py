@@ -38,7 +38,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from ktir.dialects.ktir import structured as st
 from ktir.frontend.aten import arg, converts, f64_attr, i64_attr, make
 from ktir.frontend.aten_data import cpu_fallback
-from ktir.frontend.emitter import Emitter, node_type, tensor_type
+from ktir.frontend.emitter import Emitter, float_arg, node_arg, node_type, tensor_type
 from ktir.hardware.cost_model import ATTENTION_BLOCK
 from ktir.ir.values import shape_of
 
@@ -82,7 +82,7 @@ def _is_call(node: Any, targets: tuple[Any, ...]) -> bool:
 
 def _supported(node: torch.fx.Node) -> bool:
     """Whether `ktir.attention` models this call (otherwise it runs on the host)."""
-    query, key, value = (a.meta["val"] for a in node.args[:3])
+    query, key, value = (node_arg(a).meta["val"] for a in node.args[:3])
     if arg(node, 4, "dropout_p", 0.0):
         return False
     if any(t.dim() != 4 for t in (query, key, value)) or not query.dtype.is_floating_point:
@@ -116,10 +116,10 @@ def _attention(e: Emitter, node: torch.fx.Node) -> SSAValue | list[SSAValue]:
     mask_node = arg(node, 3, "attn_mask")
     mask = [] if mask_node is None else [_grouped_mask(e, e.value(mask_node), kv_heads, group)]
     scale = node.kwargs.get("scale")
-    scale = 1.0 / math.sqrt(size) if scale is None else float(scale)
+    scale = 1.0 / math.sqrt(size) if scale is None else float(float_arg(scale))
     out_size = shape_of(value)[3]
     result_type = TensorType(element_type, (batch, kv_heads, group, rows, out_size))
-    properties = {"scale": f64_attr(scale)}
+    properties: dict[str, Attribute] = {"scale": f64_attr(scale)}
     if arg(node, 5, "is_causal", False):
         properties["causal"] = i64_attr(0)
     attention = e.emit(

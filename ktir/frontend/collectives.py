@@ -25,7 +25,7 @@ from xdsl.ir import SSAValue
 
 from ktir.dialects.ktir import collective
 from ktir.frontend.aten import arg, converts, i64_attr, make
-from ktir.frontend.emitter import Emitter, node_type
+from ktir.frontend.emitter import Emitter, node_arg, node_type
 from ktir.layout.shapes import normalize_dim
 
 
@@ -71,8 +71,8 @@ def _all_reduce(e: Emitter, node: torch.fx.Node) -> SSAValue:
 
 @converts(torch.ops.ktir.all_gather.default)
 def _all_gather(e: Emitter, node: torch.fx.Node) -> SSAValue:
-    source = node.args[0]
-    rank = len(source.meta["val"].shape)  # type: ignore[union-attr]
+    source = node_arg(node.args[0])
+    rank = len(source.meta["val"].shape)
     dim = i64_attr(normalize_dim(int(arg(node, 1, "dim")), rank))
     cards = i64_attr(int(arg(node, 2, "cards")))
     return make(e, collective.AllGatherOp, [e.value(source)], node_type(node), dim=dim, cards=cards)

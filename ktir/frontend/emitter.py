@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import functools
 import linecache
+import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -245,9 +246,56 @@ def _name_hint(name: str) -> str | None:
     return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$.]*", name or "") else None
 
 
-def int_list(values: Sequence[Any]) -> list[int]:
+#### FX node arguments ####
+# `node.args` is typed as any FX `Argument`; the ATen schema says which one each converter reads.
+# These narrow an argument to it, or raise `UnsupportedNode` (reported at the node) otherwise.
+
+
+def node_arg(value: object) -> torch.fx.Node:
+    """An FX argument that must be a tensor: its producing node."""
+    if not isinstance(value, torch.fx.Node):
+        raise UnsupportedNode(f"expected a tensor argument, got {value!r}")
+    return value
+
+
+def int_arg(value: object) -> int:
+    """An FX argument that must be a Python int (SymInts are rejected), unchanged."""
+    if not isinstance(value, int):
+        raise UnsupportedNode(f"expected a static integer, got {value!r}")
+    return value
+
+
+def float_arg(value: object) -> float:
+    """An FX argument that must be a Python number (an ATen float or Scalar), unchanged: ints stay ints."""
+    if not isinstance(value, int | float):
+        raise UnsupportedNode(f"expected a number, got {value!r}")
+    return value
+
+
+def used_outputs(node: torch.fx.Node) -> set[int]:
+    """The indices of a multi-output node's results that its `getitem` users read."""
+    return {int_arg(u.args[1]) for u in node.users if u.target is operator.getitem}
+
+
+def node_list(values: object) -> list[torch.fx.Node]:
+    """An FX argument that must be a list of tensors (an ATen `Tensor[]`): their producing nodes."""
+    if not isinstance(values, list | tuple):
+        raise UnsupportedNode(f"expected a list of tensors, got {values!r}")
+    return [node_arg(v) for v in values]
+
+
+def optional_node_list(values: object) -> list[torch.fx.Node | None]:
+    """An FX argument that must be a list of optional tensors (an ATen `Tensor?[]`)."""
+    if not isinstance(values, list | tuple):
+        raise UnsupportedNode(f"expected a list of tensors, got {values!r}")
+    return [None if v is None else node_arg(v) for v in values]
+
+
+def int_list(values: object) -> list[int]:
     """A list of Python ints from an FX argument (SymInts are rejected)."""
-    result = []
+    if not isinstance(values, Iterable):
+        raise UnsupportedNode(f"expected a list of static integers, got {values!r}")
+    result: list[int] = []
     for v in values:
         if not isinstance(v, int):
             raise UnsupportedNode(f"expected a static integer, got {v!r}")

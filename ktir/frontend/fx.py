@@ -25,7 +25,7 @@ import types
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -33,6 +33,7 @@ import torch._dynamo.exc
 import torch.fx.experimental.symbolic_shapes
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
+from torch.utils import _pytree as pytree
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
@@ -91,15 +92,16 @@ class FxImport:
 
     `module` holds one `func.func`; `input_names` are its argument names (the user inputs first,
     then parameters, buffers and constants); `state` maps the non-user argument names to their
-    tensors, so `arguments(*user_args)` gives every argument the function takes. `outputs` has
-    one slot per tensor the model returns and `output_tree` the structure they sit in, so
-    `restore(results)` turns the function's results into what the model returns.
+    tensors (NumPy arrays for the constants `ktir.frontend.constants` makes arguments), so
+    `arguments(*user_args)` gives every argument the function takes. `outputs` has one slot per
+    tensor the model returns and `output_tree` the structure they sit in, so `restore(results)`
+    turns the function's results into what the model returns.
     """
 
     module: ModuleOp
     input_names: list[str]
     user_input_count: int
-    state: dict[str, torch.Tensor] = field(default_factory=dict)
+    state: dict[str, torch.Tensor | np.ndarray] = field(default_factory=dict)
     node_count: int = 0
     outputs: list[OutputSlot] = field(default_factory=list)
     output_tree: OutputTree | None = None
@@ -240,7 +242,7 @@ def _flat_outputs(module: torch.nn.Module) -> tuple[torch.nn.Module, list[Output
         return tuple(tensors)
 
     # Export binds inputs by this signature; a bound method's own is the one without `self`.
-    forward.__signature__ = inspect.signature(original)  # type: ignore[attr-defined]
+    forward.__signature__ = inspect.signature(original)  # pyright: ignore[reportAttributeAccessIssue]  # a function takes any attribute; its type declares none
     flat = type(module).__new__(type(module))
     flat.__dict__.update(module.__dict__)
     flat.forward = forward
@@ -325,12 +327,16 @@ def _arguments(program: ExportedProgram) -> tuple[list[_Argument], int]:
         node = placeholders[name]
         if spec.kind == InputKind.USER_INPUT:
             if isinstance(node.meta.get("val"), torch.Tensor):
-                user.append(_Argument(node, name, {"ktir.name": StringAttr(name)}, None))
+                attributes: dict[str, Attribute] = {"ktir.name": StringAttr(name)}
+                user.append(_Argument(node, name, attributes, None))
             continue
         attribute = _KIND_ATTRIBUTE.get(spec.kind)
         if attribute is None:
             continue
-        attrs = {"ktir.name": StringAttr(name), attribute: StringAttr(spec.target or name)}
+        attrs: dict[str, Attribute] = {
+            "ktir.name": StringAttr(name),
+            attribute: StringAttr(spec.target or name),
+        }
         state.append(_Argument(node, name, attrs, spec.target))
     return [*user, *state], len(user)
 
@@ -338,7 +344,8 @@ def _arguments(program: ExportedProgram) -> tuple[list[_Argument], int]:
 def _state_value(program: ExportedProgram, key: str) -> torch.Tensor:
     if key in program.state_dict:
         return program.state_dict[key]
-    return program.constants[key]
+    # A CONSTANT_TENSOR input (the only kind of constant `_KIND_ATTRIBUTE` takes): a tensor.
+    return cast(torch.Tensor, program.constants[key])
 
 
 def _check_unsupported(program: ExportedProgram) -> list[Diagnostic]:
@@ -442,7 +449,9 @@ def import_exported(
     # A converter bug must never hand out IR that fails its own verifier.
     if problems := verify_module(module):
         raise FxImportError(problems)
-    state = {a.name: _state_value(program, a.state_key) for a in arguments if a.state_key is not None}
+    state: dict[str, torch.Tensor | np.ndarray] = {
+        a.name: _state_value(program, a.state_key) for a in arguments if a.state_key is not None
+    }
     tree = output_tree or exported_tree(program)
     names = [a.name for a in arguments]
     return FxImport(module, names, user_count, state, walked.node_count, walked.slots, tree)
@@ -501,9 +510,10 @@ def _walk(emitter: Emitter, program: ExportedProgram) -> _Walked:
 
 def _convert(emitter: Emitter, node: torch.fx.Node) -> None:
     if node.target is operator.getitem:
-        source = emitter.values.get(node.args[0])
-        if isinstance(source, list) and node.args[1] < len(source):
-            emitter.values[node] = source[node.args[1]]
+        source_node, index = node.args[0], node.args[1]
+        source = emitter.values.get(source_node) if isinstance(source_node, torch.fx.Node) else None
+        if isinstance(source, list) and isinstance(index, int) and index < len(source):
+            emitter.values[node] = source[index]
             return
         raise UnsupportedNode("getitem of an output ktir does not produce")
     converter = converter_of(node.target)
@@ -523,7 +533,7 @@ def _outputs(
     """
     values: list[SSAValue] = []
     slots: list[OutputSlot] = []
-    for item in torch.utils._pytree.tree_leaves(items):
+    for item in pytree.tree_leaves(items):
         if not isinstance(item, torch.fx.Node):
             continue  # None and numbers are constants of the output tree, not results
         fake = item.meta.get("val")

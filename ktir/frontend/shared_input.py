@@ -31,7 +31,7 @@ from collections import defaultdict
 from typing import cast
 
 from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
-from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from ktir.dialects.ktir import structured as st
@@ -105,7 +105,7 @@ def _merge(group: list[st.MatmulOp]) -> None:
         start += size
 
 
-def _slice(value: SSAValue, start: int, end: int, result_type: TensorType[Attribute]) -> Operation:
+def _slice(value: SSAValue, start: int, end: int, result_type: TensorType[Attribute]) -> st.SliceOp:
     dim = len(shape_of(value.type)) - 1
     properties = {
         "dim": IntegerAttr(dim, i64),

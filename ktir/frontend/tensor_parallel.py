@@ -150,7 +150,7 @@ def shard_model(model: torch.nn.Module, rank: int, cards: int) -> torch.nn.Modul
     shard = shard.eval().requires_grad_(False)
     _insert_collectives(shard, cards, config.vocab_size)
     if parameter.device.type != "meta":
-        _copy_share(model, shard, rank, cards)
+        _copy_share(model, config, shard, rank, cards)
     return shard
 
 
@@ -168,9 +168,8 @@ def _check_splittable(model: torch.nn.Module) -> None:
             raise TensorParallelError(f"tensor parallelism of MoE experts ('{name}') is not modelled")
 
 
-def _copy_share(model: torch.nn.Module, shard: torch.nn.Module, rank: int, cards: int) -> None:
-    """Copy card `rank`'s share of every parameter of `model` into `shard`."""
-    config = model.config
+def _copy_share(model: torch.nn.Module, config: Any, shard: torch.nn.Module, rank: int, cards: int) -> None:
+    """Copy card `rank`'s share of every parameter of `model` (whose config is `config`) into `shard`."""
     heads = config.num_attention_heads
     kv_heads = getattr(config, "num_key_value_heads", None) or heads
     full = dict(model.named_parameters(remove_duplicate=False))  # a tied LM head by its own name

@@ -25,8 +25,8 @@ cache, which each core writes with one strided DMA.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -55,7 +55,8 @@ def split_outputs(program: ExportedProgram, output: torch.fx.Node) -> tuple[list
         for spec in program.graph_signature.input_specs
         if spec.kind == InputKind.BUFFER
     }
-    items = list(output.args[0])
+    # An exported graph's output node has one argument: the tuple of everything it returns.
+    items = list(cast("Sequence[Any]", output.args[0]))
     user, updates = [], []
     for spec, item in zip(program.graph_signature.output_specs, items, strict=True):
         if spec.kind == OutputKind.BUFFER_MUTATION and spec.target in buffer_argument:

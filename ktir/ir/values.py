@@ -45,6 +45,15 @@ def shape_of(value: SSAValue | Attribute) -> tuple[int, ...]:
     return tuple(cast(TensorType[Attribute], value_type).get_shape())
 
 
+def element_type_of(value: SSAValue | Attribute) -> Attribute:
+    """
+    The element type of a tensor value or tensor type (`tensor<4x64xf16>` -> f16); a scalar's
+    own type (`index` -> `index`).
+    """
+    value_type = value.type if isinstance(value, SSAValue) else value
+    return value_type.element_type if isinstance(value_type, TensorType) else value_type
+
+
 def is_tensor(value: SSAValue) -> bool:
     """Whether `value` is a ranked tensor (the values that get layouts)."""
     return isinstance(value.type, TensorType)
@@ -79,12 +88,6 @@ def _layout_of(encoding: TiledLayoutAttr, element_type: Attribute) -> SpyreTenso
     return encoding.layout_for(element_type)
 
 
-def element_of(value: SSAValue) -> Attribute:
-    """A tensor's element type, or a scalar's type."""
-    value_type = value.type
-    return value_type.element_type if isinstance(value_type, TensorType) else value_type
-
-
 def tensor_layout(value_type: Attribute) -> tuple[SpyreTensorLayout, tuple[int, ...], np.dtype[Any]]:
     """
     The layout, host shape and NumPy storage type of a tensor with a `#ktir.tiled` encoding;
@@ -99,7 +102,7 @@ def tensor_layout(value_type: Attribute) -> tuple[SpyreTensorLayout, tuple[int, 
 
 __all__ = [
     "device_dtype",
-    "element_of",
+    "element_type_of",
     "encoding_of",
     "functions_of",
     "is_tensor",

@@ -7,18 +7,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import Float16Type, IndexType, IntegerAttr, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float16Type, IndexType, IntegerAttr, TensorType
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 
 from ktir.dialects.ktdp import ops as ktdp
 from ktir.hardware import accounting, cost_model
 from ktir.ir.diagnostics import location_of
-from ktir.ir.values import element_of
+from ktir.ir.values import element_type_of, shape_of
 from ktir.ktdp.compare import compare
 from ktir.ktdp.memory import KtdpError
 from ktir.ktdp.numerics import compute_precision, elementwise
@@ -76,7 +77,7 @@ def _charge_result(run: TileProgram, op: Operation) -> None:
     """An SFU op over its result's elements (`_charge_sfu`)."""
     result = op.results[0]
     shape = tuple(result.type.get_shape()) if isinstance(result.type, TensorType) else ()
-    itemsize = numpy_dtype(element_of(result)).itemsize
+    itemsize = numpy_dtype(element_type_of(result)).itemsize
     _charge_sfu(run, op.name, in_sticks(shape, itemsize, run.target.stick_bytes))
 
 
@@ -92,7 +93,9 @@ def _arith(run: TileProgram, op: Operation) -> list[Any]:
     if short in ("index_cast", "index_castui"):
         value = np.asarray(run.env[op.operands[0]]).astype(np.int64)
         return [
-            value if isinstance(op.results[0].type, IndexType) else store(value, element_of(op.results[0]))
+            value
+            if isinstance(op.results[0].type, IndexType)
+            else store(value, element_type_of(op.results[0]))
         ]
     if isinstance(op.results[0].type, IndexType) or short in _INDEX:
         if short not in _INDEX:
@@ -106,7 +109,7 @@ def _arith(run: TileProgram, op: Operation) -> list[Any]:
         raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
     if isinstance(op.results[0].type, TensorType):
         _charge_result(run, op)
-    return [elementwise(fn, [run.env[v] for v in op.operands], element_of(op.results[0]))]
+    return [elementwise(fn, [run.env[v] for v in op.operands], element_type_of(op.results[0]))]
 
 
 def _divisor(run: TileProgram, op: Operation, divisor: np.ndarray) -> np.ndarray:
@@ -129,9 +132,10 @@ def _constant(run: TileProgram, op: arith.ConstantOp) -> Any:
     data = getattr(value, "value", None)
     if data is not None and hasattr(data, "data"):  # a float scalar
         return np.float64(data.data)
-    splat = value.get_values()  # type: ignore[attr-defined]
-    shape = tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
-    element = element_of(op.result)
+    # Neither an integer nor a float scalar: a dense elements literal.
+    splat = cast(DenseIntOrFPElementsAttr, value).get_values()
+    shape = shape_of(op.result)
+    element = element_type_of(op.result)
     # A splat holds one value; a dense literal holds every element, flat in row-major order.
     array = np.asarray(splat[0] if len(splat) == 1 else splat)
     if array.size == math.prod(shape) and array.size > 1:
@@ -148,13 +152,13 @@ def _math(run: TileProgram, op: Operation) -> list[np.ndarray]:
         raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
     if isinstance(op.results[0].type, TensorType):
         _charge_result(run, op)
-    return [elementwise(_UNARY[short], [run.env[op.operands[0]]], element_of(op.results[0]))]
+    return [elementwise(_UNARY[short], [run.env[op.operands[0]]], element_type_of(op.results[0]))]
 
 
 def _empty(run: TileProgram, op: tensor.EmptyOp) -> list[np.ndarray]:
     run.empty.add(op.tensor)
     shape = tuple(op.tensor.type.get_shape())
-    return [np.zeros((run.tiles, *shape), numpy_dtype(element_of(op.tensor)))]
+    return [np.zeros((run.tiles, *shape), numpy_dtype(element_type_of(op.tensor)))]
 
 
 def _linalg(run: TileProgram, op: Operation) -> list[np.ndarray]:
@@ -165,23 +169,23 @@ def _linalg(run: TileProgram, op: Operation) -> list[np.ndarray]:
     return handler(run, op)
 
 
-def _named_elementwise(run: TileProgram, op: Operation) -> list[np.ndarray]:
+def _named_elementwise(run: TileProgram, op: LinalgStructuredOperation) -> list[np.ndarray]:
     short = op.name.split(".")[1]
     fn = _BINARY[short] if short in _BINARY else _UNARY[short]
     result = op.results[0]
     _charge_result(run, op)
-    return [elementwise(fn, [run.env[v] for v in op.inputs], element_of(result))]  # type: ignore[attr-defined]
+    return [elementwise(fn, [run.env[v] for v in op.inputs], element_type_of(result))]
 
 
-def _fill(run: TileProgram, op: Operation) -> list[np.ndarray]:
-    out = np.asarray(run.env[op.outputs[0]])  # type: ignore[attr-defined]
-    value = np.asarray(run.env[op.inputs[0]])  # type: ignore[attr-defined]
+def _fill(run: TileProgram, op: LinalgStructuredOperation) -> list[np.ndarray]:
+    out = np.asarray(run.env[op.outputs[0]])
+    value = np.asarray(run.env[op.inputs[0]])
     value = value.reshape(value.shape + (1,) * (out.ndim - value.ndim)) if value.ndim else value
     # A write of the result's sticks at LX copy speed, as ktir zeroes an accumulator (`lx_fill`).
     itemsize = out.dtype.itemsize
     written = in_sticks(out.shape[1:], itemsize, run.target.stick_bytes) * itemsize
     run.charges.charge("sfu", cost_model.fill_cycles(written, run.target))
-    return [store(np.broadcast_to(value, out.shape), element_of(op.results[0]))]
+    return [store(np.broadcast_to(value, out.shape), element_type_of(op.results[0]))]
 
 
 def _broadcast(run: TileProgram, op: Any) -> list[np.ndarray]:
@@ -198,7 +202,7 @@ def _broadcast(run: TileProgram, op: Any) -> list[np.ndarray]:
 def _copy(run: TileProgram, op: Any) -> list[np.ndarray]:
     """`linalg.copy`: the input moved into a new tensor, one SFU pass (a relayout in LX), no FLOPs."""
     _charge_result(run, op)
-    return [store(np.asarray(run.env[op.inputs[0]]), element_of(op.results[0]))]
+    return [store(np.asarray(run.env[op.inputs[0]]), element_type_of(op.results[0]))]
 
 
 def _transpose(run: TileProgram, op: Any) -> list[np.ndarray]:
@@ -232,13 +236,13 @@ def _reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
     extra = len(list(block.ops)) - 2  # ops that compute the term before the combiner
     if extra > 0:
         _charge_sfu(run, "linalg.generic", elements, passes=float(extra))
-    return [store(value, element_of(op.results[0]))]
+    return [store(value, element_type_of(op.results[0]))]
 
 
 def _batched(run: TileProgram, value: SSAValue) -> np.ndarray:
     """A tensor's value with its leading tiles dim (a constant has none until broadcast here)."""
     array = np.asarray(run.env[value])
-    rank = len(value.type.get_shape())  # type: ignore[attr-defined]
+    rank = len(shape_of(value))
     return np.broadcast_to(array, (run.tiles, *array.shape)) if array.ndim == rank else array
 
 
@@ -255,14 +259,14 @@ def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
         product = product + compute_precision(np.asarray(run.env[out]))
     rows, k = a.shape[-2], a.shape[-1]
     macs = float(math.prod(a.shape[1:-1]) * k * b.shape[-1])  # a batch_matmul: every batch's rows
-    element = element_of(op.inputs[0])
+    element = element_type_of(op.inputs[0])
     itemsize, stick = numpy_dtype(element).itemsize, run.target.stick_bytes
     converted = in_sticks(a.shape[1:], itemsize, stick) + in_sticks(b.shape[1:], itemsize, stick)
     pt, sfu, flops, matmul_flops = cost_model.matmul_charge(macs, rows, element, converted, run.target)
     if sfu:  # fp32 operands are converted to fp16 before the PE arrays read them
         run.charges.charge("sfu", sfu)
     run.charges.charge("pt", pt, flops * run.tiles, matmul_flops=matmul_flops * run.tiles)
-    return [store(product, element_of(op.results[0]))]
+    return [store(product, element_type_of(op.results[0]))]
 
 
 def _kernel_gemms(run: TileProgram, op: Any, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
@@ -275,7 +279,7 @@ def _kernel_gemms(run: TileProgram, op: Any, a: np.ndarray, b: np.ndarray) -> np
     apply.
     """
     tiles = run.tiles
-    element = element_of(op.inputs[0])
+    element = element_type_of(op.inputs[0])
     if len(run.stack) > 1 or op.name != "linalg.matmul" or not isinstance(element, Float16Type):
         return None  # (f32 operands keep their f32 product: ktir would round them to fp16 first)
     if a.shape[0] != tiles or b.shape[0] != tiles or a.ndim != 3 or b.ndim != 3:
@@ -336,7 +340,7 @@ def _generic(run: TileProgram, op: Any) -> list[np.ndarray]:
         init = op.outputs[j]
         if reductions and init not in run.empty:  # an initialised accumulator joins the reduction
             full = _BINARY[combiners[j]](full, compute_precision(np.asarray(run.env[init])))
-        outputs.append(store(full, element_of(result)))
+        outputs.append(store(full, element_type_of(result)))
     return outputs
 
 
@@ -464,7 +468,7 @@ def _splat(run: TileProgram, op: Any) -> list[np.ndarray]:
     shape = tuple(op.result.type.get_shape())
     value = np.asarray(run.env[op.input])
     value = value.reshape(-1, *[1] * len(shape)) if value.ndim else value
-    return [store(np.broadcast_to(value, (run.tiles, *shape)), element_of(op.result))]
+    return [store(np.broadcast_to(value, (run.tiles, *shape)), element_type_of(op.result))]
 
 
 def _extract(run: TileProgram, op: Any) -> list[np.ndarray]:
@@ -474,7 +478,7 @@ def _extract(run: TileProgram, op: Any) -> list[np.ndarray]:
 
 
 def _reshape(run: TileProgram, op: Operation) -> list[np.ndarray]:
-    shape = tuple(op.results[0].type.get_shape())  # type: ignore[attr-defined]
+    shape = shape_of(op.results[0])
     return [np.asarray(run.env[op.operands[0]]).reshape(run.tiles, *shape)]
 
 

@@ -26,7 +26,7 @@ from ktir.hardware import cost_model
 from ktir.ir.diagnostics import location_of
 from ktir.ktdp.memory import KtdpError
 from ktir.ktdp.schedule import Access
-from ktir.ktdp.tiles import View
+from ktir.ktdp.tiles import View, permutation_of
 
 if TYPE_CHECKING:
     from ktir.ktdp.engine import TileProgram
@@ -85,7 +85,7 @@ def distributed_tile(
     sizes = np.array(view.sizes)
     if ((coords < 0) | (coords >= sizes)).any():
         raise KtdpError("the access tile reaches outside its distributed view's sizes")
-    perm = [r.position for r in order.results]  # type: ignore[attr-defined]
+    perm = permutation_of(order)
     return DistributedTile(view, coords.transpose(0, *(p + 1 for p in perm), dims + 1))
 
 
@@ -98,7 +98,8 @@ def _pieces(run: TileProgram, tile: DistributedTile) -> list[tuple[View, np.ndar
         taken |= ~run.charges.active.reshape(-1, *[1] * (coords.ndim - 2))
     pieces = []
     for index, member in enumerate(tile.view.members):
-        low, high = (b.reshape(-1, *[1] * (coords.ndim - 2), rank) for b in member.covers)  # type: ignore[union-attr]
+        assert member.covers is not None  # `distributed_view` admits only members with a box
+        low, high = (b.reshape(-1, *[1] * (coords.ndim - 2), rank) for b in member.covers)
         inside = ((coords >= low) & (coords <= high)).all(axis=-1) & ~taken
         taken |= inside
         local = (coords - low)[inside]

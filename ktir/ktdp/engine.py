@@ -190,7 +190,10 @@ class TileProgram:
         if self.charges.active is not None:
             values = values[self.charges.active]
         if (values != values[0]).any():
-            raise KtdpError(f"{what} differs between compute tiles: not supported", location_of(value.owner))  # type: ignore[arg-type]
+            # A block argument (a loop's variable) is located at the op whose body defines it.
+            op = value.owner if isinstance(value.owner, Operation) else value.owner.parent_op()
+            location = None if op is None else location_of(op)
+            raise KtdpError(f"{what} differs between compute tiles: not supported", location)
         return int(values[0])
 
 

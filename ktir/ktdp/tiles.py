@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
-from xdsl.ir.affine import AffineConstraintKind, AffineExpr, AffineMap, AffineSet
+from xdsl.ir.affine import AffineConstraintKind, AffineDimExpr, AffineExpr, AffineMap, AffineSet
 
 
 class TileError(ValueError):
@@ -93,6 +93,12 @@ def _bounds(tile_set: AffineSet, symbols: Sequence[np.ndarray], tiles: int) -> t
     return lower, upper
 
 
+def permutation_of(order: AffineMap) -> list[int]:
+    """The dims an access order lists, in its order: `(d0, d1) -> (d1, d0)` gives [1, 0]."""
+    # The order is a permutation map: every result is a dim.
+    return [cast(AffineDimExpr, r).position for r in order.results]
+
+
 def element_indices(
     base: np.ndarray,
     lower: np.ndarray,
@@ -122,7 +128,7 @@ def element_indices(
             raise TileError("the access tile reaches outside its memory view's sizes")
         term = coords * np.broadcast_to(strides[d], (tiles,))[:, None]
         flat = flat + term.reshape(tiles, *([1] * d), int(extents[d]), *([1] * (dims - d - 1)))
-    perm = [r.position for r in order.results]  # type: ignore[attr-defined]
+    perm = permutation_of(order)
     return flat.transpose(0, *(p + 1 for p in perm))
 
 
@@ -203,7 +209,7 @@ def box_points(
         raise TileError("the access tile reaches outside its memory view's sizes")
     steps = tuple(int(s[0]) for s in uniform)
     start = np.broadcast_to(offset, (tiles,)).astype(np.int64) + (corner * np.array(steps)).sum(axis=1)
-    perm = tuple(r.position for r in order.results)  # type: ignore[attr-defined]
+    perm = tuple(permutation_of(order))
     return Box(start, steps, tuple(int(e) for e in extents), perm)
 
 
@@ -309,6 +315,7 @@ __all__ = [
     "box_of",
     "box_points",
     "element_indices",
+    "permutation_of",
     "sticks_of_rows",
     "sticks_touched",
 ]

@@ -147,12 +147,15 @@ def _indirect_tile(run: TileProgram, op: Any) -> list[Tile]:
     return [Tile(view, indices.transpose(0, *(p + 1 for p in perm)))]
 
 
-def _eval_expr(expr: Any, dims: Sequence[np.ndarray]) -> np.ndarray:
-    """An affine expression on arrays of dim values (floordiv and mod as floor operations)."""
+def _eval_expr(expr: Any, dims: Sequence[np.ndarray]) -> np.ndarray | np.int64:
+    """
+    An affine expression on arrays of dim values (floordiv and mod as floor operations); a
+    constant expression is an `np.int64` scalar, which broadcasts like an array.
+    """
     if isinstance(expr, AffineDimExpr):
         return dims[expr.position]
     if isinstance(expr, AffineConstantExpr):
-        return np.int64(expr.value)  # type: ignore[return-value]
+        return np.int64(expr.value)
     lhs, rhs = _eval_expr(expr.lhs, dims), _eval_expr(expr.rhs, dims)
     kind = expr.kind
     if kind == AffineBinaryOpKind.Add:
@@ -166,8 +169,11 @@ def _eval_expr(expr: Any, dims: Sequence[np.ndarray]) -> np.ndarray:
     return lhs % rhs
 
 
-def _flat_index(view: View, coords: Sequence[np.ndarray], tiles: int) -> np.ndarray:
-    """Element indices of per-point coordinates in a view, checked against its sizes."""
+def _flat_index(view: View, coords: Sequence[np.ndarray | np.int64], tiles: int) -> np.ndarray:
+    """
+    Element indices of per-point coordinates in a view, checked against its sizes (a coordinate
+    whose map is constant is a scalar).
+    """
     per_tile = (tiles, *([1] * (max(np.ndim(c) for c in coords) - 1)))
     flat = view.offset.reshape(per_tile).astype(np.int64)
     for coord, size, stride in zip(coords, view.sizes, view.strides, strict=True):

@@ -252,19 +252,19 @@ def _card_shape(
     name: str, shape: tuple[int, ...], cards: int, kv_card: int, kv_heads: int
 ) -> tuple[int, ...]:
     """The shape of one card's share of a parameter under Megatron-style tensor parallelism."""
-    if cards == 1:
-        return shape
+    if cards == 1 or len(shape) == 0:
+        return shape  # one card holds everything; a scalar (0-d) is held whole on every card
     parts = name.split(".")
     module = parts[-2] if parts[-1] in ("weight", "bias") and len(parts) > 1 else parts[-1]
     if len(shape) >= 3:  # MoE experts: whole experts per card
         return (math.ceil(shape[0] / cards), *shape[1:])
     if module in _KV_PROJECTIONS:
-        return (shape[0] * kv_card // kv_heads, *shape[1:])  # pyright: ignore[reportGeneralTypeIssues]  # a 0-d parameter would raise
+        return (shape[0] * kv_card // kv_heads, *shape[1:])
     if module in _ROW_PARALLEL:
         return (shape[0], math.ceil(shape[1] / cards)) if len(shape) == 2 else shape
     if len(shape) == 1 and module not in _COLUMN_PARALLEL:
         return shape  # norms: every card holds them whole
-    return (math.ceil(shape[0] / cards), *shape[1:])  # pyright: ignore[reportGeneralTypeIssues]  # a 0-d parameter would raise
+    return (math.ceil(shape[0] / cards), *shape[1:])
 
 
 def card_memory(

@@ -160,15 +160,24 @@ def _field(path: str | Path, line: int, row: dict[str, object], names: tuple[str
     if name is None:
         raise WorkloadError(f"{path}:{line}: no field {' or '.join(names)}")
     value = row[name]
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise WorkloadError(f"{path}:{line}: {name} is not a number: {value!r}") from None
+    number = _as_number(value)
+    if number is None:
+        raise WorkloadError(f"{path}:{line}: {name} is not a number: {value!r}")
     if not np.isfinite(number):
         raise WorkloadError(f"{path}:{line}: {name} must be finite, not {value!r}")
     if kind is int and number != int(number):
         raise WorkloadError(f"{path}:{line}: {name} must be a whole number, not {value!r}")
     return number
+
+
+def _as_number(value: object) -> float | None:
+    """A JSON or CSV field as a float (a number, or a string that spells one); None otherwise."""
+    if not isinstance(value, int | float | str):  # a JSON null, list or object
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
 
 
 __all__ = ["Request", "TokenCount", "WorkloadError", "poisson_requests", "read_trace"]

@@ -16,6 +16,7 @@ from xdsl.ir import Attribute, Operation
 
 from ktir.dialects.ktir import structured as st
 from ktir.ir.diagnostics import ExecutionError
+from ktir.ir.values import shape_of
 from ktir.layout.dtypes import format_of_element, numpy_dtype
 from ktir.reference.ops import Registry, decode_argument, result_element, store, to_numpy, widen
 
@@ -192,14 +193,12 @@ def _permute(op: st.PermuteOp, args: list[np.ndarray]) -> list[np.ndarray]:
 
 @implements(st.ReshapeOp)
 def _reshape(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
-    result_type = op.results[0].type
-    return [np.reshape(args[0], tuple(result_type.get_shape()))]  # type: ignore[attr-defined]
+    return [np.reshape(args[0], shape_of(op.results[0]))]
 
 
 @implements(st.ExpandOp)
 def _expand(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
-    result_type = op.results[0].type
-    return [np.broadcast_to(args[0], tuple(result_type.get_shape()))]  # type: ignore[attr-defined]
+    return [np.broadcast_to(args[0], shape_of(op.results[0]))]
 
 
 @implements(st.SliceOp)

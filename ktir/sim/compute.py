@@ -21,7 +21,7 @@ from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
-from ktir.ir.values import shape_of
+from ktir.ir.values import element_type_of, shape_of
 from ktir.layout.dtypes import numpy_dtype
 from ktir.layout.sticks import in_sticks
 from ktir.reference.executor import IMPLEMENTATIONS
@@ -258,7 +258,7 @@ def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float, float
     pt = sfu = flops = matmul_flops = 0.0
     for op, ins, out in trace:
         if isinstance(op, st.MatmulBase):
-            element = op.x.type.element_type  # type: ignore[attr-defined]
+            element = element_type_of(op.x)
             itemsize = numpy_dtype(element).itemsize
             converted = sum(in_sticks(tile, itemsize, target.stick_bytes) for tile in ins[:2])
             rows = ins[0][-2] if len(ins[0]) > 1 else 1
@@ -268,7 +268,7 @@ def fused_cost(trace: Trace, target: Target) -> tuple[float, float, float, float
             continue
         if _moves_no_data(op):
             continue
-        element_bytes = numpy_dtype(op.results[0].type.element_type).itemsize  # type: ignore[attr-defined]
+        element_bytes = numpy_dtype(element_type_of(op.results[0])).itemsize
         out_elements = in_sticks(out, element_bytes, target.stick_bytes)
         in_elements = in_sticks(ins[0], element_bytes, target.stick_bytes) if ins else 0
         sfu += cost_model.sfu_cycles(op, in_elements, out_elements, target)

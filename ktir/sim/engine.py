@@ -20,7 +20,7 @@ import math
 from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.cores.prefetch import block_operands
@@ -31,7 +31,7 @@ from ktir.dialects.ktir.attributes import device_dtype_of_element
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import ExecutionError, location_of
-from ktir.ir.values import layout_of_type, tensor_layout
+from ktir.ir.values import element_type_of, layout_of_type, tensor_layout
 from ktir.layout.dtypes import numpy_dtype
 from ktir.reference.executor import IMPLEMENTATIONS
 from ktir.reference.ops import store
@@ -190,7 +190,8 @@ class SimKernel(KernelInterpreter):
             finish=line.end_per_core - line.start,
             events=line.events,
             target=self.target,
-            division={d: n.value.data for d, n in self.op.work_division.data.items()},  # type: ignore[attr-defined]
+            # The lowering writes each dim's slice count as an integer attribute.
+            division={d: cast(IntegerAttr, n).value.data for d, n in self.op.work_division.data.items()},
             early_bytes=self.early_bytes,
             lx_bytes=self.lx_bytes,
             prefetch_lx_bytes=Scratchpad.sum_bytes(self.prefetched.values(), self.target.cores),
@@ -258,7 +259,7 @@ class SimKernel(KernelInterpreter):
 
     # -- memory -------------------------------------------------------------------------------
 
-    def _alloc(self, op: core.LxAllocOp) -> np.ndarray:
+    def _alloc(self, op: core.LxAllocOp) -> LxBuffer:
         memref = cast(MemRefType[Attribute], op.result.type)
         shape = (self.cores, *memref.get_shape())
         self.lx_ranges.append((op.address.value.data, op.address.value.data + op.bytes))
@@ -271,7 +272,7 @@ class SimKernel(KernelInterpreter):
             self._located(op),
         )
         self.buffers[op.result] = buffer
-        return buffer  # type: ignore[return-value]  (the sim reads LX through self.buffers)
+        return buffer  # the LX buffer, not an array: the sim reads LX through `self.buffers`
 
     def _fill(self, op: core.FillOp) -> None:
         slot = int(self.env[op.slot])
@@ -839,7 +840,7 @@ class SimKernel(KernelInterpreter):
         key_starts = self._host_starts(tiles[1], maps[1], chunk)[:, 2]
         causal = None if payload.causal is None else payload.causal.value.data
         pairs = cost_model.attention_pairs(query_starts, q[3], key_starts, k[2], causal)
-        itemsize = numpy_dtype(payload.q.type.element_type).itemsize  # type: ignore[attr-defined]
+        itemsize = numpy_dtype(element_type_of(payload.q)).itemsize
         pt, sfu, flops, matmul_flops = cost_model.attention_cycles(
             q[:4], pairs, q[4], v[3], itemsize, self.target
         )

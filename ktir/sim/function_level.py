@@ -39,7 +39,7 @@ from ktir.dialects.ktir import structured as st
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ir.state import read_division
-from ktir.ir.values import is_tensor, shape_of, tensor_layout
+from ktir.ir.values import element_type_of, is_tensor, shape_of, tensor_layout
 from ktir.layout.dtypes import ELEMENT_TYPE_TO_DEVICE_DTYPE
 from ktir.reference.data import checked_rows, expert_bounds
 from ktir.sim.executor import host_array
@@ -260,7 +260,7 @@ def _sfu(
 def _grouped(op: routing.GroupedMatmulOp, args: list[np.ndarray] | None, line: Line) -> KernelReport:
     rows = _expert_rows(op, args)
     _, k, n = shape_of(op.weights.type)
-    element = ELEMENT_TYPE_TO_DEVICE_DTYPE[str(op.x.type.element_type)].element_bytes  # type: ignore[attr-defined]
+    element = ELEMENT_TYPE_TO_DEVICE_DTYPE[str(element_type_of(op.x))].element_bytes
     target = line.target
     cores = _cores(op, target)
     cycles = cost_model.grouped_matmul_cycles(rows, k, n, element, cores, target)

@@ -109,3 +109,24 @@ def test_a_generic_is_counted_in_sticks_of_its_result_type() -> None:
     one_f32_pass = cost_model.sfu_cycles_of(ew.AddOp.name, 0, 2 * 32, target=SPYRE)
     assert _generic_cycles("f32") == pytest.approx(one_f32_pass)
     assert _generic_cycles("f16") == pytest.approx(2 * one_f32_pass)
+
+
+def test_a_slice_bound_that_differs_between_tiles_is_an_error_at_its_loop(tmp_path: Path) -> None:
+    """A loop variable as a slice offset, each tile starting its loop at its own id: not supported."""
+    body = """  %c2 = arith.constant 2 : index
+  scf.for %i = %t to %c2 step %c2 {
+    %s = tensor.extract_slice %a[%i, 0] [1, 4] [1, 1] : tensor<2x4xf32> to tensor<1x4xf32>
+  }"""
+    path = tmp_path / "k.mlir"
+    path.write_text(_kernel(body, grid=2))
+    x = np.ones((2, 4), np.float32)
+    with pytest.raises(
+        ktdp.KtdpError, match="a slice bound differs between compute tiles: not supported"
+    ) as error:
+        ktdp.run(str(path), "k", {"x": x, "y": np.zeros_like(x)})
+    # The loop variable is a block argument: the error points at the loop that defines it.
+    assert error.value.location is not None
+    assert (
+        error.value.location.line
+        == path.read_text().splitlines().index("  scf.for %i = %t to %c2 step %c2 {") + 1
+    )

@@ -11,13 +11,16 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
 import transformers
 
 import ktir
 from ktir.hardware.target import SPYRE, Target, resolve_target
+from ktir.layout.spyre import SpyreTensorLayout
 from ktir.llm import estimate as estimate_module
-from ktir.llm.capacity import GIB, MemoryModel, card_memory, max_fit
+from ktir.llm.capacity import GIB, MemoryModel, _card_shape, _card_weight_bytes, _Shape, card_memory, max_fit
 from ktir.llm.estimate import EstimateError
+from ktir.llm.quantization import WeightFormat
 
 LLAMA_70B = {
     "hidden_size": 8192, "intermediate_size": 28672, "num_attention_heads": 64,
@@ -260,3 +263,15 @@ def test_a_quantization_ktir_does_not_read_is_refused(quantization: dict[str, ob
 def test_fp8_puts_llama_3_70b_on_one_card() -> None:
     memory = card_memory(_llama(**LLAMA_70B), dtype="fp8")
     assert memory.fits and memory.weights == _llama_fp8_weights(8192, 28672, 64, 8, 80, 128256)
+
+
+def test_a_scalar_parameter_is_held_whole_on_every_card() -> None:
+    """A 0-d parameter (a learned scale) is replicated on every card, not split, wherever it sits."""
+    # Named as the split reads names: a whole-model scale, a K projection's, a column-parallel one's.
+    for name in ("logit_scale", "model.layers.0.self_attn.k_proj.weight", "model.layers.0.mlp.up_proj.bias"):
+        assert _card_shape(name, (), cards=2, kv_card=1, kv_heads=2) == ()
+    model = torch.nn.Module()
+    model.logit_scale = torch.nn.Parameter(torch.tensor(1.0))
+    shape = _Shape(layers=1, hidden=64, intermediate=128, heads=2, kv_heads=2, head_dim=32, vocab=64)
+    one_card, four_cards = (_card_weight_bytes(model, cards, 1, shape, WeightFormat()) for cards in (1, 4))
+    assert one_card == four_cards == SpyreTensorLayout((), "float16").device_bytes

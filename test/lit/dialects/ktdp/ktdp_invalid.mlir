@@ -246,3 +246,29 @@ func.func @extract_missing(%r: !ktdp.runtime_arg<index, granularity=8>) {
 func.func @granularity(%r: !ktdp.runtime_arg<index, granularity=0>) { // expected-error {{runtime_arg granularity must be positive, but got: 0}}
   return
 }
+
+// -----
+
+// A subscript kind that is no integer (the generic form): a verifier error, not a crash.
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 4]]:{{[0-9]+}}: error: 'ktdp.construct_indirect_access_tile' op per_dim_subscript_kinds entry 0 must be an integer attribute (true: indirect), not "ind"
+"func.func"() <{sym_name = "indirect_kind_not_integer", function_type = (memref<512x64xf16>, memref<16xi32>) -> ()}> ({
+^bb0(%X: memref<512x64xf16>, %IDX: memref<16xi32>):
+  // expected-error @+1 {{per_dim_subscript_kinds entry 0 must be an integer attribute (true: indirect), not "ind"}}
+  %t = "ktdp.construct_indirect_access_tile"(%X, %IDX) <{variables_space_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 15 >= 0, d1 >= 0, -d1 + 63 >= 0)>, variables_space_order = affine_map<(d0, d1) -> (d0, d1)>, per_dim_subscript_kinds = ["ind", true], per_dim_subscript_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>], operandSegmentSizes = array<i32: 1, 1, 0, 0>}> ({
+  ^bb0(%p: index, %q: index):
+  }) : (memref<512x64xf16>, memref<16xi32>) -> !ktdp.access_tile<16x64xindex>
+  "func.return"() : () -> ()
+}) : () -> ()
+
+// -----
+
+// A subscript map that is no affine map: a verifier error, not a crash.
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 4]]:{{[0-9]+}}: error: 'ktdp.construct_indirect_access_tile' op per_dim_subscript_maps entry 1 must be an affine map, not 1 : i64
+"func.func"() <{sym_name = "indirect_map_not_affine", function_type = (memref<512x64xf16>, memref<16xi32>) -> ()}> ({
+^bb0(%X: memref<512x64xf16>, %IDX: memref<16xi32>):
+  // expected-error @+1 {{per_dim_subscript_maps entry 1 must be an affine map, not 1 : i64}}
+  %t = "ktdp.construct_indirect_access_tile"(%X, %IDX) <{variables_space_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 15 >= 0, d1 >= 0, -d1 + 63 >= 0)>, variables_space_order = affine_map<(d0, d1) -> (d0, d1)>, per_dim_subscript_kinds = [true, false], per_dim_subscript_maps = [affine_map<(d0, d1) -> (d0)>, 1], operandSegmentSizes = array<i32: 1, 1, 0, 0>}> ({
+  ^bb0(%p: index, %q: index):
+  }) : (memref<512x64xf16>, memref<16xi32>) -> !ktdp.access_tile<16x64xindex>
+  "func.return"() : () -> ()
+}) : () -> ()
