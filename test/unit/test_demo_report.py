@@ -65,6 +65,7 @@ def test_the_demo_report_at_80_columns_cuts_nothing(demo_report) -> None:  # typ
     assert [int(r[0]) for r in rows] == [k.index for k in report.ordered("time")]
 
 
+@pytest.mark.slow
 def test_the_demo_counts_its_ops_one_way(demo_report) -> None:  # type: ignore[no-untyped-def]
     """
     The demo printed 36 kernels (ktir.kernel ops in the module), its table 60 ops and its

@@ -118,6 +118,7 @@ SMALL = Target(name="small", cores=16, lx_bytes=1 << 20)
 """The same small chip as a `Target` object: every entry point takes it as it takes a file."""
 
 
+@pytest.mark.slow
 def test_compile_and_estimate_take_a_target_object() -> None:
     program = ktir.compile(exp, (X,), target=SMALL)
     (kernel,) = kernels(program)

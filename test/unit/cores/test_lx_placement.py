@@ -139,6 +139,7 @@ def buffer_sets(draw: st.DrawFn) -> list[dict[str, object]]:
     return specs
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(buffer_sets(), st.sampled_from(SOLVERS), st.sampled_from([1024, 2048, 4096]))
 def test_live_buffers_never_overlap(specs: list[dict[str, object]], solver: str, limit: int) -> None:

@@ -60,6 +60,7 @@ def test_every_kernel_is_written_and_gives_ktirs_outputs_bit_for_bit(name: str) 
     assert all(r.ktir["bytes"] > 0 and r.ktir["compulsory_bytes"] > 0 for r in written)
 
 
+@pytest.mark.slow
 def test_the_pass_replaces_the_module_by_the_ktdp_program() -> None:
     module = _compiled("mlp").clone()
     EmitKtdpPass().apply(make_context(), module)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import numpy as np
+import pytest
 
 from ktir.tools import fuzz_cases
 from ktir.tools.fuzz_ktdp import kernel_inputs
@@ -28,6 +29,7 @@ def test_a_small_kernel_gets_one_array_per_argument_in_its_views_shape() -> None
     assert (arrays["ids"] >= 0).all() and (arrays["ids"] < 4).all()  # valid gather indices
 
 
+@pytest.mark.slow
 def test_full_size_kernels_and_other_inputs_are_left_out() -> None:
     assert kernel_inputs("Inputs/ktdp/rope.mlir", _seed("Inputs/ktdp/rope.mlir").text) is None
     assert kernel_inputs("ktir-run/run.mlir", _seed("ktir-run/run.mlir").text) is None
