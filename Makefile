@@ -58,7 +58,7 @@ lint: $(STAMP)
 	mkdir -p $(TYPECHECK_TREE)
 	ln -sfn ../../../ktir/__init__.py $(TYPECHECK_TREE)/__init__.py
 	for d in dialects passes tools; do ln -sfn ../../../$$d $(TYPECHECK_TREE)/$$d || exit 1; done
-	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/pyright --pythonpath $(BIN)/python
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/pyright --project pyproject.toml --pythonpath $(BIN)/python
 
 # Every architecture of the model zoo (docs/zoo.md): compiled, simulated, compared with eager.
 zoo: $(STAMP)
