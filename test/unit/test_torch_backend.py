@@ -131,3 +131,19 @@ def test_mode_is_refused() -> None:
         torch.compile(_model(), backend="ktir", mode="max-autotune")(X)
     assert isinstance(raised.value.inner_exception, TorchBackendError)
     assert "has no modes; got mode='max-autotune'" in str(raised.value.inner_exception)
+
+
+def test_a_backend_object_keeps_its_own_last_program() -> None:
+    """A `KtirBackend()` of one's own records its calls; the `"ktir"` backend's last program is untouched."""
+    from ktir.torch_backend import KtirBackend, torch_backend
+
+    own = KtirBackend()
+    with pytest.raises(RuntimeError, match=r"no model has run through this ktir torch\.compile backend yet"):
+        own.last_report()
+    _, named = _run(_model(), grad=False)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(_model(), backend=own, options={"cores": 8})(X)
+    assert own.last_program() is not named and torch_backend.last_program() is named
+    assert max(k.cores for k in own.last_report().kernels) == 8  # its options, its program
+    assert max(k.cores for k in named.report.kernels) == 32
