@@ -63,6 +63,7 @@ def compile(
     one shard compiled, every card's shard run, card 0's report. A card count or model it
     cannot split raises `ktir.frontend.tensor_parallel.TensorParallelError`.
     """
+    # The frontend loads on use: torch is an optional dependency, and slow to import.
     from ktir.frontend import require_torch
 
     require_torch("ktir.compile")

@@ -39,10 +39,10 @@ from ktir.frontend.emitter import (
     ELEMENT_TYPE_TO_TORCH,
     Emitter,
     UnsupportedNode,
-    element_type_of,
     float_arg,
     int_arg,
     int_list,
+    mlir_element_type,
     node_arg,
     node_type,
     tensor_type,
@@ -236,7 +236,7 @@ def _promoted(node: torch.fx.Node) -> Attribute:
             operands.append(torch.empty(fake.shape, dtype=fake.dtype, device="meta"))
         else:
             operands.append(a)
-    return element_type_of(torch.result_type(*operands))
+    return mlir_element_type(torch.result_type(*operands))
 
 
 def _binary_values(

@@ -32,9 +32,9 @@ from ktir.frontend.aten import CONVERTERS, CPU_FALLBACK, arg, converts, f64_attr
 from ktir.frontend.emitter import (
     Emitter,
     UnsupportedNode,
-    element_type_of,
     int_arg,
     int_list,
+    mlir_element_type,
     node_list,
     node_type,
     type_of_fake,
@@ -304,7 +304,7 @@ def fallback_attr(e: Emitter, value: Any, operands: list[SSAValue]) -> Attribute
     if isinstance(value, str):
         return StringAttr(value)
     if isinstance(value, torch.dtype):
-        return element_type_of(value)
+        return mlir_element_type(value)
     if isinstance(value, list | tuple):
         return ArrayAttr([fallback_attr(e, v, operands) for v in value])
     raise UnsupportedNode(f"cannot encode argument {value!r} of a CPU fallback")

@@ -201,7 +201,7 @@ def node_type(node: torch.fx.Node) -> TensorType[Attribute]:
     return type_of_fake(node.meta.get("val"), f"the result of '{node.name}'")
 
 
-def element_type_of(dtype: torch.dtype) -> Attribute:
+def mlir_element_type(dtype: torch.dtype) -> Attribute:
     """The MLIR element type of a PyTorch dtype."""
     found = TORCH_TO_ELEMENT_TYPE.get(dtype)
     if found is None:

@@ -18,7 +18,7 @@ from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.dialects.ktir.attributes import TiledLayoutAttr
@@ -47,11 +47,11 @@ def shape_of(value: SSAValue | Attribute) -> tuple[int, ...]:
 
 def element_type_of(value: SSAValue | Attribute) -> Attribute:
     """
-    The element type of a tensor value or tensor type (`tensor<4x64xf16>` -> f16); a scalar's
-    own type (`index` -> `index`).
+    The element type of a tensor or memref value or type (`tensor<4x64xf16>` -> f16, an LX
+    buffer's `memref<...xf16>` -> f16); a scalar's own type (`index` -> `index`).
     """
     value_type = value.type if isinstance(value, SSAValue) else value
-    return value_type.element_type if isinstance(value_type, TensorType) else value_type
+    return value_type.element_type if isinstance(value_type, TensorType | MemRefType) else value_type
 
 
 def is_tensor(value: SSAValue) -> bool:

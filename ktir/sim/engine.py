@@ -60,10 +60,6 @@ from ktir.sim.report import KernelReport
 from ktir.sim.timeline import PrefetchWindow, Timeline
 
 
-def _element_type(value: SSAValue) -> Attribute:
-    return cast(MemRefType[Attribute] | TensorType[Attribute], value.type).element_type
-
-
 def shaped_matmul(op: st.MatmulBase, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """A matmul's result shape (zeros): what a timing-only run needs of a fused matmul."""
     batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
@@ -227,7 +223,7 @@ class SimKernel(KernelInterpreter):
         return accounting.compulsory_bytes(
             (
                 sum(math.prod(extent) for _, extent in boxes)
-                * device_dtype_of_element(_element_type(value)).element_bytes,
+                * device_dtype_of_element(element_type_of(value)).element_bytes,
                 tensor_layout(value.type)[0].device_bytes,
             )
             for value, boxes in self.touched.items()
@@ -307,7 +303,7 @@ class SimKernel(KernelInterpreter):
             check_written(self.buffers[memory_value], 0, active, where)
         if not load:
             check_written(staging, slot, active, where)
-        element = _element_type(memory_value)
+        element = element_type_of(memory_value)
         if not self.values:  # the write check still runs: two cores storing the same bytes
             for c in () if load or resident else active:
                 box = tuple(slice(int(s), int(s) + e) for s, e in zip(first[c], extent, strict=True))
@@ -338,7 +334,7 @@ class SimKernel(KernelInterpreter):
         load = isinstance(op, core.DmaLoadOp)
         memory_value = op.source if load else op.target
         resident = isinstance(memory_value.type, MemRefType)
-        element = _element_type(memory_value)
+        element = element_type_of(memory_value)
         held = staging.slot(slot)  # only this slot: another one may be held as host tiles
         for c in active:
             box = tuple(slice(int(s), int(s) + e) for s, e in zip(first[c], extent, strict=True))
@@ -418,7 +414,7 @@ class SimKernel(KernelInterpreter):
             if isinstance(self.args[t].type, MemRefType):
                 continue
             tile = self.tiles[t]
-            itemsize = device_dtype_of_element(_element_type(self.args[t])).element_bytes
+            itemsize = device_dtype_of_element(element_type_of(self.args[t])).element_bytes
             first = tile.starts_array + tile.chunk_starts_array[chunk]
             tile_bytes = math.prod(int(e) for e in tile.extent_array) * itemsize
             traffic += self._chip_traffic(first, tile_bytes, True)[1]
@@ -621,7 +617,7 @@ class SimKernel(KernelInterpreter):
         x, y, o = maps
         hx, x_index, x_owned = self._distinct(x, op.ins[0], slot, tiles[0], chunk)
         hy, y_index, y_owned = self._distinct(y, op.ins[1], slot, tiles[1], chunk)
-        element = _element_type(payload.x)
+        element = element_type_of(payload.x)
         buffer = self.buffers[op.outs[0]]
         if accumulate and buffer.dtype == np.float32:
             # The GEMMs run on while the next chunk's DMAs are simulated, when nothing can change
@@ -633,7 +629,7 @@ class SimKernel(KernelInterpreter):
         product = matmul_f32(hx, x_index, hy, y_index, element)
         if accumulate:
             product += o.to_host(out)
-        o.to_device(store(product, _element_type(op.outs[0])), out)
+        o.to_device(store(product, element_type_of(op.outs[0])), out)
 
     def _fused_shapes(
         self,
@@ -659,7 +655,7 @@ class SimKernel(KernelInterpreter):
         if (trace := self.fused_shapes.get(key)) is not None:
             return list(trace)
         hosts = [
-            np.zeros(extent, numpy_dtype(_element_type(arg)))
+            np.zeros(extent, numpy_dtype(element_type_of(arg)))
             for extent, arg in zip(extents, payload.body.block.args, strict=False)
         ]
         trace = []
@@ -758,7 +754,7 @@ class SimKernel(KernelInterpreter):
         if not isinstance(payload, st.MatmulBase):
             return tile_result(payload, hosts, extent, accumulate)
         product = fp32_matmul(payload, *hosts)
-        return product if accumulate else store(product, _element_type(payload.results[0]))
+        return product if accumulate else store(product, element_type_of(payload.results[0]))
 
     def _charge_compute(
         self,
@@ -783,7 +779,7 @@ class SimKernel(KernelInterpreter):
         out_elements = int(np.prod(self.tiles[tiles[-1]].extent_array))
         if isinstance(payload, st.MatmulBase):
             rows, macs, area = self._matmul_size(tiles, maps, out_elements, in_elements)
-            precision = cost_model.pe_precision(_element_type(payload.x))
+            precision = cost_model.pe_precision(element_type_of(payload.x))
             cycles = cost_model.pt_cycles(macs, rows, self.target, precision)
             self._restream(op, tiles, int(self.env[op.chunk]), slot, area)
             flops = accounting.matmul_flops(macs)
@@ -804,7 +800,7 @@ class SimKernel(KernelInterpreter):
         An f32 matmul's operand tiles converted to fp16 in LX on the SFU before the PE arrays read
         them (`cost_model.converts_to_fp16`): one pass over each tile's elements, every chunk.
         """
-        if not cost_model.converts_to_fp16(_element_type(payload.x)):
+        if not cost_model.converts_to_fp16(element_type_of(payload.x)):
             return
         elements = sum(int(np.prod(self.tiles[t].extent_array)) for t in tiles[:2])
         operands = [(v, self._slot_of(v, slot)) for v in op.ins]
