@@ -48,7 +48,7 @@ _ELEMENT_TYPES: dict[str, Attribute] = {
 }
 
 TORCH_TO_ELEMENT_TYPE: dict[torch.dtype, Attribute] = {
-    getattr(torch, row.torch): _ELEMENT_TYPES[row.mlir] for row in FORMATS if row.imported
+    getattr(torch, row.torch): _ELEMENT_TYPES[row.mlir] for row in FORMATS if row.imported and row.torch
 }
 """PyTorch dtype -> MLIR element type of graph-level ktir (the importable rows of `FORMATS`)."""
 

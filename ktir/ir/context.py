@@ -1,5 +1,5 @@
 """
-The MLIR context ktir tools and the Python API parse into: the `ktir` and `ktdp` dialects plus
+The MLIR context ktir tools and the Python API parse into: the `ktir`, `ktdp` and `spyreop` dialects plus
 the xDSL dialects graph- and core-level programs use.
 
 ```python
@@ -30,10 +30,11 @@ XDSL_DIALECTS = (
 
 
 def register_dialects(ctx: Context) -> None:
-    """Register (lazily) `XDSL_DIALECTS`, `ktir` and `ktdp` (RFC 0682 KTIR) in `ctx`."""
+    """Register (lazily) `XDSL_DIALECTS`, `ktir`, `ktdp` (RFC 0682 KTIR) and `spyreop` in `ctx`."""
     from ktir.dialects.ktdp import Ktdp
     from ktir.dialects.ktir import Ktir
     from ktir.dialects.linalg_ext import LinalgExt
+    from ktir.dialects.spyreop import SpyreOp
 
     factories = {**get_all_dialects(), "linalg": lambda: LinalgExt}
     for name in XDSL_DIALECTS:
@@ -43,6 +44,8 @@ def register_dialects(ctx: Context) -> None:
         ctx.register_dialect("ktir", lambda: Ktir)
     if "ktdp" not in ctx.registered_dialect_names:
         ctx.register_dialect("ktdp", lambda: Ktdp)
+    if "spyreop" not in ctx.registered_dialect_names:
+        ctx.register_dialect("spyreop", lambda: SpyreOp)
 
 
 def make_context(allow_unregistered: bool = False) -> Context:

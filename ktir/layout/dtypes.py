@@ -68,8 +68,8 @@ class ElementFormat:
 
     mlir: str
     """The MLIR element type as printed: `f16`, `i1`, `f8E4M3FN`."""
-    torch: str
-    """The PyTorch dtype name: `float16`, `bool`, `float8_e4m3fn`."""
+    torch: str | None
+    """The PyTorch dtype name: `float16`, `bool`, `float8_e4m3fn`; None: PyTorch has none (df16)."""
     numpy: str | None
     """The NumPy dtype holding host values (bf16 as float32); None: no host storage."""
     device: DeviceDType | None
@@ -92,6 +92,11 @@ FORMATS: tuple[ElementFormat, ...] = (
     ElementFormat("f8E4M3FN", "float8_e4m3fn", "float16", DeviceDType.SEN143_FP8, True),
     ElementFormat("f8E5M2", "float8_e5m2", None, DeviceDType.SEN152_FP8, False),
     ElementFormat("f64", "float64", "float64", None, True),
+    # IBM's df16 (`!spyreop.df16`, 1-6-9), the layout of the device's SEN169 format. NumPy has no
+    # df16: values are float32 holding df16-representable values (`ktir.layout.df16`). ktir's
+    # device buffers of SEN169 hold f16's IEEE values, so df16 has no device storage here yet: it
+    # is a compute type of ktdp programs (values inside `linalg` bodies and tensors between them).
+    ElementFormat("!spyreop.df16", None, "float32", None, False),
     ElementFormat("i16", "int16", "int16", None, False),
 )
 """Every element type ktir knows; device-storable ones first, in the order messages list them."""
@@ -104,7 +109,7 @@ ELEMENT_TYPE_TO_DEVICE_DTYPE: dict[str, DeviceDType] = {
 """MLIR element type (as printed) -> Spyre device data format."""
 
 HOST_TO_DEVICE_DTYPE: dict[str, DeviceDType] = {
-    row.torch: row.device for row in FORMATS if row.device is not None
+    row.torch: row.device for row in FORMATS if row.device is not None and row.torch is not None
 }
 """Host dtype name (torch spelling) -> device data format."""
 

@@ -32,6 +32,8 @@ from xdsl.ir import Attribute, Operation
 
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir.attributes import OperandRefAttr
+from ktir.dialects.spyreop.types import DF16Type
+from ktir.layout.df16 import round_df16
 from ktir.layout.dtypes import numpy_dtype
 
 Implementation = Callable[[Any, list[np.ndarray]], list[np.ndarray]]
@@ -122,6 +124,8 @@ def store(value: Any, element_type: Attribute) -> np.ndarray:
         array = array.astype(np.float32)  # PyTorch rounds f64 -> f16 through f32, as bf16 does
     if isinstance(element_type, Float8E4M3FNType):
         return round_e4m3(array)
+    if isinstance(element_type, DF16Type):
+        return round_df16(array)
     result = array.astype(dtype, copy=False)
     return round_bf16(result) if isinstance(element_type, BFloat16Type) else result
 

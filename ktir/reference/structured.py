@@ -240,7 +240,7 @@ def _cpu_fallback(op: st.CpuFallbackOp, args: list[np.ndarray]) -> list[np.ndarr
 
     def dtype_of(attr: Attribute) -> Any:
         row = format_of_element(attr)
-        if row is None or not row.imported:
+        if row is None or not row.imported or row.torch is None:
             raise ExecutionError(f"'{op.aten.data}': cannot pass {attr} to an ATen op")
         return getattr(torch, row.torch)
 
