@@ -69,6 +69,16 @@ SFU_PASSES: dict[str, float] = {
     "linalg.log": 2,
     "linalg.sqrt": 2,
     "linalg.div": 2,
+    # and as `spyreop` intrinsics (upstream KTIR's SFU ops): the same functions, the same passes
+    "spyreop.exp": 2,
+    "spyreop.sqrt": 2,
+    "spyreop.rsqrt": 2,
+    "spyreop.reciprocal": 2,
+    "spyreop.realdiv": 2,
+    "spyreop.sigmoid": 4,
+    "spyreop.silu": 5,
+    "spyreop.softplus": 5,
+    "spyreop.gelu": 8,
 }
 """
 SFU passes per element of an op; any other op takes 1. One pass is `Target.sfu_pass_elems_per_us`;
