@@ -1,7 +1,7 @@
 """
 The accounting rules know ops by name (`"ktir.exp"`, `"math.exp"`), so `ktir.hardware` imports no
 dialect (`test/unit/test_layers.py`): every name they key on is an op of the `ktir` dialect or of
-the upstream dialects a ktdp program computes with (`arith`, `math`, `linalg`), and each ktir
+the upstream dialects a ktdp program computes with (`arith`, `math`, `linalg`, `spyreop`), and each ktir
 group is exactly one family of the dialect's ops.
 """
 
@@ -14,6 +14,7 @@ from ktir.dialects.ktir import Ktir
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.dialects.linalg_ext import LinalgExt
+from ktir.dialects.spyreop import SpyreOp
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import SPYRE
 
@@ -33,7 +34,7 @@ def _keyed() -> set[str]:
 
 
 def test_every_name_the_accounting_keys_on_is_an_op() -> None:
-    upstream = {op.name for dialect in (Arith, Math, LinalgExt) for op in dialect.operations}
+    upstream = {op.name for dialect in (Arith, Math, LinalgExt, SpyreOp) for op in dialect.operations}
     assert _keyed() - _names(object) - upstream == set()
     assert {"ktir.exp", "ktir.silu", "ktir.gelu", "math.exp", "linalg.copy"} <= _keyed()
 
