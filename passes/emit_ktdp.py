@@ -1,17 +1,17 @@
 """
 `ktir-emit-ktdp`: replace a core-level module by its RFC 0682 `ktdp` program
-(`ktir.export.ktdp`, docs/ktdp.md "Emission").
+(`ktir.export.to_ktdp`, docs/ktdp.md "Emission").
 
 Each `ktir.kernel` becomes a function `@k<i>_<op>` (kernels numbered in program order from 0)
 in torch-spyre's emitter form: one `index` argument per kernel tensor (`%in<j>`, `%out<j>`,
 the element offset of its device buffer), `#ktdp.memory_space<global>` views in device layout,
-access tiles, loads, `linalg` on host tiles into `tensor.empty`, stores. The text is parsed
-back and verified by ktir's own `ktdp` reader before it replaces the module, so what the pass
-prints is what `ktir-run --function` runs.
+access tiles, loads, `linalg` on host tiles into `tensor.empty`, stores. The program is built
+op by op with xDSL's typed builders and verified before it replaces the module, so what the
+pass prints is xDSL's printer output and what `ktir-run --function` runs.
 
-Every kernel that cannot be written yet is a located error (all of them are listed), and the
-module is left unchanged. Function-level ops that are not kernels (views, host fallbacks) have
-no `ktdp` form: a module whose function holds only those is an error too.
+Every kernel that cannot be written yet is a located error at its ktir op (all of them are
+listed), and the module is left unchanged. Function-level ops that are not kernels (views,
+host fallbacks) have no `ktdp` form: a module whose function holds only those is an error too.
 """
 
 from __future__ import annotations
@@ -22,9 +22,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from ktir.export.ktdp import emit_module
-from ktir.ir.context import make_context
-from ktir.ir.diagnostics import DiagnosticError, parse_module, verify_module
+from ktir.export.to_ktdp import emit_module
+from ktir.ir.diagnostics import DiagnosticError, verify_module
 
 
 @dataclass(frozen=True)
@@ -34,9 +33,8 @@ class EmitKtdpPass(ModulePass):
     name = "ktir-emit-ktdp"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        text = emit_module(op)
-        program = parse_module(make_context(), text, "<ktir-emit-ktdp>")
-        if errors := verify_module(program):  # the emitter wrote something its reader refuses
+        program = emit_module(op)
+        if errors := verify_module(program):  # the conversion built something the verifiers refuse
             raise DiagnosticError(errors)
         for old in list(op.body.block.ops):
             old.detach()

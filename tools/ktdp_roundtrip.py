@@ -1,7 +1,7 @@
 """
-The emission round trip: every kernel of a core-level module written as `ktdp`
-(`ktir.export.ktdp`), re-read, run by ktir's `ktdp` engine, and compared with ktir's own
-simulation of the kernel on the same device buffers.
+The emission round trip: every kernel of a core-level module converted to `ktdp`
+(`ktir.export.to_ktdp`), printed, re-read, run by ktir's `ktdp` engine, and compared with
+ktir's own simulation of the kernel on the same device buffers.
 
 For each kernel the inputs are seeded random host tensors (`ktir-run`'s `random_input`) packed
 into their device layouts; ktir's simulator runs the kernel (`SimKernel`) and
@@ -29,10 +29,10 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 
 import ktir.ktdp as ktdp
 from ktir.dialects.ktir import core
-from ktir.export.ktdp import emit_kernel, kernel_names
+from ktir.export.to_ktdp import emit_kernel, kernel_names
 from ktir.hardware.target import SPYRE, Target
 from ktir.ir.context import make_context
-from ktir.ir.diagnostics import DiagnosticError, parse_module, render
+from ktir.ir.diagnostics import DiagnosticError, module_text, parse_module, render
 from ktir.ir.values import tensor_layout
 from ktir.layout.dtypes import numpy_dtype
 from ktir.reference.blas import one_blas_thread
@@ -99,9 +99,9 @@ def _inputs(kernel: core.KernelOp, rng: np.random.Generator) -> list[np.ndarray]
 def roundtrip_kernel(
     kernel: core.KernelOp, index: int, name: str, rng: np.random.Generator, target: Target = SPYRE
 ) -> KernelRoundTrip:
-    """Emit, re-read and run one kernel against ktir's simulation of it (module docstring)."""
+    """Emit, print, re-read and run one kernel against ktir's simulation of it (module docstring)."""
     try:
-        text = emit_kernel(kernel, name)
+        text = module_text(emit_kernel(kernel, name))
     except DiagnosticError as error:
         return KernelRoundTrip(name, skipped=error.diagnostics[0].message)
     inputs = _inputs(kernel, rng)

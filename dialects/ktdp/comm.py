@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import cast
 
 from xdsl.dialects.builtin import AffineSetAttr, IndexType, TensorType
+from xdsl.ir import Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -75,6 +76,9 @@ class YieldPartialOp(IRDLOperation):
     traits = traits_def(IsTerminator())
     assembly_format = "$values attr-dict `:` type($values)"
 
+    def __init__(self, *values: SSAValue) -> None:
+        super().__init__(operands=[values])
+
 
 @irdl_op_definition
 class YieldReducedOp(IRDLOperation):
@@ -85,6 +89,9 @@ class YieldReducedOp(IRDLOperation):
     traits = traits_def(IsTerminator())
     assembly_format = "$values attr-dict `:` type($values)"
 
+    def __init__(self, *values: SSAValue) -> None:
+        super().__init__(operands=[values])
+
 
 @irdl_op_definition
 class InterTileProduceOp(IRDLOperation):
@@ -94,6 +101,16 @@ class InterTileProduceOp(IRDLOperation):
     producer_tiles_per_group = prop_def(AffineSetAttr)
     body = region_def("single_block")
     future = result_def(TileFutureType)
+
+    def __init__(
+        self, producer_tiles_per_group: AffineSetAttr, future_type: TileFutureType, body: Region
+    ) -> None:
+        """`body` takes the group id and yields the tile's partials (`YieldPartialOp`)."""
+        super().__init__(
+            properties={"producer_tiles_per_group": producer_tiles_per_group},
+            result_types=[future_type],
+            regions=[body],
+        )
 
     @classmethod
     def parse(cls, parser: Parser) -> InterTileProduceOp:
@@ -135,6 +152,17 @@ class InterTileReduceOp(IRDLOperation):
     consumer_tiles_per_group = prop_def(AffineSetAttr)
     combiner = region_def("single_block")
     result = result_def(TensorType)
+
+    def __init__(
+        self, future: SSAValue, consumer_tiles_per_group: AffineSetAttr, identity: SSAValue, combiner: Region
+    ) -> None:
+        """The partials of `future` combined by `combiner` from `identity` (whose type is the result's)."""
+        super().__init__(
+            operands=[future, [identity]],
+            properties={"consumer_tiles_per_group": consumer_tiles_per_group},
+            result_types=[identity.type],
+            regions=[combiner],
+        )
 
     @classmethod
     def parse(cls, parser: Parser) -> InterTileReduceOp:

@@ -13,8 +13,10 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AffineMapAttr,
     AffineSetAttr,
+    ArrayAttr,
     DenseArrayBase,
     IndexType,
+    IntAttr,
     IntegerType,
     MemRefType,
     TensorType,
@@ -55,6 +57,9 @@ class GetComputeTileIdOp(IRDLOperation):
     ids = var_result_def(IndexType)
     traits = traits_def(Pure())
     assembly_format = "attr-dict `:` type($ids)"
+
+    def __init__(self, grid_dims: int = 1) -> None:
+        super().__init__(result_types=[[IndexType()] * grid_dims])
 
     def verify_(self) -> None:
         if not self.ids:
@@ -109,6 +114,27 @@ class ConstructMemoryViewOp(IRDLOperation):
     result = result_def(MemRefType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        offset: SSAValue,
+        sizes: Sequence[int],
+        strides: Sequence[int],
+        coordinate_set: AffineSetAttr,
+        memory_space: MemorySpaceAttr,
+        result_type: MemRefType,
+    ) -> None:
+        """A view of static `sizes` and `strides` (no SSA operands among them)."""
+        super().__init__(
+            operands=[offset, [], []],
+            properties={
+                "static_sizes": DenseArrayBase.from_list(i64, list(sizes)),
+                "static_strides": DenseArrayBase.from_list(i64, list(strides)),
+                "coordinate_set": coordinate_set,
+                "memory_space": memory_space,
+            },
+            result_types=[result_type],
+        )
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstructMemoryViewOp:
@@ -182,6 +208,9 @@ class ConstructDistributedMemoryViewOp(IRDLOperation):
     result = result_def(MemRefType)
     traits = traits_def(Pure())
 
+    def __init__(self, memrefs: Sequence[SSAValue], result_type: MemRefType) -> None:
+        super().__init__(operands=[memrefs], result_types=[result_type])
+
     @classmethod
     def parse(cls, parser: Parser) -> ConstructDistributedMemoryViewOp:
         parser.parse_punctuation("(")
@@ -238,6 +267,26 @@ class ConstructAccessTileOp(IRDLOperation):
     result = result_def(AccessTileType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        base: SSAValue,
+        indices: Sequence[SSAValue],
+        base_map: AffineMapAttr,
+        access_tile_set: AffineSetAttr,
+        access_tile_order: AffineMapAttr,
+        shape: Sequence[int],
+    ) -> None:
+        """A tile of `shape` (the points of its set in `access_tile_order`) at `base_map(indices)`."""
+        super().__init__(
+            operands=[base, indices, []],
+            properties={
+                "base_map": base_map,
+                "access_tile_set": access_tile_set,
+                "access_tile_order": access_tile_order,
+            },
+            result_types=[AccessTileType(ArrayAttr(IntAttr(n) for n in shape), IndexType())],
+        )
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstructAccessTileOp:
@@ -356,6 +405,11 @@ class LoadOp(IRDLOperation):
     access_tile = operand_def(AccessTileType)
     result = result_def(TensorType)
 
+    def __init__(self, access_tile: SSAValue, element_type: Attribute) -> None:
+        """The tile's elements as a tensor of its shape and `element_type`."""
+        shape = cast(AccessTileType, access_tile.type).get_shape()
+        super().__init__(operands=[access_tile], result_types=[TensorType(element_type, shape)])
+
     @classmethod
     def parse(cls, parser: Parser) -> LoadOp:
         tile = parser.parse_unresolved_operand()
@@ -389,6 +443,9 @@ class StoreOp(IRDLOperation):
     name = "ktdp.store"
     data_tile = operand_def(TensorType)
     access_tile = operand_def(AccessTileType)
+
+    def __init__(self, data_tile: SSAValue, access_tile: SSAValue) -> None:
+        super().__init__(operands=[data_tile, access_tile])
 
     @classmethod
     def parse(cls, parser: Parser) -> StoreOp:

@@ -13,11 +13,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 import ktir
-from ktir.export.ktdp import emit_kernel
+from ktir.export.to_ktdp import emit_kernel
 from ktir.hardware import cost_model
 from ktir.hardware.target import SPYRE
-from ktir.ir.context import make_context
-from ktir.ir.diagnostics import parse_module
 from ktir.ktdp.patterns import kernel_bandwidth
 from ktir.tools.ktdp_roundtrip import roundtrip_module
 
@@ -39,7 +37,7 @@ CASES = {
 def emitted(module: ModuleOp) -> func.FuncOp:
     """The ktdp function of the module's only kernel."""
     (kernel,) = [op for op in module.walk() if op.name == "ktir.kernel"]
-    written = parse_module(make_context(), emit_kernel(kernel, "k0"))
+    written = emit_kernel(kernel, "k0")
     return next(op for op in written.walk() if isinstance(op, func.FuncOp) and op.sym_name.data == "k0")
 
 

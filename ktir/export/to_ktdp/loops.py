@@ -3,8 +3,8 @@ Chunk loops and chunk indices of a core-level kernel as `ktdp` + `scf`.
 
 - A chunk index is a constant, a chunk loop's induction variable, or `arith.muli` / `addi` of
   those (a K loop nested in a loop over output tiles: chunk `n * 16 + k`): `Chunk` holds its
-  SSA name in the emitted program and every value it takes, and `index_op` writes the
-  arithmetic (folding constants) when an operand is a loop's. Other index arithmetic (the LX
+  value in the built program and every value it takes, and `index_op` builds the arithmetic
+  (folding constants) when an operand is a loop's. Other index arithmetic (the LX
   slot of a chunk, `k mod 2`) has no ktdp value: ktdp tensors need no slots.
 - A chunk loop whose body adds into an accumulator made before it (`lx_fill`, then a K loop of
   accumulating matmuls) carries the accumulator: `scf.for ... iter_args(%a = %acc)`, its body
@@ -24,23 +24,24 @@ from typing import cast
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from ktir.dialects.ktir import core
-from ktir.export.ktdp_payload import Writer
+from ktir.export.to_ktdp.emitter import Emitter
 
 
 @dataclass(frozen=True)
 class Chunk:
     """
-    The chunk an op works on: `name` None for a constant, else its SSA name, and its values;
-    `base` and `shift` when it is a loop's variable plus a constant (`base` the variable's name).
+    The chunk an op works on: `value` None for a constant, else its index in the built program,
+    and its values; `base` and `shift` when it is a loop's variable plus a constant (`base` the
+    variable).
     """
 
-    name: str | None
+    value: SSAValue | None
     values: tuple[int, ...]
-    base: str | None = None
+    base: SSAValue | None = None
     shift: int = 0
 
 
@@ -48,7 +49,7 @@ class Chunk:
 class Parity:
     """The slot `(variable + offset) mod 2` of a loop's variable: one of two alternating buffers."""
 
-    variable: str
+    variable: SSAValue
     offset: int
 
 
@@ -60,16 +61,16 @@ _CONSTANT_ONLY: dict[type[Operation], Callable[[int, int], int]] = {arith.RemUIO
 """Folded when both operands are constants (an LX slot: `n mod 2` of a constant output tile)."""
 
 
-def index_op(writer: Writer, op: Operation, operands: list[Index]) -> Index:
+def index_op(emitter: Emitter, op: Operation, operands: list[Index]) -> Index:
     """
-    An index op's value: constants folded, a product or sum involving a chunk index written
+    An index op's value: constants folded, a product or sum involving a chunk index built
     (module docstring); None for other index arithmetic.
     """
     if (slot := _CONSTANT_ONLY.get(type(op))) is not None and all(isinstance(v, int) for v in operands):
         return slot(*cast("list[int]", operands))
     if isinstance(op, arith.RemUIOp) and operands[1] == 2 and isinstance(operands[0], Chunk):
         chunk = operands[0]
-        base = chunk.base or chunk.name
+        base = chunk.base or chunk.value
         return Parity(base, chunk.shift % 2) if base is not None else None
     fold = _FOLD.get(type(op))
     if fold is None or any(v is None for v in operands):
@@ -88,48 +89,46 @@ def index_op(writer: Writer, op: Operation, operands: list[Index]) -> Index:
         return None  # arithmetic on a slot's `Parity`: neither a constant nor a chunk index
     shifted = _shifted(op, a, b)
     chunks = [v if isinstance(v, Chunk) else Chunk(None, (int(v),)) for v in (a, b)]
-    names = [c.name if c.name is not None else _constant(writer, c.values[0]) for c in chunks]
-    result = writer.fresh("n")
-    writer.emit(f"{result} = {op.name} {names[0]}, {names[1]} : index")
+    lhs, rhs = (c.value if c.value is not None else index_constant(emitter, c.values[0]) for c in chunks)
+    op_type = arith.MuliOp if isinstance(op, arith.MuliOp) else arith.AddiOp
+    result = emitter.value(op_type(lhs, rhs), "n")
     values = sorted({fold(x, y) for x in chunks[0].values for y in chunks[1].values})
     return Chunk(result, tuple(values), *shifted)
 
 
-def _shifted(op: Operation, a: Index, b: Index) -> tuple[str | None, int]:
+def _shifted(op: Operation, a: Index, b: Index) -> tuple[SSAValue | None, int]:
     """A sum's (base, shift) when it is a loop's variable (plus a constant) plus a constant."""
     if isinstance(op, arith.AddiOp) and isinstance(a, Chunk) and isinstance(b, int):
-        return (a.base or a.name), a.shift + b
+        return (a.base or a.value), a.shift + b
     if isinstance(op, arith.AddiOp) and isinstance(b, Chunk) and isinstance(a, int):
-        return (b.base or b.name), b.shift + a
+        return (b.base or b.value), b.shift + a
     return None, 0
 
 
-def _constant(writer: Writer, value: int) -> str:
-    name = writer.fresh("c")
-    writer.emit(f"{name} = arith.constant {value} : index")
-    return name
+def index_constant(emitter: Emitter, value: int, stem: str = "c") -> SSAValue:
+    """An `index` constant, named by a fresh `stem`."""
+    return emitter.value(arith.ConstantOp(IntegerAttr(value, IndexType())), stem)
 
 
-def offset(writer: Writer, values: np.ndarray, chunk: Chunk) -> str | None:
+def offset(emitter: Emitter, values: np.ndarray, chunk: Chunk) -> int | SSAValue | None:
     """
     An `index` operand that is `values[i]` at chunk `chunk.values[i]`: a literal when it is one
-    value, else `chunk * a + b` written in `arith`; None when it is not linear in the chunk.
+    value, else `chunk * a + b` built in `arith`; None when it is not linear in the chunk.
     Example: windows at 0, 4, 8 of chunks 0, 1, 2 are `%k0 * 4`.
     """
     if len(set(values.tolist())) == 1:
-        return str(int(values[0]))
+        return int(values[0])
     ks = np.array(chunk.values)
     slope = int(values[1] - values[0]) // int(ks[1] - ks[0])
     start = int(values[0] - slope * ks[0])
-    if not (values == slope * ks + start).all() or chunk.name is None:
+    if not (values == slope * ks + start).all() or chunk.value is None:
         return None
-    scaled = writer.fresh("o")
-    writer.emit(f"{scaled} = arith.muli {chunk.name}, {_constant(writer, slope)} : index")
+    scaled_name = emitter.fresh("o")
+    scaled = emitter.named(arith.MuliOp(chunk.value, index_constant(emitter, slope)), scaled_name)
     if start == 0:
         return scaled
-    moved = writer.fresh("o")
-    writer.emit(f"{moved} = arith.addi {scaled}, {_constant(writer, start)} : index")
-    return moved
+    moved_name = emitter.fresh("o")
+    return emitter.named(arith.AddiOp(scaled, index_constant(emitter, start)), moved_name)
 
 
 def alternating(body: Operation, known: dict[SSAValue, Index]) -> set[SSAValue]:
@@ -154,7 +153,7 @@ Key = tuple[SSAValue, "int | Parity"]
 """An accumulator: its buffer and slot (a constant, or the parity of a loop's variable)."""
 
 
-def inside(key: Key, variable: str, lower: int, buffers: set[SSAValue]) -> Key:
+def inside(key: Key, variable: SSAValue, lower: int, buffers: set[SSAValue]) -> Key:
     """
     A carried accumulator's key in the loop body: slot s of a buffer the body alternates is
     slot `(n + p) mod 2` with p = s - lower (mod 2) in the iteration of variable n.
@@ -165,7 +164,7 @@ def inside(key: Key, variable: str, lower: int, buffers: set[SSAValue]) -> Key:
     return buffer, Parity(variable, (slot - lower) % 2)
 
 
-def following(key: Key, variable: str) -> Key:
+def following(key: Key, variable: SSAValue) -> Key:
     """
     The key whose value the body of the loop over `variable` yields for `key`: its parity p in
     the next iteration is p + 1 in this one (a parity of an outer loop's variable stays).
@@ -176,7 +175,7 @@ def following(key: Key, variable: str) -> Key:
     return buffer, Parity(variable, (slot.offset + 1) % 2)
 
 
-def after(key: Key, variable: str, upper: int) -> Key:
+def after(key: Key, variable: SSAValue, upper: int) -> Key:
     """
     A carried accumulator's key after the loop over `variable`: its parity p at n = upper is
     slot (upper + p) mod 2.
@@ -215,6 +214,7 @@ __all__ = [
     "after",
     "alternating",
     "following",
+    "index_constant",
     "index_op",
     "inside",
     "offset",

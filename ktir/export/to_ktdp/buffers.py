@@ -1,8 +1,8 @@
 """
-What a core-level kernel's LX buffers hold in its emitted `ktdp` program (`ktir.export.ktdp`):
+What a core-level kernel's LX buffers hold in its built `ktdp` program (`ktir.export.to_ktdp`):
 the host tile a load or compute last wrote, a core's whole slice that each chunk's compute
 reads a window of, and accumulators (an `lx_fill`, the matmul chunks added into it, its ring
-reduction: `ktir.export.ktdp_accumulate`).
+reduction: `ktir.export.to_ktdp.accumulate`).
 
 Example: a whole slice of 32 x 4096 loaded once, read by the matmul of K chunk `k` as
 `tensor.extract_slice %t2[0, %s] [32, 1024] [1, 1]`, `%s` the chunk's entry of a table of
@@ -20,9 +20,11 @@ from xdsl.ir import Operation, SSAValue
 
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
-from ktir.export.ktdp_accumulate import accumulated_matmul, filled, ring_reduced
-from ktir.export.ktdp_loops import Chunk, Key, Parity, offset
-from ktir.export.ktdp_payload import HostTensor, Writer
+from ktir.export.to_ktdp.accumulate import accumulated_matmul, ring_reduced
+from ktir.export.to_ktdp.emitter import Emitter, HostTensor
+from ktir.export.to_ktdp.loops import Chunk, Key, Parity, offset
+from ktir.export.to_ktdp.structured import filled
+from ktir.export.to_ktdp.tensors import extract_slice
 from ktir.ir.diagnostics import op_error
 from ktir.ir.values import tensor_layout
 from ktir.sim.host_tiles import HostTiles
@@ -45,14 +47,14 @@ class WholeSlice:
 
 class BufferWriting:
     """
-    The buffer-reading and accumulator methods of a kernel's writer (module docstring); the
-    writer (`ktir.export.ktdp._KernelWriter`) gives the state below and `_host_map`, `_slice`
-    and `_table`.
+    The buffer-reading and accumulator methods of a kernel's conversion (module docstring);
+    the conversion (`ktir.export.to_ktdp.kernels.KernelConversion`) gives the state below and
+    `_host_map`, `_slice` and `_table`.
     """
 
     kernel: core.KernelOp
     cores: int
-    writer: Writer
+    emitter: Emitter
     tiles: list[Any]
     buffers: dict[tuple[SSAValue, int | None], HostTensor]
     accumulators: dict[Key, HostTensor]
@@ -60,13 +62,13 @@ class BufferWriting:
     accumulating: dict[SSAValue, core.ComputeOp]
     wholes: dict[SSAValue, HostTiles]
 
-    if TYPE_CHECKING:  # the writer's methods this class calls
+    if TYPE_CHECKING:  # the conversion's methods this class calls
 
         def _host_map(
             self, op: Operation, tile_index: int, chunk: Chunk
         ) -> tuple[HostTiles, tuple[int, ...]]: ...
         def _slice(self, value: HostTensor, held: tuple[int, ...]) -> HostTensor: ...
-        def _table(self, column: np.ndarray, variable: str) -> str: ...
+        def _table(self, column: np.ndarray, variable: SSAValue) -> SSAValue: ...
 
     def _slot(self, buffer: SSAValue, slot: SSAValue | None, op: Operation) -> Key:
         """
@@ -116,7 +118,7 @@ class BufferWriting:
         """
         Chunk `chunk`'s window of a core's whole slice (`ktir.dma_load ... whole`): a
         `tensor.extract_slice` at the chunk's host start less the slice's, the same on every
-        core, an offset linear in the chunk loop's variable (`ktdp_loops.offset`).
+        core, an offset linear in the chunk loop's variable (`loops.offset`).
         """
         host, held = self._host_map(op, tile_index, chunk)
         tile = self.tiles[tile_index]
@@ -133,21 +135,16 @@ class BufferWriting:
                 )
             columns.append(moved[0])
         offsets = [self._offset(np.array([c[d] for c in columns]), chunk) for d in range(len(held))]
-        out = HostTensor(self.writer.fresh("t"), held, whole.element)
-        self.writer.emit(
-            f"{out.name} = tensor.extract_slice {whole.name}[{', '.join(offsets)}] {list(held)} "
-            f"{[1] * len(held)} : {whole.type_text} to {out.type_text}"
-        )
-        return out
+        return extract_slice(self.emitter, whole, offsets, held)
 
-    def _offset(self, values: np.ndarray, chunk: Chunk) -> str:
+    def _offset(self, values: np.ndarray, chunk: Chunk) -> int | SSAValue:
         """An index that is `values[i]` at chunk `chunk.values[i]`: linear in it, else a table's entry."""
-        linear = offset(self.writer, values, chunk)
+        linear = offset(self.emitter, values, chunk)
         if linear is not None:
             return linear
         column = np.zeros(max(chunk.values) + 1, dtype=np.int64)
         column[list(chunk.values)] = values
-        return self._table(column, cast(str, chunk.name))
+        return self._table(column, cast(SSAValue, chunk.value))
 
     def _fill(self, op: core.FillOp) -> None:
         """An accumulator's zero: a fill of its output tile's host box in whole sticks."""
@@ -158,7 +155,7 @@ class BufferWriting:
         element = cast(MemRefType, op.buffer.type).element_type
         value = float(cast(IntegerAttr | FloatAttr, op.value).value.data)  # an integer or float attribute
         self.accumulators[self._slot(op.buffer, op.slot, op)] = filled(
-            self.writer, tuple(host.extent), element, value
+            self.emitter, tuple(host.extent), element, value
         )
 
     def _ring_reduce(self, op: core.RingReduceOp) -> None:
@@ -168,12 +165,12 @@ class BufferWriting:
         if acc is None:
             raise op_error(op, "it reduces a buffer no accumulating compute wrote")
         group, combine = op.group.value.data, op.combine.data
-        self.accumulators[key] = ring_reduced(self.writer, op, acc, group, self.cores, combine)
+        self.accumulators[key] = ring_reduced(self.emitter, op, acc, group, self.cores, combine)
 
     def _accumulate(
         self, op: core.ComputeOp, payload: Operation, operands: list[HostTensor], chunk: Chunk
     ) -> None:
-        """A matmul chunk added to its accumulator (`ktdp_accumulate.accumulated_matmul`)."""
+        """A matmul chunk added to its accumulator (`accumulate.accumulated_matmul`)."""
         if not isinstance(payload, st.MatmulOp | st.BmmOp) or len(operands) != 2:
             raise op_error(op, "accumulating computes other than a matmul chunk are not written yet")
         key = self._slot(op.outs[0], op.into, op)
@@ -182,7 +179,7 @@ class BufferWriting:
             raise op_error(op, "it accumulates into a buffer no lx_fill zeroed")
         k_sticks = self._host_map(op, int(op.tiles.get_values()[0]), chunk)[0].extent[-1]
         x, y = operands
-        self.accumulators[key] = accumulated_matmul(self.writer, payload, x, y, acc, k_sticks)
+        self.accumulators[key] = accumulated_matmul(self.emitter, payload, x, y, acc, k_sticks)
 
 
 __all__ = ["BufferWriting", "WholeSlice"]

@@ -1,10 +1,10 @@
 """
-The payload of a `ktir.compute` as `linalg` on host tiles: which emission each graph op gets.
+The payload of a `ktir.compute` as `linalg` on host tiles: which conversion each graph op gets.
 
-- elementwise ops, the structured ops and matmuls in place (`ktdp_payload`, `ktdp_structured`);
+- elementwise ops, the structured ops and matmuls in place (`payload`, `structured`);
 - the ops ktir times as routines (reductions, softmax, norms, attention, SiLU, sigmoid, GELU,
-  pads) and a fused payload as routine calls (`ktdp_routines`);
-- data movement as ktir moves it: a relayout kernel's tile reshaped for its store (which writes
+  pads) and a fused payload as routine calls (`routines`);
+- data movement as ktir moves it: a relayout kernel's tile reshaped for its store (which builds
   the move), a slice or a concatenation copied when ktir moves its data through the SFU, a view
   that moves no data left a view.
 
@@ -14,28 +14,20 @@ is a `linalg.matmul`, an add `linalg.generic` and a call of a `ktir.gelu` routin
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.ir import Operation, SSAValue
 
 from ktir.cores.iteration import iteration_space
 from ktir.dialects.ktdp import CAUSAL_ATTRIBUTE
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
-from ktir.export.ktdp_attention import StartOf, attention
-from ktir.export.ktdp_payload import (
-    FORMULAS,
-    GELU,
-    HostTensor,
-    Writer,
-    copied,
-    elementwise,
-    generic,
-    matmul,
-    reshaped,
-    size_one_reshape,
-    transpose,
-)
-from ktir.export.ktdp_routines import ROUTINE_OPS, outlined
-from ktir.export.ktdp_structured import STRUCTURED
+from ktir.export.to_ktdp.attention import StartOf, attention
+from ktir.export.to_ktdp.emitter import Emitter, HostTensor
+from ktir.export.to_ktdp.formulas import FORMULAS, GELU
+from ktir.export.to_ktdp.payload import elementwise, generic, matmul, size_one_reshape
+from ktir.export.to_ktdp.routines import ROUTINE_OPS, outlined
+from ktir.export.to_ktdp.structured import STRUCTURED
+from ktir.export.to_ktdp.tensors import copied, reshaped, transpose
 from ktir.ir.diagnostics import op_error
 from ktir.layout.dtypes import numpy_dtype
 
@@ -44,61 +36,61 @@ RELAYOUTS = (st.RestickifyOp, st.CopyOp, st.ReshapeOp)
 
 
 def emit_payload(
-    writer: Writer,
+    emitter: Emitter,
     op: Operation,
     operands: list[HostTensor],
     extent: tuple[int, ...] | None = None,
     start_of: StartOf | None = None,
 ) -> HostTensor:
     """
-    One graph op of a payload on host tiles (`ktdp_payload`, `ktdp_structured`), a routine call
-    for the ops ktir times as routines (`ktdp_routines`). `extent` is the output tile's host
-    shape when the op is a kernel's whole payload (a reshape of a tile needs it); `start_of`
-    gives the core's tile starts (attention needs them). A located `DiagnosticError` for an op
-    without an emission.
+    One graph op of a payload on host tiles (`payload`, `structured`), a routine call for the
+    ops ktir times as routines (`routines`). `extent` is the output tile's host shape when the
+    op is a kernel's whole payload (a reshape of a tile needs it); `start_of` gives the core's
+    tile starts (attention needs them). A located `DiagnosticError` for an op without a
+    conversion.
     """
     if not isinstance(op, ROUTINE_OPS):
-        return _inline(writer, op, operands, extent)
+        return _inline(emitter, op, operands, extent)
     if not isinstance(op, st.AttentionOp):
-        return outlined(writer, op, operands, lambda w, params, _: _inline(w, op, params))
+        return outlined(emitter, op, operands, lambda e, params, _: _inline(e, op, params))
     if start_of is None:
         raise op_error(op, "ktir-emit-ktdp writes attention as a kernel's whole payload only")
     if op.causal is None:
-        return outlined(writer, op, operands, lambda w, params, _: attention(w, op, params, None))
+        return outlined(emitter, op, operands, lambda e, params, _: attention(e, op, params, None))
     starts = [start_of(0, 3), start_of(1, 2)]  # the core's first query and first key
     return outlined(
-        writer,
+        emitter,
         op,
         operands,
-        lambda w, params, indices: attention(w, op, params, (indices[0], indices[1])),
+        lambda e, params, indices: attention(e, op, params, (indices[0], indices[1])),
         starts,
-        {CAUSAL_ATTRIBUTE: f"{op.causal.value.data} : i64"},
+        {CAUSAL_ATTRIBUTE: IntegerAttr(op.causal.value.data, i64)},
     )
 
 
 def _inline(
-    writer: Writer, op: Operation, operands: list[HostTensor], extent: tuple[int, ...] | None = None
+    emitter: Emitter, op: Operation, operands: list[HostTensor], extent: tuple[int, ...] | None = None
 ) -> HostTensor:
     """A graph op other than attention as `linalg` ops in place (`emit_payload`)."""
     if type(op) in FORMULAS:
-        return elementwise(writer, op, operands)
+        return elementwise(emitter, op, operands)
     if (structured := STRUCTURED.get(type(op))) is not None:
-        result = structured(writer, op, operands)
-        return copied(writer, result) if _copies_a_view(op, extent) else result
+        result = structured(emitter, op, operands)
+        return copied(emitter, result) if _copies_a_view(op, extent) else result
     if isinstance(op, ew.GeluOp):
         tanh = op.approximate is not None and op.approximate.data == "tanh"
-        return generic(writer, op, operands, op.result.type.element_type, GELU[tanh])
+        return generic(emitter, op, operands, op.result.type.element_type, GELU[tanh])
     if isinstance(op, st.MatmulOp | st.BmmOp):
-        return matmul(writer, op, operands)
-    if (moved := _moved(writer, op, operands[0] if operands else None, extent)) is not None:
-        return copied(writer, moved) if _copies_a_view(op, extent) else moved
+        return matmul(emitter, op, operands)
+    if (moved := _moved(emitter, op, operands[0] if operands else None, extent)) is not None:
+        return copied(emitter, moved) if _copies_a_view(op, extent) else moved
     raise op_error(op, f"ktir-emit-ktdp does not write '{op.name}' payloads yet")
 
 
 def _copies_a_view(op: Operation, extent: tuple[int, ...] | None) -> bool:
     """
-    Whether a data-movement op written as tensor views (`extract_slice`, `insert_slice`,
-    a reshape, or nothing) needs a `linalg.copy`: ktir moves its tile through the SFU (one pass)
+    Whether a data-movement op built as tensor views (`extract_slice`, `insert_slice`, a
+    reshape, or nothing) needs a `linalg.copy`: ktir moves its tile through the SFU (one pass)
     when it is a kernel's whole payload, or a fused op that is a kernel of its own
     (`iteration_space`); a fused view that moves no data stays a view. A relayout kernel is
     copied by `_moved` itself.
@@ -109,43 +101,43 @@ def _copies_a_view(op: Operation, extent: tuple[int, ...] | None) -> bool:
 
 
 def _moved(
-    writer: Writer, op: Operation, value: HostTensor | None, extent: tuple[int, ...] | None
+    emitter: Emitter, op: Operation, value: HostTensor | None, extent: tuple[int, ...] | None
 ) -> HostTensor | None:
     """A payload that moves a tile's values (permute, relayout, reshape); None for other ops."""
     if value is None:
         return None
     if isinstance(op, st.PermuteOp):
-        return transpose(writer, value, st.ints(op.perm))
+        return transpose(emitter, value, st.ints(op.perm))
     if isinstance(op, RELAYOUTS) and extent is not None:
         # A relayout kernel moves its tile through the SFU into the output's device layout;
-        # the store writes that move (`_KernelWriter._relayout`).
-        return reshaped(writer, value, extent)
+        # the store builds that move (`kernels.KernelConversion._relayout`).
+        return reshaped(emitter, value, extent)
     if isinstance(op, st.RestickifyOp | st.CopyOp):  # the same host values in another device layout
         return value
     if isinstance(op, st.ReshapeOp):
         if (shape := size_one_reshape(op, value)) is not None:
-            return reshaped(writer, value, shape.shape)
+            return reshaped(emitter, value, shape)
     return None
 
 
-def _emit_fused(writer: Writer, op: Operation, operands: list[HostTensor]) -> HostTensor:
+def _emit_fused(emitter: Emitter, op: Operation, operands: list[HostTensor]) -> HostTensor:
     """A `ktir.fused` region, op by op; its yielded tile."""
     block = op.regions[0].block
     env: dict[SSAValue, HostTensor] = {
-        arg: _read_as_declared(op, arg, operand) for arg, operand in zip(block.args, operands, strict=True)
+        arg: _read_as_declared(arg, operand) for arg, operand in zip(block.args, operands, strict=True)
     }
     for inner in block.ops:
         if inner.name == "ktir.yield":
             return env[inner.operands[0]]
-        env[inner.results[0]] = emit_payload(writer, inner, [env[v] for v in inner.operands])
+        env[inner.results[0]] = emit_payload(emitter, inner, [env[v] for v in inner.operands])
     raise op_error(op, "its region has no ktir.yield")
 
 
-def _read_as_declared(op: Operation, arg: SSAValue, operand: HostTensor) -> HostTensor:
+def _read_as_declared(arg: SSAValue, operand: HostTensor) -> HostTensor:
     """
     A fused region's argument as its ops read it: a matmul epilogue's fp32 accumulator whose
     argument is fp16 is read rounded to fp16 (`HostTensor.read_as`), which the elementwise ops
-    write in their bodies; another op reading it is not written yet.
+    build in their bodies; another op reading it is not written yet.
     """
     declared = getattr(arg.type, "element_type", operand.element)
     if declared == operand.element or numpy_dtype(declared).itemsize >= numpy_dtype(operand.element).itemsize:
@@ -155,11 +147,11 @@ def _read_as_declared(op: Operation, arg: SSAValue, operand: HostTensor) -> Host
             raise op_error(
                 use.operation, f"it reads a {operand.element} accumulator as {declared}: not written yet"
             )
-    return HostTensor(operand.name, operand.shape, operand.element, declared)
+    return HostTensor(operand.value, declared)
 
 
 def emit_compute_payload(
-    writer: Writer,
+    emitter: Emitter,
     payload: Operation,
     operands: list[HostTensor],
     extent: tuple[int, ...],
@@ -172,11 +164,11 @@ def emit_compute_payload(
     a matmul kernel's tiles in whole sticks (ktir's PE arrays run a matmul kernel on them; a
     fused matmul on its host tile).
     """
-    if isinstance(payload, st.FusedOp):  # one compute: a routine whose ops run as one (`ktdp_routines`)
-        return outlined(writer, payload, operands, lambda w, params, _: _emit_fused(w, payload, params))
+    if isinstance(payload, st.FusedOp):  # one compute: a routine whose ops run as one (`routines`)
+        return outlined(emitter, payload, operands, lambda e, params, _: _emit_fused(e, payload, params))
     if isinstance(payload, st.MatmulOp | st.BmmOp):
-        return matmul(writer, payload, operands, sticks)
-    return emit_payload(writer, payload, operands, extent, start_of)
+        return matmul(emitter, payload, operands, sticks)
+    return emit_payload(emitter, payload, operands, extent, start_of)
 
 
 __all__ = ["RELAYOUTS", "emit_compute_payload", "emit_payload"]
