@@ -13,8 +13,8 @@ Walking each function in program order, for each op with a `work_division` the p
    `ktir.lx_buffers = #ktir.lx_buffers<in0 = 0, in1 = 1153408, acc = 16384>`.
 
 Its input is divided (`ktir-divide-work`) and scratchpad-planned (`ktir-plan-scratchpad`)
-graph-level IR; run it again after changing either. A kernel whose tiles cannot fit in LX is a
-located error naming the bytes needed and free.
+graph-level IR; both drop a recorded plan, which no longer holds after them. A kernel whose
+tiles cannot fit in LX is a located error naming the bytes needed and free.
 """
 
 from __future__ import annotations

@@ -59,3 +59,12 @@ def test_lowering_without_a_plan_asks_for_the_planner() -> None:
     )
     with pytest.raises(DiagnosticError, match=r"has no ktir\.chunk_plan; run ktir-plan-kernels first"):
         ktir.run_pipeline(module, "ktir-propagate-layouts,ktir-lower-to-cores")
+
+
+@pytest.mark.parametrize("stage", ["ktir-divide-work{cores=2}", "ktir-plan-scratchpad"])
+def test_dividing_or_placing_again_drops_the_plan(stage: str) -> None:
+    module = parse_module(make_context(), planned(SWIGLU))
+    ktir.run_pipeline(module, stage)
+    assert not any(
+        CHUNK_PLAN_ATTR in op.attributes or LX_BUFFERS_ATTR in op.attributes for op in module.walk()
+    )
