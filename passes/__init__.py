@@ -52,6 +52,12 @@ def _plan_scratchpad() -> type[ModulePass]:
     return PlanScratchpadPass
 
 
+def _plan_kernels() -> type[ModulePass]:
+    from ktir.passes.plan_kernels import PlanKernelsPass
+
+    return PlanKernelsPass
+
+
 def _lower_to_cores() -> type[ModulePass]:
     from ktir.passes.lower_to_cores import LowerToCoresPass
 
@@ -92,6 +98,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "ktir-verify-layouts": _verify_layouts,
         "ktir-divide-work": _divide_work,
         "ktir-plan-scratchpad": _plan_scratchpad,
+        "ktir-plan-kernels": _plan_kernels,
         "ktir-lower-to-cores": _lower_to_cores,
         "ktir-check-cores": _check_cores,
         "ktir-emit-superdsc": _emit_superdsc,

@@ -4,8 +4,8 @@ the whole pipeline from graph-level to core-level ktir, as one pass, for one tar
 Spyre, all its cores).
 
 It runs, in order: `ktir-propagate-layouts`, `ktir-insert-restickify`, `ktir-pad-matmul`,
-`ktir-fuse` (unless `fuse=false`), `ktir-divide-work{cores policy handoff}`, `ktir-plan-scratchpad{solver}`
-and `ktir-lower-to-cores`.
+`ktir-fuse` (unless `fuse=false`), `ktir-divide-work{cores policy handoff}`, `ktir-plan-scratchpad{solver}`,
+`ktir-plan-kernels` and `ktir-lower-to-cores`.
 `ktir.compile(model, example_args)` is this pass applied to the imported model.
 """
 
@@ -24,6 +24,7 @@ from ktir.passes.fuse import FusePass
 from ktir.passes.insert_restickify import InsertRestickifyPass
 from ktir.passes.lower_to_cores import LowerToCoresPass
 from ktir.passes.pad_matmul import PadMatmulPass
+from ktir.passes.plan_kernels import PlanKernelsPass
 from ktir.passes.plan_scratchpad import PlanScratchpadPass
 from ktir.passes.propagate_layouts import PropagateLayoutsPass
 
@@ -61,6 +62,7 @@ class CompilePass(ModulePass):
             *([FusePass(target=self.target)] if self.fuse else []),
             DivideWorkPass(cores=self.cores, policy=self.policy, handoff=self.handoff, target=self.target),
             PlanScratchpadPass(solver=self.solver, target=self.target),
+            PlanKernelsPass(target=self.target),
             LowerToCoresPass(target=self.target),
         ]
 

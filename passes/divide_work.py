@@ -57,7 +57,14 @@ from ktir.dialects.ktir.core import WORK_DIVISION_HINT_ATTR
 from ktir.dialects.ktir.functions import TIMED_FUNCTION_LEVEL_OPS
 from ktir.hardware.target import Target, resolve_target
 from ktir.ir.diagnostics import op_error
-from ktir.ir.state import clear_handoff, read_division, set_core_order, set_division, set_lx_handoff
+from ktir.ir.state import (
+    clear_handoff,
+    clear_kernel_plan,
+    read_division,
+    set_core_order,
+    set_division,
+    set_lx_handoff,
+)
 from ktir.ir.values import functions_of
 
 POLICIES = ("default", "cost", "dataflow")
@@ -196,6 +203,7 @@ class DivideWorkPass(ModulePass):
         for function in functions_of(op):
             for inner in function.body.block.ops:
                 clear_handoff(inner)  # an earlier run's decisions do not hold for new divisions
+                clear_kernel_plan(inner)
                 splits = divide_op(inner, cores, self.policy, target)
                 if splits is not None:
                     set_division(inner, splits)

@@ -1,29 +1,33 @@
 """
 `ktir-lower-to-cores`: turn every divided graph op into a `ktir.kernel`, the program its
-cores run (core-level ktir, `ktir.dialects.ktir.core`).
+cores run (core-level ktir, `ktir.dialects.ktir.core`), as `ktir-plan-kernels` planned it.
 
-For each op with a `work_division` the pass
+The pass decides nothing: each op with a `work_division` must carry its plan
+(`ktir.chunk_plan`, `ktir.lx_buffers`, and `ktir.prefetch` when some first loads are
+prefetches; without them it is a located error asking for `ktir-plan-kernels` first, as MLIR
+passes report an unmet precondition). From the recorded chunking it derives the staging
+buffers (`ktir.cores.chunking.recorded_plan`: roles, slots, extents) at the recorded addresses,
+then
 
-1. chunks each core's slice until its staging buffers fit in the LX left free by the planned
-   scratchpad tensors live there (`ktir.cores.chunking`), with two slots per buffer when chunked;
-2. writes one `#ktir.tile` per tensor: its device box on each core and in each chunk;
-3. builds the program: `ktir.core_id`, the `ktir.lx_alloc`s, and a loop over chunks that
-   loads the input tiles (`ktir.dma_load`), runs the op on them (`ktir.compute`, whose payload
-   is the graph op itself) and stores the result tile (`ktir.dma_store`). A matmul with a
-   chunked or split K zeroes an fp32 accumulator, accumulates over an inner loop of K chunks,
-   adds up K partners' partial sums over the ring (`ktir.ring_reduce`), and lets the first
-   partner store.
+1. writes one `#ktir.tile` per tensor: its device box on each core and in each chunk;
+2. builds the program: `ktir.core_id`, the `ktir.lx_alloc`s, and a loop over chunks that
+   loads the input tiles (`ktir.dma_load`, the recorded first ones `prefetch`), runs the op on
+   them (`ktir.compute`, whose payload is the graph op itself) and stores the result tile
+   (`ktir.dma_store`). A matmul with a chunked or split K zeroes an fp32 accumulator,
+   accumulates over an inner loop of K chunks, adds up K partners' partial sums over the ring
+   (`ktir.ring_reduce`), and lets the first partner store.
 
 A result the scratchpad plan keeps in LX (`lx_address`) is stored to a resident buffer at that
-address instead of device memory, and its consumers load it from there. Views that move no
-data and `ktir.cpu_fallback` stay at function level. The result is checked statically
-(`ktir.cores.check`, also the pass `ktir-check-cores`): an LX overflow or an out-of-bounds DMA
-is a located error naming the op, core and bytes.
+address instead of device memory, and its consumers load it from there. The plan's attributes
+do not reach the kernel (core-level IR does not carry them). Views that move no data and
+`ktir.cpu_fallback` stay at function level. The result is checked statically
+(`ktir.cores.check`, also the pass `ktir-check-cores`): an LX overflow, a prefetch that
+conflicts with the previous kernel or an out-of-bounds DMA is a located error naming the op,
+core and bytes.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -49,31 +53,32 @@ from ktir.cores.chunking import (
     Staged,
     accumulates,
     accumulator_roles,
+    chunk_inputs,
+    input_role,
     invariant,
-    place,
-    plan_chunks,
+    recorded_plan,
 )
 from ktir.cores.fusion import anchors_of
-from ktir.cores.iteration import IterationError
-from ktir.cores.kernels import Kernel, kernel_of
-from ktir.cores.lx_placement import align, free_ranges
-from ktir.cores.prefetch import PreviousKernel
+from ktir.cores.kernels import Kernel
 from ktir.cores.tiling import Access, combine, device_box, nested
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.attributes import CombineKind, ComputeUnit, TileAttr
 from ktir.dialects.ktir.core import (
+    CHUNK_PLAN_ATTR,
     CORE_ORDER_ATTR,
     LX_ADDRESS_ATTR,
+    LX_BUFFERS_ATTR,
     LX_BYTES_ATTR,
+    PREFETCH_ATTR,
     STATE_ATTRIBUTES,
     WORK_DIVISION_ATTR,
 )
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import op_error
-from ktir.ir.liveness import live_sets
-from ktir.ir.state import read_division, read_lx_placement
+from ktir.ir.state import read_chunk_plan, read_lx_buffers, read_prefetch, resident_placement
 from ktir.passes.function_pass import FunctionPass
+from ktir.passes.plan_kernels import kernel_of_divided
 
 
 def tile_of(access: Access, kernel: Kernel, plan: ChunkPlan) -> TileAttr:
@@ -87,12 +92,6 @@ def tile_of(access: Access, kernel: Kernel, plan: ChunkPlan) -> TileAttr:
     chunk_starts = [device_box(access, total, piece)[0] for piece in plan.pieces(kernel.space.reduction)]
     _, extent = device_box(access, total, {})
     return TileAttr.make(extent, starts, chunk_starts)
-
-
-def _resident(value: SSAValue) -> tuple[int, int] | None:
-    """(address, bytes) of a value the scratchpad plan keeps in LX."""
-    owner = value.owner
-    return read_lx_placement(owner) if isinstance(owner, Operation) else None
 
 
 def _element_type(value: SSAValue) -> Attribute:
@@ -169,7 +168,7 @@ class _KernelBody:
         # `out0`, which is stored.
         self.anchors = anchors_of(self.op.members) if isinstance(self.op, st.FusedOp) else ()
         self.epilogue = self.accumulate and bool(self.anchors)
-        self.matmul_inputs = _chunk_inputs(kernel, plan)
+        self.matmul_inputs = chunk_inputs(kernel, plan.cuts)
         self.accumulators = accumulator_roles(kernel.space) if self.accumulate else []
         # Two accumulators (`ktir.cores.chunking.accumulator_slots`): output tile n accumulates
         # in slot n % 2 while the SFU runs the epilogue of tile n - 1 from the other slot.
@@ -216,7 +215,7 @@ class _KernelBody:
     def _first_loads(self, b: _Builder, inputs: list[int], once: list[int]) -> None:
         """The loads of chunk 0 (or, for the inputs in `once`, of every chunk) before the loops."""
         for i in inputs:
-            target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
+            target = self.buffers[input_role(self.kernel, i)]
             whole, prefetch = i in self.whole, i in self.prefetch
             if prefetch and i not in once:
                 self.first_chunk_skips.add(i)
@@ -237,7 +236,7 @@ class _KernelBody:
         for tile in range(tiles):
             last, slot = b.index((tile + 1) * self.reduction_chunks - 1), b.index(tile)
             for i in epilogue:
-                target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
+                target = self.buffers[input_role(self.kernel, i)]
                 b.add(core.DmaLoadOp(self.sources[i], target, self.core_id, last, slot, i, prefetch=True))
 
     def _buffers(self, b: _Builder) -> dict[str, SSAValue]:
@@ -258,7 +257,7 @@ class _KernelBody:
         """Where each tensor is read from or written to: its argument, or its resident LX copy."""
         sources: list[SSAValue] = list(self.body.args)
         for i, value in enumerate(self.tensors):
-            if (resident := _resident(value)) is not None:
+            if (resident := resident_placement(value)) is not None:
                 _, extent = device_box(self.accesses[i], self.kernel.splits, {})
                 memref = core.lx_buffer(1, extent, _element_type(value))
                 sources[i] = b.add(core.LxAllocOp(resident[0], memref, resident=True)).results[0]
@@ -348,7 +347,7 @@ class _KernelBody:
         # output tiles are built in order: the first built are the prefetched ones
         prefetched = self.first_tile_skips.pop(0) if self.first_tile_skips else set()
         for i in range(self.matmul_inputs, self.n_inputs):
-            target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
+            target = self.buffers[input_role(self.kernel, i)]
             if i not in prefetched:
                 builder.add(core.DmaLoadOp(self.sources[i], target, self.core_id, last, slot, tile=i))
             inputs.append(target)
@@ -390,7 +389,7 @@ class _KernelBody:
         ins = []
         prefetched, self.first_chunk_skips = self.first_chunk_skips, set()  # chunk 0 is the first built
         for i in range(self.matmul_inputs):
-            target = self.buffers[f"in{_operand_index(self.kernel, i)}"]
+            target = self.buffers[input_role(self.kernel, i)]
             if i not in self.hoisted | self.whole | prefetched:
                 builder.add(core.DmaLoadOp(self.sources[i], target, self.core_id, chunk, slot, tile=i))
             ins.append(target)
@@ -469,11 +468,6 @@ def _affine(builder: _Builder, outer: SSAValue, scale: int, inner: SSAValue) -> 
     return builder.add(arith.AddiOp(scaled, inner)).results[0]
 
 
-def _operand_index(kernel: Kernel, tensor_index: int) -> int:
-    positions = [i for i, a in enumerate(kernel.space.inputs) if a is not None]
-    return positions[tensor_index]
-
-
 def _staged_value(staged: Staged, tensors: list[SSAValue]) -> SSAValue:
     if staged.role.startswith("acc") or staged.role == "out0":
         return tensors[-1]
@@ -492,122 +486,37 @@ class LowerToCoresPass(FunctionPass):
 
 
 def lower_function(function: func.FuncOp, target: Target) -> None:
-    """Replace each divided op of `function` by its kernel, in program order."""
-    ops = list(function.body.block.ops)
-    index = {o: i for i, o in enumerate(ops)}
-    live: list[tuple[int, int, int, int]] = []  # (first op, last op, lo, hi) of resident tensors
-    for o in ops:
-        if o.results and (resident := _resident(o.results[0])) is not None:
-            last = max((index[u.operation] for u in o.results[0].uses), default=index[o])
-            live.append((index[o], last, resident[0], resident[0] + resident[1]))
-    busy_at = live_sets([(first, last, (lo, hi)) for first, last, lo, hi in live], len(ops))
-    previous: PreviousKernel | None = None
-    # A matmul kernel streams its weight on the load queue to its last chunk: what the next
-    # kernel prefetches then runs in that kernel's own time, ahead of its own first loads.
-    after_matmul = False
-    for graph_op, busy in zip(ops, busy_at, strict=True):
-        try:
-            kernel = kernel_of(graph_op, read_division(graph_op))
-        except IterationError as error:
-            raise op_error(error.op, str(error)) from error
+    """Replace each divided op of `function` by the kernel its recorded plan describes, in program order."""
+    for graph_op in list(function.body.block.ops):
+        kernel = kernel_of_divided(graph_op)
         if kernel is None:
-            if kernel_of(graph_op, {}) is not None:
-                raise op_error(
-                    graph_op, f"'{graph_op.name}' has no {WORK_DIVISION_ATTR}; run ktir-divide-work first"
-                )
-            previous = previous.after(graph_op) if previous is not None else None
             continue
-        free = free_ranges(busy, target.lx_usable_bytes)
-        try:
-            plan = plan_chunks(kernel, free, target.lx_alignment, target)
-        except ChunkingError as error:
-            raise op_error(graph_op, str(error)) from error
-        plan, prefetch = _with_prefetch(kernel, plan, free, previous, target.lx_alignment, not after_matmul)
-        lowered = build_kernel(kernel, plan, prefetch)
-        used = [(b.address, b.address + align(b.bytes, target.lx_alignment)) for b in plan.buffers]
-        Rewriter.replace_op(graph_op, lowered)
-        previous = PreviousKernel(set(lowered.results), [*used, *busy])
-        after_matmul = "k" in kernel.space.reduction
+        plan, prefetch = recorded(kernel, target)
+        Rewriter.replace_op(graph_op, build_kernel(kernel, plan, prefetch))
 
 
-def _with_prefetch(
-    kernel: Kernel,
-    plan: ChunkPlan,
-    free: list[tuple[int, int]],
-    previous: PreviousKernel | None,
-    alignment: int,
-    epilogue: bool = True,
-) -> tuple[ChunkPlan, frozenset[int]]:
+def recorded(kernel: Kernel, target: Target) -> tuple[ChunkPlan, frozenset[int]]:
     """
-    The inputs whose first load can be a prefetch (`ktir.dma_load ... prefetch`): read from
-    device memory, not written by the previous kernel, and whose buffers fit in LX the
-    previous kernel leaves free: those loaded before or in chunk 0 and an accumulating
-    epilogue's inputs (loaded for its first output tiles) when all of them fit, else the former only.
-    Not the epilogue's inputs with `epilogue` False (after a matmul kernel, whose weight loads
-    leave no time for them: they would run before this kernel's first loads, which its first
-    chunk needs, while its epilogue needs them only after the tile's K chunks).
-    Their buffers are placed there first and the rest of the plan around them, at the same
-    chunking; when that does not fit, nothing is prefetched.
-    """
-    if previous is None:
-        return plan, frozenset()
-    op = kernel.op
-    tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
-    first_loaded = _chunk_inputs(kernel, plan)
-    inputs = [i for i, v in enumerate(tensors) if v not in previous.written and _resident(v) is None]
-    if not epilogue:
-        inputs = [i for i in inputs if i < first_loaded]
-    # with the epilogue's inputs for output tile 0 if they fit too, else the chunk inputs only
-    for chosen in dict.fromkeys((tuple(inputs), tuple(i for i in inputs if i < first_loaded))):
-        placed = _place_prefetched(kernel, plan, free, previous, alignment, chosen)
-        if placed is not None:
-            return placed, frozenset(chosen)
-    return plan, frozenset()
-
-
-def _place_prefetched(
-    kernel: Kernel,
-    plan: ChunkPlan,
-    free: list[tuple[int, int]],
-    previous: PreviousKernel,
-    alignment: int,
-    chosen: tuple[int, ...],
-) -> ChunkPlan | None:
-    """`plan` with the buffers of the inputs `chosen` clear of the previous kernel, or None."""
-    roles = {f"in{_operand_index(kernel, i)}" for i in chosen}
-    early = [b for b in plan.buffers if b.role in roles]
-    if not early:
-        return None
-    spare = _subtract(free, previous.lx)
-    placed_early = place(early, spare, alignment, from_top=True)
-    if placed_early is None:
-        return None
-    taken = [(b.address, b.address + align(b.bytes, alignment)) for b in placed_early]
-    rest = place([b for b in plan.buffers if b.role not in roles], _subtract(free, taken), alignment)
-    if rest is None:
-        return None
-    by_role = {b.role: b for b in [*placed_early, *rest]}
-    buffers = tuple(by_role[b.role] for b in plan.buffers)
-    return dataclasses.replace(plan, buffers=buffers)
-
-
-def _chunk_inputs(kernel: Kernel, plan: ChunkPlan) -> int:
-    """
-    How many of the op's tensor inputs every chunk loads: x and each y of an accumulating
-    matmul epilogue (its other inputs load once per output tile), else all of them.
+    The chunk plan and prefetched inputs `ktir-plan-kernels` recorded on the kernel's op; a
+    located error when they are missing or do not fit the kernel.
     """
     op = kernel.op
-    anchors = anchors_of(op.members) if isinstance(op, st.FusedOp) else ()
-    if anchors and accumulates(kernel, plan.cuts):
-        return 1 + len(anchors)
-    return len([v for v in op.operands if isinstance(v.type, TensorType)])
+    chunking, addresses = read_chunk_plan(op), read_lx_buffers(op)
+    if chunking is None or addresses is None:
+        missing = CHUNK_PLAN_ATTR if chunking is None else LX_BUFFERS_ATTR
+        raise op_error(op, f"'{op.name}' has no {missing}; run ktir-plan-kernels first")
+    cuts, whole_x = chunking
+    try:
+        plan = recorded_plan(kernel, cuts, whole_x, addresses, target.stick_bytes)
+    except ChunkingError as error:
+        raise op_error(op, str(error)) from error
+    prefetch = read_prefetch(op)
+    inputs = len([v for v in op.operands if isinstance(v.type, TensorType)])
+    if any(i >= inputs for i in prefetch):
+        raise op_error(
+            op, f"'{PREFETCH_ATTR}' names inputs {sorted(prefetch)}; the op has {inputs} tensor inputs"
+        )
+    return plan, prefetch
 
 
-def _subtract(free: list[tuple[int, int]], used: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The parts of the `free` ranges that no `used` range covers."""
-    limit = max((hi for _, hi in free), default=0)
-    blocked = free_ranges(free, limit)  # what `free` leaves out, up to its end
-    return free_ranges([*blocked, *used], limit)
-
-
-__all__ = ["LowerToCoresPass", "Staged", "build_kernel", "lower_function", "tile_of"]
+__all__ = ["LowerToCoresPass", "Staged", "build_kernel", "lower_function", "recorded", "tile_of"]

@@ -40,7 +40,7 @@ from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.core import WORK_DIVISION_ATTR
 from ktir.hardware.target import Target, resolve_target
 from ktir.ir.diagnostics import op_error
-from ktir.ir.state import clear_lx_placement, handed_off, read_division, set_lx_placement
+from ktir.ir.state import clear_kernel_plan, clear_lx_placement, handed_off, read_division, set_lx_placement
 from ktir.ir.values import functions_of
 
 KEPT_OUTPUTS = (st.MaxOp, st.SumOp, st.MeanOp, ew.ExpOp, ew.SubOp, ew.MulOp, ew.AddOp, ew.RsqrtOp)
@@ -137,6 +137,7 @@ class PlanScratchpadPass(ModulePass):
             ops = list(function.body.block.ops)
             for inner in ops:
                 _require_division(inner)
+                clear_kernel_plan(inner)  # a kernel's buffers go around the resident tensors: plan anew
             buffers = scratchpad_buffers(function, self.all_ops)
             addresses = plan(buffers, budget, target.lx_alignment, self.solver)
             for buffer, address in zip(buffers, addresses, strict=True):

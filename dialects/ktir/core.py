@@ -73,6 +73,7 @@ from ktir.dialects.ktir.attributes import (
     TiledLayoutAttr,
     device_dtype_of_element,
 )
+from ktir.dialects.ktir.kernel_plan import ChunkPlanAttr, LxBuffersAttr, PrefetchAttr
 
 LX_SPACE = StringAttr("lx")
 """The memory space of scratchpad buffers."""
@@ -329,6 +330,18 @@ the op's result stays resident; read by lowering and the simulator."""
 LX_BYTES_ATTR = "ktir.lx_bytes"
 """Companion of `LX_ADDRESS_ATTR`: the resident result's bytes per core (i64)."""
 
+CHUNK_PLAN_ATTR = "ktir.chunk_plan"
+"""Graph-op attribute set by `ktir-plan-kernels`: the op's chunking (`#ktir.chunk_plan`);
+read and dropped by `ktir-lower-to-cores`."""
+
+LX_BUFFERS_ATTR = "ktir.lx_buffers"
+"""Graph-op attribute set by `ktir-plan-kernels`: the LX address of each staging buffer of the
+op's kernel (`#ktir.lx_buffers`); read and dropped by `ktir-lower-to-cores`."""
+
+PREFETCH_ATTR = "ktir.prefetch"
+"""Graph-op attribute set by `ktir-plan-kernels` when some first loads are prefetches
+(`#ktir.prefetch`); read and dropped by `ktir-lower-to-cores`."""
+
 STATE_ATTRIBUTES: dict[str, type[Attribute]] = {
     WORK_DIVISION_ATTR: DictionaryAttr,
     WORK_DIVISION_HINT_ATTR: DictionaryAttr,
@@ -336,6 +349,9 @@ STATE_ATTRIBUTES: dict[str, type[Attribute]] = {
     LX_HANDOFF_ATTR: UnitAttr,
     LX_ADDRESS_ATTR: IntegerAttr,
     LX_BYTES_ATTR: IntegerAttr,
+    CHUNK_PLAN_ATTR: ChunkPlanAttr,
+    LX_BUFFERS_ATTR: LxBuffersAttr,
+    PREFETCH_ATTR: PrefetchAttr,
 }
 """Every state attribute and the attribute class its value must have (read with the checking
 accessors of `ktir.ir.state`)."""

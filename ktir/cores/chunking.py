@@ -23,7 +23,7 @@ import numpy as np
 
 from ktir.cores.dataflow import ACCUMULATOR_BYTES, MAX_CHUNKS, is_matmul, ranked_cuts
 from ktir.cores.factors import divisors
-from ktir.cores.fusion import scratch_bytes
+from ktir.cores.fusion import anchors_of, scratch_bytes
 from ktir.cores.iteration import iteration_space
 from ktir.cores.kernels import Kernel
 from ktir.cores.lx_placement import align
@@ -123,6 +123,45 @@ def _buffers(kernel: Kernel, cuts: dict[str, int], stick_bytes: int, whole_x: bo
     if not accumulates(kernel, cuts) or has_epilogue(kernel.space):
         staged.append(_staged("out0", slots, output, total))
     return staged
+
+
+def recorded_plan(
+    kernel: Kernel, cuts: Mapping[str, int], whole_x: bool, addresses: Mapping[str, int], stick_bytes: int
+) -> ChunkPlan:
+    """
+    The plan `ktir-plan-kernels` recorded: chunks `cuts` per dim (a dim not named: 1), x kept
+    whole or not, and the staging buffers those imply (roles, slots, extents) at `addresses`.
+    Raises `ChunkingError` when a cut names no dim of the kernel or the roles differ from the
+    buffers the cuts imply.
+    """
+    unknown = sorted(set(cuts) - set(kernel.space.sizes))
+    if unknown:
+        raise ChunkingError(f"chunk plan cuts {', '.join(unknown)}, not dims of {sorted(kernel.space.sizes)}")
+    full = {d: cuts.get(d, 1) for d in kernel.space.sizes}
+    staged = _buffers(kernel, full, stick_bytes, whole_x)
+    roles = [b.role for b in staged]
+    if sorted(roles) != sorted(addresses):
+        raise ChunkingError(f"LX buffers {sorted(addresses)} are not the chunk plan's {sorted(roles)}")
+    placed = tuple(Staged(b.role, b.slots, b.extent, b.element_bytes, addresses[b.role]) for b in staged)
+    return ChunkPlan(full, placed, whole_x)
+
+
+def chunk_inputs(kernel: Kernel, cuts: Mapping[str, int]) -> int:
+    """
+    How many of the op's tensor inputs every chunk loads: x and each y of an accumulating
+    matmul epilogue (its other inputs load once per output tile), else all of them.
+    """
+    op = kernel.op
+    anchors = anchors_of(op.members) if isinstance(op, st.FusedOp) else ()
+    if anchors and accumulates(kernel, dict(cuts)):
+        return 1 + len(anchors)
+    return len([v for v in op.operands if is_tensor(v)])
+
+
+def input_role(kernel: Kernel, tensor_index: int) -> str:
+    """The staging buffer (`in<i>`, `i` the operand number) of the op's tensor input `tensor_index`."""
+    positions = [i for i, a in enumerate(kernel.space.inputs) if a is not None]
+    return f"in{positions[tensor_index]}"
 
 
 def accumulator_roles(space: IterationSpace) -> list[str]:

@@ -10,26 +10,35 @@ set_core_order(op, ["n", "m"])  # {ktir.core_order = ["n", "m"]}
 read_core_order(op)  # ("n", "m")
 set_lx_placement(op, address=4096, size=8192)  # {ktir.lx_address = 4096 : i64, ktir.lx_bytes = 8192 : i64}
 read_lx_placement(op)  # (4096, 8192)
+set_kernel_plan(op, {"m": 2, "k": 4}, {"in0": 0, "in1": 8192, "acc": 16384}, prefetch=[1])
+read_chunk_plan(op)  # ({"m": 2, "k": 4}, False): the cuts and whether x is kept whole
+read_lx_buffers(op)  # {"in0": 0, "in1": 8192, "acc": 16384}
+read_prefetch(op)  # frozenset({1})
 ```
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr, UnitAttr, i64
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from ktir.dialects.ktir.core import (
+    CHUNK_PLAN_ATTR,
     CORE_ORDER_ATTR,
     LX_ADDRESS_ATTR,
+    LX_BUFFERS_ATTR,
     LX_BYTES_ATTR,
     LX_HANDOFF_ATTR,
+    PREFETCH_ATTR,
     WORK_DIVISION_ATTR,
     KernelOp,
 )
 from ktir.dialects.ktir.functions import UPDATED_BY_ARG
+from ktir.dialects.ktir.kernel_plan import ChunkPlanAttr, LxBuffersAttr, PrefetchAttr
 from ktir.ir.diagnostics import op_error
 
 
@@ -123,16 +132,81 @@ def read_lx_placement(op: Operation) -> tuple[int, int] | None:
     return values[0], values[1]
 
 
+def resident_placement(value: SSAValue) -> tuple[int, int] | None:
+    """(address, bytes per core) of a value the scratchpad plan keeps in LX; None otherwise."""
+    owner = value.owner
+    return read_lx_placement(owner) if isinstance(owner, Operation) else None
+
+
+def set_kernel_plan(
+    op: Operation,
+    cuts: dict[str, int],
+    addresses: dict[str, int],
+    whole_x: bool = False,
+    prefetch: Iterable[int] = (),
+) -> None:
+    """
+    Record `op`'s kernel plan (`ktir-plan-kernels`): its chunks per dim, whether a matmul keeps
+    x whole in LX, its staging buffers' addresses and its prefetched inputs (none: no attribute).
+    """
+    op.attributes[CHUNK_PLAN_ATTR] = ChunkPlanAttr(cuts, whole_x)
+    op.attributes[LX_BUFFERS_ATTR] = LxBuffersAttr(addresses)
+    op.attributes.pop(PREFETCH_ATTR, None)
+    if chosen := sorted(prefetch):
+        op.attributes[PREFETCH_ATTR] = PrefetchAttr(chosen)
+
+
+def clear_kernel_plan(op: Operation) -> None:
+    """Drop `op`'s recorded kernel plan, if any (core-level IR does not carry it)."""
+    for name in (CHUNK_PLAN_ATTR, LX_BUFFERS_ATTR, PREFETCH_ATTR):
+        op.attributes.pop(name, None)
+
+
+_Plan = TypeVar("_Plan", ChunkPlanAttr, LxBuffersAttr, PrefetchAttr)
+
+
+def _plan_attr(op: Operation, name: str, kind: type[_Plan]) -> _Plan | None:
+    """`op`'s attribute `name`, None without one; a located error when it is not a `kind`."""
+    attr = op.attributes.get(name)
+    if attr is not None and not isinstance(attr, kind):
+        raise op_error(op, f"'{name}' must be a #{kind.name}, not {attr}")
+    return attr
+
+
+def read_chunk_plan(op: Operation) -> tuple[dict[str, int], bool] | None:
+    """`op`'s recorded chunks per dim and whether a matmul keeps x whole; None without a plan."""
+    attr = _plan_attr(op, CHUNK_PLAN_ATTR, ChunkPlanAttr)
+    return None if attr is None else (attr.cuts, attr.keeps_whole_x)
+
+
+def read_lx_buffers(op: Operation) -> dict[str, int] | None:
+    """`op`'s recorded staging buffer addresses by role; None without them."""
+    attr = _plan_attr(op, LX_BUFFERS_ATTR, LxBuffersAttr)
+    return None if attr is None else attr.by_role
+
+
+def read_prefetch(op: Operation) -> frozenset[int]:
+    """The tensor inputs of `op` whose first load is a prefetch (none without the attribute)."""
+    attr = _plan_attr(op, PREFETCH_ATTR, PrefetchAttr)
+    return frozenset() if attr is None else attr.indices
+
+
 __all__ = [
     "clear_handoff",
+    "clear_kernel_plan",
     "clear_lx_placement",
     "division_attr",
     "handed_off",
+    "read_chunk_plan",
     "read_core_order",
     "read_division",
+    "read_lx_buffers",
     "read_lx_placement",
+    "read_prefetch",
+    "resident_placement",
     "set_core_order",
     "set_division",
+    "set_kernel_plan",
     "set_lx_handoff",
     "set_lx_placement",
 ]

@@ -288,7 +288,10 @@ def transpose_module(rows: int, cols: int, cores: int) -> ModuleOp:
     )
     module = parse_module(make_context(), text)
     divide = f"ktir-divide-work{{cores={cores}}}"
-    run_pipeline(module, f"ktir-pad-matmul,ktir-fuse,{divide},ktir-plan-scratchpad,ktir-lower-to-cores")
+    run_pipeline(
+        module,
+        f"ktir-pad-matmul,ktir-fuse,{divide},ktir-plan-scratchpad,ktir-plan-kernels,ktir-lower-to-cores",
+    )
     return module
 
 

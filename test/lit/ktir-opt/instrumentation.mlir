@@ -31,6 +31,8 @@
 // AFTER-ALL: // -----// IR Dump After DivideWorkPass (ktir-divide-work) //----- //
 // AFTER-ALL: ktir.work_division = {d0 = 2 : i64, d1 = 1 : i64}
 // AFTER-ALL: // -----// IR Dump After PlanScratchpadPass (ktir-plan-scratchpad) //----- //
+// AFTER-ALL: // -----// IR Dump After PlanKernelsPass (ktir-plan-kernels) //----- //
+// AFTER-ALL: ktir.chunk_plan = #ktir.chunk_plan<d0 = 1, d1 = 1>
 // AFTER-ALL: // -----// IR Dump After LowerToCoresPass (ktir-lower-to-cores) //----- //
 // AFTER-ALL: ktir.kernel "ktir.abs"
 

@@ -46,6 +46,7 @@ from ktir.dialects.ktir.elementwise import (
     UnaryOp,
     WhereOp,
 )
+from ktir.dialects.ktir.kernel_plan import PLAN_ATTRIBUTES
 from ktir.dialects.ktir.routing import ROUTING_OPS
 from ktir.dialects.ktir.structured import (
     STRUCTURED_OPS,
@@ -255,7 +256,7 @@ def test_dialect_registers_every_op_and_attribute():
     assert set(registered) == set(ALL_OPS)
     assert len(registered) == len(ALL_OPS)
     attributes = list(Ktir.attributes)
-    assert attributes == ATTRIBUTES
+    assert attributes == [*ATTRIBUTES, *PLAN_ATTRIBUTES]
     assert {attr.name for attr in attributes} == {
         "ktir.tiled",
         "ktir.device_dtype",
@@ -263,6 +264,9 @@ def test_dialect_registers_every_op_and_attribute():
         "ktir.tile",
         "ktir.unit",
         "ktir.combine",
+        "ktir.chunk_plan",
+        "ktir.lx_buffers",
+        "ktir.prefetch",
     }
     assert Ktir.name == "ktir"
 

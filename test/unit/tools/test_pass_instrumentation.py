@@ -53,11 +53,12 @@ def test_ktir_compile_runs_as_its_stages() -> None:
         "ktir-fuse",
         "ktir-divide-work",
         "ktir-plan-scratchpad",
+        "ktir-plan-kernels",
         "ktir-lower-to-cores",
         "dce",
     ]
-    assert [s.parent for s in stages] == [None, *["ktir-compile"] * 7, None]
-    assert [(s.first, s.last) for s in stages[1:8]] == [(True, False), *[(False, False)] * 5, (False, True)]
+    assert [s.parent for s in stages] == [None, *["ktir-compile"] * 8, None]
+    assert [(s.first, s.last) for s in stages[1:9]] == [(True, False), *[(False, False)] * 6, (False, True)]
     assert stages[5].module_pass.cores == 4  # the compile pass's options reach its stages
 
 
@@ -79,7 +80,7 @@ def test_list_passes_names_each_pass_with_its_options() -> None:
 
 def test_timing_report_sums_the_top_level_rows() -> None:
     stages = expand_stages(parse_pipeline("cse,ktir-compile,ktir-propagate-layouts"))
-    times = {0: 0.5, 1: 0.25, 4: 1.0, 7: 1.75, 8: 0.25}  # by stage index; 8 is the last pass
+    times = {0: 0.5, 1: 0.25, 4: 1.0, 8: 1.75, 9: 0.25}  # by stage index; 9 is the last pass
     rows = timing_rows(stages, times, parse=0.25, output=0.0)
     assert rows[:4] == [
         ("Parser", 0.25, 0),

@@ -1,5 +1,5 @@
 // RUN: printf 'name = "small"\nlx_bytes = 131072\n' > %t.toml
-// RUN: ktir-opt %s -p 'ktir-lower-to-cores{target="%t.toml"}' | filecheck %s
+// RUN: ktir-opt %s -p 'ktir-plan-kernels{target="%t.toml"},ktir-lower-to-cores{target="%t.toml"}' | filecheck %s
 
 // Attention whose keys and values do not fit LX whole walks its keys in chunks with an online
 // softmax (`IterationSpace.chunkable`): on a chip with 128 KiB of LX (104 KiB usable), one

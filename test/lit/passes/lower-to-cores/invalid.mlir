@@ -1,6 +1,6 @@
-// RUN: not ktir-opt %s -p ktir-lower-to-cores 2>&1 | filecheck %s
+// RUN: not ktir-opt %s -p ktir-plan-kernels,ktir-lower-to-cores 2>&1 | filecheck %s
 
-// The input below meets the preconditions of ktir-lower-to-cores; generated once with
+// The input below meets the preconditions of ktir-plan-kernels (which ktir-lower-to-cores needs first); generated once with
 //   git show f9d10e6:test/lit/passes/lower-to-cores/invalid.mlir | ktir-opt -p 'ktir-propagate-layouts,ktir-divide-work{policy=default}'
 // (see test/lit/Inputs/passes/README.md).
 

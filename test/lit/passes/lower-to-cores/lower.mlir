@@ -1,6 +1,6 @@
-// RUN: ktir-opt %s --split-input-file -p ktir-lower-to-cores | filecheck %s
+// RUN: ktir-opt %s --split-input-file -p ktir-plan-kernels,ktir-lower-to-cores | filecheck %s
 
-// The input below meets the preconditions of ktir-lower-to-cores; generated once with
+// The input below meets the preconditions of ktir-plan-kernels (which ktir-lower-to-cores needs first); generated once with
 //   git show f9d10e6:test/lit/passes/lower-to-cores/lower.mlir | ktir-opt --split-input-file -p 'ktir-propagate-layouts,ktir-divide-work{cores=2 policy=default}'
 // (see test/lit/Inputs/passes/README.md).
 

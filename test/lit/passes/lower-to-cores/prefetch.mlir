@@ -1,4 +1,4 @@
-// RUN: ktir-opt %s -p ktir-lower-to-cores | filecheck %s
+// RUN: ktir-opt %s -p ktir-plan-kernels,ktir-lower-to-cores | filecheck %s
 
 // Prefetch: the matmul's first weight tile reads a parameter, which the exp before it does not
 // write, so its load is a `prefetch` at the top of the kernel, in LX the exp leaves free (placed
