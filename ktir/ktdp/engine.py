@@ -5,7 +5,8 @@ Running a `ktdp` function on the simulated chip: every compute tile of the grid 
 with every SSA value batched over the grid's tiles (leading dim = tiles): an index is a vector
 of per-tile values, a tensor an array (tiles, *shape). Each op runs as one NumPy call for all
 tiles, so the cost is per op, not per element or per tile; an `scf.for` runs its body once per
-iteration, its trip count per tile (a tile past its last iteration runs masked: `_for`).
+iteration, its trip count per tile (a tile past its last iteration runs masked: the lock-step
+core's `scf.for`, `ktir.ir.lockstep`, with this engine's hooks).
 
 Numerics: values are stored in their element type and every op computes in float32 (float64 for
 f32 and wider) and rounds once to its result type, as ktir's own simulator does. A reduction or

@@ -105,7 +105,7 @@ def host_op(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
         if _seen_through(op, source[0], result[0]):
             return [args[0].reshape(result[0].device_size)]
     hosts = [host_array(a, v.type) for a, v in zip(args, op.operands, strict=True)]
-    implementation = IMPLEMENTATIONS.get(type(op))
+    implementation = IMPLEMENTATIONS.lookup(op)
     if implementation is None:
         raise ExecutionError(f"the core executor cannot run '{op.name}' at function level")
     return [device_buffer(r, v.type) for r, v in zip(implementation(op, hosts), op.results, strict=True)]
@@ -344,7 +344,7 @@ def tile_result(
         return np.broadcast_to(hosts[0], extent)
     if isinstance(payload, ew.FullOp):  # only the tile, not the whole tensor, on each core
         return np.broadcast_to(full_value(payload), extent)
-    implementation = IMPLEMENTATIONS.get(type(payload))
+    implementation = IMPLEMENTATIONS.lookup(payload)
     if implementation is None:
         raise ExecutionError(f"the core executor has no implementation of '{payload.name}'")
     return implementation(payload, hosts)[0]

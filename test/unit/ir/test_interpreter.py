@@ -61,7 +61,7 @@ def test_a_subclass_overrides_an_op_by_marking_its_method() -> None:
 
 
 def test_overriding_a_marked_method_without_marking_it_is_an_error() -> None:
-    with pytest.raises(TypeError, match="_Unmarked._add overrides an op implementation of _Base"):
+    with pytest.raises(TypeError, match=r"_Unmarked\._add overrides an op implementation of _Base"):
 
         class _Unmarked(_Base):
             def _add(self, op: Any) -> list[str]:
