@@ -201,7 +201,7 @@ class Lockstep(Interpreter):
             results = self.run_block(block.ops)
             sources = yielded
             carried = [
-                select(live, new, old, shape) if self.active is not None else new
+                _select(live, new, old, shape) if self.active is not None else new
                 for new, old, shape in zip(results, carried, shapes, strict=True)
             ]
         self.active = outer
@@ -256,7 +256,7 @@ class Lockstep(Interpreter):
         values = taken[0][1]
         for live, other in taken[1:]:
             values = [
-                select(live, new, old, shape) for new, old, shape in zip(other, values, shapes, strict=True)
+                _select(live, new, old, shape) for new, old, shape in zip(other, values, shapes, strict=True)
             ]
         return values
 
@@ -265,10 +265,10 @@ def _shape_of(value: SSAValue) -> tuple[int, ...]:
     return tuple(value.type.get_shape()) if isinstance(value.type, TensorType) else ()
 
 
-def select(live: np.ndarray, new: Any, old: Any, shape: tuple[int, ...]) -> np.ndarray:
+def _select(live: np.ndarray, new: Any, old: Any, shape: tuple[int, ...]) -> np.ndarray:
     """Per unit: `new` where the unit ran (`live`), `old` where it did not."""
     new, old = (np.broadcast_to(np.asarray(v), shape) for v in (new, old))
     return np.where(live.reshape(-1, *[1] * (len(shape) - 1)), new, old).astype(new.dtype, copy=False)
 
 
-__all__ = ["DIVIDING", "INDEX_ARITHMETIC", "Lockstep", "select"]
+__all__ = ["DIVIDING", "INDEX_ARITHMETIC", "Lockstep"]
