@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from ktir.dialects.ktdp.comm import InterTileProduceOp, InterTileReduceOp
 from ktir.hardware import cost_model
 from ktir.ir.diagnostics import location_of
+from ktir.ir.interpreter import Implementations
 from ktir.ktdp.memory import KtdpError
 from ktir.ktdp.tiles import (
     box_of,
@@ -20,6 +22,9 @@ from ktir.ktdp.tiles import (
 
 if TYPE_CHECKING:
     from ktir.ktdp.engine import Handler, TileProgram
+
+IMPLS: Implementations[Handler] = Implementations()
+"""The communication ops (`ktir.ir.interpreter`)."""
 
 
 @dataclass
@@ -46,6 +51,7 @@ def _group_ids(groups_set: Any) -> list[int]:
     return list(range(int(lower[0, 0]), int(upper[0, 0]) + 1))
 
 
+@IMPLS.impl(InterTileProduceOp)
 def _produce(run: TileProgram, op: Any) -> list[Future]:
     if run.charges.active is not None:
         raise KtdpError(
@@ -65,6 +71,7 @@ def _produce(run: TileProgram, op: Any) -> list[Future]:
     return [Future([np.asarray(p) for p in partials], groups, producers)]
 
 
+@IMPLS.impl(InterTileReduceOp)
 def _inter_tile_reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
     """
     Each consumer gets its group's partials folded from the identity, in tile (ring) order; a
@@ -118,11 +125,4 @@ def _ring_groups(members: list[np.ndarray], tiles: int) -> int:
     return size if consecutive and size * len(members) == tiles else tiles
 
 
-HANDLERS: dict[str, Handler] = {
-    "ktdp.inter_tile_produce": _produce,
-    "ktdp.inter_tile_reduce": _inter_tile_reduce,
-}
-"""The communication ops, by name."""
-
-
-__all__ = ["HANDLERS", "Future"]
+__all__ = ["IMPLS", "Future"]

@@ -19,6 +19,7 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 from ktir.dialects.ktdp import ops as ktdp
 from ktir.hardware import accounting, cost_model
 from ktir.ir.diagnostics import location_of
+from ktir.ir.interpreter import Implementations
 from ktir.ir.values import element_type_of, shape_of
 from ktir.ktdp.compare import compare
 from ktir.ktdp.memory import KtdpError
@@ -31,6 +32,11 @@ from ktir.sim.gemm import matmul_f32
 if TYPE_CHECKING:
     from ktir.ktdp.engine import Handler, TileProgram
 
+IMPLS: Implementations[Handler] = Implementations()
+"""The compute ops (`ktir.ir.interpreter`): `tensor` ops by class, `arith` (its constants; the lock-step
+core, `ktir.ir.lockstep`, runs its index arithmetic), `math` and `linalg` by dialect."""
+
+
 _BINARY = {
     "addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide,
     "maximumf": np.maximum, "minimumf": np.minimum, "maxnumf": np.fmax, "minnumf": np.fmin,
@@ -41,13 +47,6 @@ _UNARY = {
     "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x),
     "tanh": np.tanh, "negf": np.negative, "absf": np.abs, "erf": erf,
 }  # fmt: skip
-_INDEX = {
-    "addi": np.add, "subi": np.subtract, "muli": np.multiply, "divui": np.floor_divide,
-    "divsi": lambda a, b: np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b)), "remui": np.remainder,
-    "remsi": np.fmod, "floordivsi": np.floor_divide, "ceildivsi": lambda a, b: -((-a) // b),
-    "maxsi": np.maximum, "minsi": np.minimum,
-}  # fmt: skip
-_DIVIDING = {"divui", "divsi", "remui", "remsi", "floordivsi", "ceildivsi"}
 _IDENTITY = {"addf": 0.0, "add": 0.0, "mulf": 1.0, "maximumf": -np.inf, "maxnumf": -np.inf,
              "minimumf": np.inf, "minnumf": np.inf}  # fmt: skip
 _REDUCE = {"addf": np.sum, "mulf": np.prod, "maximumf": np.max, "maxnumf": np.fmax.reduce,
@@ -81,6 +80,8 @@ def _charge_result(run: TileProgram, op: Operation) -> None:
     _charge_sfu(run, op.name, in_sticks(shape, itemsize, run.target.stick_bytes))
 
 
+@IMPLS.impl_dialect("arith")
+@IMPLS.impl(arith.ConstantOp)
 def _arith(run: TileProgram, op: Operation) -> list[Any]:
     short = op.name.split(".")[1]
     if isinstance(op, arith.ConstantOp):
@@ -97,32 +98,14 @@ def _arith(run: TileProgram, op: Operation) -> list[Any]:
             if isinstance(op.results[0].type, IndexType)
             else store(value, element_type_of(op.results[0]))
         ]
-    if isinstance(op.results[0].type, IndexType) or short in _INDEX:
-        if short not in _INDEX:
-            raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
-        a, b = (np.asarray(run.env[v]) for v in op.operands)
-        if short in _DIVIDING:
-            b = _divisor(run, op, b)
-        return [_INDEX[short](a, b).astype(np.int64)]
+    if isinstance(op.results[0].type, IndexType):  # index arithmetic is the lock-step core's
+        raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
     fn = _BINARY.get(short) or _UNARY.get(short) or (_same if short in _CASTS else None)
     if fn is None:
         raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
     if isinstance(op.results[0].type, TensorType):
         _charge_result(run, op)
     return [elementwise(fn, [run.env[v] for v in op.operands], element_type_of(op.results[0]))]
-
-
-def _divisor(run: TileProgram, op: Operation, divisor: np.ndarray) -> np.ndarray:
-    """
-    The divisor of an index division, checked on the running tiles only: a masked-off tile
-    (past its last loop iteration) divides by 1, since its result is never used.
-    """
-    active = run.charges.active
-    if active is not None and divisor.ndim > 0 and divisor.shape[0] == run.tiles:
-        divisor = np.where(active.reshape(-1, *[1] * (divisor.ndim - 1)), divisor, 1)
-    if (divisor == 0).any():
-        raise KtdpError(f"'{op.name}' divides by zero", location_of(op))
-    return divisor
 
 
 def _constant(run: TileProgram, op: arith.ConstantOp) -> Any:
@@ -146,6 +129,7 @@ def _constant(run: TileProgram, op: arith.ConstantOp) -> Any:
     return np.broadcast_to(np.broadcast_to(array, shape), (run.tiles, *shape))
 
 
+@IMPLS.impl_dialect("math")
 def _math(run: TileProgram, op: Operation) -> list[np.ndarray]:
     short = op.name.split(".")[1]
     if short not in _UNARY:
@@ -155,12 +139,14 @@ def _math(run: TileProgram, op: Operation) -> list[np.ndarray]:
     return [elementwise(_UNARY[short], [run.env[op.operands[0]]], element_type_of(op.results[0]))]
 
 
+@IMPLS.impl(tensor.EmptyOp)
 def _empty(run: TileProgram, op: tensor.EmptyOp) -> list[np.ndarray]:
     run.empty.add(op.tensor)
     shape = tuple(op.tensor.type.get_shape())
     return [np.zeros((run.tiles, *shape), numpy_dtype(element_type_of(op.tensor)))]
 
 
+@IMPLS.impl_dialect("linalg")
 def _linalg(run: TileProgram, op: Operation) -> list[np.ndarray]:
     short = op.name.split(".")[1]
     handler = _LINALG.get(short)
@@ -451,12 +437,14 @@ def _slice_box(run: TileProgram, op: Any, shape: Sequence[int]) -> tuple[slice, 
     return (slice(None), *(slice(o, o + n * s, s) for o, n, s in zip(offsets, sizes, strides, strict=True)))
 
 
+@IMPLS.impl(tensor.ExtractSliceOp)
 def _extract_slice(run: TileProgram, op: Any) -> list[np.ndarray]:
     source = np.asarray(run.env[op.source])
     box = _slice_box(run, op, source.shape[1:])
     return [np.ascontiguousarray(source[box]).reshape(run.tiles, *op.result.type.get_shape())]
 
 
+@IMPLS.impl(tensor.InsertSliceOp)
 def _insert_slice(run: TileProgram, op: Any) -> list[np.ndarray]:
     dest = np.array(run.env[op.dest], copy=True)
     box = _slice_box(run, op, dest.shape[1:])
@@ -464,6 +452,7 @@ def _insert_slice(run: TileProgram, op: Any) -> list[np.ndarray]:
     return [dest]
 
 
+@IMPLS.impl(tensor.SplatOp)
 def _splat(run: TileProgram, op: Any) -> list[np.ndarray]:
     shape = tuple(op.result.type.get_shape())
     value = np.asarray(run.env[op.input])
@@ -471,12 +460,14 @@ def _splat(run: TileProgram, op: Any) -> list[np.ndarray]:
     return [store(np.broadcast_to(value, (run.tiles, *shape)), element_type_of(op.result))]
 
 
+@IMPLS.impl(tensor.ExtractOp)
 def _extract(run: TileProgram, op: Any) -> list[np.ndarray]:
     source = _batched(run, op.tensor)
     indices = [run.addressed(run.env[v]) for v in op.indices]
     return [source[(np.arange(run.tiles), *indices)]]
 
 
+@IMPLS.impl(tensor.ExpandShapeOp, tensor.CollapseShapeOp)
 def _reshape(run: TileProgram, op: Operation) -> list[np.ndarray]:
     shape = shape_of(op.results[0])
     return [np.asarray(run.env[op.operands[0]]).reshape(run.tiles, *shape)]
@@ -495,19 +486,5 @@ _LINALG: dict[str, Handler] = {
     "index": _index,
 }
 
-HANDLERS: dict[str, Handler] = {
-    "arith.*": _arith,
-    "math.*": _math,
-    "linalg.*": _linalg,
-    "tensor.empty": _empty,
-    "tensor.expand_shape": _reshape,
-    "tensor.collapse_shape": _reshape,
-    "tensor.extract_slice": _extract_slice,
-    "tensor.insert_slice": _insert_slice,
-    "tensor.splat": _splat,
-    "tensor.extract": _extract,
-}
-"""The compute ops, by name (`dialect.*`: every op of the dialect)."""
 
-
-__all__ = ["HANDLERS"]
+__all__ = ["IMPLS"]

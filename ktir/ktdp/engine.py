@@ -5,7 +5,8 @@ Running a `ktdp` function on the simulated chip: every compute tile of the grid 
 with every SSA value batched over the grid's tiles (leading dim = tiles): an index is a vector
 of per-tile values, a tensor an array (tiles, *shape). Each op runs as one NumPy call for all
 tiles, so the cost is per op, not per element or per tile; an `scf.for` runs its body once per
-iteration, its trip count per tile (a tile past its last iteration runs masked: `_for`).
+iteration, its trip count per tile (a tile past its last iteration runs masked: the lock-step
+core's `scf.for`, `ktir.ir.lockstep`, with this engine's hooks).
 
 Numerics: values are stored in their element type and every op computes in float32 (float64 for
 f32 and wider) and rounds once to its result type, as ktir's own simulator does. A reduction or
@@ -40,6 +41,8 @@ from ktir.dialects.ktdp import comm as ktdp_comm
 from ktir.hardware import cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
+from ktir.ir.interpreter import Implementations
+from ktir.ir.lockstep import DIVIDING, Lockstep
 from ktir.ktdp import comm, compute, control, routines, transfers
 from ktir.ktdp.charges import Charges
 from ktir.ktdp.memory import DeviceMemory, KtdpError
@@ -55,8 +58,23 @@ Handler = Callable[["TileProgram", Any], Any]
 """An op's interpretation: (program, op) -> its results' values, or None."""
 
 
-class TileProgram:
-    """One ktdp function on every tile of a grid (module docstring)."""
+class TileProgram(Lockstep):
+    """
+    One ktdp function on every tile of a grid (module docstring).
+
+    Its ops' implementations are its modules' tables (`ktir.ir.interpreter`) over the lock-step
+    core's `arith` and `scf` (`ktir.ir.lockstep`), whose hooks it overrides: masked tiles
+    (`active`), loop bounds, index operands and results, the iteration budget, buffer aliases.
+    """
+
+    IMPLS = Implementations.compose(transfers.IMPLS, compute.IMPLS, control.IMPLS, comm.IMPLS, routines.IMPLS)
+    TERMINATORS = (
+        scf.YieldOp,
+        LinalgYieldOp,
+        ktdp_comm.YieldPartialOp,
+        ktdp_comm.YieldReducedOp,
+        func.ReturnOp,
+    )
 
     def __init__(
         self,
@@ -66,12 +84,12 @@ class TileProgram:
         target: Target,
         buffers: int = 1,
     ) -> None:
+        super().__init__(math.prod(grid))
         self.function = function
         self.grid = list(grid)
-        self.tiles = math.prod(grid)
+        self.tiles = self.units
         self.memory = memory
         self.target = target
-        self.env: dict[SSAValue, Any] = {}
         self.empty: set[SSAValue] = set()
         self.charges = Charges(self.tiles)
         self.charges.pattern = kernel_bandwidth(function, self.tiles, target)
@@ -94,31 +112,72 @@ class TileProgram:
         finally:
             self.stack.pop()
 
-    def run_block(self, ops: Any) -> list[Any]:
-        """Run ops in order up to a terminator; the values it yields or returns."""
-        for op in ops:
-            if isinstance(
-                op,
-                (
-                    scf.YieldOp,
-                    LinalgYieldOp,
-                    ktdp_comm.YieldPartialOp,
-                    ktdp_comm.YieldReducedOp,
-                    func.ReturnOp,
-                ),
-            ):
-                return [self.env[v] for v in op.operands]
-            try:
-                self._op(op)
-            except (TileError, ValueError, TypeError, IndexError, OverflowError, FloatingPointError) as error:
-                if isinstance(error, KtdpError) and error.location is not None:
-                    raise
-                raise KtdpError(f"'{op.name}': {error}", location_of(op)) from None
-            except MemoryError:
-                raise KtdpError(
-                    f"'{op.name}': its values need more memory than there is", location_of(op)
-                ) from None
-        return []
+    def run_op(self, op: Operation) -> None:
+        """Run one op and place its charges; an error it raises is located at the op."""
+        try:
+            super().run_op(op)
+            if not isinstance(op, _SCHEDULED_BY_HANDLER):
+                self.place(op)
+        except (TileError, ValueError, TypeError, IndexError, OverflowError, FloatingPointError) as error:
+            if isinstance(error, KtdpError) and error.location is not None:
+                raise
+            raise KtdpError(f"'{op.name}': {error}", location_of(op)) from None
+        except MemoryError:
+            raise KtdpError(
+                f"'{op.name}': its values need more memory than there is", location_of(op)
+            ) from None
+
+    def unsupported(self, op: Operation) -> Exception:
+        """The error for an op the engine has no implementation of."""
+        return KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
+
+    # -- the lock-step core's hooks (`ktir.ir.lockstep`) -----------------------------------------
+
+    @property
+    def active(self) -> np.ndarray | None:
+        """The tiles running now (a loop past some tiles' last iteration, a branch), None if all."""
+        return self.charges.active
+
+    @active.setter
+    def active(self, mask: np.ndarray | None) -> None:
+        self.charges.active = mask
+
+    def loop_bounds(self, op: scf.ForOp) -> tuple[Any, Any, Any]:
+        """
+        Per tile, as `addressed`: a masked-off tile takes a running tile's bounds. Bounds may
+        differ between tiles (a Triton-style `for row = pid to n step grid`): the lock-step core
+        runs the loop to the longest trip count, a tile past its last iteration masked.
+
+        Example: rows `pid to 1151 step 32` on 32 tiles: 36 iterations; tile 31 runs rows 31 to
+        1119 (35) and is masked in the 36th, while tiles 0 to 30 run rows 1120 to 1150.
+        """
+        lower, upper, step = (self.addressed(self.env[v]) for v in (op.lb, op.ub, op.step))
+        if (step <= 0).any():
+            raise KtdpError("an scf.for step must be positive", location_of(op))
+        return lower, upper, step
+
+    def index_operands(self, op: Operation) -> tuple[Any, Any]:
+        """
+        The operands as arrays; a division's divisor checked on the running tiles only: a
+        masked-off tile (past its last loop iteration) divides by 1, since its result is never used.
+        """
+        a, b = (np.asarray(self.env[v]) for v in op.operands)
+        if not isinstance(op, DIVIDING):
+            return a, b
+        active = self.charges.active
+        if active is not None and b.ndim > 0 and b.shape[0] == self.tiles:
+            b = np.where(active.reshape(-1, *[1] * (b.ndim - 1)), b, 1)
+        if (b == 0).any():
+            raise KtdpError(f"'{op.name}' divides by zero", location_of(op))
+        return a, b
+
+    def index_value(self, value: Any) -> Any:
+        """Index values are int64 (an `i32` operand's too)."""
+        return value.astype(np.int64)
+
+    def alias(self, values: Sequence[SSAValue], sources: Sequence[SSAValue]) -> None:
+        """The schedule's buffers of `values` are those of `sources` (a carried or yielded value)."""
+        self.schedule.alias(values, sources)
 
     def count_iterations(self, op: Operation, iterations: int) -> None:
         """Charge `iterations` of a loop to the run's budget (`MAX_ITERATIONS`: no run hangs)."""
@@ -128,16 +187,6 @@ class TileProgram:
                 f"the program runs more than {MAX_ITERATIONS:,} loop iterations; the engine stops here",
                 location_of(op),
             )
-
-    def _op(self, op: Operation) -> None:
-        handler = HANDLERS.get(op.name) or HANDLERS.get(op.name.split(".")[0] + ".*")
-        if handler is None:
-            raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
-        results = handler(self, op)
-        if results is not None:
-            self.env.update(zip(op.results, results, strict=True))
-        if op.name not in _SCHEDULED_BY_HANDLER:
-            self.place(op)
 
     def place(self, op: Operation) -> None:
         """Put the op's charges on the timeline (inside a fused payload, they are the call's)."""
@@ -197,17 +246,8 @@ class TileProgram:
         return int(values[0])
 
 
-_SCHEDULED_BY_HANDLER = ("scf.for", "scf.if", "func.call")
+_SCHEDULED_BY_HANDLER = (scf.ForOp, scf.IfOp, func.CallOp)
 """Ops whose handler places their time and their results' buffers itself (their bodies' ops)."""
 
-HANDLERS: dict[str, Handler] = {
-    **transfers.HANDLERS,
-    **compute.HANDLERS,
-    **control.HANDLERS,
-    **comm.HANDLERS,
-    **routines.HANDLERS,
-}
-"""Every op the engine runs, by name (`dialect.*`: every op of that dialect)."""
 
-
-__all__ = ["HANDLERS", "MAX_ITERATIONS", "UNITS", "Charges", "Handler", "Tile", "TileProgram", "View"]
+__all__ = ["MAX_ITERATIONS", "UNITS", "Charges", "Handler", "Tile", "TileProgram", "View"]

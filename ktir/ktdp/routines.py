@@ -36,11 +36,16 @@ from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.hardware import accounting, cost_model
 from ktir.ir.diagnostics import location_of
+from ktir.ir.interpreter import Implementations
 from ktir.ktdp.memory import KtdpError
 from ktir.layout.sticks import in_sticks
 
 if TYPE_CHECKING:
     from ktir.ktdp.engine import Handler, TileProgram
+
+IMPLS: Implementations[Handler] = Implementations()
+"""Calls (`ktir.ir.interpreter`)."""
+
 
 GRAPH_OPS: dict[str, type[Operation]] = {op.name: op for op in [*ew.ELEMENTWISE_OPS, *st.STRUCTURED_OPS]}
 """ktir's graph ops by name: what a routine may name."""
@@ -79,6 +84,7 @@ def _check_routine(callee: func.FuncOp) -> type[Operation]:
     return kind
 
 
+@IMPLS.impl(func.CallOp)
 def _call(run: TileProgram, op: func.CallOp) -> list[Any]:
     callee = _callee(op)
     if callee in run.stack:  # its values live in one environment: a second frame would clobber them
@@ -168,8 +174,4 @@ def _charge_attention(run: TileProgram, callee: func.FuncOp, arguments: list[Any
     )
 
 
-HANDLERS: dict[str, Handler] = {"func.call": _call}
-"""Calls, by name."""
-
-
-__all__ = ["GRAPH_OPS", "HANDLERS"]
+__all__ = ["GRAPH_OPS", "IMPLS"]

@@ -16,10 +16,12 @@ from xdsl.ir.affine import AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
 
 from ktir.dialects.ktdp import ops as ktdp
 from ktir.dialects.ktdp.attributes import MemorySpaceAttr
+from ktir.dialects.ktdp.indirect import ConstructIndirectAccessTileOp
 from ktir.dialects.ktdp.legacy import SpyreMemorySpaceAttr
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
+from ktir.ir.interpreter import Implementations
 from ktir.ktdp.distributed import (
     DistributedTile,
     DistributedView,
@@ -48,7 +50,11 @@ from ktir.reference.ops import store
 if TYPE_CHECKING:
     from ktir.ktdp.engine import Handler, TileProgram
 
+IMPLS: Implementations[Handler] = Implementations()
+"""The memory ops (`ktir.ir.interpreter`)."""
 
+
+@IMPLS.impl(ktdp.GetComputeTileIdOp)
 def _tile_id(run: TileProgram, op: ktdp.GetComputeTileIdOp) -> list[np.ndarray]:
     grid = run.grid
     t = np.arange(run.tiles)
@@ -59,6 +65,7 @@ def _tile_id(run: TileProgram, op: ktdp.GetComputeTileIdOp) -> list[np.ndarray]:
     return ids
 
 
+@IMPLS.impl(ktdp.ConstructMemoryViewOp)
 def _memory_view(run: TileProgram, op: ktdp.ConstructMemoryViewOp) -> list[View]:
     def values(static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[np.ndarray]:
         rest = iter(dynamic)
@@ -88,6 +95,7 @@ def _memory_view(run: TileProgram, op: ktdp.ConstructMemoryViewOp) -> list[View]
     ]
 
 
+@IMPLS.impl(ktdp.ConstructAccessTileOp)
 def _access_tile(run: TileProgram, op: ktdp.ConstructAccessTileOp) -> list[Tile] | list[DistributedTile]:
     view = run.addressed_view(run.env[op.base])
     if not isinstance(view, View | DistributedView):
@@ -107,6 +115,7 @@ def _access_tile(run: TileProgram, op: ktdp.ConstructAccessTileOp) -> list[Tile]
     return [Tile(view, element_indices(base, lower, upper, order, view.offset, view.strides, view.sizes))]
 
 
+@IMPLS.impl(ConstructIndirectAccessTileOp)
 def _indirect_tile(run: TileProgram, op: Any) -> list[Tile]:
     """
     An indirect access tile: the intermediate variables over their box, each base coordinate a
@@ -183,6 +192,7 @@ def _flat_index(view: View, coords: Sequence[np.ndarray | np.int64], tiles: int)
     return np.broadcast_to(flat, np.broadcast_shapes(*(np.shape(c) for c in coords), flat.shape)).copy()
 
 
+@IMPLS.impl(ktdp.LoadOp)
 def _load(run: TileProgram, op: ktdp.LoadOp) -> list[np.ndarray]:
     tile = run.env[op.access_tile]
     if isinstance(tile, DistributedTile):
@@ -192,6 +202,7 @@ def _load(run: TileProgram, op: ktdp.LoadOp) -> list[np.ndarray]:
     return [store(data, cast(TensorType[Attribute], op.result.type).element_type)]
 
 
+@IMPLS.impl(ktdp.StoreOp)
 def _store(run: TileProgram, op: ktdp.StoreOp) -> None:
     tile = run.env[op.access_tile]
     if isinstance(tile, DistributedTile):
@@ -261,16 +272,7 @@ def _broadcast_sticks(tile: Tile, target: Target) -> int | None:
 # -- compute ------------------------------------------------------------------------------------
 
 
-HANDLERS: dict[str, Handler] = {
-    "ktdp.get_compute_tile_id": _tile_id,
-    "ktdp.construct_memory_view": _memory_view,
-    "ktdp.construct_access_tile": _access_tile,
-    "ktdp.construct_indirect_access_tile": _indirect_tile,
-    "ktdp.construct_distributed_memory_view": distributed_view,
-    "ktdp.load": _load,
-    "ktdp.store": _store,
-}
-"""The memory ops, by name."""
+IMPLS.impl(ktdp.ConstructDistributedMemoryViewOp)(distributed_view)
 
 
-__all__ = ["HANDLERS"]
+__all__ = ["IMPLS"]

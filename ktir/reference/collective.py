@@ -26,10 +26,11 @@ import numpy as np
 
 from ktir.dialects.ktir.collective import AllGatherOp, AllReduceOp
 from ktir.ir.diagnostics import ExecutionError
-from ktir.reference.ops import Registry, result_element, store, widen
+from ktir.ir.interpreter import Implementations
+from ktir.reference.ops import Implementation, result_element, store, widen
 
-COLLECTIVE = Registry()
-implements = COLLECTIVE.register
+COLLECTIVE: Implementations[Implementation] = Implementations()
+implements = COLLECTIVE.impl
 
 T = TypeVar("T")
 

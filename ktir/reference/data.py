@@ -13,10 +13,11 @@ from xdsl.ir import Operation
 
 from ktir.dialects.ktir import data, routing
 from ktir.ir.diagnostics import ExecutionError
-from ktir.reference.ops import Registry, result_element, store, widen
+from ktir.ir.interpreter import Implementations
+from ktir.reference.ops import Implementation, result_element, store, widen
 
-DATA = Registry()
-implements = DATA.register
+DATA: Implementations[Implementation] = Implementations()
+implements = DATA.impl
 
 
 def checked_rows(indices: np.ndarray, rows: int) -> np.ndarray:

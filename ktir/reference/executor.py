@@ -30,14 +30,17 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.dialects.ktir import structured as st
 from ktir.ir.diagnostics import ExecutionError
+from ktir.ir.interpreter import Implementations
 from ktir.layout.dtypes import numpy_dtype
 from ktir.reference.collective import COLLECTIVE
 from ktir.reference.data import DATA
-from ktir.reference.ops import ELEMENTWISE, to_numpy
+from ktir.reference.ops import ELEMENTWISE, Implementation, to_numpy
 from ktir.reference.structured import STRUCTURED
 
-IMPLEMENTATIONS = {**ELEMENTWISE, **STRUCTURED, **DATA, **COLLECTIVE}
-"""Every graph-level op the executor runs, by op class."""
+IMPLEMENTATIONS: Implementations[Implementation] = Implementations.compose(
+    ELEMENTWISE, STRUCTURED, DATA, COLLECTIVE
+)
+"""Every graph-level op the executor runs, by op class: its modules' tables (`ktir.ir.interpreter`)."""
 
 
 def run_body(
@@ -54,13 +57,11 @@ def run_body(
     return env[body.last_op.operands[0]]
 
 
+@IMPLEMENTATIONS.impl(st.FusedOp)
 def _fused(op: Operation, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """A `ktir.fused` kernel: its ops one by one, each rounded to its own result type."""
     assert isinstance(op, st.FusedOp)
     return [run_body(op, inputs, lambda member, ins: IMPLEMENTATIONS[type(member)](member, ins)[0])]
-
-
-IMPLEMENTATIONS[st.FusedOp] = _fused
 
 
 def entry_function(module: ModuleOp, func_name: str | None) -> func.FuncOp:
@@ -178,9 +179,7 @@ def last_uses(ops: Any) -> dict[int, list[SSAValue]]:
 
 def execute_op(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
     """Run one graph-level op on NumPy arrays; `ExecutionError` if it has no implementation."""
-    implementation: Callable[[Operation, list[np.ndarray]], list[np.ndarray]] | None = IMPLEMENTATIONS.get(
-        type(op)
-    )
+    implementation = IMPLEMENTATIONS.lookup(op)
     if implementation is None:
         raise ExecutionError(f"the reference executor has no implementation of '{op.name}'")
     results = implementation(op, args)

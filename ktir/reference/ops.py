@@ -33,29 +33,16 @@ from xdsl.ir import Attribute, Operation
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir.attributes import OperandRefAttr
 from ktir.dialects.spyreop.types import DF16Type
+from ktir.ir.interpreter import Implementations
 from ktir.layout.df16 import round_df16
 from ktir.layout.dtypes import numpy_dtype
 
 Implementation = Callable[[Any, list[np.ndarray]], list[np.ndarray]]
 
 
-class Registry(dict[type[Operation], Implementation]):
-    """Op class -> implementation; `register(*ops)` is the decorator that fills it."""
-
-    def register(self, *op_classes: type[Operation]) -> Callable[[Implementation], Implementation]:
-        """Register the decorated function for `op_classes`."""
-
-        def decorate(function: Implementation) -> Implementation:
-            for op_class in op_classes:
-                self[op_class] = function
-            return function
-
-        return decorate
-
-
-ELEMENTWISE = Registry()
-"""Implementations of the ops in `ktir.dialects.ktir.elementwise`."""
-implements = ELEMENTWISE.register
+ELEMENTWISE: Implementations[Implementation] = Implementations()
+"""Implementations of the ops in `ktir.dialects.ktir.elementwise` (`ktir.ir.interpreter`)."""
+implements = ELEMENTWISE.impl
 
 
 #### Precision ####

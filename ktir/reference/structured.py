@@ -16,13 +16,14 @@ from xdsl.ir import Attribute, Operation
 
 from ktir.dialects.ktir import structured as st
 from ktir.ir.diagnostics import ExecutionError
+from ktir.ir.interpreter import Implementations
 from ktir.ir.values import shape_of
 from ktir.layout.dtypes import format_of_element, numpy_dtype
-from ktir.reference.ops import Registry, decode_argument, result_element, store, to_numpy, widen
+from ktir.reference.ops import Implementation, decode_argument, result_element, store, to_numpy, widen
 
-STRUCTURED = Registry()
+STRUCTURED: Implementations[Implementation] = Implementations()
 """Implementations of the ops in `ktir.dialects.ktir.structured`."""
-implements = STRUCTURED.register
+implements = STRUCTURED.impl
 
 
 @implements(st.MatmulOp, st.BmmOp)

@@ -31,6 +31,7 @@ from ktir.dialects.ktir.attributes import device_dtype_of_element
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import ExecutionError, location_of
+from ktir.ir.interpreter import impl
 from ktir.ir.values import element_type_of, layout_of_type, tensor_layout
 from ktir.layout.dtypes import numpy_dtype
 from ktir.reference.executor import IMPLEMENTATIONS
@@ -148,16 +149,17 @@ class SimKernel(KernelInterpreter):
             outputs = [DeviceShape.of(t) for t in self.op.outputs.types]
             for arg, buffer in zip(self.args, [*inputs, *outputs], strict=True):
                 self.env[arg] = buffer
-            self._block(self.op.body.block)
+            self.run_block(self.op.body.block.ops)
             return outputs
         finally:
             drop_gemms()  # after an error: the GEMMs still running are waited for, not read
             self.lx_bytes = self.scratchpad.live_bytes(self.target.cores)
             self.scratchpad.end_kernel()
 
-    def _op(self, op: Operation) -> None:
+    def run_op(self, op: Operation) -> None:
+        """Run one op; an error it raises is located at the op (else at the kernel)."""
         try:
-            super()._op(op)
+            super().run_op(op)
         except SimulationError as error:
             if error.location is None:
                 error.location = location_of(op) or location_of(self.op)
@@ -270,6 +272,7 @@ class SimKernel(KernelInterpreter):
         self.buffers[op.result] = buffer
         return buffer  # the LX buffer, not an array: the sim reads LX through `self.buffers`
 
+    @impl(core.FillOp)
     def _fill(self, op: core.FillOp) -> None:
         slot = int(self.env[op.slot])
         buffer = self.buffers[op.buffer]
@@ -282,6 +285,7 @@ class SimKernel(KernelInterpreter):
         cycles = np.full(self.cores, cost_model.fill_cycles(elements * buffer.dtype.itemsize, self.target))
         self.timeline.issue("sfu", [], [(op.buffer, slot)], cycles, "fill")
 
+    @impl(core.DmaLoadOp, core.DmaStoreOp)
     def _dma(self, op: core.DmaLoadOp | core.DmaStoreOp) -> None:
         tile = self.tiles[op.tile.value.data]
         chunk, slot = int(self.env[op.chunk]), int(self.env[op.slot])
@@ -458,6 +462,7 @@ class SimKernel(KernelInterpreter):
         """The chunk's window of a buffer holding the core's whole slice (None: the tile itself)."""
         return core.compute_window(self.tiles[tile_index], self.buffers[value].shape[2:], chunk)
 
+    @impl(core.ComputeOp)
     def _compute(self, op: core.ComputeOp) -> None:
         payload = op.payload.block.first_op
         assert payload is not None
@@ -909,6 +914,7 @@ class SimKernel(KernelInterpreter):
 
     # -- ring ---------------------------------------------------------------------------------
 
+    @impl(core.RingReduceOp)
     def _ring_reduce(self, op: core.RingReduceOp) -> None:
         slot, group = int(self.env[op.slot]), op.group.value.data
         buffer = self.buffers[op.buffer]

@@ -21,21 +21,22 @@ outputs = ktir.sim.executor.run(module, [x, w])      # after ktir-lower-to-cores
 from __future__ import annotations
 
 import math
-import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import cache
 from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, TensorType
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.attributes import TileAttr
 from ktir.ir.diagnostics import ExecutionError
+from ktir.ir.interpreter import impl
+from ktir.ir.lockstep import Lockstep
 from ktir.ir.values import tensor_layout
 from ktir.layout.dtypes import numpy_dtype
 from ktir.layout.spyre import SpyreTensorLayout
@@ -104,7 +105,7 @@ def host_op(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
         if _seen_through(op, source[0], result[0]):
             return [args[0].reshape(result[0].device_size)]
     hosts = [host_array(a, v.type) for a, v in zip(args, op.operands, strict=True)]
-    implementation = IMPLEMENTATIONS.get(type(op))
+    implementation = IMPLEMENTATIONS.lookup(op)
     if implementation is None:
         raise ExecutionError(f"the core executor cannot run '{op.name}' at function level")
     return [device_buffer(r, v.type) for r, v in zip(implementation(op, hosts), op.results, strict=True)]
@@ -122,64 +123,53 @@ def _seen_through(op: Operation, source: SpyreTensorLayout, result: SpyreTensorL
     )
 
 
-class KernelInterpreter:
+class KernelInterpreter(Lockstep):
     """
     One kernel's execution: the region run once, in lockstep, for all its cores.
 
-    The simulator (`ktir.sim`) subclasses it and overrides the memory and compute hooks
-    (`_alloc`, `_dma`, `_fill`, `_compute`, `_tile_result`, `_ring_reduce`).
+    Its ops' implementations are its `@impl` methods (`ktir.ir.interpreter`); index arithmetic,
+    constants and `scf.for` are the lock-step core's (`ktir.ir.lockstep`). The simulator
+    (`ktir.sim`) subclasses it, marks its own `_dma`, `_fill`, `_compute` and `_ring_reduce`,
+    and overrides the hooks `_alloc` and `_tile_result`.
     """
 
+    TERMINATORS = (core.YieldOp, scf.YieldOp)
+
     def __init__(self, op: core.KernelOp, lx: dict[int, np.ndarray]) -> None:
+        super().__init__(op.cores.value.data)
         self.op = op
         self.lx = lx
-        self.cores = op.cores.value.data
+        self.cores = self.units
         self.tiles = list(op.tiles.data)
         self.args = list(op.body.block.args)
-        self.env: dict[SSAValue, Any] = {}
         # Online-softmax state of accumulating attention computes, per (buffer, slot, core):
         # a kernel that walks its keys in chunks (`IterationSpace.chunkable`).
         self.online: dict[tuple[SSAValue, int, int], AttentionState] = {}
 
     def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        """Run the region on the kernel's input device buffers; returns its output buffers."""
         outputs = [
             np.zeros(tensor_layout(t)[0].device_size, dtype=tensor_layout(t)[2])
             for t in self.op.outputs.types
         ]
         for arg, buffer in zip(self.args, [*inputs, *outputs], strict=True):
             self.env[arg] = buffer
-        self._block(self.op.body.block)
+        self.run_block(self.op.body.block.ops)
         return outputs
 
-    def _block(self, block: Block) -> None:
-        for op in block.ops:
-            self._op(op)
+    def unsupported(self, op: Operation) -> Exception:
+        """The error for an op no kernel body may hold."""
+        return ExecutionError(f"the core executor cannot run '{op.name}' inside a kernel")
 
-    def _op(self, op: Operation) -> None:
-        if (binary := _INDEX_ARITHMETIC.get(type(op))) is not None:
-            self.env[op.results[0]] = binary(self.env[op.operands[0]], self.env[op.operands[1]])
-            return
-        if (handler := _HANDLERS.get(type(op))) is not None:
-            getattr(self, handler)(op)  # by name, so a subclass's override runs
-            return
-        if not isinstance(op, (core.YieldOp, scf.YieldOp)):
-            raise ExecutionError(f"the core executor cannot run '{op.name}' inside a kernel")
+    @impl(core.CoreIdOp)
+    def _core_id(self, op: core.CoreIdOp) -> list[np.ndarray]:
+        return [np.arange(self.cores)]
 
-    def _core_id(self, op: core.CoreIdOp) -> None:
-        self.env[op.results[0]] = np.arange(self.cores)
+    @impl(core.LxAllocOp)
+    def _lx_alloc(self, op: core.LxAllocOp) -> list[np.ndarray]:
+        return [self._alloc(op)]
 
-    def _constant(self, op: arith.ConstantOp) -> None:
-        self.env[op.results[0]] = cast(IntegerAttr, op.value).value.data
-
-    def _for(self, op: scf.ForOp) -> None:
-        env = self.env
-        for i in range(env[op.lb], env[op.ub], env[op.step]):
-            env[op.body.block.args[0]] = i
-            self._block(op.body.block)
-
-    def _lx_alloc(self, op: core.LxAllocOp) -> None:
-        self.env[op.results[0]] = self._alloc(op)
-
+    @impl(core.FillOp)
     def _fill(self, op: core.FillOp) -> None:
         self.env[op.buffer][:, self.env[op.slot]] = 0
         self._restart_online(op.buffer, int(self.env[op.slot]))
@@ -230,6 +220,7 @@ class KernelInterpreter:
         first = np.zeros_like(tile.extent_array) if resident else tile.starts_array[core_index]
         return tuple(slice(int(s), int(s) + e) for s, e in zip(first, tile.whole_extent, strict=True))
 
+    @impl(core.DmaLoadOp, core.DmaStoreOp)
     def _dma(self, op: core.DmaLoadOp | core.DmaStoreOp) -> None:
         tile = self.tiles[op.tile.value.data]
         chunk, slot = int(self.env[op.chunk]), int(self.env[op.slot])
@@ -264,6 +255,7 @@ class KernelInterpreter:
         local = tuple(c - low for c, low in zip(coords, lo, strict=True))
         return valid, local, lo, tuple(h - low for h, low in zip(hi, lo, strict=True))
 
+    @impl(core.ComputeOp)
     def _compute(self, op: core.ComputeOp) -> None:
         payload = op.payload.block.first_op
         assert payload is not None
@@ -307,33 +299,13 @@ class KernelInterpreter:
     ) -> np.ndarray:
         return tile_result(payload, hosts, extent, accumulate)
 
+    @impl(core.RingReduceOp)
     def _ring_reduce(self, op: core.RingReduceOp) -> None:
         buffer, slot, group = self.env[op.buffer], int(self.env[op.slot]), op.group.value.data
         combine = {"add": np.add, "max": np.maximum, "min": np.minimum}[op.combine.data]
         for first in range(0, self.cores, group):
             for partner in range(first + 1, first + group):
                 buffer[first, slot] = combine(buffer[first, slot], buffer[partner, slot])
-
-
-_INDEX_ARITHMETIC: dict[type[Operation], Callable[[Any, Any], Any]] = {
-    arith.AddiOp: operator.add,
-    arith.MuliOp: operator.mul,
-    arith.RemUIOp: operator.mod,
-}
-"""Index arithmetic of kernel bodies, on per-core integer arrays."""
-
-_HANDLERS: dict[type[Operation], str] = {
-    core.CoreIdOp: "_core_id",
-    arith.ConstantOp: "_constant",
-    scf.ForOp: "_for",
-    core.LxAllocOp: "_lx_alloc",
-    core.DmaLoadOp: "_dma",
-    core.DmaStoreOp: "_dma",
-    core.FillOp: "_fill",
-    core.ComputeOp: "_compute",
-    core.RingReduceOp: "_ring_reduce",
-}
-"""The `KernelInterpreter` method that runs each kernel-body op (looked up by name)."""
 
 
 def _tile_values(
@@ -372,7 +344,7 @@ def tile_result(
         return np.broadcast_to(hosts[0], extent)
     if isinstance(payload, ew.FullOp):  # only the tile, not the whole tensor, on each core
         return np.broadcast_to(full_value(payload), extent)
-    implementation = IMPLEMENTATIONS.get(type(payload))
+    implementation = IMPLEMENTATIONS.lookup(payload)
     if implementation is None:
         raise ExecutionError(f"the core executor has no implementation of '{payload.name}'")
     return implementation(payload, hosts)[0]

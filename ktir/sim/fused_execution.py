@@ -59,7 +59,7 @@ def _run(op: Operation, ins: list[np.ndarray], matmul: Matmul) -> np.ndarray:
         return full_value(op)
     if isinstance(op, st.MatmulBase):
         return np.asarray(store(matmul(op, ins[0], ins[1]), op.result.type.element_type))
-    implementation = IMPLEMENTATIONS.get(type(op))
+    implementation = IMPLEMENTATIONS.lookup(op)
     if implementation is None:
         raise ExecutionError(f"no implementation of '{op.name}' inside a fused kernel")
     return np.asarray(implementation(op, ins)[0])
