@@ -72,7 +72,7 @@ def _charge_sfu(
     run.charges.charge("sfu", cycles, flops * run.tiles)
 
 
-def _charge_result(run: TileProgram, op: Operation) -> None:
+def charge_result(run: TileProgram, op: Operation) -> None:
     """An SFU op over its result's elements (`_charge_sfu`)."""
     result = op.results[0]
     shape = tuple(result.type.get_shape()) if isinstance(result.type, TensorType) else ()
@@ -104,7 +104,7 @@ def _arith(run: TileProgram, op: Operation) -> list[Any]:
     if fn is None:
         raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
     if isinstance(op.results[0].type, TensorType):
-        _charge_result(run, op)
+        charge_result(run, op)
     return [elementwise(fn, [run.env[v] for v in op.operands], element_type_of(op.results[0]))]
 
 
@@ -135,7 +135,7 @@ def _math(run: TileProgram, op: Operation) -> list[np.ndarray]:
     if short not in _UNARY:
         raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
     if isinstance(op.results[0].type, TensorType):
-        _charge_result(run, op)
+        charge_result(run, op)
     return [elementwise(_UNARY[short], [run.env[op.operands[0]]], element_type_of(op.results[0]))]
 
 
@@ -159,7 +159,7 @@ def _named_elementwise(run: TileProgram, op: LinalgStructuredOperation) -> list[
     short = op.name.split(".")[1]
     fn = _BINARY[short] if short in _BINARY else _UNARY[short]
     result = op.results[0]
-    _charge_result(run, op)
+    charge_result(run, op)
     return [elementwise(fn, [run.env[v] for v in op.inputs], element_type_of(result))]
 
 
@@ -181,19 +181,19 @@ def _broadcast(run: TileProgram, op: Any) -> list[np.ndarray]:
     expanded = source
     for d in sorted(added):
         expanded = np.expand_dims(expanded, d)
-    _charge_result(run, op)
+    charge_result(run, op)
     return [np.broadcast_to(expanded, (run.tiles, *out_shape)).copy()]
 
 
 def _copy(run: TileProgram, op: Any) -> list[np.ndarray]:
     """`linalg.copy`: the input moved into a new tensor, one SFU pass (a relayout in LX), no FLOPs."""
-    _charge_result(run, op)
+    charge_result(run, op)
     return [store(np.asarray(run.env[op.inputs[0]]), element_type_of(op.results[0]))]
 
 
 def _transpose(run: TileProgram, op: Any) -> list[np.ndarray]:
     perm = [0, *(p + 1 for p in op.permutation.get_values())]
-    _charge_result(run, op)
+    charge_result(run, op)
     return [np.ascontiguousarray(np.asarray(run.env[op.inputs[0]]).transpose(perm))]
 
 

@@ -43,7 +43,7 @@ from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
 from ktir.ir.interpreter import Implementations
 from ktir.ir.lockstep import DIVIDING, Lockstep
-from ktir.ktdp import comm, compute, control, routines, transfers
+from ktir.ktdp import comm, compute, control, intrinsics, routines, transfers
 from ktir.ktdp.charges import Charges
 from ktir.ktdp.memory import DeviceMemory, KtdpError
 from ktir.ktdp.patterns import kernel_bandwidth
@@ -67,7 +67,9 @@ class TileProgram(Lockstep):
     (`active`), loop bounds, index operands and results, the iteration budget, buffer aliases.
     """
 
-    IMPLS = Implementations.compose(transfers.IMPLS, compute.IMPLS, control.IMPLS, comm.IMPLS, routines.IMPLS)
+    IMPLS = Implementations.compose(
+        transfers.IMPLS, compute.IMPLS, intrinsics.IMPLS, control.IMPLS, comm.IMPLS, routines.IMPLS
+    )
     TERMINATORS = (
         scf.YieldOp,
         LinalgYieldOp,

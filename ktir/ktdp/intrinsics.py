@@ -23,18 +23,30 @@ their arithmetic (which elements a mean covers, the epsilon, the slice width), a
 guess. `UNRUN` names them; the engine refuses them with a located error.
 
 Example: `spyreop.silu` of the f16 value 1.0 is 1 / (1 + e^-1) = 0.7310586, rounded to f16
-0.731.
+0.731. On a tensor an intrinsic is charged as `ktir.hardware.accounting` charges the function it
+computes; inside a `linalg.generic` body, as one op of the body (`accounting.body_passes`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
 from ktir.dialects.spyreop import ops as sp
+from ktir.ir.diagnostics import location_of
+from ktir.ir.interpreter import Implementations
+from ktir.ir.values import element_type_of
+from ktir.ktdp.compute import charge_result
+from ktir.ktdp.memory import KtdpError
+from ktir.ktdp.numerics import elementwise
 from ktir.reference.ops import erf
+
+if TYPE_CHECKING:
+    from ktir.ktdp.engine import Handler, TileProgram
 
 FloatIntrinsic = Callable[[Operation, list[np.ndarray]], np.ndarray]
 """The unrounded value of a float intrinsic from its operands in compute precision."""
@@ -125,3 +137,30 @@ UNRUN: tuple[type[Operation], ...] = (
     sp.SliceReductionOp,
 )
 """Intrinsics whose arithmetic upstream does not document (module docstring)."""
+
+
+IMPLS: Implementations[Handler] = Implementations()
+"""The ktdp engine's implementations of the `spyreop` ops."""
+
+
+@IMPLS.impl(*FLOAT_INTRINSICS)
+def _float_intrinsic(run: TileProgram, op: Operation) -> list[np.ndarray]:
+    """A float intrinsic on every tile, rounded once to its result type; on a tensor, SFU time."""
+    function = FLOAT_INTRINSICS[type(op)]
+    if isinstance(op.results[0].type, TensorType):
+        charge_result(run, op)
+    operands = [run.env[v] for v in op.operands]
+    return [elementwise(lambda *args: function(op, list(args)), operands, element_type_of(op.results[0]))]
+
+
+@IMPLS.impl(*INTEGER_INTRINSICS)
+def _integer_intrinsic(run: TileProgram, op: Operation) -> list[np.ndarray]:
+    return [integer_intrinsic(op, [np.asarray(run.env[v]) for v in op.operands])]
+
+
+@IMPLS.impl(*UNRUN)
+def _unrun(run: TileProgram, op: Operation) -> list[np.ndarray]:
+    raise KtdpError(
+        f"'{op.name}' is not run by the ktdp engine: upstream does not document its arithmetic",
+        location_of(op),
+    )

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
+import pytest
 from xdsl.dialects.builtin import FloatAttr, f32
 from xdsl.dialects.test import TestOp as ValueOp
 
+import ktir.ktdp as ktdp
 from ktir.dialects.spyreop import ops as sp
 from ktir.dialects.spyreop.types import ComparePredicate, ComparePredicateAttr
 from ktir.ktdp.intrinsics import FLOAT_INTRINSICS, UNRUN, integer_intrinsic
+from ktir.ktdp.memory import KtdpError
 
 X = np.linspace(-6, 6, 97, dtype=np.float32)
 
@@ -89,3 +93,28 @@ def test_undocumented_intrinsics_are_listed_not_run():
 
 def _value_of(type_):
     return ValueOp(result_types=[type_]).results[0]
+
+
+KERNEL = Path(__file__).resolve().parents[2] / "lit" / "Inputs" / "ktdp" / "spyreop.mlir"
+
+
+def test_the_engine_runs_intrinsics_in_generic_bodies():
+    x = (np.linspace(-4, 4, 128, dtype=np.float32).reshape(2, 64)).astype(np.float16)
+    arrays = {"x": x, "y": np.zeros_like(x), "z": np.zeros((2, 64), np.float32)}
+    outputs, report = ktdp.run(KERNEL, "intrinsics", arrays)
+    exact = x.astype(np.float64)
+    gelu = np.array([v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in exact.ravel()]).reshape(2, 64)
+    assert np.array_equal(outputs["y"], gelu.astype(np.float32).astype(np.float16))  # one rounding
+    sigmoid = 1 / (1 + np.exp(-exact))
+    softplus = np.log1p(np.exp(exact)).astype(np.float32).astype(np.float16).astype(np.float64)
+    expected = np.where(exact > 0, exact / sigmoid, softplus)
+    np.testing.assert_allclose(outputs["z"], expected, rtol=3e-7)
+    assert report.total_cycles > 0
+
+
+def test_an_undocumented_intrinsic_is_a_located_error():
+    arrays = {"x": np.zeros((1, 64), np.float32), "y": np.zeros((1, 64), np.float32)}
+    message = r"'spyreop\.exx2' is not run by the ktdp engine: upstream does not document"
+    with pytest.raises(KtdpError, match=message) as info:
+        ktdp.run(KERNEL, "undocumented", arrays)
+    assert info.value.location is not None
