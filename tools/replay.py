@@ -18,7 +18,8 @@ What is recorded, one text file per item under the directory:
 
 - `lit/<test>.<n>.txt`: for every RUN line of every lit test, the output of the command that
   feeds FileCheck (everything before the first `| filecheck`, or the whole line), with its exit
-  code, stdout and stderr; temporary paths are replaced by `%t`, and the wall times of pass
+  code, stdout and stderr (a file's RUN lines run in order in one directory, as lit's `%t` is
+  one path per file); temporary paths are replaced by `%t`, and the wall times of pass
   timing reports (`--mlir-timing`) by `%time`.
 - `zoo/<model>.mlir`: the core-level IR `ktir.compile` produces for each model of the zoo
   (MLP, decoder block, HF Llama, Phi-3, BERT, and the `make demo` Llama);
@@ -30,7 +31,9 @@ Everything is deterministic, so `check` compares byte for byte and lists every f
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
+import itertools
 import os
 import re
 import shlex
@@ -65,24 +68,27 @@ def lit_commands(path: Path) -> list[str]:
     return commands
 
 
-def run_command(command: str) -> str:
-    """Run one command in a fresh temporary directory; its exit code, stdout and stderr as text."""
+def run_command(command: str, scratch: str) -> str:
+    """
+    Run one command in `scratch`, the directory its lit file's commands share (as lit's `%t`
+    is one path per file: a RUN line may read what an earlier one wrote); its exit code, stdout
+    and stderr as text.
+    """
     bin_dir = Path(sys.executable).parent
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "MPLBACKEND": "Agg"}
-    with tempfile.TemporaryDirectory() as scratch:
-        temp = os.path.join(scratch, "t")
-        result = subprocess.run(
-            ["bash", "-o", "pipefail", "-c", command.replace("%t", temp)],
-            cwd=scratch,
-            env=env,
-            capture_output=True,
-            encoding="utf-8",
-            errors="replace",
-            timeout=600,
-        )
-        outputs = [result.stdout, result.stderr]
-        if os.path.isfile(temp):
-            outputs.append(Path(temp).read_text(errors="replace"))
+    temp = os.path.join(scratch, "t")
+    result = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command.replace("%t", temp)],
+        cwd=scratch,
+        env=env,
+        capture_output=True,
+        encoding="utf-8",
+        errors="replace",
+        timeout=600,
+    )
+    outputs = [result.stdout, result.stderr]
+    if os.path.isfile(temp):
+        outputs.append(Path(temp).read_text(errors="replace"))
     text = f"$ {command}\nexit {result.returncode}\n--- stdout\n{outputs[0]}--- stderr\n{outputs[1]}"
     if len(outputs) > 2:
         text += f"--- %t\n{outputs[2]}"
@@ -107,13 +113,17 @@ def normalized(text: str) -> str:
 
 
 def lit_items() -> Iterator[tuple[str, Callable[[], str]]]:
-    """(relative file name, producer) for every RUN line of the lit suite."""
+    """
+    (relative file name, producer) for every RUN line of the lit suite. The RUN lines of one
+    file run in order in one temporary directory, removed after the file's last line.
+    """
     for path in sorted(LIT.rglob("*.mlir")):
         if {"Inputs", "Output"} & set(path.relative_to(LIT).parts):
             continue
         name = str(path.relative_to(LIT)).replace("/", "__")
-        for index, command in enumerate(lit_commands(path)):
-            yield f"lit/{name}.{index}.txt", lambda command=command: run_command(command)
+        with tempfile.TemporaryDirectory() as scratch:
+            for index, command in enumerate(lit_commands(path)):
+                yield f"lit/{name}.{index}.txt", functools.partial(run_command, command, scratch)
 
 
 def zoo_models() -> dict[str, Callable[[], tuple[Any, tuple, dict]]]:
@@ -179,7 +189,8 @@ def _simulation(compiled: dict[str, Any]) -> str:
 
 def items(only: str | None) -> Iterator[tuple[str, Callable[[], str]]]:
     """Every recorded item, optionally only those whose name contains `only`."""
-    for name, producer in (*lit_items(), *zoo_items()):
+    # Lazily: a lit file's directory lives while its lines run (`lit_items`).
+    for name, producer in itertools.chain(lit_items(), zoo_items()):
         if only is None or only in name:
             yield name, producer
 

@@ -6,6 +6,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,18 @@ def test_the_venv_is_named_the_same_inside_or_outside_the_tree() -> None:
     # `make test` puts the venv inside the checkout; a baseline from another revision's tree
     # runs it from outside that tree. Both must record `%venv`, not `%root/.venv` for one.
     replay = _replay()
-    recorded = replay.run_command(f"echo {sys.prefix}/bin/python {replay.ROOT}/bin")
+    with tempfile.TemporaryDirectory() as scratch:
+        recorded = replay.run_command(f"echo {sys.prefix}/bin/python {replay.ROOT}/bin", scratch)
     assert "$ echo %venv/bin/python %root/bin\n" in recorded
     assert "--- stdout\n%venv/bin/python %root/bin\n" in recorded
+
+
+def test_the_run_lines_of_a_file_share_its_temporary_path(tmp_path) -> None:
+    # lit's %t is one path per file: a RUN line reads what an earlier one wrote
+    replay = _replay()
+    test = tmp_path / "shared.mlir"
+    test.write_text("// RUN: echo written > %t.txt\n// RUN: cat %t.txt\n")
+    replay.LIT = tmp_path
+    first, second = (producer() for _, producer in replay.lit_items())
+    assert "exit 0" in first
+    assert "exit 0\n--- stdout\nwritten\n" in second
