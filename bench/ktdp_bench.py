@@ -8,7 +8,7 @@ a LayerNorm of 1151 x 8192 fp16 whose 32 tiles take rows t, t + 32, ... (about 9
 decode paged attention (8 tokens x 32 query heads x 128, 8 KV heads, 16-position pages, contexts
 up to 128; about 8.4 s for ktir-cpu's paged-attention kernel), and smaller kernels: the RFC's
 96 x 64 add, a paged gather, an RMSNorm with an all-reduce. For each:
-the wall time of `ktir.ktdp.run` (parse, verify, run, read back), the largest error against
+the wall time of `ktir.ktdp_engine.run` (parse, verify, run, read back), the largest error against
 NumPy, and the simulated time with its ratio to the roofline bound. Measured in one run; nothing
 is asserted. Run: `.venv/bin/python bench/ktdp_bench.py` (`--repeat N`: best of N).
 """
@@ -24,7 +24,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-import ktir.ktdp as ktdp
+import ktir.ktdp_engine as ktdp
 
 KERNELS = Path(__file__).resolve().parents[1] / "test" / "lit" / "Inputs" / "ktdp"
 Case = tuple[

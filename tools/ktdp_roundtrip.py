@@ -27,7 +27,7 @@ from typing import cast
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
-import ktir.ktdp as ktdp
+import ktir.ktdp_engine as ktdp
 from ktir.dialects.ktir import core
 from ktir.export.to_ktdp import emit_kernel, kernel_names
 from ktir.hardware.target import SPYRE, Target

@@ -1,5 +1,5 @@
 """
-`ktir-run KERNEL.mlir --function NAME ...`: run an RFC 0682 `ktdp` function (`ktir.ktdp.run`).
+`ktir-run KERNEL.mlir --function NAME ...`: run an RFC 0682 `ktdp` function (`ktir.ktdp_engine.run`).
 
 `ktir-run` comes here for a module with `ktdp` ops; `--function` is required for it.
 
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 
-from ktir.ktdp import run
+from ktir.ktdp_engine import run
 from ktir.tools.output_files import Writer, announce_written, write_all
 from ktir.tools.run_inputs import RunError, read_arrays
 

@@ -59,7 +59,7 @@ from ktir.ir.diagnostics import (
     render,
     verify_module,
 )
-from ktir.ktdp.memory import KtdpError
+from ktir.ktdp_engine.memory import KtdpError
 from ktir.layout.dtypes import numpy_dtype
 from ktir.passes.compile import expand_stages
 from ktir.pipeline import PipelineError, parse_pipeline, run_pipeline

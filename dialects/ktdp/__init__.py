@@ -68,7 +68,7 @@ ROUTINE_ATTRIBUTE = "ktir.routine"
 ktir's extension of ktdp programs: a private `func.func` with this attribute (a string, a ktir
 graph op's name such as "ktir.rms_norm") is that op's device routine, called with `func.call`.
 Its body gives the values; ktir's engine times the call with ktir's cost for the op on the
-shapes it is called with (`ktir.ktdp.routines`). Other MLIR tools see an ordinary function.
+shapes it is called with (`ktir.ktdp_engine.routines`). Other MLIR tools see an ordinary function.
 """
 
 CAUSAL_ATTRIBUTE = "ktir.causal"

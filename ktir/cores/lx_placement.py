@@ -1,7 +1,7 @@
 """
 LX placement: which buffers live in a core's LX scratchpad, and at which address (the pass
 `ktir-plan-scratchpad`, after the reference's "scratchpad solvers"; the LX itself at run time is
-`ktir.sim.memory.Scratchpad`, the ktdp engine's capacity check `ktir.ktdp.lx_capacity`).
+`ktir.sim.memory.Scratchpad`, the ktdp engine's capacity check `ktir.ktdp_engine.lx_capacity`).
 
 A buffer has a per-core `size` in bytes and the indices of the ops that use it (`uses`); it is
 live from its first use up to and including its last, i.e. over `[uses[0], uses[-1] + 1)`.

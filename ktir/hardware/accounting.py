@@ -1,6 +1,6 @@
 """
 What an op is charged, the one set of rules both engines share: ktir's simulator (`ktir.sim`) for
-core-level ktir, the `ktdp` engine (`ktir.ktdp`) for RFC 0682 programs, and the planners that
+core-level ktir, the `ktdp` engine (`ktir.ktdp_engine`) for RFC 0682 programs, and the planners that
 predict them (`ktir.cores.dataflow`, `ktir.cores.chunking`, `ktir-divide-work`). Ops are known
 by name (`"ktir.exp"`, `"math.exp"`, `"linalg.copy"`), so `ktir.hardware` imports no dialect
 (`test/unit/test_layers.py`). What the charges cost in time (the LPDDR5 channel, the PE arrays,

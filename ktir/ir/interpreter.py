@@ -4,7 +4,7 @@ How each of ktir's interpreters finds the code that runs an op: one registration
 There are four interpreters: the reference executor (`ktir.reference`, graph-level ops on whole
 host arrays), the core executor (`ktir.sim.executor.KernelInterpreter`, kernel bodies for all
 cores at once), the simulator (`ktir.sim.engine.SimKernel`, the core executor with timing) and
-the ktdp engine (`ktir.ktdp.engine.TileProgram`, RFC 0682 programs for all tiles at once). Each
+the ktdp engine (`ktir.ktdp_engine.engine.TileProgram`, RFC 0682 programs for all tiles at once). Each
 keeps an `Implementations` table, op class -> the function that runs it:
 
 - `@table.impl(OpClass, ...)` registers a function for op classes (`ktir.reference.ops`:

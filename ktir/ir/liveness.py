@@ -6,7 +6,7 @@ op that makes it to its last reader, both included. `live_sets` gives, at each p
 is live; `live_bytes` the bytes live there, from one difference array. The address planner
 (`ktir.cores.lx_placement`), a fused kernel's LX need (`ktir.cores.fusion.scratch_bytes`), the
 static check of core-level IR (`ktir.cores.check`) and the ktdp engine's LX capacity check
-(`ktir.ktdp.lx_capacity`) all count live bytes this way.
+(`ktir.ktdp_engine.lx_capacity`) all count live bytes this way.
 
 Example: `live_bytes([(0, 1, 8), (1, 2, 4)], 3)` is `[8, 12, 4]`: both are live at 1.
 """

@@ -3,7 +3,7 @@ The lock-step core of ktir's kernel interpreters: `arith` index arithmetic and `
 run once for every unit (core or tile) at once, each value a NumPy vector over the units.
 
 `Lockstep` is the base of the core executor (`ktir.sim.executor.KernelInterpreter`, and so the
-simulator) and of the ktdp engine (`ktir.ktdp.engine.TileProgram`). It runs a block op by op
+simulator) and of the ktdp engine (`ktir.ktdp_engine.engine.TileProgram`). It runs a block op by op
 through its class's table (`ktir.ir.interpreter`) up to a terminator, and implements:
 
 - index arithmetic (`arith.addi`, `muli`, `remui`, ... : `INDEX_ARITHMETIC`), one NumPy (or,

@@ -175,7 +175,7 @@ class Channel:
 
 
 Slot = tuple[Hashable, Hashable]
-"""An LX buffer slot: (buffer key, slot index); the timeline only compares them (`ktir.ktdp.schedule`
+"""An LX buffer slot: (buffer key, slot index); the timeline only compares them (`ktir.ktdp_engine.schedule`
 also orders memory accesses by slots ("memory", key))."""
 
 

@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ktir.pipeline",),
     ("ktir.saved", "ktir.progress"),
     ("ktir.passes",),
-    ("ktir.ktdp", "ktir.export"),
+    ("ktir.ktdp_engine", "ktir.export"),
     ("ktir.sim", "ktir.frontend"),
     ("ktir.cores",),
     ("ktir.planning",),

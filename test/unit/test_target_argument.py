@@ -21,7 +21,7 @@ from ktir.hardware.target import SPYRE, Target, TargetTypeError, load_target
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module
 from ktir.ir.values import functions_of
-from ktir.ktdp import KtdpError
+from ktir.ktdp_engine import KtdpError
 from ktir.pipeline import PipelineError, run_pipeline
 from ktir.sim import SimulationError, simulate
 from ktir.tools import ktir_opt, ktir_run

@@ -6,7 +6,7 @@ ktir's chip model times some graph ops as device routines with costs of their ow
 softmax and the norms at calibrated rates, attention by its key blocks, SiLU, sigmoid and GELU
 by their pass counts. Their `linalg` lowering has more ops than that (RMSNorm's square, sum,
 divide, add, root, divide and scale), which ktir's ktdp engine would time one by one. Outlined
-and marked, the call is timed as ktir times the op (`ktir.ktdp.routines`) while its body, run
+and marked, the call is timed as ktir times the op (`ktir.ktdp_engine.routines`) while its body, run
 on the call's arguments, gives the values. Other tools see a private function and a call.
 
 ```mlir

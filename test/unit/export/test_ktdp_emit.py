@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 import ktir
-import ktir.ktdp as ktdp
+import ktir.ktdp_engine as ktdp
 from ktir.dialects.ktir import core
 from ktir.export.to_ktdp import emit_kernel, emit_module, kernel_names
 from ktir.export.to_ktdp.subscripts import start_subscript

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-import ktir.ktdp as ktdp
+import ktir.ktdp_engine as ktdp
 from ktir.hardware.target import SPYRE
 
 KERNEL = Path(__file__).resolve().parents[2] / "lit" / "Inputs" / "ktdp" / "paged_attention.mlir"

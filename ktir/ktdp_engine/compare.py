@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ktir.ir.diagnostics import location_of
-from ktir.ktdp.memory import KtdpError
+from ktir.ktdp_engine.memory import KtdpError
 
 _PREDICATES = {
     "cmpi": ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"),

@@ -3,7 +3,7 @@ The arithmetic of the `spyreop` intrinsics (`ktir.dialects.spyreop`), as the ktd
 them: float intrinsics compute in float32 (float64 for the transcendental part, so the result
 does not depend on the CPU's SIMD kernels) and round once to their result type (f16, df16 with
 `ktir.layout.df16.round_df16`, f32), as every elementwise op of a ktdp program does
-(`ktir.ktdp.numerics`). Integer intrinsics wrap to their width.
+(`ktir.ktdp_engine.numerics`). Integer intrinsics wrap to their width.
 
 | op | value |
 |---|---|
@@ -40,13 +40,13 @@ from ktir.dialects.spyreop import ops as sp
 from ktir.ir.diagnostics import location_of
 from ktir.ir.interpreter import Implementations
 from ktir.ir.values import element_type_of
-from ktir.ktdp.compute import charge_result
-from ktir.ktdp.memory import KtdpError
-from ktir.ktdp.numerics import elementwise
+from ktir.ktdp_engine.compute import charge_result
+from ktir.ktdp_engine.memory import KtdpError
+from ktir.ktdp_engine.numerics import elementwise
 from ktir.reference.ops import erf
 
 if TYPE_CHECKING:
-    from ktir.ktdp.engine import Handler, TileProgram
+    from ktir.ktdp_engine.engine import Handler, TileProgram
 
 FloatIntrinsic = Callable[[Operation, list[np.ndarray]], np.ndarray]
 """The unrounded value of a float intrinsic from its operands in compute precision."""

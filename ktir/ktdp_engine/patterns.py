@@ -33,7 +33,7 @@ from ktir.dialects.ktdp import ops as ktdp
 from ktir.dialects.linalg_ext import ReduceOp
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
-from ktir.ktdp.routines import GRAPH_OPS
+from ktir.ktdp_engine.routines import GRAPH_OPS
 
 _COPIES = {"linalg.copy", "linalg.transpose", "linalg.yield"}
 

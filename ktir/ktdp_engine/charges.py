@@ -12,7 +12,7 @@ import numpy as np
 
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
-from ktir.ktdp.schedule import Piece, Transfer
+from ktir.ktdp_engine.schedule import Piece, Transfer
 
 
 @dataclass
@@ -32,8 +32,8 @@ class Charges:
         self.footprint = accounting.StickFootprint()  # the sticks it touches: its compulsory bytes
         self.active: np.ndarray | None = None  # the tiles an op runs on (None: all of them)
         self.pending: list[Piece] = []
-        self.muted = 0  # > 0 inside a routine's body: its ops are not charged (`ktir.ktdp.routines`)
-        self.pattern: float | None = None  # a transport kernel's LPDDR5 rate (`ktir.ktdp.engine`)
+        self.muted = 0  # > 0 inside a routine's body: its ops are not charged (`ktir.ktdp_engine.routines`)
+        self.pattern: float | None = None  # a transport kernel's LPDDR5 rate (`ktir.ktdp_engine.engine`)
 
     def _live(self) -> np.ndarray:
         return np.ones(self.tiles, dtype=bool) if self.active is None else self.active

@@ -28,7 +28,7 @@ from xdsl.traits import SymbolTable
 
 from ktir.ir.diagnostics import location_of
 from ktir.ir.liveness import live_bytes
-from ktir.ktdp.memory import KtdpError
+from ktir.ktdp_engine.memory import KtdpError
 from ktir.layout.dtypes import numpy_dtype
 
 _FREE = (arith.ConstantOp, tensor.EmptyOp)

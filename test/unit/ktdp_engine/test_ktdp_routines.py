@@ -1,16 +1,16 @@
-"""`func.call` and ktir's routine functions in the ktdp engine (ktir/ktdp/routines.py)."""
+"""`func.call` and ktir's routine functions in the ktdp engine (ktir/ktdp_engine/routines.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-import ktir.ktdp as ktdp
+import ktir.ktdp_engine as ktdp
 from ktir.dialects.ktir import elementwise as ew
 from ktir.hardware import cost_model
 from ktir.hardware.target import SPYRE
 from ktir.ir.diagnostics import DiagnosticError
-from ktir.ktdp.memory import KtdpError
+from ktir.ktdp_engine.memory import KtdpError
 
 _SET = "affine_set<(d0, d1) : (d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)>"
 _VIEW = (

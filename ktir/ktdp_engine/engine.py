@@ -14,7 +14,7 @@ matmul into an uninitialised `tensor.empty` starts from its combiner's identity 
 convention); `linalg.fill` sets a start value.
 
 Time, on the same chip model as ktir's own programs (`ktir.hardware.cost_model`), each op's
-charges placed on per-tile queues as ktir's kernels are (`ktir.ktdp.schedule`: loads overlap
+charges placed on per-tile queues as ktir's kernels are (`ktir.ktdp_engine.schedule`: loads overlap
 compute and stores where the tensors allow):
 - `ktdp.load` / `ktdp.store` of device memory: a DMA setup plus the chip-wide traffic, each
   tile moving every 128-byte stick its elements touch (`dma_cycles`); of a scratchpad view, an
@@ -22,7 +22,7 @@ compute and stores where the tensors allow):
 - `linalg.matmul` on the PE arrays (`pt_cycles`);
 - elementwise ops, in whole sticks, at the SFU's pass rate (two passes for exp, log, sqrt,
   rsqrt, tanh and division), and reductions at its reduction rate;
-- a `func.call` of a `ktir.routine` function as ktir times that graph op (`ktir.ktdp.routines`).
+- a `func.call` of a `ktir.routine` function as ktir times that graph op (`ktir.ktdp_engine.routines`).
 """
 
 from __future__ import annotations
@@ -43,12 +43,12 @@ from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
 from ktir.ir.interpreter import Implementations
 from ktir.ir.lockstep import DIVIDING, Lockstep
-from ktir.ktdp import comm, compute, control, intrinsics, routines, transfers
-from ktir.ktdp.charges import Charges
-from ktir.ktdp.memory import DeviceMemory, KtdpError
-from ktir.ktdp.patterns import kernel_bandwidth
-from ktir.ktdp.schedule import Schedule
-from ktir.ktdp.tiles import Tile, TileError, View
+from ktir.ktdp_engine import comm, compute, control, intrinsics, routines, transfers
+from ktir.ktdp_engine.charges import Charges
+from ktir.ktdp_engine.memory import DeviceMemory, KtdpError
+from ktir.ktdp_engine.patterns import kernel_bandwidth
+from ktir.ktdp_engine.schedule import Schedule
+from ktir.ktdp_engine.tiles import Tile, TileError, View
 from ktir.sim.timeline import UNITS
 
 MAX_ITERATIONS = 1_000_000
@@ -98,7 +98,7 @@ class TileProgram(Lockstep):
         self.schedule = Schedule(self.tiles, buffers, cost_model.turnaround_cycles_per_byte(target))
         self.space: list[int] = []  # the iteration space of the linalg.generic running (linalg.index)
         self.iterations = 0
-        self.stack: list[func.FuncOp] = []  # the functions running (`ktir.ktdp.routines`)
+        self.stack: list[func.FuncOp] = []  # the functions running (`ktir.ktdp_engine.routines`)
 
     def run(self, arguments: Sequence[np.ndarray]) -> None:
         """Bind each argument (a per-tile vector) and run the body."""

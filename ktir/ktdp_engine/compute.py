@@ -21,16 +21,16 @@ from ktir.hardware import accounting, cost_model
 from ktir.ir.diagnostics import location_of
 from ktir.ir.interpreter import Implementations
 from ktir.ir.values import element_type_of, shape_of
-from ktir.ktdp.compare import compare
-from ktir.ktdp.memory import KtdpError
-from ktir.ktdp.numerics import compute_precision, elementwise
+from ktir.ktdp_engine.compare import compare
+from ktir.ktdp_engine.memory import KtdpError
+from ktir.ktdp_engine.numerics import compute_precision, elementwise
 from ktir.layout.dtypes import numpy_dtype
 from ktir.layout.sticks import in_sticks
 from ktir.reference.ops import erf, store
 from ktir.sim.gemm import matmul_f32
 
 if TYPE_CHECKING:
-    from ktir.ktdp.engine import Handler, TileProgram
+    from ktir.ktdp_engine.engine import Handler, TileProgram
 
 IMPLS: Implementations[Handler] = Implementations()
 """The compute ops (`ktir.ir.interpreter`): `tensor` ops by class, `arith` (its constants; the lock-step

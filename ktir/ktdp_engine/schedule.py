@@ -10,7 +10,7 @@ ktir's own kernels run (`ktir.sim.timeline.Timeline`, one core per tile).
   operands are ready.
 - Tensors live in LX buffers. Each time a tensor value is made (a loop's iterations) it takes
   the next of `buffers` buffers in turn (2: double buffering, when the loops' tensors fit twice
-  in LX; `ktir.ktdp.lx_capacity.buffers_per_loop_tensor`), as ktir's planner gives a chunk loop;
+  in LX; `ktir.ktdp_engine.lx_capacity.buffers_per_loop_tensor`), as ktir's planner gives a chunk loop;
   an op waits for the op that writes each tensor it reads, and a write waits until the buffer's
   earlier readers are done. Ops that move no data (reshapes, slices, inserts) cost nothing:
   their result is a view of the buffers of its operands, ready when they all are, and reading
@@ -40,7 +40,7 @@ from ktir.sim.timeline import Slot, Timeline
 class Transfer(NamedTuple):
     """
     A DMA's chip-wide traffic: its cycles on the LPDDR5 channel, its bytes, and whether they pay
-    the read/write turnaround (False: a pattern's rate with it folded in, `ktir.ktdp.patterns`).
+    the read/write turnaround (False: a pattern's rate with it folded in, `ktir.ktdp_engine.patterns`).
     """
 
     cycles: float

@@ -1,4 +1,4 @@
-"""When a ktdp program's ops run (ktir/ktdp/schedule.py): queues, LX buffers, memory order."""
+"""When a ktdp program's ops run (ktir/ktdp_engine/schedule.py): queues, LX buffers, memory order."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import ktir.ktdp as ktdp
+import ktir.ktdp_engine as ktdp
 from ktir.dialects.ktir import elementwise as ew
 from ktir.hardware import cost_model
 from ktir.hardware.target import SPYRE, Target
@@ -157,7 +157,7 @@ def test_a_buffer_read_through_an_insert_is_not_overwritten_while_the_insert_is_
 
 def test_an_inter_tile_reduce_waits_for_the_partials_it_folds(monkeypatch: pytest.MonkeyPatch) -> None:
     """The reduce's identity is ready early; its ring time still starts after the partial sums."""
-    from ktir.ktdp.engine import TileProgram
+    from ktir.ktdp_engine.engine import TileProgram
 
     programs: list[TileProgram] = []
     init = TileProgram.__init__

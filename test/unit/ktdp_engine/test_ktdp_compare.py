@@ -1,4 +1,4 @@
-"""arith.cmpi / cmpf predicates of the ktdp engine (ktir/ktdp/compare.py)."""
+"""arith.cmpi / cmpf predicates of the ktdp engine (ktir/ktdp_engine/compare.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, f32, i32
 
-from ktir.ktdp import KtdpError
-from ktir.ktdp.compare import compare
+from ktir.ktdp_engine import KtdpError
+from ktir.ktdp_engine.compare import compare
 
 
 def _float_op(predicate: str) -> arith.CmpfOp:

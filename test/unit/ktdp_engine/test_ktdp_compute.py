@@ -1,4 +1,4 @@
-"""Values of the ktdp engine's compute ops (ktir/ktdp/compute.py) in the corners of a program."""
+"""Values of the ktdp engine's compute ops (ktir/ktdp_engine/compute.py) in the corners of a program."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import ktir.ktdp as ktdp
+import ktir.ktdp_engine as ktdp
 from ktir.dialects.ktir import elementwise as ew
 from ktir.hardware import cost_model
 from ktir.hardware.target import SPYRE

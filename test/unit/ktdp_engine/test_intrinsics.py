@@ -1,4 +1,4 @@
-"""The arithmetic of the spyreop intrinsics (ktir.ktdp.intrinsics) against float64 oracles."""
+"""The arithmetic of the spyreop intrinsics (ktir.ktdp_engine.intrinsics) against float64 oracles."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 from xdsl.dialects.builtin import FloatAttr, f32
 from xdsl.dialects.test import TestOp as ValueOp
 
-import ktir.ktdp as ktdp
+import ktir.ktdp_engine as ktdp
 from ktir.dialects.spyreop import ops as sp
 from ktir.dialects.spyreop.types import ComparePredicate, ComparePredicateAttr
-from ktir.ktdp.intrinsics import FLOAT_INTRINSICS, UNRUN, integer_intrinsic
-from ktir.ktdp.memory import KtdpError
+from ktir.ktdp_engine.intrinsics import FLOAT_INTRINSICS, UNRUN, integer_intrinsic
+from ktir.ktdp_engine.memory import KtdpError
 
 X = np.linspace(-6, 6, 97, dtype=np.float32)
 

@@ -1,5 +1,5 @@
 """
-The ktdp forms of a K-split kernel on the ktdp engine (ktir/ktdp/): a store by some tiles only
+The ktdp forms of a K-split kernel on the ktdp engine (ktir/ktdp_engine/): a store by some tiles only
 (an `scf.if` whose condition differs between tiles), a ring reduction into each group's first
 tile, an accumulator's `linalg.fill`, and an f16 matmul accumulating into f32 — each charged
 as ktir's simulator charges `dma_store ... writers`, `ring_reduce` and `lx_fill`.
@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import ktir.ktdp as ktdp
+import ktir.ktdp_engine as ktdp
 from ktir.hardware import cost_model
 from ktir.hardware.target import SPYRE
-from ktir.ktdp import engine
+from ktir.ktdp_engine import engine
 
 _SET = "affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 >= 0, -d1 + 63 >= 0)>"
 _ROW = "affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>"

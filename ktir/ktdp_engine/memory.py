@@ -19,10 +19,10 @@ import numpy as np
 
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import Location
-from ktir.ktdp.tiles import Box
+from ktir.ktdp_engine.tiles import Box
 
 if TYPE_CHECKING:
-    from ktir.ktdp.engine import View
+    from ktir.ktdp_engine.engine import View
 
 
 class KtdpError(ValueError):
@@ -82,7 +82,7 @@ class DeviceMemory:
 
     def key_of(self, view: View) -> Hashable:
         """
-        What a view's accesses are ordered by (`ktir.ktdp.schedule.Access`): the placed array
+        What a view's accesses are ordered by (`ktir.ktdp_engine.schedule.Access`): the placed array
         its first tile's offset falls in, else its whole memory.
         """
         space = "lx" if view.space == "ct_local" else "global"

@@ -15,13 +15,13 @@ from ktir.dialects.ktdp.comm import InterTileProduceOp, InterTileReduceOp
 from ktir.hardware import cost_model
 from ktir.ir.diagnostics import location_of
 from ktir.ir.interpreter import Implementations
-from ktir.ktdp.memory import KtdpError
-from ktir.ktdp.tiles import (
+from ktir.ktdp_engine.memory import KtdpError
+from ktir.ktdp_engine.tiles import (
     box_of,
 )
 
 if TYPE_CHECKING:
-    from ktir.ktdp.engine import Handler, TileProgram
+    from ktir.ktdp_engine.engine import Handler, TileProgram
 
 IMPLS: Implementations[Handler] = Implementations()
 """The communication ops (`ktir.ir.interpreter`)."""

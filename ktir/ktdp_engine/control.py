@@ -1,7 +1,7 @@
 """
 Control flow of a ktdp program on every tile at once: `ktdp.runtime_arg_extract`. `scf.for`
 (trip counts may differ between tiles: masked replay) and `scf.if` are the lock-step core's
-(`ktir.ir.lockstep`), with the engine's hooks (`ktir.ktdp.engine.TileProgram`).
+(`ktir.ir.lockstep`), with the engine's hooks (`ktir.ktdp_engine.engine.TileProgram`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from ktir.dialects.ktdp.legacy import RuntimeArgExtractOp
 from ktir.ir.interpreter import Implementations
 
 if TYPE_CHECKING:
-    from ktir.ktdp.engine import Handler, TileProgram
+    from ktir.ktdp_engine.engine import Handler, TileProgram
 
 IMPLS: Implementations[Handler] = Implementations()
 """The control ops (`ktir.ir.interpreter`)."""

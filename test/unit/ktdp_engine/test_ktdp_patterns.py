@@ -1,5 +1,5 @@
 """
-`ktir.ktdp.patterns`: a kernel `ktir-emit-ktdp` writes moves its bytes at the access pattern's
+`ktir.ktdp_engine.patterns`: a kernel `ktir-emit-ktdp` writes moves its bytes at the access pattern's
 rate on the ktdp engine, as ktir's simulator moves the kernel's (`ktir.sim.patterns.access_pattern`),
 so the round trip keeps the cycles.
 """
@@ -16,7 +16,7 @@ import ktir
 from ktir.export.to_ktdp import emit_kernel
 from ktir.hardware import cost_model
 from ktir.hardware.target import SPYRE
-from ktir.ktdp.patterns import kernel_bandwidth
+from ktir.ktdp_engine.patterns import kernel_bandwidth
 from ktir.tools.ktdp_roundtrip import roundtrip_module
 
 CASES = {

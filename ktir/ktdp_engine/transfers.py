@@ -22,7 +22,7 @@ from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
 from ktir.ir.interpreter import Implementations
-from ktir.ktdp.distributed import (
+from ktir.ktdp_engine.distributed import (
     DistributedTile,
     DistributedView,
     distributed_tile,
@@ -30,9 +30,9 @@ from ktir.ktdp.distributed import (
     load_distributed,
     store_distributed,
 )
-from ktir.ktdp.memory import KtdpError
-from ktir.ktdp.schedule import Access
-from ktir.ktdp.tiles import (
+from ktir.ktdp_engine.memory import KtdpError
+from ktir.ktdp_engine.schedule import Access
+from ktir.ktdp_engine.tiles import (
     Box,
     Tile,
     TileError,
@@ -48,7 +48,7 @@ from ktir.layout.dtypes import numpy_dtype
 from ktir.reference.ops import store
 
 if TYPE_CHECKING:
-    from ktir.ktdp.engine import Handler, TileProgram
+    from ktir.ktdp_engine.engine import Handler, TileProgram
 
 IMPLS: Implementations[Handler] = Implementations()
 """The memory ops (`ktir.ir.interpreter`)."""

@@ -24,12 +24,12 @@ from xdsl.ir.affine import AffineMap
 
 from ktir.hardware import cost_model
 from ktir.ir.diagnostics import location_of
-from ktir.ktdp.memory import KtdpError
-from ktir.ktdp.schedule import Access
-from ktir.ktdp.tiles import View, permutation_of
+from ktir.ktdp_engine.memory import KtdpError
+from ktir.ktdp_engine.schedule import Access
+from ktir.ktdp_engine.tiles import View, permutation_of
 
 if TYPE_CHECKING:
-    from ktir.ktdp.engine import TileProgram
+    from ktir.ktdp_engine.engine import TileProgram
 
 
 @dataclass

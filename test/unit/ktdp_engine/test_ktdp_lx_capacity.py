@@ -1,4 +1,4 @@
-"""The LX capacity check of ktdp functions (ktir/ktdp/lx_capacity.py) and the threaded numerics."""
+"""The LX capacity check of ktdp functions (ktir/ktdp_engine/lx_capacity.py) and the threaded numerics."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import f16
 
-from ktir.ktdp import KtdpError, load_module, numerics
-from ktir.ktdp.lx_capacity import check_lx_capacity
+from ktir.ktdp_engine import KtdpError, load_module, numerics
+from ktir.ktdp_engine.lx_capacity import check_lx_capacity
 
 MIB = 1 << 20
 _BLOCK = "affine_set<(d0, d1) : (d0 >= 0, -d0 + 511 >= 0, d1 >= 0, -d1 + 1023 >= 0)>"

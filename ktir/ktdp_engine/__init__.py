@@ -1,8 +1,8 @@
 """
-`ktir.ktdp`: run RFC 0682 `ktdp` programs (what torch-spyre's emitter writes) on ktir's chip model.
+`ktir.ktdp_engine`: run RFC 0682 `ktdp` programs (what torch-spyre's emitter writes) on ktir's chip model.
 
 ```python
-outputs, report = ktir.ktdp.run(text, "add", {"a": a, "b": b, "c": np.zeros_like(a)})
+outputs, report = ktir.ktdp_engine.run(text, "add", {"a": a, "b": b, "c": np.zeros_like(a)})
 outputs["c"]          # read back from simulated device memory after the run
 report.total_cycles   # the same report as ktir's own programs (one line for the function)
 ```
@@ -13,7 +13,7 @@ argument receives its element offset; a 0-d entry is passed as the argument's va
 maps names to `(offset, core)`: `core` None for LPDDR5, else that core's LX (arrays a kernel
 addresses at constant offsets). Every array entry is read back into `outputs` after the run.
 `grid` overrides the function's `{grid = [...]}` attribute (absent: one tile); each tile runs
-on one simulated core. The engine, its numerics and its time model: `ktir.ktdp.engine`.
+on one simulated core. The engine, its numerics and its time model: `ktir.ktdp_engine.engine`.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from ktir.ir.diagnostics import (
     parse_module,
     verify_module,
 )
-from ktir.ktdp.engine import UNITS, TileProgram
-from ktir.ktdp.lx_capacity import buffers_per_loop_tensor, check_lx_capacity
-from ktir.ktdp.memory import DeviceMemory, KtdpError
+from ktir.ktdp_engine.engine import UNITS, TileProgram
+from ktir.ktdp_engine.lx_capacity import buffers_per_loop_tensor, check_lx_capacity
+from ktir.ktdp_engine.memory import DeviceMemory, KtdpError
 from ktir.reference.blas import one_blas_thread
 from ktir.sim.report import KernelReport, Report
 

@@ -1,4 +1,4 @@
-"""Loads and stores of the ktdp engine (ktir/ktdp/transfers.py) on tiles that a loop masks."""
+"""Loads and stores of the ktdp engine (ktir/ktdp_engine/transfers.py) on tiles that a loop masks."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-import ktir.ktdp as ktdp
+import ktir.ktdp_engine as ktdp
 
 KERNELS = Path(__file__).resolve().parents[2] / "lit" / "Inputs" / "ktdp"
 

@@ -1,5 +1,5 @@
 """
-ktdp kernels on the simulated chip (`ktir.ktdp`): each checked against NumPy, with the arrays
+ktdp kernels on the simulated chip (`ktir.ktdp_engine`): each checked against NumPy, with the arrays
 read back from where they live, and the time charged on ktir's chip model.
 """
 
@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import ktir.ktdp as ktdp
+import ktir.ktdp_engine as ktdp
 from ktir.hardware.target import SPYRE
 from ktir.ir.diagnostics import DiagnosticError
-from ktir.ktdp import KtdpError
+from ktir.ktdp_engine import KtdpError
 
 KERNELS = Path(__file__).resolve().parents[2] / "lit" / "Inputs" / "ktdp"
 RNG = np.random.default_rng(0)

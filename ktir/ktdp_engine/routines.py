@@ -37,11 +37,11 @@ from ktir.dialects.ktir import structured as st
 from ktir.hardware import accounting, cost_model
 from ktir.ir.diagnostics import location_of
 from ktir.ir.interpreter import Implementations
-from ktir.ktdp.memory import KtdpError
+from ktir.ktdp_engine.memory import KtdpError
 from ktir.layout.sticks import in_sticks
 
 if TYPE_CHECKING:
-    from ktir.ktdp.engine import Handler, TileProgram
+    from ktir.ktdp_engine.engine import Handler, TileProgram
 
 IMPLS: Implementations[Handler] = Implementations()
 """Calls (`ktir.ir.interpreter`)."""
