@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ktir.ir.values import functions_of
-from ktir.passes.compile import expand_stages
+from ktir.passes.stages import expand_stages
 from ktir.pipeline import TargetLike, chip_of, parse_pipeline, run_pipeline
 from ktir.program import Program, ShardedProgram
 from ktir.progress import StageProgress

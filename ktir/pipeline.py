@@ -29,7 +29,7 @@ from ktir.hardware.target import Target, TargetTypeError, resolve_target
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, verify_module
 from ktir.passes import get_all_passes
-from ktir.passes.compile import expand_stages
+from ktir.passes.stages import expand_stages
 from ktir.progress import StageProgress
 
 TargetLike = Target | str | os.PathLike[str] | None
@@ -119,7 +119,7 @@ def run_pipeline(
 
     With `verify` (the default) the module is verified after each pass; a failure raises
     `DiagnosticError` whose messages end with `(after pass '<name>')`. `ktir-compile` runs as
-    its stages (`ktir.passes.compile.expand_stages`), each announced to `progress` if given.
+    its stages (`ktir.passes.stages.expand_stages`), each announced to `progress` if given.
     Something other than a `ModuleOp` (MLIR text, a function) or a `spec` that is not a string
     raises `PipelineError`.
     """

@@ -19,10 +19,10 @@ import sys
 import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 DELAY_SECONDS = 2.0
 """A compile shorter than this shows no progress."""
@@ -54,25 +54,30 @@ class StageProgress:
         self.shown: list[str] = []
         """The stages displayed so far (for tests and for the last line)."""
         self._bar: Progress | None = None
-        self._task = TaskID(0)
+        self._task: TaskID | None = None
 
     def stage(self, name: str) -> None:
         """Stage `name` starts (the previous one is done)."""
         completed, self.begun = self.begun, self.begun + 1
         if self._bar is None and self.enabled and self.clock() - self.started > self.delay:
-            console = Console(file=self.stream, force_terminal=True)
-            columns = (
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-            )
-            self._bar = Progress(*columns, console=console, transient=True)
-            self._bar.start()
-            self._task = self._bar.add_task(name, total=self.total)
-        if self._bar is not None:
+            self._bar, self._task = self._show(name)
+        if self._bar is not None and self._task is not None:
             self._bar.update(self._task, description=name, completed=completed)
             self.shown.append(name)
+
+    def _show(self, name: str) -> tuple[Progress, TaskID]:
+        """
+        The bar, started at stage `name`. rich is imported here: most runs never show a bar,
+        and its import is a tenth of `ktir-opt`'s start.
+        """
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        console = Console(file=self.stream, force_terminal=True)
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        bar = Progress(*columns, console=console, transient=True)
+        bar.start()
+        return bar, bar.add_task(name, total=self.total)
 
     def close(self) -> None:
         """Remove the bar, if it was shown."""

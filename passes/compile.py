@@ -11,7 +11,6 @@ It runs, in order: `ktir-propagate-layouts`, `ktir-insert-restickify`, `ktir-pad
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -69,28 +68,3 @@ class CompilePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for module_pass in self.passes():
             module_pass.apply(ctx, op)
-
-
-@dataclass(frozen=True)
-class Stage:
-    """A pass as it runs: itself, or a stage of a pipeline pass (`parent`, its first and last)."""
-
-    module_pass: ModulePass
-    parent: str | None = None
-    first: bool = True
-    last: bool = True
-
-
-def expand_stages(passes: Iterable[ModulePass]) -> list[Stage]:
-    """
-    Each pass as it is, except `ktir-compile`, which becomes its stages in order: running them
-    one by one is running it (`CompilePass.apply`), and each can be timed, shown or printed.
-    """
-    stages: list[Stage] = []
-    for module_pass in passes:
-        if not isinstance(module_pass, CompilePass):
-            stages.append(Stage(module_pass))
-            continue
-        inner = module_pass.passes()
-        stages.extend(Stage(p, module_pass.name, i == 0, i == len(inner) - 1) for i, p in enumerate(inner))
-    return stages

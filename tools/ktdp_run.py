@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 
-from ktir.ktdp_engine import run
 from ktir.tools.output_files import Writer, announce_written, write_all
 from ktir.tools.run_inputs import RunError, read_arrays
 
@@ -67,6 +66,8 @@ def run_ktdp(args: argparse.Namespace, source: str | Path) -> int:
     Run `args.function` of the ktdp kernel `source` (its path, or its text when read from stdin)
     with the npz inputs; print and write the report.
     """
+    from ktir.ktdp_engine import run  # on use: `ktir-run` of a ktir program starts without the engine
+
     if not args.inputs:
         raise RunError("a ktdp kernel runs on --inputs FILE.npz (one array per argument)")
     arrays = read_arrays(args.inputs, "inputs")

@@ -47,7 +47,7 @@ from ktir.ir.diagnostics import (
 )
 from ktir.ir.expected_diagnostics import Expectation, check, parse_expectations
 from ktir.ir.expected_diagnostics import _regex_of as regex_of
-from ktir.passes.compile import expand_stages
+from ktir.passes.stages import expand_stages
 from ktir.pipeline import PipelineError, available_passes, with_target
 from ktir.tools.arguments import did_you_mean, suggesting
 from ktir.tools.output_files import OutputError, check_writable, write_all

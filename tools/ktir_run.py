@@ -59,9 +59,8 @@ from ktir.ir.diagnostics import (
     render,
     verify_module,
 )
-from ktir.ktdp_engine.memory import KtdpError
 from ktir.layout.dtypes import numpy_dtype
-from ktir.passes.compile import expand_stages
+from ktir.passes.stages import expand_stages
 from ktir.pipeline import PipelineError, parse_pipeline, run_pipeline
 from ktir.progress import StageProgress
 from ktir.reference.executor import argument_names, entry_function
@@ -502,6 +501,16 @@ def _report(diagnostics: Sequence[Diagnostic], filename: str) -> None:
         print(render(diagnostic, sources), file=sys.stderr)
 
 
+def _is_ktdp_error(error: Exception) -> bool:
+    """
+    Whether `error` is the ktdp engine's (`KtdpError`). The engine is imported only to run a
+    ktdp kernel, and an error of it exists only once it is, so a run of a ktir program does
+    not import it to ask.
+    """
+    memory = sys.modules.get("ktir.ktdp_engine.memory")
+    return memory is not None and isinstance(error, memory.KtdpError)
+
+
 def _handle(error: Exception, filename: str) -> int:
     """Print `error` as located diagnostics or one line; the exit code (KTIR_DEBUG=1 re-raises)."""
     if isinstance(error, SourceError):
@@ -510,8 +519,8 @@ def _handle(error: Exception, filename: str) -> int:
     if isinstance(error, DiagnosticError):
         _report(error.diagnostics, filename)
         return 1
-    if isinstance(error, (SimulationError, KtdpError)):
-        _report([Diagnostic(Severity.ERROR, str(error), error.location)], filename)
+    if isinstance(error, SimulationError) or _is_ktdp_error(error):
+        _report([Diagnostic(Severity.ERROR, str(error), getattr(error, "location", None))], filename)
         return 1
     if isinstance(error, PlaceError):
         print(f"ktir-run: error: {error}", file=sys.stderr)

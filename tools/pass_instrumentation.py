@@ -3,7 +3,7 @@ What `ktir-opt` does around the passes it runs, with `mlir-opt`'s flags: `--pass
 syntax, `--list-passes`, `--mlir-print-ir-before/after[-all]` and `--mlir-timing`.
 
 `ktir-compile` is a pipeline of stages (`ktir.passes.compile.CompilePass.passes`); `ktir-opt`
-runs the stages one by one (`ktir.passes.compile.expand_stages`), so each one can be printed and timed, and
+runs the stages one by one (`ktir.passes.stages.expand_stages`), so each one can be printed and timed, and
 `--mlir-print-ir-after=ktir-compile` means after its last stage. The output is the same as
 running `ktir-compile` as one pass.
 
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from ktir.passes.compile import Stage
+from ktir.passes.stages import Stage
 
 _MODULE_ANCHOR = re.compile(r"^\s*builtin\.module\s*\((?P<body>.*)\)\s*$", re.DOTALL)
 

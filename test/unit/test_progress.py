@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import ktir
-from ktir.passes.compile import expand_stages
+from ktir.passes.stages import expand_stages
 from ktir.pipeline import parse_pipeline
 from ktir.progress import StageProgress
 

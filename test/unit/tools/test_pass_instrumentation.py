@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from ktir.passes.compile import expand_stages
+from ktir.passes.stages import expand_stages
 from ktir.pipeline import available_passes, parse_pipeline
 from ktir.tools.pass_instrumentation import (
     describe_passes,
