@@ -30,15 +30,17 @@ func.func @add(%a: index, %c: index) attributes {grid = [32]} {
 The verifiers are as lax as the reference's (RFC 0682 notes, "keep the verifier as lax as
 upstream"): extents are not checked against the sets. The dialect is assembled here from its
 modules: `attributes` (memory spaces, access tiles, tile futures), `ops` (the ops above),
-`indirect` (indirect access tiles), `comm` (inter-tile produce and reduce), `legacy` (the older
-and extension spellings the reference's tests use: `#ktdp.spyre_memory_space`,
-`!ktdp.runtime_arg`) and `syntax` (the printing and parsing they share).
+`indirect` (indirect access tiles), `comm` (inter-tile produce and reduce), `delivery`
+(inter-tile consume), `legacy` (the older and extension spellings the reference's tests use:
+`#ktdp.spyre_memory_space`, `!ktdp.runtime_arg`) and `syntax` (the printing and parsing they
+share).
 """
 
 from xdsl.ir import Dialect
 
 from ktir.dialects.ktdp.attributes import AccessTileType, MemorySpaceAttr, TileFutureType
 from ktir.dialects.ktdp.comm import COMM_OPS
+from ktir.dialects.ktdp.delivery import InterTileConsumeOp
 from ktir.dialects.ktdp.indirect import ConstructIndirectAccessTileOp
 from ktir.dialects.ktdp.legacy import RuntimeArgExtractOp, RuntimeArgType, SpyreMemorySpaceAttr
 from ktir.dialects.ktdp.ops import (
@@ -60,6 +62,7 @@ KTDP_OPS = (
     StoreOp,
     RuntimeArgExtractOp,
     *COMM_OPS,
+    InterTileConsumeOp,
 )
 """Every op of the dialect."""
 

@@ -45,7 +45,7 @@ from ktir.dialects.ktdp.attributes import TileFutureType
 from ktir.dialects.ktdp.syntax import print_affine
 
 
-def _parse_future_type(parser: Parser) -> TileFutureType:
+def parse_future_type(parser: Parser) -> TileFutureType:
     """A future type in full or stripped (`<(...), groups = ...>`)."""
     pos = parser.pos
     parsed = parser.parse_optional_type()
@@ -57,7 +57,8 @@ def _parse_future_type(parser: Parser) -> TileFutureType:
     return parsed
 
 
-def _parse_tile_set(parser: Parser, keyword: str) -> AffineSetAttr:
+def parse_tile_set(parser: Parser, keyword: str) -> AffineSetAttr:
+    """`keyword = affine_set<...>` (a tile set of an inter-tile op); a located error if not a set."""
     parser.parse_keyword(keyword)
     parser.parse_punctuation("=")
     pos = parser.pos
@@ -114,9 +115,9 @@ class InterTileProduceOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> InterTileProduceOp:
-        producers = _parse_tile_set(parser, "producer_tiles_per_group")
+        producers = parse_tile_set(parser, "producer_tiles_per_group")
         parser.parse_punctuation("->")
-        future = _parse_future_type(parser)
+        future = parse_future_type(parser)
         body = parser.parse_region()
         return cls.build(
             properties={"producer_tiles_per_group": producers}, result_types=[future], regions=[body]
@@ -169,7 +170,7 @@ class InterTileReduceOp(IRDLOperation):
         parser.parse_punctuation("(")
         future = parser.parse_unresolved_operand()
         parser.parse_punctuation(")")
-        consumers = _parse_tile_set(parser, "consumer_tiles_per_group")
+        consumers = parse_tile_set(parser, "consumer_tiles_per_group")
         parser.parse_punctuation(",")
         parser.parse_keyword("identity")
         parser.parse_punctuation("(")
@@ -178,7 +179,7 @@ class InterTileReduceOp(IRDLOperation):
         identity_type = parser.parse_type()
         parser.parse_punctuation(")")
         parser.parse_punctuation(":")
-        future_type = _parse_future_type(parser)
+        future_type = parse_future_type(parser)
         parser.parse_punctuation("->")
         result = parser.parse_type()
         combiner = parser.parse_region()

@@ -47,10 +47,12 @@ def live_bytes(lifetimes: Sequence[tuple[int, int, int]], count: int) -> np.ndar
     """
     The bytes live at each position `0 .. count-1` (int64): the sum of the sizes whose closed
     lifetime `[first, last]` holds it. A lifetime reaching past `count - 1` counts to the end;
-    one starting there counts nowhere.
+    one starting there counts nowhere. Sizes whose sum would not fit int64 (a tensor of 2^62
+    rows) are summed as Python integers, exactly, so the overflow is reported, not raised.
     Example: `live_bytes([(0, 1, 8), (1, 2, 4)], 3)` is `[8, 12, 4]`.
     """
-    change = np.zeros(count + 1, dtype=np.int64)
+    exact = sum(size for _, _, size in lifetimes) >= 2**63
+    change = np.zeros(count + 1, dtype=object if exact else np.int64)
     for first, last, size in lifetimes:
         if first >= count:
             continue

@@ -1,6 +1,7 @@
 """
 ktdp's inter-tile communication on every tile at once: `inter_tile_produce` gathers each
-group's partials, `inter_tile_reduce` folds them for the group's consumers on the ring.
+group's partials, `inter_tile_reduce` folds them for the group's consumers on the ring, and
+`inter_tile_consume` copies one producer's partial to each consumer (broadcast, routing).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ktir.dialects.ktdp.comm import InterTileProduceOp, InterTileReduceOp
+from ktir.dialects.ktdp.delivery import InterTileConsumeOp
 from ktir.hardware import cost_model
 from ktir.ir.diagnostics import location_of
 from ktir.ir.interpreter import Implementations
@@ -109,6 +111,55 @@ def _inter_tile_reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
     )
     run.charges.charge_ring(reduce + hops * hop, _ring_groups(members, run.tiles))
     return [accumulated]
+
+
+@IMPLS.impl(InterTileConsumeOp)
+def _inter_tile_consume(run: TileProgram, op: InterTileConsumeOp) -> list[np.ndarray]:
+    """
+    Each consumer tile gets its one source's partial: its group's producer, or with
+    `producer_dependency_per_consumer` the producer the set names for it (exactly one, else a
+    located error). A tile that consumes for no group gets zeros (no op of the program may read
+    them). On the ring each delivery to another tile is a hop of the partial, one after another
+    as the reduce's result travels on (`_inter_tile_reduce`).
+    """
+    future = cast(Future, run.env[op.future])
+    consumers = _members(op.consumer_tiles_per_group.data, future.groups, run.tiles)
+    dependency = op.producer_dependency_per_consumer
+    partials = future.partials[0]
+    result = np.zeros_like(partials)
+    hops = [0] * len(future.groups)
+    for g, group in enumerate(future.groups):
+        producers = np.flatnonzero(future.producers[g])
+        for tile in map(int, np.flatnonzero(consumers[g])):
+            sources = producers if dependency is None else _named(dependency.data, producers, tile, group)
+            if len(sources) != 1:
+                raise KtdpError(
+                    f"consumer tile {tile} of group {group} has {len(sources)} sources: "
+                    "an inter_tile_consume delivers exactly one",
+                    location_of(op),
+                )
+            result[tile] = partials[sources[0]]
+            hops[g] += int(sources[0] != tile)
+    hop = run.target.ring_hop_cycles + partials[0].nbytes / run.target.ring_bytes_per_cycle
+    members = [np.flatnonzero(row) for row in future.producers]
+    run.charges.charge_ring(max(hops, default=0) * hop, _ring_groups(members, run.tiles))
+    return [result]
+
+
+def _named(dependency: Any, producers: np.ndarray, consumer: int, group: int) -> np.ndarray:
+    """The producers a `(p)[c]` or `(p)[c, g]` dependency set names for `consumer` of `group`."""
+    symbols = [consumer, group][: dependency.num_symbols]
+    named = [p for p in producers if _holds(dependency, [int(p)], symbols)]
+    return np.array(named, dtype=np.int64)
+
+
+def _holds(affine_set: Any, dims: list[int], symbols: list[int]) -> bool:
+    """Whether the point satisfies every constraint of the set."""
+    for constraint in affine_set.constraints:
+        value = (constraint.lhs - constraint.rhs).eval(dims, symbols)
+        if (value != 0) if constraint.kind.value == "==" else (value < 0):
+            return False
+    return True
 
 
 def _ring_groups(members: list[np.ndarray], tiles: int) -> int:

@@ -36,3 +36,9 @@ def test_both_sweeps_equal_a_scan_of_every_lifetime(spans: list[tuple[int, int, 
     scanned = [[i for i, (a, b, _) in enumerate(spans) if a <= p <= b] for p in range(count)]
     assert list(live_sets([(a, b, i) for i, (a, b, _) in enumerate(spans)], count)) == scanned
     assert live_bytes(spans, count).tolist() == [sum(spans[i][2] for i in live) for live in scanned]
+
+
+def test_live_bytes_past_int64_are_exact_not_an_overflow():
+    # a fuzzed kernel's 2^62 x 64 f32 tensor: 2^70 bytes, which int64 cannot hold
+    huge = 2**62 * 64 * 4
+    assert list(live_bytes([(0, 1, huge), (1, 2, 4)], 3)) == [huge, huge + 4, 4]

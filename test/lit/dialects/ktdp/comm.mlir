@@ -30,3 +30,32 @@ func.func @all_reduce(%p: tensor<64xf32>, %id: tensor<64xf32>) -> tensor<64xf32>
   }
   return %r : tensor<64xf32>
 }
+
+// -----
+
+// inter_tile_consume (dialects/ktdp/delivery.py): a broadcast, and a routing whose dependency set
+// pairs each consumer with one producer.
+// CHECK-LABEL: func.func @consume
+// CHECK:         %b = ktdp.inter_tile_consume(%f) consumer_tiles_per_group = affine_set<(d0)[s0] : (d0 >= 0, -d0 + 3 >= 0)> : <(tensor<64xf32>), groups = affine_set<(d0) : (d0 == 0)>> -> tensor<64xf32>
+// CHECK:         %s = ktdp.inter_tile_consume(%h) consumer_tiles_per_group = affine_set<(d0)[s0] : ({{.*}})>, producer_dependency_per_consumer = affine_set<(d0)[s0, s1] : (d0 + s0 - s1 * 4 - 1 == 0)> : <(tensor<64xf32>), groups = affine_set<(d0) : (d0 >= 0, -d0 + 1 >= 0)>> -> tensor<64xf32>
+// CHECK-GENERIC: "ktdp.inter_tile_consume"(%f) <{consumer_tiles_per_group = affine_set<(d0)[s0] : ({{.*}})>}> : (!ktdp.tile_future<(tensor<64xf32>), groups = affine_set<(d0) : (d0 == 0)>>) -> tensor<64xf32>
+// CHECK-GENERIC: "ktdp.inter_tile_consume"(%h) <{consumer_tiles_per_group = affine_set<(d0)[s0] : ({{.*}})>, producer_dependency_per_consumer = affine_set<(d0)[s0, s1] : ({{.*}} == 0)>}>
+
+#every = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>
+#first = affine_set<(i)[g] : (i == 0)>
+#single = affine_set<(g) : (g == 0)>
+#pairs = affine_set<(i)[g] : (i - 2 * g >= 0, -i + 2 * g + 1 >= 0)>
+#two = affine_set<(g) : (g >= 0, -g + 1 >= 0)>
+func.func @consume(%p: tensor<64xf32>) -> tensor<64xf32> attributes {grid = [4]} {
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = #first -> <(tensor<64xf32>), groups = #single> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<64xf32>
+  }
+  %b = ktdp.inter_tile_consume(%f) consumer_tiles_per_group = #every : <(tensor<64xf32>), groups = #single> -> tensor<64xf32>
+  %h = ktdp.inter_tile_produce producer_tiles_per_group = #pairs -> <(tensor<64xf32>), groups = #two> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %b : tensor<64xf32>
+  }
+  %s = ktdp.inter_tile_consume(%h) consumer_tiles_per_group = #pairs, producer_dependency_per_consumer = affine_set<(p)[c, g] : (p + c - 4 * g - 1 == 0)> : <(tensor<64xf32>), groups = #two> -> tensor<64xf32>
+  return %s : tensor<64xf32>
+}

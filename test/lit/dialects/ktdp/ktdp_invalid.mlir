@@ -272,3 +272,29 @@ func.func @granularity(%r: !ktdp.runtime_arg<index, granularity=0>) { // expecte
   }) : (memref<512x64xf16>, memref<16xi32>) -> !ktdp.access_tile<16x64xindex>
   "func.return"() : () -> ()
 }) : () -> ()
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 7]]:8: error: 'ktdp.inter_tile_consume' op result types must match future partial types
+func.func @consume_type(%p: tensor<64xf32>) {
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i == 0)> -> <(tensor<64xf32>), groups = affine_set<(g) : (g == 0)>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<64xf32>
+  }
+  // expected-error @+1 {{result types must match future partial types}}
+  %r = ktdp.inter_tile_consume(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)> : <(tensor<64xf32>), groups = affine_set<(g) : (g == 0)>> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 7]]:8: error: 'ktdp.inter_tile_consume' op producer_dependency_per_consumer must be a set (p)[c] or (p)[c, g] of producer tile ids
+func.func @consume_dependency(%p: tensor<64xf32>) {
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i == 0)> -> <(tensor<64xf32>), groups = affine_set<(g) : (g == 0)>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<64xf32>
+  }
+  // expected-error @+1 {{producer_dependency_per_consumer must be a set (p)[c] or (p)[c, g] of producer tile ids}}
+  %r = ktdp.inter_tile_consume(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>, producer_dependency_per_consumer = affine_set<(p, q) : (p - q == 0)> : <(tensor<64xf32>), groups = affine_set<(g) : (g == 0)>> -> tensor<64xf32>
+  return
+}
