@@ -15,7 +15,7 @@ import torch
 import transformers
 
 import ktir
-from ktir import ktdp
+import ktir.ktdp_engine as ktdp
 from ktir.cores.check import CoreCheckError, check_function
 from ktir.hardware.target import SPYRE, Target, TargetTypeError, load_target
 from ktir.ir.context import make_context

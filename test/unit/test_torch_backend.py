@@ -60,6 +60,7 @@ def test_grad_mode_builds_the_no_grad_program() -> None:
     assert torch.equal(y_grad.detach(), y_inference)
 
 
+@pytest.mark.slow  # the fast tier (make check) leaves out whole-model runs
 def test_backward_says_the_backend_is_inference_only() -> None:
     y, _ = _run(_model(), grad=True)
     assert y.requires_grad  # the parameters require grad, so autograd reaches the backend
@@ -82,6 +83,7 @@ def small_chip(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow  # the fast tier (make check) leaves out whole-model runs
 def test_options_set_the_cores_and_the_target(small_chip: Path) -> None:
     model = _model()
     _, spyre = _run(model, grad=False)

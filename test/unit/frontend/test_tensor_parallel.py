@@ -45,7 +45,8 @@ def unsharded(model: transformers.LlamaForCausalLM, ids: torch.Tensor) -> np.nda
     return program(ids).logits.numpy()
 
 
-@pytest.mark.parametrize("cards", [2, pytest.param(4, marks=pytest.mark.slow)])
+@pytest.mark.slow  # the fast tier (make check) leaves out whole-model runs
+@pytest.mark.parametrize("cards", [2, 4])
 def test_tensor_parallel_logits_equal_the_unsharded_programs(
     model: transformers.LlamaForCausalLM, ids: torch.Tensor, unsharded: np.ndarray, cards: int
 ) -> None:
@@ -62,7 +63,8 @@ def test_tensor_parallel_logits_equal_the_unsharded_programs(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cards", [2, pytest.param(4, marks=pytest.mark.slow)])
+@pytest.mark.slow  # the fast tier (make check) leaves out whole-model runs
+@pytest.mark.parametrize("cards", [2, 4])
 def test_the_collectives_move_what_the_megatron_split_must(
     model: transformers.LlamaForCausalLM, ids: torch.Tensor, cards: int
 ) -> None:

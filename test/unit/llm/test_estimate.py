@@ -63,6 +63,7 @@ def short() -> object:
     return estimate_llm(CONFIGS["llama"](2), prompt=16, context=48, batch=2)
 
 
+@pytest.mark.slow  # the fast tier (make check) leaves out whole-model runs
 def test_the_answer_reads_as_a_user_asks(short: object) -> None:
     estimate = short
     assert estimate.layers == 2 and estimate.batch == 2 and estimate.model_type == "llama"

@@ -64,6 +64,7 @@ def test_greedy_tokens_match_eager(name: str) -> None:
     assert result.tokens_per_second == pytest.approx(1e6 / result.decode_us[0])
 
 
+@pytest.mark.slow  # the fast tier (make check) leaves out whole-model runs
 def test_the_cache_is_written_in_place() -> None:
     wrapper = static_cache_model(_model("llama"), 16)
     program = ktir.compile(wrapper, (torch.tensor([[5]]), torch.tensor([3])), quiet=True)

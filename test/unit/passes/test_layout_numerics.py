@@ -54,6 +54,7 @@ def test_decoder_block() -> None:
     assert found["pads"] == 2  # the two bmm with K = head dim 32
 
 
+@pytest.mark.slow  # the fast tier (make check) leaves out whole-model runs
 def test_hf_llama() -> None:
     config = tiny_llama_config()
     model, _ = pair(lambda: transformers.LlamaForCausalLM(config))

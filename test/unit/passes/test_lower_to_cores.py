@@ -117,6 +117,7 @@ def test_decoder_block_numerics_unchanged() -> None:
     check_models_unchanged(model, (x, mask))
 
 
+@pytest.mark.slow  # the fast tier (make check) leaves out whole-model runs
 def test_hf_llama_numerics_unchanged() -> None:
     transformers = pytest.importorskip("transformers")
     config = tiny_llama_config()

@@ -193,6 +193,7 @@ def test_attention_runs_all_cores_tiles_in_one_call_when_their_limits_agree(
     assert calls and all(c == at_once for c in calls)
 
 
+@pytest.mark.slow  # the fast tier (make check) leaves out whole-model runs
 def test_a_matmul_keeping_x_whole_reads_each_chunk_window() -> None:
     """
     128 x 4096 x 4096 on 8 cores: the dataflow model keeps x's whole slice in LX (one
