@@ -40,12 +40,8 @@ class Future:
 
 def _members(tile_set: Any, groups: Sequence[int], tiles: int) -> np.ndarray:
     """groups x tiles: whether tile i is in the set for group g (`(i)[g]` constraints)."""
-    member = np.ones((len(groups), tiles), dtype=bool)
-    for constraint in tile_set.constraints:
-        expr = constraint.lhs - constraint.rhs
-        values = np.array([[expr.eval([i], [g]) for i in range(tiles)] for g in groups])
-        member &= values == 0 if constraint.kind.value == "==" else values >= 0
-    return member
+    points = [[_holds(tile_set, [i], [g]) for i in range(tiles)] for g in groups]
+    return np.array(points, dtype=bool).reshape(len(groups), tiles)
 
 
 def _group_ids(groups_set: Any) -> list[int]:
@@ -154,7 +150,7 @@ def _named(dependency: Any, producers: np.ndarray, consumer: int, group: int) ->
 
 
 def _holds(affine_set: Any, dims: list[int], symbols: list[int]) -> bool:
-    """Whether the point satisfies every constraint of the set."""
+    """Whether the point satisfies every constraint of the set (`expr == 0` or `expr >= 0`)."""
     for constraint in affine_set.constraints:
         value = (constraint.lhs - constraint.rhs).eval(dims, symbols)
         if (value != 0) if constraint.kind.value == "==" else (value < 0):

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from ktir.layout.dtypes import round_binary
+
 MANTISSA_BITS = 9
 EXPONENT_BITS = 6
 BIAS = 31
@@ -38,15 +40,12 @@ def round_df16(values: Any) -> np.ndarray:
     `values` rounded to the nearest df16 (ties to even), as float32.
 
     The quantum of a value is 2^(e - 9) for its binary exponent e, never below the subnormal
-    quantum 2^-39; rounding is `rint` (ties to even) on the value in units of its quantum, exact
-    in float64. NaN stays NaN, infinities stay, overflow becomes infinity of the value's sign.
+    quantum 2^-39 (`ktir.layout.dtypes.round_binary`). NaN stays NaN, infinities stay, overflow
+    becomes infinity of the value's sign.
     """
     x = np.asarray(values, dtype=np.float64)
-    _, exponent = np.frexp(x)  # x = m * 2^exponent, 0.5 <= |m| < 1: the binary exponent is exponent - 1
-    quantum = np.maximum(exponent - 1, MIN_NORMAL_EXPONENT) - MANTISSA_BITS
-    with np.errstate(over="ignore"):  # float64 magnitudes past 2^1015: infinity, as they become
-        rounded = np.ldexp(np.rint(np.ldexp(x, -quantum)), quantum)
-        rounded = np.where(np.abs(rounded) > MAX_FINITE, np.copysign(np.inf, x), rounded)
+    rounded = round_binary(x, MANTISSA_BITS, MIN_NORMAL_EXPONENT)
+    rounded = np.where(np.abs(rounded) > MAX_FINITE, np.copysign(np.inf, x), rounded)
     return np.where(np.isfinite(x), rounded, x).astype(np.float32)
 
 

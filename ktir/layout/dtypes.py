@@ -142,3 +142,21 @@ __all__ = [
     "format_of_element",
     "numpy_dtype",
 ]
+
+
+def round_binary(values: Any, mantissa_bits: int, min_exponent: int) -> np.ndarray:
+    """
+    `values` (float64) rounded to the nearest number of a binary float format with
+    `mantissa_bits` fraction bits whose least normal binary exponent is `min_exponent`, ties to
+    even; the format's largest value and its NaN and infinities are the caller's to apply.
+
+    A value 2^e x 1.f has the quantum 2^(e - mantissa_bits), the subnormals (below
+    2^min_exponent) the quantum 2^(min_exponent - mantissa_bits); the scaling by a power of two
+    and `rint` are exact in float64, so the result does not depend on the CPU. Example: with 3
+    fraction bits from 2^-6 (fp8 e4m3), 0.3 -> 0.3125.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    _, exponent = np.frexp(x)  # x = m * 2^exponent, 0.5 <= |m| < 1: the binary exponent is exponent - 1
+    quantum = np.maximum(exponent - 1, min_exponent) - mantissa_bits
+    with np.errstate(over="ignore"):  # float64 magnitudes past 2^1015 become infinite, as they would
+        return np.ldexp(np.rint(np.ldexp(x, -quantum)), quantum)

@@ -35,7 +35,7 @@ from ktir.dialects.ktir.attributes import OperandRefAttr
 from ktir.dialects.spyreop.types import DF16Type
 from ktir.ir.interpreter import Implementations
 from ktir.layout.df16 import round_df16
-from ktir.layout.dtypes import numpy_dtype
+from ktir.layout.dtypes import numpy_dtype, round_binary
 
 Implementation = Callable[[Any, list[np.ndarray]], list[np.ndarray]]
 
@@ -89,13 +89,11 @@ def round_e4m3(array: np.ndarray) -> np.ndarray:
     value is exact in fp16), as PyTorch's CPU cast does: beyond +-448 saturates to +-448, NaN stays.
 
     e4m3 has 3 mantissa bits: a normal value 2^e x 1.f has the quantum 2^(e-3), subnormals
-    (below 2^-6) the quantum 2^-9. The quotient by a power of two and the rounding are exact in
-    float64, so the result does not depend on the CPU. Example: 0.3 -> 0.3125; 2^-10 -> 0.
+    (below 2^-6) the quantum 2^-9 (`ktir.layout.dtypes.round_binary`, exact in float64, so the
+    result does not depend on the CPU). Example: 0.3 -> 0.3125; 2^-10 -> 0.
     """
     x = np.asarray(array, dtype=np.float64)
-    _, exponent = np.frexp(x)  # x = m * 2^exponent with 0.5 <= |m| < 1: e = exponent - 1
-    quantum = np.ldexp(1.0, np.maximum(exponent - 4, -9))
-    rounded = np.clip(np.round(x / quantum) * quantum, -FP8_E4M3_MAX, FP8_E4M3_MAX)
+    rounded = np.clip(round_binary(x, 3, -6), -FP8_E4M3_MAX, FP8_E4M3_MAX)
     return np.where(np.isnan(x), x, rounded).astype(np.float16)
 
 
