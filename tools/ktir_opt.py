@@ -18,6 +18,7 @@ exit code 1 for bad input and 2 for a bad command line; no traceback; and nothin
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import re
 import sys
@@ -37,6 +38,7 @@ from ktir.ir.context import register_dialects
 from ktir.ir.diagnostics import (
     Diagnostic,
     DiagnosticError,
+    Location,
     Severity,
     SourceError,
     collect_diagnostics,
@@ -279,11 +281,30 @@ class KtirOptMain(xDSLOptMain):
                 clock = time.perf_counter()
                 output = self.output_resulting_program(module)
                 self.output_seconds += time.perf_counter() - clock
+                if self.args.verify_roundtrip:
+                    self._verify_roundtrip(output, filename)
             except DiagnosticError as error:
                 return None, [*emitted, *error.diagnostics]
             except DiagnosticException as error:  # a pass failed without a location
                 return None, [*emitted, Diagnostic(Severity.ERROR, _first_line(error))]
         return output, emitted
+
+    def _verify_roundtrip(self, output: str, filename: str) -> None:
+        """
+        `DiagnosticError` unless `output` parses, verifies and prints back to itself: what ktir-opt
+        prints, it reads (one process does what `ktir-opt | ktir-opt` checks, and more: equality).
+        """
+        printed = f"<printed {filename}>"
+        module = parse_module(self.ctx, output, printed)
+        if errors := verify_module(module):
+            raise DiagnosticError(errors)
+        again = self.output_resulting_program(module)
+        if again == output:
+            return
+        pairs = itertools.zip_longest(output.split("\n"), again.split("\n"))
+        line = next(number for number, (first, second) in enumerate(pairs, 1) if first != second)
+        message = "the printed IR does not round-trip: printed again, this line differs"
+        raise DiagnosticError([Diagnostic(Severity.ERROR, message, Location(printed, line, 1))])
 
     def _read_input(self) -> tuple[str, str]:
         """The input's name and text; `SourceError` if it is not UTF-8."""
@@ -322,6 +343,10 @@ _SWITCHES: tuple[tuple[tuple[str, ...], str], ...] = (
         "(MLIR semantics); exit 1 on any mismatch",
     ),
     (("--allow-unregistered-dialect",), "parse ops of unknown dialects"),
+    (
+        ("--verify-roundtrip",),
+        "parse the printed output again and check it prints the same (exit 1 if not)",
+    ),
     (("--mlir-print-ir-before-all",), "print the IR before every pass (stderr)"),
     (
         ("--mlir-print-ir-after-all", "--print-between-passes"),

@@ -22,19 +22,20 @@ for tool in ("ktir-opt", "ktir-import", "ktir-run", "filecheck"):
 
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
-# Custom form printed, re-parsed and printed again must match the CHECK lines.
+# Custom form printed, re-parsed and printed again (--verify-roundtrip: the same text) must match
+# the CHECK lines.
 config.substitutions.append(
     (
         "KTIR_ROUNDTRIP",
-        "ktir-opt %s --split-input-file | ktir-opt --split-input-file | filecheck %s",
+        "ktir-opt %s --split-input-file --verify-roundtrip | filecheck %s",
     )
 )
 # The generic form is checked with its own prefix.
 config.substitutions.append(
     (
         "KTIR_GENERIC_ROUNDTRIP",
-        "ktir-opt %s --split-input-file --print-op-generic | ktir-opt --split-input-file "
-        "--print-op-generic | filecheck %s --check-prefix=CHECK-GENERIC",
+        "ktir-opt %s --split-input-file --print-op-generic --verify-roundtrip "
+        "| filecheck %s --check-prefix=CHECK-GENERIC",
     )
 )
 

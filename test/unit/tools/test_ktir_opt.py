@@ -89,3 +89,29 @@ def test_verify_diagnostics_mismatch_exits_1(tmp_path, capsys):
         "func.func", "\nfunc.func", 1
     )
     assert main([write(tmp_path, "ok.mlir", good), "--verify-diagnostics"]) == 0
+
+
+def test_verify_roundtrip_prints_the_same_output(tmp_path, capsys):
+    source = write(tmp_path, "good.mlir", GOOD)
+    assert main([source]) == 0
+    plain = capsys.readouterr().out
+    assert main([source, "--verify-roundtrip"]) == 0
+    assert capsys.readouterr().out == plain
+
+
+def test_verify_roundtrip_names_the_first_line_printed_differently(tmp_path, capsys, monkeypatch):
+    # A printer that is not idempotent (here: a comment that grows on every print) fails the check.
+    from ktir.tools import ktir_opt
+
+    printed = ktir_opt.KtirOptMain.output_resulting_program
+    calls = iter(range(1, 100))
+
+    def growing(self, module):
+        return printed(self, module) + f"// print {next(calls)}\n"
+
+    monkeypatch.setattr(ktir_opt.KtirOptMain, "output_resulting_program", growing)
+    out = tmp_path / "out.mlir"
+    assert main([write(tmp_path, "good.mlir", GOOD), "--verify-roundtrip", "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "<printed " in err and "good.mlir>:7:1: error: the printed IR does not round-trip" in err
+    assert not out.exists()
