@@ -81,7 +81,7 @@ def test_readme_has_the_two_commands_first() -> None:
     assert [line.split()[:2] for line in first] == [["make", "demo"], ["make", "test"]]
 
 
-@pytest.mark.slow
+@pytest.mark.slow(minutes=True)  # up to two minutes a document: scheduled first (conftest.py)
 @pytest.mark.parametrize("document", DOCUMENTS)
 def test_document_runs_as_written(document: str, tmp_path: Path) -> None:
     scratch = scratch_for(tmp_path)
