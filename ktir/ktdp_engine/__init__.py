@@ -104,7 +104,10 @@ def run(
     dims = grid_of(entry, grid)
     tiles = math.prod(dims)
     if not 1 <= tiles <= target.cores:
-        raise KtdpError(f"a grid of {tiles} tiles does not fit the {target.cores} cores of '{target.name}'")
+        raise KtdpError(
+            f"a grid of {tiles} tiles does not fit the {target.cores} cores of '{target.name}'",
+            location_of(entry),
+        )
     memory = DeviceMemory(target, target.cores)
     _place_arrays(memory, arrays, place or {})
     arguments = _bind(entry, arrays, memory)

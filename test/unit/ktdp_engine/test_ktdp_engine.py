@@ -151,8 +151,9 @@ def test_placements_that_overlap_are_refused() -> None:
 
 def test_a_grid_larger_than_the_chip_is_refused() -> None:
     a = np.zeros((96, 64), np.float16)
-    with pytest.raises(KtdpError, match="a grid of 64 tiles does not fit the 32 cores"):
+    with pytest.raises(KtdpError, match="a grid of 64 tiles does not fit the 32 cores") as info:
         ktdp.run(KERNELS / "add.mlir", "add", {"a": a, "b": a, "c": a}, grid=[64])
+    assert info.value.location is not None  # at the function, whose grid it is
 
 
 def test_an_access_outside_memory_is_located() -> None:
