@@ -31,7 +31,8 @@ The verifiers are as lax as the reference's (RFC 0682 notes, "keep the verifier 
 upstream"): extents are not checked against the sets. The dialect is assembled here from its
 modules: `attributes` (memory spaces, access tiles, tile futures), `ops` (the ops above),
 `indirect` (indirect access tiles), `comm` (inter-tile produce and reduce), `delivery`
-(inter-tile consume), `legacy` (the older and extension spellings the reference's tests use:
+(inter-tile consume), `placed_delivery` (reduce_scatter, gather, all_to_all and scatter, with
+the axis algebra of `placement`), `legacy` (the older and extension spellings the reference's tests use:
 `#ktdp.spyre_memory_space`, `!ktdp.runtime_arg`) and `syntax` (the printing and parsing they
 share).
 """
@@ -51,6 +52,7 @@ from ktir.dialects.ktdp.ops import (
     LoadOp,
     StoreOp,
 )
+from ktir.dialects.ktdp.placed_delivery import PLACED_DELIVERY_OPS
 
 KTDP_OPS = (
     GetComputeTileIdOp,
@@ -63,6 +65,7 @@ KTDP_OPS = (
     RuntimeArgExtractOp,
     *COMM_OPS,
     InterTileConsumeOp,
+    *PLACED_DELIVERY_OPS,
 )
 """Every op of the dialect."""
 

@@ -298,3 +298,84 @@ func.func @consume_dependency(%p: tensor<64xf32>) {
   %r = ktdp.inter_tile_consume(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>, producer_dependency_per_consumer = affine_set<(p, q) : (p - q == 0)> : <(tensor<64xf32>), groups = affine_set<(g) : (g == 0)>> -> tensor<64xf32>
   return
 }
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 7]]:8: error: 'ktdp.inter_tile_gather' op gather_dimensions must be strictly ascending, not {{\[}}1, 0{{\]}}
+func.func @gather_order(%p: tensor<1x64xf32>) {
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)> -> <(tensor<1x64xf32>), groups = affine_set<(g) : (g == 0)>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<1x64xf32>
+  }
+  // expected-error @+1 {{gather_dimensions must be strictly ascending, not [1, 0]}}
+  %r = ktdp.inter_tile_gather(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>, gather_dimensions = [1, 0] : <(tensor<1x64xf32>), groups = affine_set<(g) : (g == 0)>> -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 7]]:8: error: 'ktdp.inter_tile_gather' op gather_dimensions {{\[}}2{{\]}} names an axis outside a rank-2 partial
+func.func @gather_axis(%p: tensor<1x64xf32>) {
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)> -> <(tensor<1x64xf32>), groups = affine_set<(g) : (g == 0)>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<1x64xf32>
+  }
+  // expected-error @+1 {{gather_dimensions [2] names an axis outside a rank-2 partial}}
+  %r = ktdp.inter_tile_gather(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>, gather_dimensions = [2] : <(tensor<1x64xf32>), groups = affine_set<(g) : (g == 0)>> -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 7]]:8: error: 'ktdp.inter_tile_gather' op the result must have the partial's rank (no rank reduction)
+func.func @gather_rank(%p: tensor<1x64xf32>) {
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)> -> <(tensor<1x64xf32>), groups = affine_set<(g) : (g == 0)>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<1x64xf32>
+  }
+  // expected-error @+1 {{the result must have the partial's rank (no rank reduction)}}
+  %r = ktdp.inter_tile_gather(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>, gather_dimensions = [0] : <(tensor<1x64xf32>), groups = affine_set<(g) : (g == 0)>> -> tensor<256xf32>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 7]]:8: error: 'ktdp.inter_tile_all_to_all' op the result must be a tensor of the partial's element type
+func.func @all_to_all_element(%p: tensor<1x64xf32>) {
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)> -> <(tensor<1x64xf32>), groups = affine_set<(g) : (g == 0)>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<1x64xf32>
+  }
+  // expected-error @+1 {{the result must be a tensor of the partial's element type}}
+  %r = ktdp.inter_tile_all_to_all(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>, split_dimensions = [1], concat_dimensions = [0] : <(tensor<1x64xf32>), groups = affine_set<(g) : (g == 0)>> -> tensor<4x16xf16>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 7]]:8: error: 'ktdp.inter_tile_scatter' op ktdp.inter_tile_scatter takes no producer_dependency_per_consumer: its group has one producer
+func.func @scatter_dependency(%p: tensor<1x64xf32>) {
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)> -> <(tensor<1x64xf32>), groups = affine_set<(g) : (g == 0)>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<1x64xf32>
+  }
+  // expected-error @+1 {{ktdp.inter_tile_scatter takes no producer_dependency_per_consumer: its group has one producer}}
+  %r = ktdp.inter_tile_scatter(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>, scatter_dimensions = [1], producer_dependency_per_consumer = affine_set<(p)[c] : (p == 0)> : <(tensor<1x64xf32>), groups = affine_set<(g) : (g == 0)>> -> tensor<1x16xf32>
+  return
+}
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 7]]:8: error: 'ktdp.inter_tile_reduce_scatter' op the identity must have the partial's type
+func.func @reduce_scatter_identity(%p: tensor<1x64xf32>, %id: tensor<1x16xf32>) {
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)> -> <(tensor<1x64xf32>), groups = affine_set<(g) : (g == 0)>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<1x64xf32>
+  }
+  // expected-error @+1 {{the identity must have the partial's type}}
+  %r = ktdp.inter_tile_reduce_scatter(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>, scatter_dimensions = [1], identity(%id : tensor<1x16xf32>) : <(tensor<1x64xf32>), groups = affine_set<(g) : (g == 0)>> -> tensor<1x16xf32> {
+  ^bb0(%lhs: tensor<1x64xf32>, %rhs: tensor<1x64xf32>):
+    ktdp.yield_reduced %lhs : tensor<1x64xf32>
+  }
+  return
+}
