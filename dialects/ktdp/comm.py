@@ -30,6 +30,7 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -57,9 +58,20 @@ def parse_future_type(parser: Parser) -> TileFutureType:
     return parsed
 
 
+DEPENDENCY = "producer_dependency_per_consumer"
+"""The optional set `(p)[c]` or `(p)[c, g]` of the producers each consumer waits on and receives from."""
+DEPENDENCY_SHAPES = ((1, 1), (1, 2))
+"""Its (dims, symbols): a producer tile `p`, for consumer tile `c` (of group `g`)."""
+
+
 def parse_tile_set(parser: Parser, keyword: str) -> AffineSetAttr:
     """`keyword = affine_set<...>` (a tile set of an inter-tile op); a located error if not a set."""
     parser.parse_keyword(keyword)
+    return _parse_set_value(parser, keyword)
+
+
+def _parse_set_value(parser: Parser, keyword: str) -> AffineSetAttr:
+    """`= affine_set<...>` after `keyword`; a located error if not a set."""
     parser.parse_punctuation("=")
     pos = parser.pos
     tile_set = parser.parse_attribute()
@@ -151,16 +163,28 @@ class InterTileReduceOp(IRDLOperation):
     future = operand_def(TileFutureType)
     identity = var_operand_def(TensorType)
     consumer_tiles_per_group = prop_def(AffineSetAttr)
+    producer_dependency_per_consumer = opt_prop_def(AffineSetAttr)
     combiner = region_def("single_block")
     result = result_def(TensorType)
 
     def __init__(
-        self, future: SSAValue, consumer_tiles_per_group: AffineSetAttr, identity: SSAValue, combiner: Region
+        self,
+        future: SSAValue,
+        consumer_tiles_per_group: AffineSetAttr,
+        identity: SSAValue,
+        combiner: Region,
+        dependency: AffineSetAttr | None = None,
     ) -> None:
-        """The partials of `future` combined by `combiner` from `identity` (whose type is the result's)."""
+        """
+        The partials of `future` combined by `combiner` from `identity` (whose type is the
+        result's); with `dependency`, each consumer's named producers only (a partial reduction).
+        """
+        properties = {"consumer_tiles_per_group": consumer_tiles_per_group}
+        if dependency is not None:
+            properties[DEPENDENCY] = dependency
         super().__init__(
             operands=[future, [identity]],
-            properties={"consumer_tiles_per_group": consumer_tiles_per_group},
+            properties=properties,
             result_types=[identity.type],
             regions=[combiner],
         )
@@ -170,8 +194,11 @@ class InterTileReduceOp(IRDLOperation):
         parser.parse_punctuation("(")
         future = parser.parse_unresolved_operand()
         parser.parse_punctuation(")")
-        consumers = parse_tile_set(parser, "consumer_tiles_per_group")
+        properties = {"consumer_tiles_per_group": parse_tile_set(parser, "consumer_tiles_per_group")}
         parser.parse_punctuation(",")
+        if parser.parse_optional_keyword(DEPENDENCY):
+            properties[DEPENDENCY] = _parse_set_value(parser, DEPENDENCY)
+            parser.parse_punctuation(",")
         parser.parse_keyword("identity")
         parser.parse_punctuation("(")
         identity = parser.parse_unresolved_operand()
@@ -187,18 +214,16 @@ class InterTileReduceOp(IRDLOperation):
             parser.resolve_operand(future, future_type),
             [parser.resolve_operand(identity, identity_type)],
         ]
-        return cls.build(
-            operands=operands,
-            properties={"consumer_tiles_per_group": consumers},
-            result_types=[result],
-            regions=[combiner],
-        )
+        return cls.build(operands=operands, properties=properties, result_types=[result], regions=[combiner])
 
     def print(self, printer: Printer) -> None:
         printer.print_string("(")
         printer.print_operand(self.future)
         printer.print_string(") consumer_tiles_per_group = ")
         print_affine(printer, self.consumer_tiles_per_group)
+        if self.producer_dependency_per_consumer is not None:
+            printer.print_string(f", {DEPENDENCY} = ")
+            print_affine(printer, self.producer_dependency_per_consumer)
         printer.print_string(", identity(")
         printer.print_operand(self.identity[0])
         printer.print_string(" : ")
@@ -218,6 +243,10 @@ class InterTileReduceOp(IRDLOperation):
             raise VerifyException("the combiner takes two values of the result's type")
         if not isinstance(block.last_op, YieldReducedOp):
             raise VerifyException("the combiner must end in ktdp.yield_reduced")
+        dependency = self.producer_dependency_per_consumer
+        shape = None if dependency is None else (dependency.data.num_dims, dependency.data.num_symbols)
+        if shape is not None and shape not in DEPENDENCY_SHAPES:
+            raise VerifyException(f"{DEPENDENCY} must be a set (p)[c] or (p)[c, g] of producer tile ids")
 
 
 COMM_OPS = (InterTileProduceOp, InterTileReduceOp, YieldPartialOp, YieldReducedOp)
@@ -225,6 +254,8 @@ COMM_OPS = (InterTileProduceOp, InterTileReduceOp, YieldPartialOp, YieldReducedO
 
 __all__ = [
     "COMM_OPS",
+    "DEPENDENCY",
+    "DEPENDENCY_SHAPES",
     "InterTileProduceOp",
     "InterTileReduceOp",
     "TileFutureType",

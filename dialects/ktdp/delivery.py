@@ -16,8 +16,8 @@ unchanged, with no combiner.
   `(p)[c, g]` over producer tiles `p` for consumer tile `c` (of group `g`), names each
   consumer's one producer. Every consumer has exactly one source (checked when it runs).
 
-The result has the partial's type. The reduce, scatter, gather and all-to-all deliveries of
-the design are not read yet.
+The result has the partial's type. The reduce is in `comm.py`; the deliveries that split or
+assemble (reduce_scatter, gather, all_to_all, scatter) in `placed_delivery.py`.
 """
 
 from __future__ import annotations
@@ -32,10 +32,8 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from ktir.dialects.ktdp.attributes import TileFutureType
-from ktir.dialects.ktdp.comm import parse_future_type, parse_tile_set
+from ktir.dialects.ktdp.comm import DEPENDENCY, DEPENDENCY_SHAPES, parse_future_type, parse_tile_set
 from ktir.dialects.ktdp.syntax import print_affine
-
-DEPENDENCY = "producer_dependency_per_consumer"
 
 
 @irdl_op_definition
@@ -100,8 +98,8 @@ class InterTileConsumeOp(IRDLOperation):
             raise VerifyException("consumer_tiles_per_group must be a set (i)[g] of tile ids per group")
         dependency = self.producer_dependency_per_consumer
         shape = None if dependency is None else (dependency.data.num_dims, dependency.data.num_symbols)
-        if shape is not None and shape not in ((1, 1), (1, 2)):
+        if shape is not None and shape not in DEPENDENCY_SHAPES:
             raise VerifyException(f"{DEPENDENCY} must be a set (p)[c] or (p)[c, g] of producer tile ids")
 
 
-__all__ = ["DEPENDENCY", "InterTileConsumeOp"]
+__all__ = ["InterTileConsumeOp"]

@@ -51,8 +51,13 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from ktir.dialects.ktdp.attributes import TileFutureType
-from ktir.dialects.ktdp.comm import YieldReducedOp, parse_future_type, parse_tile_set
-from ktir.dialects.ktdp.delivery import DEPENDENCY
+from ktir.dialects.ktdp.comm import (
+    DEPENDENCY,
+    DEPENDENCY_SHAPES,
+    YieldReducedOp,
+    parse_future_type,
+    parse_tile_set,
+)
 from ktir.dialects.ktdp.placement import PlacementError, check_axes
 from ktir.dialects.ktdp.syntax import print_affine
 
@@ -162,7 +167,7 @@ class PlacedDeliveryOp(IRDLOperation):
             return
         if not self.TAKES_DEPENDENCY:
             raise VerifyException(f"{self.name} takes no {DEPENDENCY}: its group has one producer")
-        if (dependency.data.num_dims, dependency.data.num_symbols) not in ((1, 1), (1, 2)):
+        if (dependency.data.num_dims, dependency.data.num_symbols) not in DEPENDENCY_SHAPES:
             raise VerifyException(f"{DEPENDENCY} must be a set (p)[c] or (p)[c, g] of producer tile ids")
 
     def _verify_combiner(self, partial: TensorType) -> None:

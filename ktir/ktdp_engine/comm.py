@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ktir.dialects.ktdp.comm import InterTileProduceOp, InterTileReduceOp
-from ktir.dialects.ktdp.delivery import DEPENDENCY, InterTileConsumeOp
+from ktir.dialects.ktdp.comm import DEPENDENCY, InterTileProduceOp, InterTileReduceOp
+from ktir.dialects.ktdp.delivery import InterTileConsumeOp
 from ktir.dialects.ktdp.placed_delivery import (
     InterTileAllToAllOp,
     InterTileGatherOp,
@@ -87,18 +87,20 @@ def _produce(run: TileProgram, op: Any) -> list[Future]:
 @IMPLS.impl(InterTileReduceOp)
 def _inter_tile_reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
     """
-    Each consumer gets its group's partials folded from the identity, in tile (ring) order; a
-    tile that consumes for no group gets the identity. The combiner's ops are the ring's steps
+    Each consumer gets its group's partials (or those its dependency set names: a partial
+    reduction) folded from the identity, in tile (ring) order; a tile that consumes for no
+    group gets the identity. The combiner's ops are the ring's steps
     (`cost_model.ring_cycles` has each step add its partner's partial): they take no time or
     FLOPs of their own, as ktir's `ring_reduce` takes none.
     """
     future = cast(Future, run.env[op.future])
     consumers = _members(op.consumer_tiles_per_group.data, future.groups, run.tiles)
-    group_of = np.where(consumers.any(axis=0), consumers.argmax(axis=0), -1)
     members = [np.flatnonzero(row) for row in future.producers]
-    sources = [members[g] if g >= 0 else np.zeros(0, np.int64) for g in group_of]
+    sources = [np.zeros(0, np.int64)] * run.tiles
+    for tile, named in _deliveries(run, op, future):
+        sources[tile] = named
     accumulated = _fold(run, op, future.partials[0], sources)
-    longest = max((len(m) for m in members), default=0)
+    longest = max((len(s) for s in sources), default=0)
     partial = future.partials[0][0]
     reduce = float(cost_model.ring_cycles(partial.size, partial.dtype.itemsize, max(longest, 1), run.target))
     # Then the sum travels on from the group's first producer to its other consumers, a hop each.
@@ -280,7 +282,7 @@ def _deliveries(run: TileProgram, op: Any, future: Future) -> Iterator[tuple[int
         producers = np.flatnonzero(future.producers[g])
         for tile in map(int, np.flatnonzero(consumers[g])):
             sources = producers if dependency is None else _named(dependency.data, producers, tile, group)
-            if not len(sources) and not isinstance(op, InterTileReduceScatterOp):
+            if not len(sources) and not isinstance(op, InterTileReduceOp | InterTileReduceScatterOp):
                 raise KtdpError(f"consumer tile {tile} of group {group} has no source", location_of(op))
             yield tile, sources
 

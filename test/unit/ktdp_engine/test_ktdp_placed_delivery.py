@@ -1,4 +1,4 @@
-"""The placed inter-tile deliveries on the ktdp engine: values, located errors and ring time."""
+"""Placed inter-tile deliveries and a reduce's dependency set on the ktdp engine: values, errors, cost."""
 
 from __future__ import annotations
 
@@ -40,12 +40,14 @@ def test_each_placement_delivers_what_its_contract_says():
         KERNEL,
         "placed",
         {"x": x, "g": np.zeros((16, 64), np.float32), "rs": np.zeros((1, 64), np.float32),
-         "a": np.zeros((4, 64), np.float32), "s": np.zeros((1, 64), np.float32)},
+         "a": np.zeros((4, 64), np.float32), "s": np.zeros((1, 64), np.float32),
+         "pre": np.zeros((4, 64), np.float32)},
     )  # fmt: skip
     assert np.array_equal(outputs["g"], np.tile(x, (4, 1)))  # every tile holds the four rows in tile order
     assert np.array_equal(outputs["rs"][0], x.sum(axis=0))  # tile i kept columns 16i.. of the sum
     assert np.array_equal(outputs["a"], x)  # tile i holds columns 16i.. of every row, rows in tile order
     assert np.array_equal(outputs["s"][0], x[0])  # tile i holds part i of tile 0's row
+    assert np.array_equal(outputs["pre"], np.cumsum(x, axis=0))  # a reduce over producers p <= c
 
 
 @pytest.mark.parametrize(

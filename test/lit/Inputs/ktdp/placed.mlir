@@ -3,7 +3,9 @@
 // - reduce_scatter over axis 1: tile i receives columns 16i..16i+15 of the rows' sum, stored there in rs;
 // - all_to_all, split over axis 1, concat over axis 0: tile i receives columns 16i..16i+15 of every
 //   row (4x16), stored there in a (so a equals x);
-// - scatter over axis 1 from tile 0: tile i receives columns 16i..16i+15 of x's row 0, stored there in s.
+// - scatter over axis 1 from tile 0: tile i receives columns 16i..16i+15 of x's row 0, stored there in s;
+// - reduce with producer_dependency_per_consumer (p <= c): tile c receives rows 0..c summed, a
+//   prefix sum, stored at row c of pre.
 #all = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>
 #first = affine_set<(i)[g] : (i == 0)>
 #one = affine_set<(g) : (g == 0)>
@@ -15,7 +17,7 @@
 #quarter = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 15 >= 0)>
 #column = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 >= 0, -d1 + 15 >= 0)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
-func.func @placed(%x: index, %g: index, %rs: index, %a: index, %s: index) attributes {grid = [4]} {
+func.func @placed(%x: index, %g: index, %rs: index, %a: index, %s: index, %pre: index) attributes {grid = [4]} {
   %id = ktdp.get_compute_tile_id : index
   %c4 = arith.constant 4 : index
   %c16 = arith.constant 16 : index
@@ -65,6 +67,19 @@ func.func @placed(%x: index, %g: index, %rs: index, %a: index, %s: index) attrib
   %part = ktdp.inter_tile_scatter(%f4) consumer_tiles_per_group = #all, scatter_dimensions = [1] : <(tensor<1x64xf32>), groups = #one> -> tensor<1x16xf32>
   %ts = ktdp.construct_access_tile %vs[0, %col] {access_tile_set = #quarter, access_tile_order = #id2} : memref<1x64xf32> -> !ktdp.access_tile<1x16xindex>
   ktdp.store %part, %ts : tensor<1x16xf32>, <1x16xindex>
+
+  %f5 = ktdp.inter_tile_produce producer_tiles_per_group = #all -> <(tensor<1x64xf32>), groups = #one> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %mine : tensor<1x64xf32>
+  }
+  %prefix = ktdp.inter_tile_reduce(%f5) consumer_tiles_per_group = #all, producer_dependency_per_consumer = affine_set<(p)[c] : (c - p >= 0)>, identity(%zero : tensor<1x64xf32>) : <(tensor<1x64xf32>), groups = #one> -> tensor<1x64xf32> {
+  ^bb0(%lhs: tensor<1x64xf32>, %rhs: tensor<1x64xf32>):
+    %sum = arith.addf %lhs, %rhs : tensor<1x64xf32>
+    ktdp.yield_reduced %sum : tensor<1x64xf32>
+  }
+  %vpre = ktdp.construct_memory_view %pre, sizes: [4, 64], strides: [64, 1] {coordinate_set = #rows4, memory_space = #ktdp.memory_space<global>} : memref<4x64xf32>
+  %tpre = ktdp.construct_access_tile %vpre[%id, 0] {access_tile_set = #row, access_tile_order = #id2} : memref<4x64xf32> -> !ktdp.access_tile<1x64xindex>
+  ktdp.store %prefix, %tpre : tensor<1x64xf32>, <1x64xindex>
   return
 }
 

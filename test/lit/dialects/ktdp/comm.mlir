@@ -59,3 +59,20 @@ func.func @consume(%p: tensor<64xf32>) -> tensor<64xf32> attributes {grid = [4]}
   %s = ktdp.inter_tile_consume(%h) consumer_tiles_per_group = #pairs, producer_dependency_per_consumer = affine_set<(p)[c, g] : (p + c - 4 * g - 1 == 0)> : <(tensor<64xf32>), groups = #two> -> tensor<64xf32>
   return %s : tensor<64xf32>
 }
+
+// A reduce whose consumers each name the producers they wait on and sum (a prefix sum: p <= c).
+// CHECK-LABEL: func.func @partial_reduce
+// CHECK:         %r = ktdp.inter_tile_reduce(%f) consumer_tiles_per_group = affine_set<(d0)[s0] : (d0 >= 0, -d0 + 3 >= 0)>, producer_dependency_per_consumer = affine_set<(d0)[s0] : (s0 - d0 >= 0)>, identity(%id : tensor<64xf32>) : <(tensor<64xf32>), groups = affine_set<(d0) : (d0 == 0)>> -> tensor<64xf32> {
+// CHECK-GENERIC: "ktdp.inter_tile_reduce"(%{{.*}}, %id) <{consumer_tiles_per_group = affine_set<(d0)[s0] : ({{.*}})>, producer_dependency_per_consumer = affine_set<(d0)[s0] : ({{.*}})>}> ({
+func.func @partial_reduce(%p: tensor<64xf32>, %id: tensor<64xf32>) -> tensor<64xf32> attributes {grid = [4]} {
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)> -> <(tensor<64xf32>), groups = affine_set<(g) : (g == 0)>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<64xf32>
+  }
+  %r = ktdp.inter_tile_reduce(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>, producer_dependency_per_consumer = affine_set<(p)[c] : (c - p >= 0)>, identity(%id : tensor<64xf32>) : <(tensor<64xf32>), groups = affine_set<(g) : (g == 0)>> -> tensor<64xf32> {
+  ^bb0(%lhs: tensor<64xf32>, %rhs: tensor<64xf32>):
+    %s = arith.addf %lhs, %rhs : tensor<64xf32>
+    ktdp.yield_reduced %s : tensor<64xf32>
+  }
+  return %r : tensor<64xf32>
+}

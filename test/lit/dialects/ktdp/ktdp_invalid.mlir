@@ -379,3 +379,19 @@ func.func @reduce_scatter_identity(%p: tensor<1x64xf32>, %id: tensor<1x16xf32>) 
   }
   return
 }
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 7]]:8: error: 'ktdp.inter_tile_reduce' op producer_dependency_per_consumer must be a set (p)[c] or (p)[c, g] of producer tile ids
+func.func @reduce_dependency(%p: tensor<64xf32>, %id: tensor<64xf32>) {
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)> -> <(tensor<64xf32>), groups = affine_set<(g) : (g == 0)>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<64xf32>
+  }
+  // expected-error @+1 {{producer_dependency_per_consumer must be a set (p)[c] or (p)[c, g] of producer tile ids}}
+  %r = ktdp.inter_tile_reduce(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>, producer_dependency_per_consumer = affine_set<(p, q) : (p - q == 0)>, identity(%id : tensor<64xf32>) : <(tensor<64xf32>), groups = affine_set<(g) : (g == 0)>> -> tensor<64xf32> {
+  ^bb0(%lhs: tensor<64xf32>, %rhs: tensor<64xf32>):
+    ktdp.yield_reduced %lhs : tensor<64xf32>
+  }
+  return
+}
