@@ -31,12 +31,13 @@ XDSL_DIALECTS = (
 
 def register_dialects(ctx: Context) -> None:
     """Register (lazily) `XDSL_DIALECTS`, `ktir`, `ktdp` (RFC 0682 KTIR) and `spyreop` in `ctx`."""
+    from ktir.dialects.arith_ext import ArithExt
     from ktir.dialects.ktdp import Ktdp
     from ktir.dialects.ktir import Ktir
     from ktir.dialects.linalg_ext import LinalgExt
     from ktir.dialects.spyreop import SpyreOp
 
-    factories = {**get_all_dialects(), "linalg": lambda: LinalgExt}
+    factories = {**get_all_dialects(), "arith": lambda: ArithExt, "linalg": lambda: LinalgExt}
     for name in XDSL_DIALECTS:
         if name not in ctx.registered_dialect_names:
             ctx.register_dialect(name, factories[name])

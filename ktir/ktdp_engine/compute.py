@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float16Type, IndexType, IntegerAttr, TensorType
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+)
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
@@ -51,7 +58,11 @@ _IDENTITY = {"addf": 0.0, "add": 0.0, "mulf": 1.0, "maximumf": -np.inf, "maxnumf
              "minimumf": np.inf, "minnumf": np.inf}  # fmt: skip
 _REDUCE = {"addf": np.sum, "mulf": np.prod, "maximumf": np.max, "maxnumf": np.fmax.reduce,
            "minimumf": np.min, "minnumf": np.fmin.reduce}  # fmt: skip
-_CASTS = ("extf", "truncf", "sitofp", "uitofp")
+_CASTS = ("extf", "truncf", "sitofp", "fptosi", "fptoui", "extsi", "trunci")
+"""Casts whose value is the operand's, rounded (toward zero for a float to an integer) or wrapped
+to the result type by `elementwise`'s `store`."""
+_UNSIGNED_CASTS = ("uitofp", "extui", "index_castui")
+"""Casts that read the operand's bits as unsigned."""
 
 
 def _same(array: np.ndarray) -> np.ndarray:
@@ -91,13 +102,8 @@ def _arith(run: TileProgram, op: Operation) -> list[Any]:
     if short == "select":
         cond, a, b = (np.asarray(run.env[v]) for v in op.operands)
         return [np.where(cond.reshape(cond.shape + (1,) * (np.ndim(a) - cond.ndim)), a, b)]
-    if short in ("index_cast", "index_castui"):
-        value = np.asarray(run.env[op.operands[0]]).astype(np.int64)
-        return [
-            value
-            if isinstance(op.results[0].type, IndexType)
-            else store(value, element_type_of(op.results[0]))
-        ]
+    if short in _UNSIGNED_CASTS or short == "index_cast":
+        return [_integer_cast(run, op, short)]
     if isinstance(op.results[0].type, IndexType):  # index arithmetic is the lock-step core's
         raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
     fn = _BINARY.get(short) or _UNARY.get(short) or (_same if short in _CASTS else None)
@@ -106,6 +112,21 @@ def _arith(run: TileProgram, op: Operation) -> list[Any]:
     if isinstance(op.results[0].type, TensorType):
         charge_result(run, op)
     return [elementwise(fn, [run.env[v] for v in op.operands], element_type_of(op.results[0]))]
+
+
+def _integer_cast(run: TileProgram, op: Operation, short: str) -> np.ndarray:
+    """
+    `index_cast`, `index_castui`, `uitofp` and `extui`: the operand as an integer, its bits read
+    as unsigned for the `ui` casts from an integer type (`-1 : i8` is 255), in the result type.
+    """
+    value = np.asarray(run.env[op.operands[0]]).astype(np.int64)
+    source = element_type_of(op.operands[0])
+    if short in _UNSIGNED_CASTS and isinstance(source, IntegerType) and source.width.data < 64:
+        value = value % (1 << source.width.data)
+    element = element_type_of(op.results[0])
+    if isinstance(op.results[0].type, TensorType) and not isinstance(element, IndexType):
+        charge_result(run, op)
+    return value if isinstance(element, IndexType) else store(value, element)
 
 
 def _constant(run: TileProgram, op: arith.ConstantOp) -> Any:

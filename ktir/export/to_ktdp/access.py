@@ -40,6 +40,7 @@ from xdsl.ir.affine import (
     AffineSet,
 )
 
+from ktir.dialects.arith_ext import IndexCastOp
 from ktir.dialects.ktdp.attributes import MemorySpaceAttr
 from ktir.dialects.ktdp.ops import (
     ConstructAccessTileOp,
@@ -178,7 +179,7 @@ class AccessTiles:
             arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(values, [int(v) for v in column])), "starts"
         )
         entry = e.value(tensor.ExtractOp(table, [variable], i64), "s")
-        return e.value(arith.IndexCastOp(entry, IndexType()), "s")
+        return e.value(IndexCastOp(entry, IndexType()), "s")
 
     def _device_dims(self, host: HostTiles, tile_index: int) -> tuple[tuple[int, ...], list[int]]:
         """

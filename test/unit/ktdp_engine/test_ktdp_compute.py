@@ -130,3 +130,21 @@ def test_a_slice_bound_that_differs_between_tiles_is_an_error_at_its_loop(tmp_pa
         error.value.location.line
         == path.read_text().splitlines().index("  scf.for %i = %t to %c2 step %c2 {") + 1
     )
+
+
+def test_index_tensors_cast_to_integers_and_floats() -> None:
+    # A tensor of index elements (an arith.constant, arith.addi on it), cast to i32 and then f32;
+    # and the unsigned casts reading an i8's bits as unsigned (-1 is 255).
+    body = """  %k = arith.constant dense<[[0, 1, 2, 3], [4, 5, 6, 7]]> : tensor<2x4xindex>
+  %one = arith.constant dense<1> : tensor<2x4xindex>
+  %k1 = arith.addi %k, %one : tensor<2x4xindex>
+  %ki = arith.index_cast %k1 : tensor<2x4xindex> to tensor<2x4xi32>
+  %kf = arith.sitofp %ki : tensor<2x4xi32> to tensor<2x4xf32>
+  %minus = arith.constant dense<-1> : tensor<2x4xi8>
+  %mu = arith.uitofp %minus : tensor<2x4xi8> to tensor<2x4xf32>
+  %sum = arith.addf %kf, %mu : tensor<2x4xf32>
+  %out = arith.addf %a, %sum : tensor<2x4xf32>
+  ktdp.store %out, %ty : tensor<2x4xf32>, <2x4xindex>"""
+    x = np.ones((2, 4), np.float32)
+    outputs, _ = ktdp.run(_kernel(body), "k", {"x": x, "y": np.zeros_like(x)})
+    assert np.array_equal(outputs["y"], 1 + np.arange(1, 9, dtype=np.float32).reshape(2, 4) + 255)
