@@ -109,13 +109,32 @@ class TileFutureType(ParametrizedAttribute, TypeAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        """
+        Upstream's form, `<(T, ...), groups = S>`, or the inter-tile design document's,
+        `<T, ..., S>` (the partial types, then the group set, `groups =` optional).
+        """
         with parser.in_angle_brackets():
-            types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+            if parser.parse_optional_punctuation("(") is None:
+                return cls._parse_unparenthesized(parser)
+            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+            parser.parse_punctuation(")")
             parser.parse_punctuation(",")
             parser.parse_keyword("groups")
             parser.parse_punctuation("=")
             groups = parser.parse_attribute()
         return ArrayAttr(types), groups
+
+    @staticmethod
+    def _parse_unparenthesized(parser: AttrParser) -> Sequence[Attribute]:
+        types: list[Attribute] = []
+        while (partial := parser.parse_optional_type()) is not None:
+            types.append(partial)
+            parser.parse_punctuation(",")
+        if not types:
+            parser.raise_error("a tile future needs at least one partial type")
+        if parser.parse_optional_keyword("groups"):
+            parser.parse_punctuation("=")
+        return ArrayAttr(types), parser.parse_attribute()
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string("<(")

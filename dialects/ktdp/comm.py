@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import cast
 
 from xdsl.dialects.builtin import AffineSetAttr, IndexType, TensorType
-from xdsl.ir import Region, SSAValue
+from xdsl.ir import Attribute, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -128,8 +128,14 @@ class InterTileProduceOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> InterTileProduceOp:
         producers = parse_tile_set(parser, "producer_tiles_per_group")
+        partials: list[Attribute] = []
+        pos = parser.pos
+        if parser.parse_optional_punctuation(":"):  # the design document's `: T, ... -> future`
+            partials = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
         parser.parse_punctuation("->")
         future = parse_future_type(parser)
+        if partials and tuple(partials) != tuple(future.types.data):
+            parser.raise_error("the partial types before '->' must be the future's", pos, parser.pos)
         body = parser.parse_region()
         return cls.build(
             properties={"producer_tiles_per_group": producers}, result_types=[future], regions=[body]

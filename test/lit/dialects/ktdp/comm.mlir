@@ -76,3 +76,17 @@ func.func @partial_reduce(%p: tensor<64xf32>, %id: tensor<64xf32>) -> tensor<64x
   }
   return %r : tensor<64xf32>
 }
+
+// The inter-tile design document's spelling (the partial types before `->`, the future's
+// parameters unparenthesized, `groups =` optional) reads as upstream's, which is printed.
+// CHECK-LABEL: func.func @design_document_spelling
+// CHECK:         %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(d0)[s0] : (d0 >= 0, -d0 + 3 >= 0)> -> <(tensor<64xf32>), groups = affine_set<(d0) : (d0 == 0)>> {
+// CHECK:         %r = ktdp.inter_tile_consume(%f) consumer_tiles_per_group = affine_set<(d0)[s0] : (d0 >= 0, -d0 + 3 >= 0)>, producer_dependency_per_consumer = affine_set<(d0)[s0] : (d0 - s0 == 0)> : <(tensor<64xf32>), groups = affine_set<(d0) : (d0 == 0)>> -> tensor<64xf32>
+func.func @design_document_spelling(%p: tensor<64xf32>) -> tensor<64xf32> attributes {grid = [4]} {
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)> : tensor<64xf32> -> !ktdp.tile_future<tensor<64xf32>, affine_set<(g) : (g == 0)>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<64xf32>
+  }
+  %r = ktdp.inter_tile_consume(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>, producer_dependency_per_consumer = affine_set<(p)[c] : (p - c == 0)> : !ktdp.tile_future<tensor<64xf32>, groups = affine_set<(g) : (g == 0)>> -> tensor<64xf32>
+  return %r : tensor<64xf32>
+}

@@ -395,3 +395,15 @@ func.func @reduce_dependency(%p: tensor<64xf32>, %id: tensor<64xf32>) {
   }
   return
 }
+
+// -----
+
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:102: error: the partial types before '->' must be the future's
+func.func @produce_partial_types(%p: tensor<64xf32>) {
+  // expected-error @+1 {{the partial types before '->' must be the future's}}
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)> : tensor<32xf32> -> !ktdp.tile_future<tensor<64xf32>, affine_set<(g) : (g == 0)>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<64xf32>
+  }
+  return
+}
