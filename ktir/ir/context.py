@@ -35,9 +35,15 @@ def register_dialects(ctx: Context) -> None:
     from ktir.dialects.ktdp import Ktdp
     from ktir.dialects.ktir import Ktir
     from ktir.dialects.linalg_ext import LinalgExt
+    from ktir.dialects.scf_ext import ScfExt
     from ktir.dialects.spyreop import SpyreOp
 
-    factories = {**get_all_dialects(), "arith": lambda: ArithExt, "linalg": lambda: LinalgExt}
+    factories = {
+        **get_all_dialects(),
+        "arith": lambda: ArithExt,
+        "linalg": lambda: LinalgExt,
+        "scf": lambda: ScfExt,
+    }
     for name in XDSL_DIALECTS:
         if name not in ctx.registered_dialect_names:
             ctx.register_dialect(name, factories[name])

@@ -28,7 +28,8 @@ Why not xDSL's `Interpreter` and `InterpreterFunctions` themselves: this is thei
 tuple, wraps the results in an `OpImplResult`, checks their count and calls its listeners for
 every op, and keeps one flat table without a dialect fallback. ktir's interpreters run each op
 once for all cores or tiles as NumPy arrays, so what an op costs them beyond its NumPy call is
-this dispatch: here it is one dict lookup by `type(op)` and a plain call.
+this dispatch: here it is one dict lookup by `type(op)` and a plain call (a subclass of a
+registered op, as `ktir.dialects.scf_ext.ForOp` of xDSL's `scf.for`, walks its bases once more).
 """
 
 from __future__ import annotations
@@ -80,8 +81,15 @@ class Implementations(dict[type[Operation], F]):
         return register
 
     def lookup(self, op: Operation) -> F | None:
-        """The function that runs `op`: its class's, else its dialect's fallback; None if neither."""
-        found = self.get(type(op))
+        """
+        The function that runs `op`: its class's (or, for a subclass of a registered op such as
+        `ktir.dialects.scf_ext.ForOp`, its nearest base's), else its dialect's fallback; None if
+        neither.
+        """
+        op_class = type(op)
+        found = self.get(op_class)
+        if found is None:
+            found = next((self[base] for base in op_class.__mro__[1:] if base in self), None)
         if found is None and self.dialects:
             found = self.dialects.get(op.dialect_name())
         return found

@@ -10,6 +10,7 @@ from xdsl.dialects import arith, scf, test
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, Region
 
+from ktir.dialects.scf_ext import ForOp
 from ktir.ir.diagnostics import ExecutionError
 from ktir.ir.interpreter import Implementations, Interpreter, impl, impl_dialect
 from ktir.ir.lockstep import Lockstep
@@ -26,6 +27,15 @@ def test_a_table_finds_an_op_by_class_else_by_its_dialect() -> None:
     )
     assert [found(None) for found in (table.lookup(add), table.lookup(other))] == ["integer", "arith"]
     assert table.lookup(foreign) is None
+
+
+def test_a_subclass_of_a_registered_op_finds_its_base_s_entry() -> None:
+    # ktir's scf.for (dialects/scf_ext.py) subclasses xDSL's only to parse more forms.
+    table: Implementations[Any] = Implementations()
+    table.impl(scf.ForOp)(lambda op: "loop")
+    zero = _index(0)
+    loop = ForOp(zero, zero, zero, [], Region(Block(arg_types=[IndexType()])))
+    assert table.lookup(loop)(None) == "loop"
 
 
 def test_composed_tables_let_later_ones_win() -> None:

@@ -148,3 +148,23 @@ def test_index_tensors_cast_to_integers_and_floats() -> None:
     x = np.ones((2, 4), np.float32)
     outputs, _ = ktdp.run(_kernel(body), "k", {"x": x, "y": np.zeros_like(x)})
     assert np.array_equal(outputs["y"], 1 + np.arange(1, 9, dtype=np.float32).reshape(2, 4) + 255)
+
+
+def test_a_loop_result_type_reads_with_or_without_parentheses() -> None:
+    # `-> tensor<...>` (upstream MLIR's arrow type list) is the same loop as `-> (tensor<...>)`.
+    body = """  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %s = scf.for %i = %c0 to %c3 step %c1 iter_args(%acc = %a) -> RESULTS {
+    %next = arith.addf %acc, %a : tensor<2x4xf32>
+    scf.yield %next : tensor<2x4xf32>
+  }
+  ktdp.store %s, %ty : tensor<2x4xf32>, <2x4xindex>"""
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    runs = [
+        ktdp.run(_kernel(body.replace("RESULTS", results)), "k", {"x": x, "y": np.zeros_like(x)})
+        for results in ("tensor<2x4xf32>", "(tensor<2x4xf32>)")
+    ]
+    for outputs, _ in runs:
+        assert np.array_equal(outputs["y"], 4 * x)
+    assert runs[0][1].total_cycles == runs[1][1].total_cycles
