@@ -29,6 +29,7 @@ from ktir.ir.diagnostics import location_of
 from ktir.ir.interpreter import Implementations
 from ktir.ir.values import element_type_of, shape_of
 from ktir.ktdp_engine.compare import compare
+from ktir.ktdp_engine.folds import fold_reduce
 from ktir.ktdp_engine.memory import KtdpError
 from ktir.ktdp_engine.numerics import compute_precision, elementwise
 from ktir.layout.dtypes import numpy_dtype
@@ -102,7 +103,7 @@ def _arith(run: TileProgram, op: Operation) -> list[Any]:
     if short == "select":
         cond, a, b = (np.asarray(run.env[v]) for v in op.operands)
         return [np.where(cond.reshape(cond.shape + (1,) * (np.ndim(a) - cond.ndim)), a, b)]
-    if short in _UNSIGNED_CASTS or short == "index_cast":
+    if short in _UNSIGNED_CASTS or short in ("index_cast", "bitcast"):
         return [_integer_cast(run, op, short)]
     if isinstance(op.results[0].type, IndexType):  # index arithmetic is the lock-step core's
         raise KtdpError(f"'{op.name}' is not supported by the ktdp engine", location_of(op))
@@ -117,10 +118,14 @@ def _arith(run: TileProgram, op: Operation) -> list[Any]:
 def _integer_cast(run: TileProgram, op: Operation, short: str) -> np.ndarray:
     """
     `index_cast`, `index_castui`, `uitofp` and `extui`: the operand as an integer, its bits read
-    as unsigned for the `ui` casts from an integer type (`-1 : i8` is 255), in the result type.
+    as unsigned for the `ui` casts from an integer type (`-1 : i8` is 255), in the result type;
+    `bitcast`: the operand's bits read as the result's type (f32 <-> i32, f16 <-> i16).
     """
-    value = np.asarray(run.env[op.operands[0]]).astype(np.int64)
     source = element_type_of(op.operands[0])
+    if short == "bitcast":
+        bits = np.asarray(run.env[op.operands[0]]).astype(numpy_dtype(source))
+        return bits.view(numpy_dtype(element_type_of(op.results[0])))
+    value = np.asarray(run.env[op.operands[0]]).astype(np.int64)
     if short in _UNSIGNED_CASTS and isinstance(source, IntegerType) and source.width.data < 64:
         value = value % (1 << source.width.data)
     element = element_type_of(op.results[0])
@@ -220,14 +225,17 @@ def _transpose(run: TileProgram, op: Any) -> list[np.ndarray]:
 
 def _reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
     """
-    `linalg.reduce`: its body must yield one of `_REDUCE`'s ops combining the accumulator with a
+    `linalg.reduce`. A body that yields one of `_REDUCE`'s ops combining the accumulator with a
     term, which is the input itself (`{ arith.addf }`) or computed from it first (a sum of
-    squares: `mulf %in, %in` then `addf` into the accumulator). The terms are reduced over the
-    dims in the compute precision and rounded once.
+    squares: `mulf %in, %in` then `addf` into the accumulator): the terms are reduced over the
+    dims in the compute precision and rounded once. Any other body (a maximum by `cmpf` and
+    `select`) is folded element by element (`folds.fold_reduce`), then rounded once.
     """
     block = op.region.block
-    combiner = _combiner(op, block, block.last_op.operands[0], block.args[1], "the linalg.reduce")
     source = _batched(run, op.input)
+    if not _combines(block.last_op.operands[0], block.args[1], block):
+        return [_general_reduce(run, op, source)]
+    combiner = _combiner(op, block, block.last_op.operands[0], block.args[1], "the linalg.reduce")
     run.env[block.args[0]] = source
     run.env[block.args[1]] = np.float64(_IDENTITY[combiner])  # the combiner passes the term through
     outer = _capture_per_tile(run, block, source.ndim - 1)
@@ -244,6 +252,19 @@ def _reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
     if extra > 0:
         _charge_sfu(run, "linalg.generic", elements, passes=float(extra))
     return [store(value, element_type_of(op.results[0]))]
+
+
+def _general_reduce(run: TileProgram, op: Any, source: np.ndarray) -> np.ndarray:
+    """A `linalg.reduce` whose region is folded element by element (`folds.fold_reduce`)."""
+    block = op.region.block
+    init = op.init
+    initial = None if init in run.empty else compute_precision(_batched(run, init))
+    outer = _capture_per_tile(run, block, source.ndim - 1 - len(op.dimensions.get_values()))
+    value = fold_reduce(run, op, compute_precision(source), initial)
+    run.env.update(outer)
+    elements = in_sticks(source.shape[1:], source.dtype.itemsize, run.target.stick_bytes)
+    _charge_sfu(run, "linalg.generic", elements, passes=float(len(list(block.ops)) - 1))
+    return store(value, element_type_of(op.results[0]))
 
 
 def _batched(run: TileProgram, value: SSAValue) -> np.ndarray:
@@ -359,17 +380,22 @@ def _combiners(op: Any, block: Any) -> list[str]:
     ]
 
 
-def _combiner(op: Any, block: Any, yielded: SSAValue, accumulator: SSAValue, what: str) -> str:
-    """The name of the op that yields `yielded` by combining `accumulator` with a term."""
+def _combines(yielded: SSAValue, accumulator: SSAValue, block: Any) -> bool:
+    """Whether `yielded` is one of `_REDUCE`'s ops, in `block`, the accumulator's only use."""
     combiner = yielded.owner
     short = combiner.name.split(".")[-1] if isinstance(combiner, Operation) else ""
     uses = [use.operation for use in accumulator.uses]
-    if short not in _REDUCE or uses != [combiner] or combiner.parent_block() is not block:
+    return short in _REDUCE and uses == [combiner] and combiner.parent_block() is block
+
+
+def _combiner(op: Any, block: Any, yielded: SSAValue, accumulator: SSAValue, what: str) -> str:
+    """The name of the op that yields `yielded` by combining `accumulator` with a term."""
+    if not _combines(yielded, accumulator, block):
         raise KtdpError(
             f"{what} does not combine its accumulator with a term by addf, mulf, max or min: not supported",
             location_of(op),
         )
-    return short
+    return cast(Operation, yielded.owner).name.split(".")[-1]
 
 
 def _capture_per_tile(run: TileProgram, block: Any, dims: int) -> dict[SSAValue, Any]:

@@ -168,3 +168,34 @@ def test_a_loop_result_type_reads_with_or_without_parentheses() -> None:
     for outputs, _ in runs:
         assert np.array_equal(outputs["y"], 4 * x)
     assert runs[0][1].total_cycles == runs[1][1].total_cycles
+
+
+def test_a_reduce_by_compare_and_select_folds_its_region() -> None:
+    # A row maximum written as cmpf ogt + select, folded from an output filled with -inf: a NaN
+    # input loses every comparison, so the region skips it (np.max would give NaN, np.fmax the same 7).
+    body = """  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2xf32>
+  %init = linalg.fill ins(%ninf : f32) outs(%e : tensor<2xf32>) -> tensor<2xf32>
+  %r = linalg.reduce ins(%a : tensor<2x4xf32>) outs(%init : tensor<2xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %gt = arith.cmpf ogt, %in, %acc : f32
+      %m = arith.select %gt, %in, %acc : f32
+      linalg.yield %m : f32
+    }
+  %b = linalg.broadcast ins(%r : tensor<2xf32>) outs(%a : tensor<2x4xf32>) dimensions = [1]
+  ktdp.store %b, %ty : tensor<2x4xf32>, <2x4xindex>"""
+    x = np.array([[1, 5, -2, 3], [np.nan, -1, 7, 2]], np.float32)
+    outputs, _ = ktdp.run(_kernel(body), "k", {"x": x, "y": np.zeros_like(x)})
+    assert np.array_equal(outputs["y"], np.array([[5] * 4, [7] * 4], np.float32))
+
+
+def test_a_bitcast_reads_the_same_bits_as_the_other_type() -> None:
+    # f32 read as i32, plus one, read back as f32: the bits are the input's plus one (the next float up).
+    body = """  %bits = arith.bitcast %a : tensor<2x4xf32> to tensor<2x4xi32>
+  %one = arith.constant dense<1> : tensor<2x4xi32>
+  %next = arith.addi %bits, %one : tensor<2x4xi32>
+  %b = arith.bitcast %next : tensor<2x4xi32> to tensor<2x4xf32>
+  ktdp.store %b, %ty : tensor<2x4xf32>, <2x4xindex>"""
+    x = np.array([[1, -0.0, 3.5, 1e-30], [2, 4, 8, 16]], np.float32)
+    outputs, _ = ktdp.run(_kernel(body), "k", {"x": x, "y": np.zeros_like(x)})
+    assert np.array_equal(outputs["y"].view(np.int32), x.view(np.int32) + 1)
