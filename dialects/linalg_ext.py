@@ -55,6 +55,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
 
 
 def _parse_typed_operand(parser: Parser, keyword: str) -> SSAValue:
@@ -241,6 +242,19 @@ def _batch_maps() -> ArrayAttr[AffineMapAttr]:
     )
 
 
+MATMUL_MAPS = ArrayAttr(
+    [
+        AffineMapAttr(AffineMap.from_callable(lambda i, _, k: (i, k))),
+        AffineMapAttr(AffineMap.from_callable(lambda _, j, k: (k, j))),
+        AffineMapAttr(AffineMap.from_callable(lambda i, j, _: (i, j))),
+    ]
+)
+"""`linalg.matmul`'s default indexing maps: A (m, k), B (k, n), C (m, n)."""
+
+_OPERAND_ORDERS = (("d0", "d2"), ("d2", "d0"), ("d2", "d1"), ("d1", "d2"))
+"""What an operand's map may read: A as (m, k) or transposed (k, m), B as (k, n) or (n, k)."""
+
+
 class _Product(_BuiltFromOutputs):
     """A matmul named op: its body (`_multiply_accumulate`) and its indexing maps (a property)."""
 
@@ -270,21 +284,45 @@ class MatmulOp(_Product, NamedOperation):
 
     PRINT_ATTRS_IN_FRONT: ClassVar[bool] = True
 
-    indexing_maps = prop_def(
-        ArrayAttr[AffineMapAttr],
-        default_value=ArrayAttr(
-            [
-                AffineMapAttr(AffineMap.from_callable(lambda i, _, k: (i, k))),
-                AffineMapAttr(AffineMap.from_callable(lambda _, j, k: (k, j))),
-                AffineMapAttr(AffineMap.from_callable(lambda i, j, _: (i, j))),
-            ]
-        ),
-    )
+    indexing_maps = prop_def(ArrayAttr[AffineMapAttr], default_value=MATMUL_MAPS)
 
     def get_iterator_types(self) -> ArrayAttr[IteratorTypeAttr]:
         """Rows and columns parallel; K a reduction."""
         parallel, reduction = IteratorTypeAttr.parallel(), IteratorTypeAttr.reduction()
         return ArrayAttr([parallel, parallel, reduction])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MatmulOp:
+        """Upstream's form: an optional `indexing_maps = [...]` (a transposed operand), then xDSL's."""
+        maps = None
+        if parser.parse_optional_keyword("indexing_maps"):
+            parser.parse_punctuation("=")
+            pos = parser.pos
+            maps = parser.parse_attribute()
+            if not isinstance(maps, ArrayAttr) or not all(isinstance(m, AffineMapAttr) for m in maps.data):
+                parser.raise_error("indexing_maps must be a list of affine maps", pos, parser.pos)
+        op = cast(MatmulOp, super().parse(parser))
+        if maps is not None:
+            op.properties["indexing_maps"] = maps
+        return op
+
+    def print(self, printer: Printer) -> None:
+        if self.indexing_maps != MATMUL_MAPS:  # mlir-opt prints the maps only when not the default
+            printer.print_string(" indexing_maps = ")
+            printer.print_attribute(self.indexing_maps)
+        super().print(printer)
+
+    def verify_(self) -> None:
+        maps = [m.data for m in self.indexing_maps.data]
+        if len(maps) != 3 or any(m.num_dims != 3 or len(m.results) != 2 for m in maps):
+            raise VerifyException("indexing_maps must be three maps of (m, n, k) to two dims each")
+        if maps[2] != MATMUL_MAPS.data[2].data:
+            raise VerifyException("the output's indexing map must be (m, n, k) -> (m, n)")
+        reads = [tuple(map(str, m.results)) for m in maps[:2]]
+        if reads[0] not in _OPERAND_ORDERS[:2] or reads[1] not in _OPERAND_ORDERS[2:]:
+            raise VerifyException(
+                "the operands' indexing maps must each read (m, k) or (k, m), (k, n) or (n, k)"
+            )
 
 
 @irdl_op_definition

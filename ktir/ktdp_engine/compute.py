@@ -278,7 +278,7 @@ def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
     # fp16 and fp32 products accumulate in fp32 as the PE arrays do; f64 operands stay f64.
     # C order, as ktir's simulator gives its GEMMs: NumPy's matmul uses BLAS only for
     # contiguous operands, and a slice's view (a y tile cut to K) would take its own loop.
-    a, b = (np.ascontiguousarray(compute_precision(np.asarray(run.env[v]))) for v in op.inputs)
+    a, b = (np.ascontiguousarray(operand) for operand in _oriented(run, op))
     out = op.outputs[0]
     product = _kernel_gemms(run, op, a, b)
     if product is None:
@@ -295,6 +295,21 @@ def _matmul(run: TileProgram, op: Any) -> list[np.ndarray]:
         run.charges.charge("sfu", sfu)
     run.charges.charge("pt", pt, flops * run.tiles, matmul_flops=matmul_flops * run.tiles)
     return [store(product, element_type_of(op.results[0]))]
+
+
+def _oriented(run: TileProgram, op: Any) -> tuple[np.ndarray, np.ndarray]:
+    """
+    A matmul's operands in the compute precision as (m, k) and (k, n): an operand whose
+    indexing map reads it transposed (upstream's `indexing_maps`, A as (k, m) or B as (n, k),
+    `dialects/linalg_ext.py`) is swapped back.
+    """
+    a, b = (compute_precision(np.asarray(run.env[v])) for v in op.inputs)
+    if op.name != "linalg.matmul":
+        return a, b
+    reads = [tuple(str(e) for e in m.data.results) for m in op.indexing_maps.data[:2]]
+    a = a.swapaxes(-1, -2) if reads[0] == ("d2", "d0") else a
+    b = b.swapaxes(-1, -2) if reads[1] == ("d1", "d2") else b
+    return a, b
 
 
 def _kernel_gemms(run: TileProgram, op: Any, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:

@@ -199,3 +199,15 @@ def test_a_bitcast_reads_the_same_bits_as_the_other_type() -> None:
     x = np.array([[1, -0.0, 3.5, 1e-30], [2, 4, 8, 16]], np.float32)
     outputs, _ = ktdp.run(_kernel(body), "k", {"x": x, "y": np.zeros_like(x)})
     assert np.array_equal(outputs["y"].view(np.int32), x.view(np.int32) + 1)
+
+
+def test_a_matmul_reads_an_operand_transposed_by_its_indexing_map() -> None:
+    # B given as (n, k) with the map (m, n, k) -> (n, k): the product is x @ x.T, as upstream reads it.
+    body = """  %e = arith.constant dense<0.0> : tensor<2x2xf32>
+  %p = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%a, %a : tensor<2x4xf32>, tensor<2x4xf32>) outs(%e : tensor<2x2xf32>) -> tensor<2x2xf32>
+  %wide = tensor.insert_slice %p into %a[0, 0] [2, 2] [1, 1] : tensor<2x2xf32> into tensor<2x4xf32>
+  ktdp.store %wide, %ty : tensor<2x4xf32>, <2x4xindex>"""  # noqa: E501
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    outputs, _ = ktdp.run(_kernel(body), "k", {"x": x, "y": np.zeros_like(x)})
+    assert np.array_equal(outputs["y"][:, :2], x @ x.T)
+    assert np.array_equal(outputs["y"][:, 2:], x[:, 2:])

@@ -41,3 +41,15 @@ func.func @reduce(%x: tensor<8x64xf32>, %p: tensor<2x8x16xf32>, %q: tensor<2x16x
   %b = linalg.batch_matmul ins(%p, %q : tensor<2x8x16xf32>, tensor<2x16x4xf32>) outs(%o : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
   return
 }
+
+// linalg.matmul with upstream's explicit indexing_maps (B read as (n, k)); the default maps print
+// nothing, as mlir-opt prints them.
+// CHECK-LABEL: func.func @transposed
+// CHECK-NEXT:    %m = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%a, %bt : tensor<4x8xf32>, tensor<16x8xf32>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
+// CHECK-NEXT:    %n = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
+// CHECK-GENERIC: "linalg.matmul"(%a, %bt, %c) <{operandSegmentSizes = array<i32: 2, 1>, indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]}>
+func.func @transposed(%a: tensor<4x8xf32>, %bt: tensor<16x8xf32>, %b: tensor<8x16xf32>, %c: tensor<4x16xf32>) {
+  %m = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%a, %bt : tensor<4x8xf32>, tensor<16x8xf32>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %n = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return
+}
