@@ -28,6 +28,7 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -100,7 +101,9 @@ class ConstructMemoryViewOp(IRDLOperation):
     """
     A strided view of memory at element `offset`: `sizes` and `strides` per dim (integers or
     SSA values), the `memory_space` it lives in and the `coordinate_set` of the global index
-    space it covers. It allocates nothing and moves nothing.
+    space it covers. It allocates nothing and moves nothing. Upstream requires the set; ktir,
+    as the peer interpreter ktir-cpu, reads a view without one as covering the full index space
+    of its sizes (upstream's own description of the usual set), and prints none back.
     """
 
     name = "ktdp.construct_memory_view"
@@ -110,7 +113,7 @@ class ConstructMemoryViewOp(IRDLOperation):
     static_sizes = prop_def(DenseArrayBase)
     static_strides = prop_def(DenseArrayBase)
     memory_space = prop_def(MemorySpaceAttr | SpyreMemorySpaceAttr)
-    coordinate_set = prop_def(AffineSetAttr)
+    coordinate_set = opt_prop_def(AffineSetAttr)
     result = result_def(MemRefType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(Pure())
@@ -153,10 +156,11 @@ class ConstructMemoryViewOp(IRDLOperation):
             "static_sizes": DenseArrayBase.from_list(i64, static_sizes),
             "static_strides": DenseArrayBase.from_list(i64, static_strides),
         }
-        for name in ("coordinate_set", "memory_space"):
-            if name not in attributes:
-                parser.raise_error(f"requires attribute '{name}'", pos, parser.pos)
-            properties[name] = attributes.pop(name)
+        if "memory_space" not in attributes:
+            parser.raise_error("requires attribute 'memory_space'", pos, parser.pos)
+        if "coordinate_set" in attributes:  # optional (the class docstring), printed in this order
+            properties["coordinate_set"] = attributes.pop("coordinate_set")
+        properties["memory_space"] = attributes.pop("memory_space")
         parser.parse_punctuation(":")
         result = parser.parse_type()
         op = cls.build(
@@ -174,11 +178,9 @@ class ConstructMemoryViewOp(IRDLOperation):
         _print_dynamic_index_list(printer, _ints(self.static_sizes), self.sizes)
         printer.print_string(", strides: ")
         _print_dynamic_index_list(printer, _ints(self.static_strides), self.strides)
-        attributes = {
-            **self.attributes,
-            "coordinate_set": self.coordinate_set,
-            "memory_space": self.memory_space,
-        }
+        attributes = {**self.attributes, "memory_space": self.memory_space}
+        if self.coordinate_set is not None:
+            attributes["coordinate_set"] = self.coordinate_set
         print_attributes(printer, dict(sorted(attributes.items())))
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)

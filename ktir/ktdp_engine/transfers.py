@@ -78,21 +78,32 @@ def _memory_view(run: TileProgram, op: ktdp.ConstructMemoryViewOp) -> list[View]
         else (cast(MemorySpaceAttr, space).kind.data, max(cast(MemorySpaceAttr, space).ct_id.data, 0))
     )
     element = cast(MemRefType[Attribute], op.result.type).element_type
-    try:  # the set's symbols are the dynamic sizes, left to right (RFC 0682)
-        covers = box_of(op.coordinate_set.data, [run.addressed(run.env[v]) for v in op.sizes], run.tiles)
-    except (TileError, ValueError):
-        covers = None
+    sizes = values(cast("DenseArrayBase[IntegerType]", op.static_sizes).get_values(), op.sizes)
     return [
         View(
             kind,
             core,
             run.addressed(run.env[op.offset]),
-            values(cast("DenseArrayBase[IntegerType]", op.static_sizes).get_values(), op.sizes),
+            sizes,
             values(cast("DenseArrayBase[IntegerType]", op.static_strides).get_values(), op.strides),
             numpy_dtype(element),
-            covers,
+            _covers(run, op, sizes),
         )
     ]
+
+
+def _covers(run: TileProgram, op: Any, sizes: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
+    """
+    The view's `coordinate_set` as a box per tile (None: not a box); without a set, the full
+    index space of its sizes. The set's symbols are the dynamic sizes, left to right (RFC 0682).
+    """
+    if op.coordinate_set is None:
+        upper = np.stack([np.broadcast_to(np.asarray(n), (run.tiles,)) for n in sizes], axis=-1) - 1
+        return np.zeros_like(upper), upper
+    try:
+        return box_of(op.coordinate_set.data, [run.addressed(run.env[v]) for v in op.sizes], run.tiles)
+    except (TileError, ValueError):
+        return None
 
 
 @IMPLS.impl(ktdp.ConstructAccessTileOp)

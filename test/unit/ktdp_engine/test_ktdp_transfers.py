@@ -35,3 +35,11 @@ def test_a_masked_tile_is_not_checked_against_its_own_smaller_view() -> None:
     outputs, report = ktdp.run(text, "carried", {"x": x, "out": np.zeros((2, 64), np.float32)})
     np.testing.assert_array_equal(outputs["out"], np.stack([x[0] + x[1], x[2]]))
     assert report.kernels[0].bytes == (3 + 2) * 256  # 3 rows read, 2 written: 2 sticks each
+
+
+def test_a_view_without_a_coordinate_set_covers_its_sizes() -> None:
+    # ktir-cpu's form: no coordinate_set; each of 2 tiles doubles its row.
+    text = (KERNELS / "view_without_set.mlir").read_text(encoding="utf-8")
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    outputs, _ = ktdp.run(text, "double", {"x": x, "y": np.zeros_like(x)})
+    assert np.array_equal(outputs["y"], 2 * x)

@@ -75,3 +75,12 @@ func.func @results(%base: index) attributes {grid = [2, 2]} {
   %t = ktdp.construct_access_tile %v[%ids#0 + %ids#1 * 2, %ids#1] {access_tile_set = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 31 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<4x64xf16> -> !ktdp.access_tile<1x32xindex>
   return
 }
+
+// A view without coordinate_set (as ktir-cpu's kernels write it): the full index space of its sizes.
+// CHECK-LABEL: func.func @view_without_set
+// CHECK-NEXT:    %v = ktdp.construct_memory_view %a, sizes: [96, 64], strides: [64, 1] {memory_space = #ktdp.memory_space<global>} : memref<96x64xf16>
+// CHECK-GENERIC: "ktdp.construct_memory_view"(%a) <{static_sizes = array<i64: 96, 64>, static_strides = array<i64: 64, 1>, memory_space = #ktdp.memory_space<global>, operandSegmentSizes = array<i32: 1, 0, 0>}> : (index) -> memref<96x64xf16>
+func.func @view_without_set(%a: index) {
+  %v = ktdp.construct_memory_view %a, sizes: [96, 64], strides: [64, 1] {memory_space = #ktdp.memory_space<global>} : memref<96x64xf16>
+  return
+}

@@ -85,10 +85,10 @@ func.func @memory_space_kind(%a: index) {
 
 // -----
 
-// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: requires attribute 'coordinate_set'
-func.func @view_without_set(%a: index) {
-  // expected-error @+1 {{requires attribute 'coordinate_set'}}
-  %v = ktdp.construct_memory_view %a, sizes: [96, 64], strides: [64, 1] {memory_space = #ktdp.memory_space<global>} : memref<96x64xf16>
+// CHECK: ktdp_invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: requires attribute 'memory_space'
+func.func @view_without_memory_space(%a: index) {
+  // expected-error @+1 {{requires attribute 'memory_space'}}
+  %v = ktdp.construct_memory_view %a, sizes: [96, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 95 >= 0, d1 >= 0, -d1 + 63 >= 0)>} : memref<96x64xf16>
   return
 }
 
