@@ -19,7 +19,7 @@ import numpy as np
 
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import Location
-from ktir.ktdp_engine.tiles import Box
+from ktir.ktdp_engine.tiles import OWN_LX, Box
 
 if TYPE_CHECKING:
     from ktir.ktdp_engine.engine import View
@@ -135,7 +135,10 @@ class DeviceMemory:
             self.lx[placement.core, placement.start : placement.end] = data
 
     def _elements(self, view: View) -> np.ndarray:
-        raw = self.global_bytes if view.space == "global" else self.lx[view.core]
+        if view.space == "global":
+            raw = self.global_bytes
+        else:  # `OWN_LX`: every tile's scratchpad, one after another (the view's offsets count so)
+            raw = self.lx.reshape(-1) if view.core == OWN_LX else self.lx[view.core]
         usable = len(raw) // view.dtype.itemsize * view.dtype.itemsize
         return raw[:usable].view(view.dtype)
 
@@ -172,7 +175,13 @@ class DeviceMemory:
     @staticmethod
     def _check(indices: np.ndarray, size: int, view: View) -> None:
         if indices.size and (indices.min() < 0 or indices.max() >= size):
-            where = "LPDDR5" if view.space == "global" else f"core {view.core}'s LX"
+            where = (
+                "LPDDR5"
+                if view.space == "global"
+                else "the tiles' LX"
+                if view.core == OWN_LX
+                else f"core {view.core}'s LX"
+            )
             raise KtdpError(
                 f"an access reaches element {int(indices.max())} of {where}, which holds {size} "
                 f"{view.dtype} elements"

@@ -257,9 +257,17 @@ def sticks_touched(indices: np.ndarray, itemsize: int, stick_bytes: int) -> int:
     return int(sum(len(np.unique(t // per)) for t in indices.reshape(tiles, -1)))
 
 
+OWN_LX = -1
+"""`View.core` of a `ct_local` view without a `ct_id`: each tile's own LX."""
+
+
 @dataclass
 class View:
-    """A memory view: its memory (`global`, or core `core`'s LX), offset, sizes and strides."""
+    """
+    A memory view: its memory (`global`, or core `core`'s LX; `OWN_LX`: each tile's own, its
+    offsets then counted from the start of tile 0's LX, tile t's `t` scratchpads on), offset,
+    sizes and strides.
+    """
 
     space: str
     core: int
@@ -308,6 +316,7 @@ class Tile:
 
 
 __all__ = [
+    "OWN_LX",
     "Box",
     "Tile",
     "TileError",

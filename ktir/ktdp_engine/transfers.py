@@ -33,6 +33,7 @@ from ktir.ktdp_engine.distributed import (
 from ktir.ktdp_engine.memory import KtdpError
 from ktir.ktdp_engine.schedule import Access
 from ktir.ktdp_engine.tiles import (
+    OWN_LX,
     Box,
     Tile,
     TileError,
@@ -75,15 +76,19 @@ def _memory_view(run: TileProgram, op: ktdp.ConstructMemoryViewOp) -> list[View]
     kind, core = (
         cast(SpyreMemorySpaceAttr, space).placement()
         if hasattr(space, "placement")
-        else (cast(MemorySpaceAttr, space).kind.data, max(cast(MemorySpaceAttr, space).ct_id.data, 0))
+        else (cast(MemorySpaceAttr, space).kind.data, cast(MemorySpaceAttr, space).ct_id.data)
     )
     element = cast(MemRefType[Attribute], op.result.type).element_type
     sizes = values(cast("DenseArrayBase[IntegerType]", op.static_sizes).get_values(), op.sizes)
+    offset = run.addressed(run.env[op.offset])
+    if kind == "ct_local" and core < 0:  # no ct_id: each tile's own scratchpad (`OWN_LX`)
+        core = OWN_LX
+        offset = offset + np.arange(run.tiles) * (run.target.lx_bytes // numpy_dtype(element).itemsize)
     return [
         View(
             kind,
-            core,
-            run.addressed(run.env[op.offset]),
+            max(core, OWN_LX),
+            offset,
             sizes,
             values(cast("DenseArrayBase[IntegerType]", op.static_strides).get_values(), op.strides),
             numpy_dtype(element),

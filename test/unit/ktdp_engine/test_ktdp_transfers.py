@@ -43,3 +43,10 @@ def test_a_view_without_a_coordinate_set_covers_its_sizes() -> None:
     x = np.arange(8, dtype=np.float32).reshape(2, 4)
     outputs, _ = ktdp.run(text, "double", {"x": x, "y": np.zeros_like(x)})
     assert np.array_equal(outputs["y"], 2 * x)
+
+
+def test_ct_local_memory_without_a_core_id_is_each_tiles_own_lx() -> None:
+    # Four tiles write four different rows at the same LX address and read their own back.
+    x = np.arange(256, dtype=np.float32).reshape(4, 64)
+    outputs, _ = ktdp.run(KERNELS / "own_lx.mlir", "own_lx", {"x": x, "y": np.zeros_like(x)})
+    assert np.array_equal(outputs["y"], 2 * x)
