@@ -132,6 +132,38 @@ def element_indices(
     return flat.transpose(0, *(p + 1 for p in perm))
 
 
+def masked_indices(
+    base: np.ndarray, lower: np.ndarray, upper: np.ndarray, order: AffineMap, view: View
+) -> tuple[np.ndarray, np.ndarray]:
+    """
+    The element indices and mask of a direct access tile that reaches past its view's sizes
+    where the view's `coordinate_set` leaves the excess out (a masked vector add's last block):
+    a point is in the mask when every coordinate is in the set's box; the points out of it get
+    the index of coordinate 0 (a valid address no access uses). `TileError` if the view has no
+    box-shaped set, or a point in the set lies outside the sizes.
+    """
+    if view.covers is None:
+        raise TileError("the access tile reaches outside its memory view's sizes")
+    extents = upper[0] - lower[0] + 1
+    if (upper - lower + 1 != extents).any():
+        raise TileError("the access tile's extents differ between compute tiles")
+    tiles, dims = base.shape
+    flat = np.broadcast_to(view.offset, (tiles,)).reshape(tiles, *([1] * dims)).astype(np.int64)
+    mask = np.ones((tiles, *([1] * dims)), bool)
+    for d in range(dims):
+        coords = base[:, d, None] + lower[:, d, None] + np.arange(int(extents[d]))[None]  # tiles x extent
+        inside = (coords >= view.covers[0][:, d, None]) & (coords <= view.covers[1][:, d, None])
+        size = np.broadcast_to(view.sizes[d], (tiles,))[:, None]
+        if (inside & ((coords < 0) | (coords >= size))).any():
+            raise TileError("the access tile reaches outside its memory view's sizes")
+        shape = (tiles, *([1] * d), int(extents[d]), *([1] * (dims - d - 1)))
+        term = np.where(inside, coords, 0) * np.broadcast_to(view.strides[d], (tiles,))[:, None]
+        flat = flat + term.reshape(shape)
+        mask = mask & inside.reshape(shape)
+    perm = [0, *(p + 1 for p in permutation_of(order))]
+    return flat.transpose(perm), np.broadcast_to(mask, flat.shape).transpose(perm)
+
+
 @dataclass
 class Box:
     """
@@ -289,6 +321,9 @@ class Tile:
     view: View
     points: np.ndarray | None = None
     box: Box | None = None
+    mask: np.ndarray | None = None
+    """Which points are in the view's `coordinate_set` (tiles x shape; None: all of them).
+    A load reads the others as 0, a store skips them (`masked_indices`)."""
 
     @property
     def indices(self) -> np.ndarray:
@@ -304,7 +339,8 @@ class Tile:
         if self.box is not None:
             box = self.box
             return Tile(self.view, box=Box(box.start[active], box.strides, box.extents, box.perm))
-        return Tile(self.view, points=self.indices[active])
+        mask = None if self.mask is None else self.mask[active]
+        return Tile(self.view, points=self.indices[active], mask=mask)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -324,6 +360,7 @@ __all__ = [
     "box_of",
     "box_points",
     "element_indices",
+    "masked_indices",
     "permutation_of",
     "sticks_of_rows",
     "sticks_touched",

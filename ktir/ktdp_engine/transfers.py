@@ -41,6 +41,7 @@ from ktir.ktdp_engine.tiles import (
     box_of,
     box_points,
     element_indices,
+    masked_indices,
     row_sticks,
     sticks_of_rows,
     sticks_touched,
@@ -125,10 +126,14 @@ def _access_tile(run: TileProgram, op: ktdp.ConstructAccessTileOp) -> list[Tile]
     order = op.access_tile_order.data
     if isinstance(view, DistributedView):
         return [distributed_tile(view, base, lower, upper, order)]
-    box = box_points(base, lower, upper, order, view.offset, view.strides, view.sizes)
-    if box is not None:
-        return [Tile(view, box=box)]
-    return [Tile(view, element_indices(base, lower, upper, order, view.offset, view.strides, view.sizes))]
+    try:
+        box = box_points(base, lower, upper, order, view.offset, view.strides, view.sizes)
+        if box is not None:
+            return [Tile(view, box=box)]
+        return [Tile(view, element_indices(base, lower, upper, order, view.offset, view.strides, view.sizes))]
+    except TileError:  # past the view's sizes: masked where its coordinate_set leaves the excess out
+        indices, mask = masked_indices(base, lower, upper, order, view)
+        return [Tile(view, indices, mask=mask)]
 
 
 @IMPLS.impl(ConstructIndirectAccessTileOp)
@@ -214,6 +219,8 @@ def _load(run: TileProgram, op: ktdp.LoadOp) -> list[np.ndarray]:
     if isinstance(tile, DistributedTile):
         return [store(load_distributed(run, tile), cast(TensorType[Attribute], op.result.type).element_type)]
     data = run.memory.read(tile.view, tile.indices if tile.box is None else tile.box)
+    if tile.mask is not None:  # the points out of the view's coordinate_set read as 0
+        data = np.where(tile.mask, data, np.zeros((), data.dtype))
     _charge_transfer(run, tile, "load", broadcast=True)
     return [store(data, cast(TensorType[Attribute], op.result.type).element_type)]
 
@@ -228,8 +235,10 @@ def _store(run: TileProgram, op: ktdp.StoreOp) -> None:
     active = run.charges.active
     if active is not None:  # tiles past their last loop iteration store nothing
         tile, data = tile.only(active), data[active]
-    where = tile.indices if tile.box is None else tile.box
-    run.memory.write(tile.view, where, data)
+    if tile.mask is not None:  # the points out of the view's coordinate_set are not written
+        run.memory.write(tile.view, tile.indices[tile.mask], data[tile.mask])
+    else:
+        run.memory.write(tile.view, tile.indices if tile.box is None else tile.box, data)
     _charge_transfer(run, tile, "store")
 
 

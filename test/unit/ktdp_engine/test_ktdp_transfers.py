@@ -50,3 +50,15 @@ def test_ct_local_memory_without_a_core_id_is_each_tiles_own_lx() -> None:
     x = np.arange(256, dtype=np.float32).reshape(4, 64)
     outputs, _ = ktdp.run(KERNELS / "own_lx.mlir", "own_lx", {"x": x, "y": np.zeros_like(x)})
     assert np.array_equal(outputs["y"], 2 * x)
+
+
+def test_an_access_tile_past_the_views_sizes_is_masked_by_its_coordinate_set() -> None:
+    # Tile 1's block reaches elements 32..47 of 32-element views: they read as 0 and are not
+    # written, so the array placed right after z (at its next stick) keeps its values.
+    x = np.arange(32, dtype=np.float32)
+    y = np.full(32, 100, np.float32)
+    after = np.full(32, -7, np.float32)
+    arrays = {"x": x, "y": y, "z": np.zeros(32, np.float32), "after": after}
+    outputs, _ = ktdp.run(KERNELS / "masked_add.mlir", "masked_add", arrays)
+    assert np.array_equal(outputs["z"], x + y)
+    assert np.array_equal(outputs["after"], after)
