@@ -34,6 +34,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 from xdsl.xdsl_opt_main import VersionAction, xDSLOptMain
 
 from ktir import __version__
+from ktir.dialects.ktdp.aliases import future_set_aliases
 from ktir.ir.context import register_dialects
 from ktir.ir.diagnostics import (
     Diagnostic,
@@ -288,6 +289,11 @@ class KtirOptMain(xDSLOptMain):
             except DiagnosticException as error:  # a pass failed without a location
                 return None, [*emitted, Diagnostic(Severity.ERROR, _first_line(error))]
         return output, emitted
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        """xDSL's printing, after the `#set` aliases of future group sets (`ktdp.aliases`)."""
+        with future_set_aliases(prog) as header:
+            return header + super().output_resulting_program(prog)
 
     def _verify_roundtrip(self, output: str, filename: str) -> None:
         """

@@ -1,7 +1,8 @@
 """
 The attributes and types of RFC 0682's `ktdp` dialect: memory spaces (`#ktdp.memory_space`),
 access tiles (`!ktdp.access_tile`) and tile futures (`!ktdp.tile_future`). The ops build on this
-module; it imports only the shared syntax helpers of `ktir.dialects.ktdp.syntax`.
+module; it imports only the shared syntax helpers of `ktir.dialects.ktdp.syntax` and the
+future group sets' aliases of `ktir.dialects.ktdp.aliases`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from ktir.dialects.ktdp.aliases import alias_of
 from ktir.dialects.ktdp.syntax import kind_and_core_text, parse_kind_and_core, print_affine
 
 
@@ -140,5 +142,9 @@ class TileFutureType(ParametrizedAttribute, TypeAttribute):
         printer.print_string("<(")
         printer.print_list(self.types.data, printer.print_attribute)
         printer.print_string("), groups = ")
-        print_affine(printer, self.groups)
+        alias = alias_of(self.groups)  # a set upstream cannot read inside a type (aliases.py)
+        if alias is None:
+            print_affine(printer, self.groups)
+        else:
+            printer.print_string(alias)
         printer.print_string(">")

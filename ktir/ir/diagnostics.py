@@ -49,6 +49,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer
 
+from ktir.dialects.ktdp.aliases import future_set_aliases
 from ktir.dialects.ktir.attributes import verify_tiled_tensor
 from ktir.dialects.ktir.functions import OpVerifyException, verify_function
 
@@ -396,7 +397,9 @@ def module_text(module: ModuleOp, *, generic: bool = False, debuginfo: bool = Fa
     form (or the `generic` one), with each op's `loc(...)` when `debuginfo`.
     """
     text = io.StringIO()
-    Printer(stream=text, print_generic_format=generic, print_debuginfo=debuginfo).print_op(module)
+    with future_set_aliases(module) as header:  # `#set` lines upstream MLIR needs (ktdp.aliases)
+        text.write(header)
+        Printer(stream=text, print_generic_format=generic, print_debuginfo=debuginfo).print_op(module)
     text.write("\n")
     return text.getvalue()
 

@@ -32,8 +32,23 @@ def _ktir_generic(text: str, name: str) -> str:
     return module_text(module, generic=True)
 
 
+def _aliases(text: str) -> str:
+    """The `#set = ...` lines ktir prints before a module (`ktir.dialects.ktdp.aliases`)."""
+    return "".join(line + "\n" for line in text.splitlines() if line.startswith("#"))
+
+
 @pytest.mark.parametrize("kernel", KERNELS, ids=[k.stem for k in KERNELS])
 def test_a_kernel_round_trips_through_upstream_mlir(kernel: Path) -> None:
-    once = _upstream(_ktir_generic(kernel.read_text(encoding="utf-8"), kernel.name))
-    again = _upstream(_ktir_generic(once, "<upstream>"))
+    # Without ktdp registered, upstream keeps a future's type as opaque text: it reads a group
+    # set's alias there but prints no definition for it, so the aliases go back in front.
+    generic = _ktir_generic(kernel.read_text(encoding="utf-8"), kernel.name)
+    once = _upstream(generic)
+    again = _upstream(_ktir_generic(_aliases(generic) + once, "<upstream>"))
     assert again == once
+
+
+def test_a_group_set_with_inequalities_is_read_by_upstream_through_its_alias() -> None:
+    kernel = KERNELS[0].parent / "groups.mlir"
+    generic = _ktir_generic(kernel.read_text(encoding="utf-8"), kernel.name)
+    assert generic.startswith("#set = affine_set<(d0) : (d0 >= 0, -d0 + 1 >= 0)>\n")
+    assert "groups = #set>" in _upstream(generic)  # in place, the `>` of `>=` would end the type

@@ -78,3 +78,9 @@ def test_a_gather_costs_a_ring_hop_per_remote_partial(tmp_path):
     hop = SPYRE.ring_hop_cycles + 256 / SPYRE.ring_bytes_per_cycle
     extra = ktdp.run(everyone, "gather", x)[1].total_cycles - ktdp.run(itself, "gather", x)[1].total_cycles
     assert extra == pytest.approx(3 * hop)
+
+
+def test_two_groups_reduce_their_own_pairs() -> None:
+    x = np.arange(256, dtype=np.float32).reshape(4, 64)
+    outputs, _ = ktdp.run(KERNEL.parent / "groups.mlir", "pair_sums", {"x": x, "y": np.zeros_like(x)})
+    assert np.array_equal(outputs["y"], np.repeat(x.reshape(2, 2, 64).sum(axis=1), 2, axis=0))

@@ -1,7 +1,6 @@
 // inter_tile_consume on 4 tiles: tile 0's row broadcast to every tile, then routed in one group
 // of 4 producers by producer_dependency_per_consumer: tile c receives tile 3 - c's row. Each tile
-// stores what it received at its own row. (One group: upstream MLIR cannot read a `>=` inside
-// a type's set, so the futures' group sets are equalities.)
+// stores what it received at its own row. (groups.mlir has a group set with inequalities.)
 #all = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>
 #first = affine_set<(i)[g] : (i == 0)>
 #one = affine_set<(g) : (g == 0)>
