@@ -23,8 +23,9 @@ embedding, the final norm and the LM head) and exported by ktir's normal fronten
 The attention itself is the model's own attention function (`config._attn_implementation`,
 SDPA), so each part compiles to the `ktir.attention` kernel that the prefill and decode programs
 compile to. Architectures: those whose decoder layer is Llama's (`MIXED_ARCHITECTURES`: Llama,
-Mistral, Qwen2, Granite with its multipliers), without a sliding window narrower than a cache
-(its mask is not the causal one built here); any other is an `EstimateError`.
+Mistral, Qwen2, Granite with its multipliers, Gemma), a sliding window (Mistral's) masking keys
+as the model's mask does; any other, or one whose layers mix sliding and full attention, is an
+`EstimateError`.
 """
 
 from __future__ import annotations
@@ -41,15 +42,16 @@ from ktir.llm.quantization import WeightFormat
 from ktir.pipeline import TargetLike
 from ktir.program import Program
 
-MIXED_ARCHITECTURES = ("llama", "mistral", "qwen2", "granite")
+MIXED_ARCHITECTURES = ("llama", "mistral", "qwen2", "granite", "gemma")
 """Decoders `MixedStepModel` builds: Llama's layer layout (pre-norm attention and MLP, separate
-q/k/v/o projections, rotary positions), Granite's multipliers included."""
+q/k/v/o projections, rotary positions), Granite's multipliers and Gemma's scaled embedding
+(inside its embedding module) included."""
 
 
-def check_mixed_architecture(config: Any, cache: int) -> None:
+def check_mixed_architecture(config: Any) -> None:
     """
     `EstimateError` (one line) unless `MixedStepModel` builds `config`'s decoder: an architecture
-    of `MIXED_ARCHITECTURES`, with no sliding window narrower than a cache of `cache` positions.
+    of `MIXED_ARCHITECTURES` whose layers attend alike (all over a sliding window or none).
     """
     check_architecture(config)
     model_type = str(getattr(config, "model_type", "?"))
@@ -57,21 +59,24 @@ def check_mixed_architecture(config: Any, cache: int) -> None:
         raise EstimateError(
             f"ktir compiles the mixed step of {', '.join(MIXED_ARCHITECTURES)} decoders, not '{model_type}'"
         )
-    window = _sliding_window(config)
-    if window is not None and window < cache:
+    layer_types = set(getattr(config, "layer_types", None) or ())
+    if len(layer_types) > 1:
         raise EstimateError(
-            f"'{model_type}' attends over a sliding window of {window} positions, narrower than the "
-            f"mixed step's cache of {cache}: ktir compiles the mixed step with full causal attention"
+            f"'{model_type}' mixes {' and '.join(sorted(layer_types))} layers: ktir compiles the "
+            "mixed step of decoders whose layers attend alike"
         )
 
 
-def _sliding_window(config: Any) -> int | None:
-    """The sliding window a layer of `config` attends over (Mistral's, Qwen2's sliding layers), or None."""
+def sliding_window(config: Any) -> int | None:
+    """
+    The sliding window every layer of `config` attends over (Mistral's; Qwen2's when it turns
+    it on for every layer), or None for full causal attention.
+    """
     window = getattr(config, "sliding_window", None)
     layer_types = getattr(config, "layer_types", None)
-    if window is None or (layer_types is not None and "sliding_attention" not in layer_types):
+    if window is None or getattr(config, "use_sliding_window", True) is False:  # Qwen2's switch
         return None
-    if getattr(config, "use_sliding_window", True) is False:  # Qwen2's switch
+    if layer_types is not None and "sliding_attention" not in layer_types:
         return None
     return int(window)
 
@@ -94,6 +99,7 @@ class MixedStepModel(torch.nn.Module):
         self.model = model
         self.tokens, self.batch = tokens, batch
         self.lengths = {"chunk": chunk_cache, "decode": decode_cache}
+        self.window = sliding_window(model.config)
         config = model.config
         attention = model.model.layers[0].self_attn
         kv_heads, head_dim = int(config.num_key_value_heads), int(attention.head_dim)
@@ -118,13 +124,13 @@ class MixedStepModel(torch.nn.Module):
         device = hidden.device
         chunk = torch.arange(self.tokens, device=device) + self.chunk_start
         decode = torch.arange(1, device=device) + decode_position[0]
-        mask = _causal_mask(self.lengths["decode"], decode).expand(self.batch, -1, -1, -1)
+        mask = _causal_mask(self.lengths["decode"], decode, self.window).expand(self.batch, -1, -1, -1)
         parts = (
             _Part(
                 "chunk",
                 chunk,
                 inner.rotary_emb(hidden, chunk[None, :]),
-                _causal_mask(self.lengths["chunk"], chunk),
+                _causal_mask(self.lengths["chunk"], chunk, self.window),
             ),
             _Part("decode", decode, inner.rotary_emb(hidden, decode[None, :]), mask),
         )
@@ -180,10 +186,15 @@ class _Part(NamedTuple):
     mask: torch.Tensor
 
 
-def _causal_mask(length: int, positions: torch.Tensor) -> torch.Tensor:
-    """`(1, 1, queries, length)`: key `l` visible to the query at position `p` when `l <= p`."""
-    keys = torch.arange(length, device=positions.device)
-    return keys[None, None, None, :] <= positions[None, None, :, None]
+def _causal_mask(length: int, positions: torch.Tensor, window: int | None) -> torch.Tensor:
+    """
+    `(1, 1, queries, length)`: key `l` visible to the query at position `p` when `l <= p`, and
+    within a sliding `window` when `l > p - window`, as the model's mask functions say.
+    """
+    keys = torch.arange(length, device=positions.device)[None, None, None, :]
+    queries = positions[None, None, :, None]
+    visible = keys <= queries
+    return visible if window is None else visible & (keys > queries - window)
 
 
 def mixed_program(
@@ -217,8 +228,8 @@ def mixed_program(
     ):
         if not isinstance(value, int) or value < low:
             raise EstimateError(f"{name} must be an integer >= {low}, not {value!r}")
+    check_mixed_architecture(config)
     chunk_cache = whole_blocks(cached + tokens + 1)
-    check_mixed_architecture(config, max(chunk_cache, context))
     model = card_model(config, layers, weights, cards)
     wrapper = MixedStepModel(
         model, tokens=tokens, cached=cached, batch=batch, chunk_cache=chunk_cache, decode_cache=context
@@ -227,4 +238,10 @@ def mixed_program(
     return compiled_program(config, wrapper, args, cores, target, handoff)
 
 
-__all__ = ["MIXED_ARCHITECTURES", "MixedStepModel", "check_mixed_architecture", "mixed_program"]
+__all__ = [
+    "MIXED_ARCHITECTURES",
+    "MixedStepModel",
+    "check_mixed_architecture",
+    "mixed_program",
+    "sliding_window",
+]

@@ -61,11 +61,11 @@ from typing import Any
 import numpy as np
 
 from ktir.hardware.target import Target
-from ktir.llm.architecture import EstimateError, check_architecture
+from ktir.llm.architecture import EstimateError
 from ktir.llm.cache import whole_blocks
 from ktir.llm.capacity import MemoryModel
 from ktir.llm.estimate import decode_program, extrapolate_layers, prefill_program
-from ktir.llm.mixed import mixed_program
+from ktir.llm.mixed import check_mixed_architecture, mixed_program
 from ktir.llm.scheduler import Step
 from ktir.llm.serving_result import Policy
 from ktir.pipeline import TargetLike, chip_of
@@ -302,7 +302,7 @@ def build_step_costs(
         raise EstimateError(f"jobs must be at least 1, not {jobs}")
     grid = grid or Grid()
     grid.check()
-    check_architecture(config)
+    check_mixed_architecture(config)  # before any point is compiled: the mixed points need it
     chip = chip_of(target)
     key = table_key(config, chip, grid, cores, cards)
     path = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / (

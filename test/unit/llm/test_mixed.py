@@ -20,22 +20,25 @@ CONFIGS = {
     "mistral": transformers.MistralConfig,
     "qwen2": transformers.Qwen2Config,
     "granite": transformers.GraniteConfig,
+    "gemma": transformers.GemmaConfig,
 }
 SIZES = {
     "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2,
     "num_hidden_layers": 2, "vocab_size": 256,
 }  # fmt: skip
-GRANITE = {
-    "embedding_multiplier": 12.0,
-    "residual_multiplier": 0.22,
-    "attention_multiplier": 0.2,
-    "logits_scaling": 8.0,
-}
+SPECIFIC = {
+    "granite": {
+        "embedding_multiplier": 12.0, "residual_multiplier": 0.22, "attention_multiplier": 0.2,
+        "logits_scaling": 8.0,
+    },
+    "gemma": {"head_dim": 16},  # its default is 256
+    "mistral": {"sliding_window": 4},  # the chunk and the decodes see only their last 4 keys
+}  # fmt: skip
 
 
 def _model(name: str) -> torch.nn.Module:
     torch.manual_seed(0)
-    config = CONFIGS[name](**SIZES, **(GRANITE if name == "granite" else {}))
+    config = CONFIGS[name](**SIZES, **SPECIFIC.get(name, {}))
     model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float16)
     return model.eval().requires_grad_(False)
 
@@ -100,16 +103,14 @@ def test_the_compiled_mixed_step_computes_what_the_model_does() -> None:
 
 
 def test_an_architecture_without_llamas_layer_is_refused() -> None:
-    config = transformers.GemmaConfig(**SIZES)
-    with pytest.raises(
-        EstimateError, match="mixed step of llama, mistral, qwen2, granite decoders, not 'gemma'"
-    ):
+    config = transformers.Phi3Config(**SIZES)  # one fused qkv projection
+    with pytest.raises(EstimateError, match="granite, gemma decoders, not 'phi3'"):
         mixed_program(config, 1, TOKENS, CACHED, BATCH, CONTEXT)
 
 
-def test_a_sliding_window_narrower_than_the_cache_is_refused() -> None:
-    config = transformers.MistralConfig(**SIZES, sliding_window=8)
-    with pytest.raises(EstimateError, match="sliding window of 8 positions"):
+def test_a_mix_of_sliding_and_full_layers_is_refused() -> None:
+    config = transformers.Qwen2Config(**SIZES, use_sliding_window=True, max_window_layers=1)
+    with pytest.raises(EstimateError, match="mixes full_attention and sliding_attention layers"):
         mixed_program(config, 1, TOKENS, CACHED, BATCH, CONTEXT)
 
 
