@@ -364,12 +364,12 @@ def prefill_program(
     and its attention kernel skips the cache past them. The static cache holds `cache`
     positions (default `cached + tokens`, exactly what the chunk reads). `weights`: fp8 linear
     layers (`ktir.llm.quantization.quantize_model`), or fp16 for None. With `cards` > 1, one
-    card's shard of the model split over them (`_card_model`). `handoff` as in `ktir.compile`.
+    card's shard of the model split over them (`card_model`). `handoff` as in `ktir.compile`.
     """
     size = cached + tokens if cache is None else cache
-    wrapper = static_cache_model(_card_model(config, layers, weights, cards), size, batch, tokens)
+    wrapper = static_cache_model(card_model(config, layers, weights, cards), size, batch, tokens)
     wrapper.prefill_positions = torch.arange(cached, cached + tokens)  # after `cached` tokens
-    return _compiled(config, wrapper, (_ids(batch, tokens),), cores, target, handoff)
+    return compiled_program(config, wrapper, (_ids(batch, tokens),), cores, target, handoff)
 
 
 def decode_program(
@@ -394,9 +394,9 @@ def decode_program(
     size = context if cache is None else cache
     if size < context:
         raise EstimateError(f"a cache of {size} positions cannot hold context {context}")
-    wrapper = static_cache_model(_card_model(config, layers, weights, cards), size, batch)
+    wrapper = static_cache_model(card_model(config, layers, weights, cards), size, batch)
     args = (_ids(batch, 1), torch.tensor([context - 1]))
-    return _compiled(config, wrapper, args, cores, target, handoff)
+    return compiled_program(config, wrapper, args, cores, target, handoff)
 
 
 def _whole_blocks_assumption(context: int, cache: int) -> str:
@@ -407,7 +407,7 @@ def _whole_blocks_assumption(context: int, cache: int) -> str:
     )
 
 
-def _card_model(config: Any, layers: int, weights: WeightFormat | None, cards: int) -> torch.nn.Module:
+def card_model(config: Any, layers: int, weights: WeightFormat | None, cards: int) -> torch.nn.Module:
     """
     The `meta` model with `layers` decoder layers on one card: the whole model, or with `cards`
     > 1 card 0's shard (`ktir.frontend.tensor_parallel.shard_model`; every card's is the same
@@ -425,7 +425,7 @@ def _card_model(config: Any, layers: int, weights: WeightFormat | None, cards: i
     return quantize_model(shard, dataclasses.replace(weights, keep=(*weights.keep, *wrapped)))
 
 
-def _compiled(
+def compiled_program(
     config: Any, wrapper: Any, args: tuple, cores: int | None, target: TargetLike, handoff: bool = True
 ) -> Program:
     """

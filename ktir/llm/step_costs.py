@@ -12,7 +12,10 @@ from a table of timing-only simulations (`Program.estimate`) of compiled program
   the positions known to the compiler (`ktir.llm.estimate.prefill_program`, which
   `ktir.estimate_llm` compiles its prefill and its chunks with);
 - **decode step** `(b, k)`: `b` sequences of one token each at position `k - 1` over a cache of
-  `k` positions (`ktir.llm.estimate.decode_program`, as `estimate_llm` compiles a decode step).
+  `k` positions (`ktir.llm.estimate.decode_program`, as `estimate_llm` compiles a decode step);
+- **mixed step** `(r, b)`: vLLM's chunked prefill beside decodes, one forward pass over `r`
+  packed rows, a chunk of `r - b` tokens (at least 1) after the grid's first cached context
+  beside `b` decodes at its first decode context (`ktir.llm.mixed.mixed_program`, `mixed_chunk`).
 
 Each point is the whole model's time, from the model with one and two decoder layers
 (`T(1) + (N - 1) * (T(2) - T(1))`, as `estimate_llm`). Between points the rule is **piecewise
@@ -24,9 +27,16 @@ direct simulation at points off the grid). A step of the simulator maps onto the
 - prefill chunks only: one chunk of all their tokens at their token-weighted mean cached context;
 - decodes only: the decode step of all of them at their mean context (a static cache has one
   length; attention work is affine in the total positions read, which the mean keeps);
-- both (vLLM's mixed step: one forward pass over all the tokens): the prefill chunk of all the
-  step's tokens, plus the decodes' attention, their decode step's time less its value
-  extrapolated to context 0.
+- both (vLLM's mixed step: one forward pass over all the tokens): the mixed step of its `n + b`
+  rows beside its `b` decodes (`n` chunk tokens at mean cached context `c`, decodes at mean
+  context `k`), plus the chunk's attention over `c` and the decodes' over `k` beyond the mixed
+  points' contexts: `mixed(n + b, b) + prefill(n, c) - prefill(n, c0) + decode(b, k) - decode(b, k0)`.
+  The linear layers, norms and MLP run once over all rows, and each attention grows with its
+  own context as in its own program (each part's attention is the same kernel as there). The
+  earlier rule, the prefill chunk of all `n + b` rows plus the decodes' attention (their decode
+  step less its value at context 0), left out the decodes' attention at context 0 (the
+  kernels' fixed work) and the packing of the two parts' attention outputs: 4-7 % short on
+  Llama-3.2-1B.
 
 Tables are cached as JSON under `cache_dir` (default `$KTIR_CACHE_DIR` or `~/.cache/ktir`),
 keyed by a hash of the model config, of the target's fields, of the grid and by ktir's version.
@@ -51,10 +61,11 @@ from typing import Any
 import numpy as np
 
 from ktir.hardware.target import Target
-from ktir.llm.architecture import EstimateError, check_architecture
+from ktir.llm.architecture import EstimateError
 from ktir.llm.cache import whole_blocks
 from ktir.llm.capacity import MemoryModel
 from ktir.llm.estimate import decode_program, extrapolate_layers, prefill_program
+from ktir.llm.mixed import check_mixed_architecture, mixed_program
 from ktir.llm.scheduler import Step
 from ktir.llm.serving_result import Policy
 from ktir.pipeline import TargetLike, chip_of
@@ -65,6 +76,9 @@ PREFILL_CACHED = (0, 1024, 2048, 4096)
 DECODE_BATCHES = (1, 4, 16, 32, 64)
 DECODE_CONTEXTS = (256, 1024, 2048, 4096)
 """The default grid (the simulator's steps inside it are interpolated, outside extrapolated)."""
+
+MixedPoint = tuple[int, int, int, int]
+"""A mixed step: a prefill chunk of `tokens` after `cached`, beside `batch` decodes at `context`."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +109,10 @@ class StepCosts:
     """Shape (len(prefill_tokens), len(prefill_cached))."""
     decode_us: np.ndarray
     """Shape (len(decode_batches), len(decode_contexts))."""
+    mixed_us: np.ndarray
+    """Shape (len(prefill_tokens), len(decode_batches)): the compiled mixed step of `n` packed rows,
+    a chunk of `n - b` tokens (at least 1) after `prefill_cached[0]` beside `b` decodes at
+    `decode_contexts[0]` (`mixed_rows`)."""
     key: dict[str, str]
 
     def prefill(self, tokens: float, cached: float) -> float:
@@ -105,6 +123,19 @@ class StepCosts:
         """A decode step's microseconds (piecewise bilinear)."""
         return _bilinear(self.grid.decode_batches, self.grid.decode_contexts, self.decode_us, batch, context)
 
+    def mixed(self, tokens: float, cached: float, batch: float, context: float) -> float:
+        """
+        A mixed step's microseconds: the measured mixed step of its `tokens + batch` packed rows
+        beside `batch` decodes (piecewise bilinear, at the grid's first cached and decode
+        contexts), plus what the chunk's prefill gains from `cached` and the decode step from
+        `context` over those.
+        """
+        cached0, context0 = self.grid.prefill_cached[0], self.grid.decode_contexts[0]
+        rows = tokens + batch
+        base = _bilinear(self.grid.prefill_tokens, self.grid.decode_batches, self.mixed_us, rows, batch)
+        chunk = self.prefill(tokens, cached) - self.prefill(tokens, cached0)
+        return base + chunk + self.decode(batch, context) - self.decode(batch, context0)
+
     def __call__(self, step: Step) -> float:
         """A scheduler step's microseconds (the module docstring's mapping)."""
         decodes = len(step.decode_contexts)
@@ -113,23 +144,24 @@ class StepCosts:
             return self.decode(decodes, context)
         tokens = sum(n for n, _ in step.prefill_chunks)
         cached = sum(n * c for n, c in step.prefill_chunks) / tokens
-        time = self.prefill(tokens + decodes, cached)
-        if decodes:
-            time += self.decode(decodes, context) - self.decode(decodes, 0.0)
-        return time
+        if not decodes:
+            return self.prefill(tokens, cached)
+        return self.mixed(tokens, cached, decodes, context)
 
     def to_dict(self) -> dict[str, Any]:
         """The table as plain data (the cache file)."""
         return {
             "format": "ktir-step-costs", "key": self.key, "grid": dataclasses.asdict(self.grid),
             "prefill_us": self.prefill_us.tolist(), "decode_us": self.decode_us.tolist(),
+            "mixed_us": self.mixed_us.tolist(),
         }  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StepCosts:
         """The table `to_dict` wrote."""
         grid = Grid(**{k: tuple(v) for k, v in data["grid"].items()})
-        return cls(grid, np.array(data["prefill_us"]), np.array(data["decode_us"]), dict(data["key"]))
+        prefill, decode, mixed = (np.array(data[name]) for name in ("prefill_us", "decode_us", "mixed_us"))
+        return cls(grid, prefill, decode, mixed, dict(data["key"]))
 
 
 def _interp(xs: Sequence[int], x: float) -> tuple[int, float]:
@@ -185,6 +217,21 @@ def decode_step_us(
     build = partial(
         decode_program, config, batch=batch, context=context, target=target, cores=cores, cards=cards
     )
+    return _whole_model_us(config, build, target)
+
+
+def mixed_step_us(
+    config: Any, point: MixedPoint, target: Target, cores: int | None = None, cards: int = 1
+) -> float:
+    """
+    A mixed step's simulated microseconds, whole model (one card's shard of `cards`): the prefill
+    chunk and the decodes of `point` in one compiled forward pass (`ktir.llm.mixed.mixed_program`).
+    """
+    tokens, cached, batch, context = point
+    build = partial(
+        mixed_program, config, tokens=tokens, cached=cached, batch=batch, context=context, target=target,
+        cores=cores, cards=cards,
+    )  # fmt: skip
     return _whole_model_us(config, build, target)
 
 
@@ -255,7 +302,7 @@ def build_step_costs(
         raise EstimateError(f"jobs must be at least 1, not {jobs}")
     grid = grid or Grid()
     grid.check()
-    check_architecture(config)
+    check_mixed_architecture(config)  # before any point is compiled: the mixed points need it
     chip = chip_of(target)
     key = table_key(config, chip, grid, cores, cards)
     path = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / (
@@ -266,14 +313,16 @@ def build_step_costs(
             return StepCosts.from_dict(json.loads(path.read_text(encoding="utf-8")))
         except (ValueError, KeyError, TypeError):
             pass  # a damaged cache file is rebuilt
-    prefill = np.zeros((len(grid.prefill_tokens), len(grid.prefill_cached)))
-    decode = np.zeros((len(grid.decode_batches), len(grid.decode_contexts)))
-    tables = {"prefill": prefill, "decode": decode}
+    tables = {
+        "prefill": np.zeros((len(grid.prefill_tokens), len(grid.prefill_cached))),
+        "decode": np.zeros((len(grid.decode_batches), len(grid.decode_contexts))),
+        "mixed": np.zeros((len(grid.prefill_tokens), len(grid.decode_batches))),
+    }
     points = _points(grid, config, chip, cores, cards)
     for point, us in _measured(points, jobs):
         _announce(progress, f"{chip.name}: {point.describe()}")
         tables[point.kind][point.index] = us
-    table = StepCosts(grid, prefill, decode, key)
+    table = StepCosts(grid, tables["prefill"], tables["decode"], tables["mixed"], key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         # written whole, then renamed: a reader in another process never sees half a table
@@ -323,7 +372,8 @@ class _GridPoint:
     """One point of a table to compile and time: what a worker process needs, and where it goes."""
 
     kind: str
-    """"prefill" (`x` tokens after `y` cached) or "decode" (`x` sequences at context `y`)."""
+    """"prefill" (`x` tokens after `y` cached), "decode" (`x` sequences at context `y`) or "mixed"
+    (`x` tokens after `base[0]` cached beside `y` decodes at context `base[1]`)."""
     index: tuple[int, int]
     x: int
     y: int
@@ -331,27 +381,54 @@ class _GridPoint:
     target: Target
     cores: int | None
     cards: int
+    base: tuple[int, int] = (0, 1)
+    """A mixed point's cached and decode contexts: the grid's first of each."""
+
+    @property
+    def chunk(self) -> int:
+        """A mixed point's chunk: its `x` packed rows less its `y` decodes (`mixed_rows`)."""
+        return mixed_chunk(self.x, self.y)
 
     def describe(self) -> str:
-        """The progress line: "prefill chunk of 512 after 1024", "decode step of 16 at 2048"."""
+        """The progress line: "prefill chunk of 512 after 1024", "decode step of 16 at 2048", ..."""
         if self.kind == "prefill":
             return f"prefill chunk of {self.x} after {self.y}"
+        if self.kind == "mixed":
+            return f"mixed step of {self.chunk} after {self.base[0]} beside {self.y} at {self.base[1]}"
         return f"decode step of {self.x} at {self.y}"
 
     def measure(self) -> float:
-        """The point's simulated microseconds (`prefill_chunk_us` or `decode_step_us`)."""
+        """The point's simulated microseconds (`prefill_chunk_us`, `decode_step_us` or `mixed_step_us`)."""
+        if self.kind == "mixed":
+            point = (self.chunk, self.base[0], self.y, self.base[1])
+            return mixed_step_us(self.config, point, self.target, self.cores, self.cards)
         time = prefill_chunk_us if self.kind == "prefill" else decode_step_us
         return time(self.config, self.x, self.y, self.target, self.cores, self.cards)
 
 
+def mixed_chunk(rows: int, batch: int) -> int:
+    """
+    The chunk of the table's mixed point of `rows` packed rows beside `batch` decodes: `rows -
+    batch`, so that the rows the linear layers see are the grid's token counts (a compiled
+    step's time is not smooth in its rows: 1,028 rows, 4 x 257, take 36 % longer than 1,024 on
+    Llama-3.2-1B), or one token when the decodes fill the rows (a step of so few rows reads
+    weights, whatever its rows).
+    """
+    return max(rows - batch, 1)
+
+
 def _points(grid: Grid, config: Any, target: Target, cores: int | None, cards: int) -> list[_GridPoint]:
-    """Every point of `grid`, prefill chunks first, each axis in grid order."""
+    """Every point of `grid`: prefill chunks, decode steps, then mixed steps, each axis in grid order."""
     point = partial(_GridPoint, config=config, target=target, cores=cores, cards=cards)
     prefill = _pairs(grid.prefill_tokens, grid.prefill_cached)
     decode = _pairs(grid.decode_batches, grid.decode_contexts)
-    return [point("prefill", (i, j), n, c) for (i, n), (j, c) in prefill] + [
-        point("decode", (i, j), b, k) for (i, b), (j, k) in decode
-    ]
+    mixed = _pairs(grid.prefill_tokens, grid.decode_batches)
+    base = (grid.prefill_cached[0], grid.decode_contexts[0])
+    return (
+        [point("prefill", (i, j), n, c) for (i, n), (j, c) in prefill]
+        + [point("decode", (i, j), b, k) for (i, b), (j, k) in decode]
+        + [point("mixed", (i, j), n, b, base=base) for (i, n), (j, b) in mixed]
+    )
 
 
 def _measure(point: _GridPoint) -> float:
@@ -387,9 +464,8 @@ def _announce(progress: StageProgress | None, name: str) -> None:
 
 def grid_programs(grid: Grid) -> int:
     """Grid points a table compiles (each with one and two layers): the progress bar's total."""
-    return len(grid.prefill_tokens) * len(grid.prefill_cached) + len(grid.decode_batches) * len(
-        grid.decode_contexts
-    )
+    tokens, batches = len(grid.prefill_tokens), len(grid.decode_batches)
+    return tokens * len(grid.prefill_cached) + batches * len(grid.decode_contexts) + tokens * batches
 
 
 def held_out_errors(
@@ -398,30 +474,45 @@ def held_out_errors(
     prefill_points: Sequence[tuple[int, int]],
     decode_points: Sequence[tuple[int, int]],
     *,
+    mixed_points: Sequence[MixedPoint] = (),
     target: TargetLike = None,
     cores: int | None = None,
     cards: int = 1,
 ) -> list[dict[str, Any]]:
-    """Interpolated against directly simulated time at points off the grid: one row per point."""
+    """
+    Interpolated against directly simulated time at points off the grid: one row per point.
+    `mixed_points` `(tokens, cached, batch, context)` check the mixed-step rule (`StepCosts.__call__`
+    of a chunk of `tokens` after `cached` beside `batch` decodes at `context`) against the
+    compiled mixed step (`mixed_step_us`).
+    """
     chip = chip_of(target)
-    rows = []
-    for kind, points, direct, interpolated in (
-        ("prefill", prefill_points, prefill_chunk_us, table.prefill),
-        ("decode", decode_points, decode_step_us, table.decode),
-    ):
-        for x, y in points:
-            simulated = direct(config, x, y, chip, cores, cards)
-            estimate = interpolated(x, y)
-            rows.append(
-                {
-                    "kind": kind,
-                    "point": (x, y),
-                    "simulated_us": simulated,
-                    "interpolated_us": estimate,
-                    "error": estimate / simulated - 1,
-                }
-            )
-    return rows
+    measured = [
+        ("prefill", (x, y), prefill_chunk_us(config, x, y, chip, cores, cards), table.prefill(x, y))
+        for x, y in prefill_points
+    ] + [
+        ("decode", (x, y), decode_step_us(config, x, y, chip, cores, cards), table.decode(x, y))
+        for x, y in decode_points
+    ]
+    measured += [
+        ("mixed", point, mixed_step_us(config, point, chip, cores, cards), table(_mixed_step(point)))
+        for point in mixed_points
+    ]
+    return [
+        {
+            "kind": kind,
+            "point": point,
+            "simulated_us": simulated,
+            "interpolated_us": estimate,
+            "error": estimate / simulated - 1,
+        }
+        for kind, point, simulated, estimate in measured
+    ]
+
+
+def _mixed_step(point: MixedPoint) -> Step:
+    """A mixed point as a scheduler step: a chunk of `tokens` after `cached`, `batch` decodes at `context`."""
+    tokens, cached, batch, context = point
+    return Step(prefill_chunks=((tokens, cached),), decode_contexts=(context,) * batch)
 
 
 def kv_capacity_tokens(
@@ -452,6 +543,8 @@ __all__ = [
     "grid_programs",
     "held_out_errors",
     "kv_capacity_tokens",
+    "mixed_chunk",
+    "mixed_step_us",
     "prefill_chunk_us",
     "table_key",
 ]

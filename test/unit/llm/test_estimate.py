@@ -257,11 +257,11 @@ def test_cards_it_cannot_split_over_are_one_line(kwargs: dict[str, object], mess
 def test_fp8_weights_are_split_then_quantized() -> None:
     """On 2 cards every projection runs fp8, o_proj and down_proj in their wrappers too; the LM head fp16."""
     from ktir.frontend.tensor_parallel import GatheredLinear, RowParallelLinear
-    from ktir.llm.estimate import _card_model
+    from ktir.llm.estimate import card_model
     from ktir.llm.quantization import Fp8Linear, weight_format
 
     config = CONFIGS["llama"](2)
-    shard = _card_model(config, 1, weight_format(config, "fp8"), 2)
+    shard = card_model(config, 1, weight_format(config, "fp8"), 2)
     layer = shard.model.layers[0]
     assert isinstance(layer.self_attn.o_proj, RowParallelLinear) and isinstance(
         layer.mlp.down_proj, RowParallelLinear

@@ -36,11 +36,18 @@ def tiny_config(layers: int = 1, hidden_size: int = 64, vocab_size: int = 256) -
 
 
 def affine_table() -> StepCosts:
-    """Prefill 100 + 2 n + 0.5 c + 0.01 n c; decode 50 + 3 b + 0.1 k + 0.02 b k (bilinear: exact)."""
+    """
+    Prefill 100 + 2 n + 0.5 c + 0.01 n c; decode 50 + 3 b + 0.1 k + 0.02 b k; mixed, at the
+    grid's first contexts (c 0, k 64), 160 + 2 r + 4 b + 0.001 r b of r packed rows (bilinear: exact).
+    """
     grid = Grid((16, 64, 256), (0, 128), (1, 8), (64, 512))
     n, c = np.meshgrid(grid.prefill_tokens, grid.prefill_cached, indexing="ij")
     b, k = np.meshgrid(grid.decode_batches, grid.decode_contexts, indexing="ij")
-    return StepCosts(grid, 100 + 2 * n + 0.5 * c + 0.01 * n * c, 50 + 3 * b + 0.1 * k + 0.02 * b * k, {})
+    tokens, batch = np.meshgrid(grid.prefill_tokens, grid.decode_batches, indexing="ij")
+    mixed = 160 + 2 * tokens + 4 * batch + 0.001 * tokens * batch
+    return StepCosts(
+        grid, 100 + 2 * n + 0.5 * c + 0.01 * n * c, 50 + 3 * b + 0.1 * k + 0.02 * b * k, mixed, {}
+    )
 
 
 def test_bilinear_functions_are_reproduced_inside_and_outside_the_grid():
@@ -57,9 +64,15 @@ def test_a_step_maps_onto_the_table():
     chunks = Step(prefill_chunks=((30, 0), (10, 40)))
     assert table(chunks) == pytest.approx(table.prefill(40, 10))  # cached context weighted by tokens
     mixed = Step(prefill_chunks=((40, 20),), decode_contexts=(100, 300))
-    decode_attention = table.decode(2, 200) - table.decode(2, 0)
-    assert table(mixed) == pytest.approx(table.prefill(42, 20) + decode_attention)
-    assert decode_attention == pytest.approx(0.1 * 200 + 0.02 * 2 * 200)
+    # the mixed step measured at (c 0, k 64), plus the chunk's attention over 20 cached and the
+    # decodes' over 200 - 64 more positions
+    chunk_attention = table.prefill(40, 20) - table.prefill(40, 0)
+    decode_attention = table.decode(2, 200) - table.decode(2, 64)
+    assert table(mixed) == pytest.approx(
+        160 + 2 * 42 + 4 * 2 + 0.001 * 42 * 2 + chunk_attention + decode_attention
+    )
+    assert chunk_attention == pytest.approx(0.5 * 20 + 0.01 * 40 * 20)
+    assert decode_attention == pytest.approx(0.1 * 136 + 0.02 * 2 * 136)
 
 
 def test_the_table_round_trips_through_json():
@@ -67,6 +80,7 @@ def test_the_table_round_trips_through_json():
     again = StepCosts.from_dict(json.loads(json.dumps(table.to_dict())))
     assert again.grid == table.grid
     assert again.prefill(40, 100) == table.prefill(40, 100)
+    assert again.mixed(40, 100, 3, 200) == table.mixed(40, 100, 3, 200)
 
 
 def test_the_key_follows_the_model_target_and_grid():
@@ -104,10 +118,32 @@ def test_grid_points_are_the_programs_simulated(compiled):
 @pytest.mark.slow
 def test_held_out_points_are_within_three_percent(compiled):
     table, _ = compiled
-    rows = held_out_errors(table, tiny_config(), [(48, 32)], [(1, 96)])
-    assert [r["kind"] for r in rows] == ["prefill", "decode"]
+    rows = held_out_errors(
+        table,
+        tiny_config(),
+        [(48, 32)],
+        [(1, 96)],
+        mixed_points=[(48, 32, 1, 96), (40, 64, 2, 128), (30, 16, 1, 64)],
+    )
+    assert [r["kind"] for r in rows] == ["prefill", "decode", "mixed", "mixed", "mixed"]
     for row in rows:
         assert abs(row["error"]) <= 0.03, row
+
+
+@pytest.mark.slow
+def test_a_mixed_step_is_the_compiled_forward_pass_over_both(compiled):
+    """
+    The table's mixed points are the compiled mixed step, which takes longer than the chunk's
+    prefill alone and than the decode step alone (it runs both attentions), and less than both
+    (the weights are read once).
+    """
+    table, _ = compiled
+    point = (62, 0, 2, 64)  # 64 packed rows: a point of the grid
+    direct = step_costs.mixed_step_us(tiny_config(), point, SPYRE)
+    assert table.mixed(*point) == pytest.approx(direct)
+    assert (
+        max(table.prefill(62, 0), table.decode(2, 64)) < direct < table.prefill(62, 0) + table.decode(2, 64)
+    )
 
 
 @pytest.mark.slow
@@ -122,9 +158,11 @@ def test_worker_processes_build_the_same_table(compiled, tmp_path):
     parallel = build_step_costs(tiny_config(), grid=GRID, cache_dir=tmp_path, jobs=2, progress=Progress())
     assert np.array_equal(parallel.prefill_us, table.prefill_us)
     assert np.array_equal(parallel.decode_us, table.decode_us)
+    assert np.array_equal(parallel.mixed_us, table.mixed_us)
     assert sorted(announced) == sorted(
         [f"spyre: prefill chunk of {n} after {c}" for n in (32, 64) for c in (0, 64)]
         + [f"spyre: decode step of {b} at {k}" for b in (1, 2) for k in (64, 128)]
+        + [f"spyre: mixed step of {n - b} after 0 beside {b} at 64" for n in (32, 64) for b in (1, 2)]
     )
 
 
@@ -180,6 +218,7 @@ def test_a_cached_table_is_read_not_compiled(compiled, monkeypatch):
 
     monkeypatch.setattr(step_costs, "prefill_chunk_us", no_compile)
     monkeypatch.setattr(step_costs, "decode_step_us", no_compile)
+    monkeypatch.setattr(step_costs, "mixed_step_us", no_compile)
     again = build_step_costs(tiny_config(), grid=GRID, cache_dir=cache)
     assert np.array_equal(again.prefill_us, table.prefill_us)
     other = dataclasses.replace(SPYRE, cores=8)  # another target: its own table

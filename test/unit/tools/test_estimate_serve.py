@@ -32,10 +32,15 @@ def config(tmp_path: Path) -> Path:
 
 
 def affine_table(grid: Grid) -> StepCosts:
-    """An affine step-cost table on `grid` (no model compiled)."""
+    """
+    An affine step-cost table on `grid` (no model compiled): a mixed step of `r` packed rows
+    beside `b` decodes costs the prefill of `r` rows plus the decodes' attention.
+    """
     n, c = np.meshgrid(grid.prefill_tokens, grid.prefill_cached, indexing="ij")
     b, k = np.meshgrid(grid.decode_batches, grid.decode_contexts, indexing="ij")
-    return StepCosts(grid, 1000 + 5.0 * n + 0.01 * n * c, 800 + 2.0 * b + 0.005 * b * k, {})
+    rows, batch = np.meshgrid(grid.prefill_tokens, grid.decode_batches, indexing="ij")
+    mixed = 1000 + 5.0 * rows + 0.01 * rows * grid.prefill_cached[0] + 0.005 * batch * grid.decode_contexts[0]
+    return StepCosts(grid, 1000 + 5.0 * n + 0.01 * n * c, 800 + 2.0 * b + 0.005 * b * k, mixed, {})
 
 
 @pytest.fixture
@@ -127,9 +132,7 @@ def recorded(monkeypatch):
 
     def build(config, *, grid, **options):
         calls.append(options)
-        n, c = np.meshgrid(grid.prefill_tokens, grid.prefill_cached, indexing="ij")
-        b, k = np.meshgrid(grid.decode_batches, grid.decode_contexts, indexing="ij")
-        return StepCosts(grid, 1000 + 5.0 * n + 0.01 * n * c, 800 + 2.0 * b + 0.005 * b * k, {})
+        return affine_table(grid)
 
     monkeypatch.setattr(serving, "build_step_costs", build)
     return calls
