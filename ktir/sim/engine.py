@@ -114,13 +114,15 @@ class SimKernel(KernelInterpreter):
         self.where = f"kernel {index} ({name} = {op.op_name.data})"
         self.buffers: dict[SSAValue, LxBuffer] = {}
         self.owners: dict[SSAValue, WriteOwners] = {}
-        self.host_tiles: dict[tuple[int, int], HostTiles | None] = {}
+        self.host_tiles: dict[tuple[int, bytes], HostTiles | None] = {}  # by tile and chunk start
         self.host_boxes: dict[tuple[int, tuple[tuple[int, int], ...]], tuple[tuple, tuple]] = {}
         self.converted: dict[tuple[int, bytes, tuple[int, ...]], np.ndarray] = {}
         self.converted_bytes = 0
         self.windows: dict[tuple[int, bytes, tuple[int, ...]], np.ndarray] = {}
         self.op_facts: dict[Operation, DmaFacts | ComputeFacts] = {}  # by op: what every chunk repeats
         self.tile_facts: dict[int, TileFacts] = {}
+        self.matmul_charges: dict[tuple[float, int, str], tuple[Any, Any, Any]] = {}  # by tile size
+        self.reread_fractions: dict[float, float] = {}  # by a matmul tile's outputs per core
         self.box_patterns: dict[tuple[tuple[int, ...], bytes], tuple[np.ndarray, np.ndarray]] = {}
         self.traffic_patterns: dict[tuple[tuple[int, ...], bytes, int, bool], tuple[np.ndarray, float]] = {}
         self.all_cores = np.arange(self.cores)
@@ -429,19 +431,20 @@ class SimKernel(KernelInterpreter):
         the PE arrays' passes. Moved bytes, not compulsory ones; an operand read from a resident
         LX buffer streams from LX (free).
         """
-        facts = self._compute_facts(op)
-        fraction = float(cost_model.accumulator_reread_fraction(area, self.target))
+        if (fraction := self.reread_fractions.get(area)) is None:
+            fraction = self.reread_fractions[area] = float(
+                cost_model.accumulator_reread_fraction(area, self.target)
+            )
         if fraction <= 0.0:
             return
+        facts = self._compute_facts(op)
         traffic = 0.0
         for t in tiles[:2]:
             if isinstance(self.args[t].type, MemRefType):
                 continue
-            tile = self.tiles[t]
+            tile = self._tile(t)
             itemsize = device_dtype_of_element(element_type_of(self.args[t])).element_bytes
-            first = tile.starts_array + tile.chunk_starts_array[chunk]
-            tile_bytes = math.prod(int(e) for e in tile.extent_array) * itemsize
-            traffic += self._chip_traffic(first, tile_bytes, True)[1]
+            traffic += self._chip_traffic(tile.first(chunk), tile.elements * itemsize, True)[1]
         traffic *= fraction
         if traffic <= 0.0:
             return
@@ -466,9 +469,13 @@ class SimKernel(KernelInterpreter):
     # -- compute ------------------------------------------------------------------------------
 
     def _tiles_of(self, tile_index: int, chunk: int) -> HostTiles | None:
-        key = (tile_index, chunk)
+        """
+        The host map of a tile's boxes at `chunk`, made once per chunk start (the chunks of a K
+        loop place their output tile at the same start).
+        """
+        tile = self._tile(tile_index)
+        key = (tile_index, tile.chunk_starts[chunk].tobytes())
         if key not in self.host_tiles:
-            tile = self._tile(tile_index)
             layout, shape, _ = tile.layout
             self.host_tiles[key] = HostTiles.of(layout, shape, tile.raw_extent, tile.first(chunk), self.cores)
         return self.host_tiles[key]
@@ -485,7 +492,8 @@ class SimKernel(KernelInterpreter):
 
     def _window(self, value: SSAValue, tile_index: int, chunk: int) -> tuple[slice, ...] | None:
         """The chunk's window of a buffer holding the core's whole slice (None: the tile itself)."""
-        return core.compute_window(self.tiles[tile_index], self.buffers[value].shape[2:], chunk)
+        tile = self._tile(tile_index)
+        return None if tuple(self.buffers[value].shape[2:]) == tile.extent else tile.window(chunk)
 
     @impl(core.ComputeOp)
     def _compute(self, op: core.ComputeOp) -> None:
@@ -715,14 +723,13 @@ class SimKernel(KernelInterpreter):
             # fp32 host tiles are kept per kernel, keyed by tensor and boxes: every window of a
             # whole slice (x's K chunks, read again for every N chunk), and up to CONVERTED_BYTES
             # of the tiles a chunk loop loads again.
-            key = (id(memory), first[firsts].tobytes(), extent)
+            starts = first[firsts]
+            key = (id(memory), starts.tobytes(), extent)
             cache = self.converted if window is None else self.windows
             if (host := cache.get(key)) is not None:
                 return host, inverse, True
-            boxes = [
-                memory[tuple(slice(int(s), int(s) + e) for s, e in zip(first[c], extent, strict=True))]
-                for c in firsts
-            ]
+            ends = (starts + np.asarray(extent, dtype=starts.dtype)).tolist()
+            boxes = [memory[tuple(map(slice, lo, hi))] for lo, hi in zip(starts.tolist(), ends, strict=True)]
             host = cache[key] = tiles.boxes_to_host(boxes, np.float32)
             if window is None:
                 self.converted_bytes += host.nbytes
@@ -808,10 +815,8 @@ class SimKernel(KernelInterpreter):
         out_elements = self._tile(tiles[-1]).elements
         if isinstance(payload, st.MatmulBase):
             rows, macs, area = self._matmul_size(tiles, maps, out_elements, in_elements)
-            cycles = cost_model.pt_cycles(macs, rows, self.target, facts.precision)
+            cycles, flops, roofline = self._matmul_charge(macs, rows, facts.precision)
             self._restream(op, tiles, int(self.env[op.chunk]), slot, area)
-            flops = accounting.matmul_flops(macs)
-            roofline = accounting.roofline_matmul_flops(macs, facts.precision, self.target)
             self.matmul_flops += roofline * self.cores
             if facts.converts_to_fp16:
                 self._convert_operands(op, tiles, slot)
@@ -824,6 +829,20 @@ class SimKernel(KernelInterpreter):
         self.timeline.issue(
             facts.unit, reads, [(facts.outs[0], out_slot)], np.full(self.cores, cycles), label
         )
+
+    def _matmul_charge(self, macs: float, rows: int, precision: str) -> tuple[Any, Any, Any]:
+        """
+        (PE-array cycles, FLOPs, roofline FLOPs) of one core's matmul tile, computed once per
+        tile size (every chunk of a K loop charges the same).
+        """
+        key = (macs, rows, precision)
+        if (charge := self.matmul_charges.get(key)) is None:
+            charge = self.matmul_charges[key] = (
+                cost_model.pt_cycles(macs, rows, self.target, precision),
+                accounting.matmul_flops(macs),
+                accounting.roofline_matmul_flops(macs, precision, self.target),
+            )
+        return charge
 
     def _convert_operands(self, op: core.ComputeOp, tiles: list[int], slot: int) -> None:
         """

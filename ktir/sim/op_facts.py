@@ -86,6 +86,11 @@ class TileFacts:
         """Each core's box start at chunk `chunk` (cores x rank)."""
         return self.starts + self.chunk_starts[chunk]
 
+    def window(self, chunk: int) -> tuple[slice, ...]:
+        """Chunk `chunk`'s box inside a buffer holding the core's whole slice (`TileAttr.window`)."""
+        first = self.chunk_starts[chunk]
+        return tuple(slice(int(s), int(s) + e) for s, e in zip(first, self.extent, strict=True))
+
     def fits(self, chunk: int, size: tuple[int, ...], from_zero: bool = False) -> bool:
         """
         True if every core's box at `chunk` lies inside `size` (`fitting_chunks`, computed once
