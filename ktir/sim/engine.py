@@ -499,7 +499,7 @@ class SimKernel(KernelInterpreter):
     def _compute(self, op: core.ComputeOp) -> None:
         facts = self._compute_facts(op)
         payload, tiles = facts.payload, list(facts.tiles)
-        chunk, slot = int(self.env[op.chunk]), int(self.env[op.slot])
+        chunk, slot = int(self.env[facts.chunk]), int(self.env[facts.slot])
         accumulate = op.accumulate is not None
         out_slot = facts.accumulator_slot(self.env) if accumulate else slot
         where = self._located(op)
@@ -816,7 +816,7 @@ class SimKernel(KernelInterpreter):
         if isinstance(payload, st.MatmulBase):
             rows, macs, area = self._matmul_size(tiles, maps, out_elements, in_elements)
             cycles, flops, roofline = self._matmul_charge(macs, rows, facts.precision)
-            self._restream(op, tiles, int(self.env[op.chunk]), slot, area)
+            self._restream(op, tiles, int(self.env[facts.chunk]), slot, area)
             self.matmul_flops += roofline * self.cores
             if facts.converts_to_fp16:
                 self._convert_operands(op, tiles, slot)
@@ -879,7 +879,7 @@ class SimKernel(KernelInterpreter):
         a causal limit each core computes only the key blocks its queries see.
         """
         q, k, v = (self._host_extent(t, m) for t, m in zip(tiles[:3], maps[:3], strict=True))
-        chunk = int(self.env[op.chunk])
+        chunk = int(self.env[self._compute_facts(op).chunk])
         query_starts = self._host_starts(tiles[0], maps[0], chunk)[:, 3]
         key_starts = self._host_starts(tiles[1], maps[1], chunk)[:, 2]
         causal = None if payload.causal is None else payload.causal.value.data

@@ -160,6 +160,8 @@ class ComputeFacts:
     outs: tuple[SSAValue, ...]
     into: SSAValue | None
     """The accumulator's slot index (`ComputeOp.into`), if any."""
+    chunk: SSAValue
+    slot: SSAValue
     unit: str
     converts_to_fp16: bool
     """A matmul whose operands the SFU converts to fp16 first (`cost_model.converts_to_fp16`)."""
@@ -179,6 +181,8 @@ class ComputeFacts:
             ins=tuple(op.ins),
             outs=tuple(op.outs),
             into=op.into,
+            chunk=op.chunk,
+            slot=op.slot,
             unit=op.unit.data,
             converts_to_fp16=matmul and cost_model.converts_to_fp16(element),
             precision=cost_model.pe_precision(element) if matmul else "",
