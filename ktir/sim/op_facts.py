@@ -41,7 +41,7 @@ def fitting_chunks(
     """
     first = starts[None] + chunk_starts[:, None]  # (chunks, cores, rank)
     outside = (first < 0) | (first + np.asarray(extent) > np.asarray(size))
-    return ~outside.any(axis=(1, 2))
+    return np.logical_not(outside.any(axis=(1, 2)))
 
 
 @dataclass
