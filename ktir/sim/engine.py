@@ -56,6 +56,7 @@ from ktir.sim.memory import (
     check_box,
     check_written,
 )
+from ktir.sim.op_facts import ComputeFacts, DmaFacts, TileFacts
 from ktir.sim.patterns import access_pattern
 from ktir.sim.report import KernelReport
 from ktir.sim.timeline import PrefetchWindow, Timeline
@@ -113,11 +114,15 @@ class SimKernel(KernelInterpreter):
         self.where = f"kernel {index} ({name} = {op.op_name.data})"
         self.buffers: dict[SSAValue, LxBuffer] = {}
         self.owners: dict[SSAValue, WriteOwners] = {}
-        self.host_tiles: dict[tuple[int, int], HostTiles | None] = {}
+        self.host_tiles: dict[tuple[int, bytes], HostTiles | None] = {}  # by tile and chunk start
         self.host_boxes: dict[tuple[int, tuple[tuple[int, int], ...]], tuple[tuple, tuple]] = {}
         self.converted: dict[tuple[int, bytes, tuple[int, ...]], np.ndarray] = {}
         self.converted_bytes = 0
         self.windows: dict[tuple[int, bytes, tuple[int, ...]], np.ndarray] = {}
+        self.op_facts: dict[Operation, DmaFacts | ComputeFacts] = {}  # by op: what every chunk repeats
+        self.tile_facts: dict[int, TileFacts] = {}
+        self.matmul_charges: dict[tuple[float, int, str], tuple[Any, Any, Any]] = {}  # by tile size
+        self.reread_fractions: dict[float, float] = {}  # by a matmul tile's outputs per core
         self.box_patterns: dict[tuple[tuple[int, ...], bytes], tuple[np.ndarray, np.ndarray]] = {}
         self.traffic_patterns: dict[tuple[tuple[int, ...], bytes, int, bool], tuple[np.ndarray, float]] = {}
         self.all_cores = np.arange(self.cores)
@@ -287,31 +292,31 @@ class SimKernel(KernelInterpreter):
 
     @impl(core.DmaLoadOp, core.DmaStoreOp)
     def _dma(self, op: core.DmaLoadOp | core.DmaStoreOp) -> None:
-        tile = self.tiles[op.tile.value.data]
+        facts = self._dma_facts(op)
+        tile = self._tile(facts.tile)
         chunk, slot = int(self.env[op.chunk]), int(self.env[op.slot])
-        load = isinstance(op, core.DmaLoadOp)
-        memory_value, lx_value = (op.source, op.target) if load else (op.target, op.source)
-        resident = isinstance(memory_value.type, MemRefType)
-        memory = self.buffers[memory_value].data if resident else self.env[memory_value]
-        staging = self.buffers[lx_value]
-        where = self._located(op) + f" tile {op.tile.value.data}"
-        whole = load and op.whole is not None
-        extent = tile.whole_extent if whole else tuple(int(e) for e in tile.extent_array)
-        offset = 0 if whole else tile.chunk_starts_array[chunk]
-        first = (np.zeros_like(tile.starts_array) if resident else tile.starts_array) + offset
-        size = memory.shape[2:] if resident else memory.shape
-        check_box(first, extent, tuple(size), "the resident buffer" if resident else "the tensor", where)
-        writers = op.writers.value.data if isinstance(op, core.DmaStoreOp) and op.writers is not None else 1
-        active = self.all_cores[self.all_cores % writers == 0]
+        load, resident = facts.load, facts.resident
+        memory = self.buffers[facts.memory].data if resident else self.env[facts.memory]
+        staging = self.buffers[facts.lx]
+        where = facts.where
+        size = tuple(memory.shape[2:] if resident else memory.shape)
+        if facts.whole:
+            extent, first = self.tiles[facts.tile].whole_extent, tile.starts * (not resident)
+            check_box(first, extent, size, "the resident buffer" if resident else "the tensor", where)
+        else:
+            extent = tile.extent
+            first = (np.zeros_like(tile.starts) if resident else tile.starts) + tile.chunk_starts[chunk]
+            if not tile.fits(chunk, size, resident):  # raises the located error
+                check_box(first, extent, size, "the resident buffer" if resident else "the tensor", where)
+        active = self._writers(facts.writers)
         if load and resident:
-            check_written(self.buffers[memory_value], 0, active, where)
+            check_written(self.buffers[facts.memory], 0, active, where)
         if not load:
             check_written(staging, slot, active, where)
-        element = element_type_of(memory_value)
         if not self.values:  # the write check still runs: two cores storing the same bytes
             for c in () if load or resident else active:
                 box = tuple(slice(int(s), int(s) + e) for s, e in zip(first[c], extent, strict=True))
-                self.owners[memory_value].stamp(int(c), box, where)
+                self.owners[facts.memory].stamp(int(c), box, where)
         elif load and not resident:
             staging.defer(slot, memory, first, extent)
         else:
@@ -319,9 +324,26 @@ class SimKernel(KernelInterpreter):
         if load:
             staging.written[active, slot] = True
         elif resident:
-            self.buffers[memory_value].written[active, 0] = True
-        itemsize = device_dtype_of_element(element).element_bytes
-        self._charge_dma(op, first, extent, itemsize, active, resident, (lx_value, slot), load)
+            self.buffers[facts.memory].written[active, 0] = True
+        self._charge_dma(op, facts, first, extent, active, (facts.lx, slot))
+
+    def _dma_facts(self, op: core.DmaLoadOp | core.DmaStoreOp) -> DmaFacts:
+        """The DMA's facts that are the same at every chunk (`ktir.sim.op_facts`), made once."""
+        if (facts := self.op_facts.get(op)) is None:
+            facts = self.op_facts[op] = DmaFacts.of(op, self._located(op))
+        return cast(DmaFacts, facts)
+
+    def _tile(self, index: int) -> TileFacts:
+        """Tile `index`'s decoded arrays (`ktir.sim.op_facts.TileFacts`), made once."""
+        if (facts := self.tile_facts.get(index)) is None:
+            facts = self.tile_facts[index] = TileFacts.of(self.tiles[index], self.args[index].type)
+        return facts
+
+    def _writers(self, writers: int) -> np.ndarray:
+        """The cores that take part in a DMA stored by every `writers`-th core (all cores for 1)."""
+        if writers == 1:
+            return self.all_cores
+        return self.all_cores[self.all_cores % writers == 0]
 
     def _move(
         self,
@@ -353,25 +375,24 @@ class SimKernel(KernelInterpreter):
     def _charge_dma(
         self,
         op: core.DmaLoadOp | core.DmaStoreOp,
+        facts: DmaFacts,
         first: np.ndarray,
         extent: tuple[int, ...],
-        itemsize: int,
         active: np.ndarray,
-        resident: bool,
         slot: tuple[SSAValue, int],
-        load: bool,
     ) -> None:
-        tile_bytes = math.prod(extent) * itemsize
+        load = facts.load
+        tile_bytes = math.prod(extent) * facts.itemsize
         queue = "load" if load else "store"
-        label = f"{queue} tile {op.tile.value.data}"
+        label = facts.label
         reads, writes = ([], [slot]) if load else ([slot], [])
         cycles = np.zeros(self.cores)
-        if resident:
+        if facts.resident:
             cycles[active] = cost_model.lx_copy_cycles(tile_bytes, self.target)
             self.timeline.issue(queue, reads, writes, cycles, label)
             return
         boxes, traffic = self._chip_traffic(first[active], tile_bytes, load)
-        memory_value = op.source if load else op.target
+        memory_value = facts.memory
         touched = self.touched.setdefault(self.outer.get(memory_value, memory_value), set())
         touched.update((box.tobytes(), extent) for box in boxes)
         self.bytes += traffic
@@ -410,24 +431,26 @@ class SimKernel(KernelInterpreter):
         the PE arrays' passes. Moved bytes, not compulsory ones; an operand read from a resident
         LX buffer streams from LX (free).
         """
-        fraction = float(cost_model.accumulator_reread_fraction(area, self.target))
+        if (fraction := self.reread_fractions.get(area)) is None:
+            fraction = self.reread_fractions[area] = float(
+                cost_model.accumulator_reread_fraction(area, self.target)
+            )
         if fraction <= 0.0:
             return
+        facts = self._compute_facts(op)
         traffic = 0.0
         for t in tiles[:2]:
             if isinstance(self.args[t].type, MemRefType):
                 continue
-            tile = self.tiles[t]
+            tile = self._tile(t)
             itemsize = device_dtype_of_element(element_type_of(self.args[t])).element_bytes
-            first = tile.starts_array + tile.chunk_starts_array[chunk]
-            tile_bytes = math.prod(int(e) for e in tile.extent_array) * itemsize
-            traffic += self._chip_traffic(first, tile_bytes, True)[1]
+            traffic += self._chip_traffic(tile.first(chunk), tile.elements * itemsize, True)[1]
         traffic *= fraction
         if traffic <= 0.0:
             return
         self.bytes += traffic
         setup = np.full(self.cores, float(self.target.dma_setup_cycles))
-        operands = [(v, self._slot_of(v, slot)) for v in op.ins[:2]]
+        operands = [(v, self._slot_of(v, slot)) for v in facts.ins[:2]]
         label = f"re-stream operands ({fraction:.2f}: {area:,.0f} outputs per core)"
         chip_cycles = cost_model.transfer_cycles(traffic, self.target)
         self.timeline.transfer("load", operands, [], setup, chip_cycles, label, traffic)
@@ -446,13 +469,22 @@ class SimKernel(KernelInterpreter):
     # -- compute ------------------------------------------------------------------------------
 
     def _tiles_of(self, tile_index: int, chunk: int) -> HostTiles | None:
-        key = (tile_index, chunk)
+        """
+        The host map of a tile's boxes at `chunk`, made once per chunk start (the chunks of a K
+        loop place their output tile at the same start).
+        """
+        tile = self._tile(tile_index)
+        key = (tile_index, tile.chunk_starts[chunk].tobytes())
         if key not in self.host_tiles:
-            tile = self.tiles[tile_index]
-            layout, shape, _ = tensor_layout(self.args[tile_index].type)
-            starts = tile.starts_array + tile.chunk_starts_array[chunk]
-            self.host_tiles[key] = HostTiles.of(layout, shape, tuple(tile.extent_array), starts, self.cores)
+            layout, shape, _ = tile.layout
+            self.host_tiles[key] = HostTiles.of(layout, shape, tile.raw_extent, tile.first(chunk), self.cores)
         return self.host_tiles[key]
+
+    def _compute_facts(self, op: core.ComputeOp) -> ComputeFacts:
+        """The compute's facts that are the same at every chunk (`ktir.sim.op_facts`), made once."""
+        if (facts := self.op_facts.get(op)) is None:
+            facts = self.op_facts[op] = ComputeFacts.of(op)
+        return cast(ComputeFacts, facts)
 
     def _slot_of(self, value: SSAValue, slot: int) -> int:
         """The slot a compute reads: 0 in a one-slot buffer (a tile loaded once for all chunks)."""
@@ -460,44 +492,37 @@ class SimKernel(KernelInterpreter):
 
     def _window(self, value: SSAValue, tile_index: int, chunk: int) -> tuple[slice, ...] | None:
         """The chunk's window of a buffer holding the core's whole slice (None: the tile itself)."""
-        return core.compute_window(self.tiles[tile_index], self.buffers[value].shape[2:], chunk)
+        tile = self._tile(tile_index)
+        return None if tuple(self.buffers[value].shape[2:]) == tile.extent else tile.window(chunk)
 
     @impl(core.ComputeOp)
     def _compute(self, op: core.ComputeOp) -> None:
-        payload = op.payload.block.first_op
-        assert payload is not None
-        tiles = [int(t) for t in op.tiles.get_values()]
-        chunk, slot = int(self.env[op.chunk]), int(self.env[op.slot])
+        facts = self._compute_facts(op)
+        payload, tiles = facts.payload, list(facts.tiles)
+        chunk, slot = int(self.env[facts.chunk]), int(self.env[facts.slot])
         accumulate = op.accumulate is not None
-        out_slot = op.accumulator_slot(self.env) if accumulate else slot
+        out_slot = facts.accumulator_slot(self.env) if accumulate else slot
         where = self._located(op)
         for t in tiles:  # the compute places its tiles in their tensors as the DMAs do
-            tile = self.tiles[t]
-            size = tuple(tensor_layout(self.args[t].type)[0].device_size)
-            extent = tuple(int(e) for e in tile.extent_array)
-            check_box(
-                tile.starts_array + tile.chunk_starts_array[chunk],
-                extent,
-                size,
-                f"the tensor of tile {t}",
-                where,
-            )
-        for value in op.ins:
+            tile = self._tile(t)
+            if not tile.fits(chunk, tile.device_size):  # raises the located error
+                check_box(tile.first(chunk), tile.extent, tile.device_size, f"the tensor of tile {t}", where)
+        for value in facts.ins:
             check_written(self.buffers[value], self._slot_of(value, slot), self.all_cores, where)
         if accumulate:
-            check_written(self.buffers[op.outs[0]], out_slot, self.all_cores, where)
+            check_written(self.buffers[facts.outs[0]], out_slot, self.all_cores, where)
         maps = [self._tiles_of(t, chunk) for t in tiles]
-        self.buffers[op.outs[0]].pending.pop(out_slot, None)  # the compute overwrites the slot
+        self.buffers[facts.outs[0]].pending.pop(out_slot, None)  # the compute overwrites the slot
         if not self.values:
             if isinstance(payload, st.FusedOp):
                 self.fused_trace = self._fused_shapes(payload, op, tiles, maps, chunk)
         elif not self._compute_fast(payload, op, tiles, maps, chunk, slot, out_slot, accumulate):
-            for value in op.ins:  # the executor's per-core path reads the LX arrays
+            for value in facts.ins:  # the executor's per-core path reads the LX arrays
                 self.buffers[value].slot(self._slot_of(value, slot))
-            for value in [*op.ins, *op.outs]:
+            for value in [*facts.ins, *facts.outs]:
                 self.env[value] = self.buffers[value].data
             super()._compute(op)
-        self.buffers[op.outs[0]].written[:, out_slot] = True
+        self.buffers[facts.outs[0]].written[:, out_slot] = True
         self._charge_compute(op, payload, tiles, maps, slot, out_slot, accumulate)
 
     def _compute_fast(
@@ -511,24 +536,27 @@ class SimKernel(KernelInterpreter):
         out_slot: int,
         accumulate: bool,
     ) -> bool:
+        facts = self._compute_facts(op)
         if any(m is None for m in maps):
             return False
         host_maps = [cast(HostTiles, m) for m in maps]
         if isinstance(payload, st.MatmulBase):  # reads deferred loads straight from the tensors
             self._matmul_fast(payload, op, tiles, host_maps, chunk, slot, out_slot, accumulate)
             return True
-        if any(self._window(v, t, chunk) is not None for v, t in zip(op.ins, tiles, strict=False)):
+        if any(self._window(v, t, chunk) is not None for v, t in zip(facts.ins, tiles, strict=False)):
             return False  # the executor's per-core path reads windows
         if all(m.dense for m in host_maps) and self._same_layout_elementwise(payload, tiles):
-            ins = [self.buffers[v].slot(self._slot_of(v, slot)) for v in op.ins]
-            self.buffers[op.outs[0]].slot(out_slot)[...] = self._implementation(payload, ins)
+            ins = [self.buffers[v].slot(self._slot_of(v, slot)) for v in facts.ins]
+            self.buffers[facts.outs[0]].slot(out_slot)[...] = self._implementation(payload, ins)
             return True
         # attention computes in float64: its q, k and v are read (and kept) as float64 tiles
         wide = [
             np.dtype(np.float64) if isinstance(payload, st.AttentionOp) and i < 3 else None
-            for i in range(len(op.ins))
+            for i in range(len(facts.ins))
         ]
-        hosts = [self._host_operand(v, m, slot, w) for v, m, w in zip(op.ins, host_maps, wide, strict=False)]
+        hosts = [
+            self._host_operand(v, m, slot, w) for v, m, w in zip(facts.ins, host_maps, wide, strict=False)
+        ]
         if isinstance(payload, st.FusedOp):
             stacked = self._fused_tiles(payload, op, tiles, host_maps, hosts, chunk)
         elif isinstance(payload, st.AttentionOp):
@@ -541,7 +569,7 @@ class SimKernel(KernelInterpreter):
                     tile_result(payload, [h[c] for h in hosts], extent, False) for c in range(self.cores)
                 ]
                 stacked = np.stack([np.asarray(r) for r in results])
-        host_maps[-1].to_device(stacked, self.buffers[op.outs[0]].slot(out_slot))
+        host_maps[-1].to_device(stacked, self.buffers[facts.outs[0]].slot(out_slot))
         return True
 
     def _fused_tiles(
@@ -582,12 +610,13 @@ class SimKernel(KernelInterpreter):
         limits agree, else per core (causal limits are measured from each core's start); a key
         chunk of an online softmax per core, with its state.
         """
+        facts = self._compute_facts(op)
         if not accumulate and (stacked := attention_at_once(payload, maps, hosts)) is not None:
             return stacked
         starts = [[m.lo[c] for m in maps] for c in range(self.cores)]
         return np.stack(
             [
-                self._attention_chunk(payload, [h[c] for h in hosts], starts[c], (op.outs[0], out_slot, c))
+                self._attention_chunk(payload, [h[c] for h in hosts], starts[c], (facts.outs[0], out_slot, c))
                 if accumulate
                 else attention_tile(payload, [h[c] for h in hosts], starts[c])
                 for c in range(self.cores)
@@ -619,11 +648,12 @@ class SimKernel(KernelInterpreter):
         as host tiles across the chunks that add to it (`LxBuffer.host_slot`): each chunk adds
         its products in place, and the device layout is written once, when the sum is read.
         """
+        facts = self._compute_facts(op)
         x, y, o = maps
-        hx, x_index, x_owned = self._distinct(x, op.ins[0], slot, tiles[0], chunk)
-        hy, y_index, y_owned = self._distinct(y, op.ins[1], slot, tiles[1], chunk)
+        hx, x_index, x_owned = self._distinct(x, facts.ins[0], slot, tiles[0], chunk)
+        hy, y_index, y_owned = self._distinct(y, facts.ins[1], slot, tiles[1], chunk)
         element = element_type_of(payload.x)
-        buffer = self.buffers[op.outs[0]]
+        buffer = self.buffers[facts.outs[0]]
         if accumulate and buffer.dtype == np.float32:
             # The GEMMs run on while the next chunk's DMAs are simulated, when nothing can change
             # their operands: tiles converted from the tensors, not views of LX buffers.
@@ -634,7 +664,7 @@ class SimKernel(KernelInterpreter):
         product = matmul_f32(hx, x_index, hy, y_index, element)
         if accumulate:
             product += o.to_host(out)
-        o.to_device(store(product, element_type_of(op.outs[0])), out)
+        o.to_device(store(product, element_type_of(facts.outs[0])), out)
 
     def _fused_shapes(
         self,
@@ -649,8 +679,9 @@ class SimKernel(KernelInterpreter):
         same host boxes as the fast path (the tiles' maps) or the per-core path (placements),
         zeros for values, and the matmuls only shaped. Cached by the tiles' shapes.
         """
+        facts = self._compute_facts(op)
         fast = all(m is not None for m in maps) and not any(
-            self._window(v, t, chunk) is not None for v, t in zip(op.ins, tiles, strict=False)
+            self._window(v, t, chunk) is not None for v, t in zip(facts.ins, tiles, strict=False)
         )
         extents = [
             tuple(cast(HostTiles, m).extent) if fast else self._host_box(t, 0, chunk)[1]
@@ -692,14 +723,13 @@ class SimKernel(KernelInterpreter):
             # fp32 host tiles are kept per kernel, keyed by tensor and boxes: every window of a
             # whole slice (x's K chunks, read again for every N chunk), and up to CONVERTED_BYTES
             # of the tiles a chunk loop loads again.
-            key = (id(memory), first[firsts].tobytes(), extent)
+            starts = first[firsts]
+            key = (id(memory), starts.tobytes(), extent)
             cache = self.converted if window is None else self.windows
             if (host := cache.get(key)) is not None:
                 return host, inverse, True
-            boxes = [
-                memory[tuple(slice(int(s), int(s) + e) for s, e in zip(first[c], extent, strict=True))]
-                for c in firsts
-            ]
+            ends = (starts + np.asarray(extent, dtype=starts.dtype)).tolist()
+            boxes = [memory[tuple(map(slice, lo, hi))] for lo, hi in zip(starts.tolist(), ends, strict=True)]
             host = cache[key] = tiles.boxes_to_host(boxes, np.float32)
             if window is None:
                 self.converted_bytes += host.nbytes
@@ -771,44 +801,57 @@ class SimKernel(KernelInterpreter):
         out_slot: int,
         accumulate: bool,
     ) -> None:
-        reads = [(v, self._slot_of(v, slot)) for v in op.ins]
+        facts = self._compute_facts(op)
+        reads = [(v, self._slot_of(v, slot)) for v in facts.ins]
         if accumulate:
-            reads.append((op.outs[0], out_slot))
+            reads.append((facts.outs[0], out_slot))
         if isinstance(payload, st.FusedOp):
             self._charge_fused(op, reads, out_slot)
             return
         if isinstance(payload, st.AttentionOp):
             self._charge_attention(op, payload, tiles, maps, reads, out_slot)
             return
-        in_elements = int(np.prod(self.tiles[tiles[0]].extent_array)) if len(tiles) > 1 else 0
-        out_elements = int(np.prod(self.tiles[tiles[-1]].extent_array))
+        in_elements = self._tile(tiles[0]).elements if len(tiles) > 1 else 0
+        out_elements = self._tile(tiles[-1]).elements
         if isinstance(payload, st.MatmulBase):
             rows, macs, area = self._matmul_size(tiles, maps, out_elements, in_elements)
-            precision = cost_model.pe_precision(element_type_of(payload.x))
-            cycles = cost_model.pt_cycles(macs, rows, self.target, precision)
-            self._restream(op, tiles, int(self.env[op.chunk]), slot, area)
-            flops = accounting.matmul_flops(macs)
-            self.matmul_flops += accounting.roofline_matmul_flops(macs, precision, self.target) * self.cores
-            self._convert_operands(op, payload, tiles, slot)
+            cycles, flops, roofline = self._matmul_charge(macs, rows, facts.precision)
+            self._restream(op, tiles, int(self.env[facts.chunk]), slot, area)
+            self.matmul_flops += roofline * self.cores
+            if facts.converts_to_fp16:
+                self._convert_operands(op, tiles, slot)
         else:
             cycles = cost_model.sfu_cycles(payload, in_elements, out_elements, self.target)
             passes = cost_model.sfu_passes(payload)
             flops = accounting.sfu_flops_of(payload.name, in_elements, out_elements, passes)
         self.flops += flops * self.cores
         label = payload.name + (" (accumulate)" if accumulate else "")
-        self.timeline.issue(op.unit.data, reads, [(op.outs[0], out_slot)], np.full(self.cores, cycles), label)
+        self.timeline.issue(
+            facts.unit, reads, [(facts.outs[0], out_slot)], np.full(self.cores, cycles), label
+        )
 
-    def _convert_operands(
-        self, op: core.ComputeOp, payload: st.MatmulBase, tiles: list[int], slot: int
-    ) -> None:
+    def _matmul_charge(self, macs: float, rows: int, precision: str) -> tuple[Any, Any, Any]:
+        """
+        (PE-array cycles, FLOPs, roofline FLOPs) of one core's matmul tile, computed once per
+        tile size (every chunk of a K loop charges the same).
+        """
+        key = (macs, rows, precision)
+        if (charge := self.matmul_charges.get(key)) is None:
+            charge = self.matmul_charges[key] = (
+                cost_model.pt_cycles(macs, rows, self.target, precision),
+                accounting.matmul_flops(macs),
+                accounting.roofline_matmul_flops(macs, precision, self.target),
+            )
+        return charge
+
+    def _convert_operands(self, op: core.ComputeOp, tiles: list[int], slot: int) -> None:
         """
         An f32 matmul's operand tiles converted to fp16 in LX on the SFU before the PE arrays read
         them (`cost_model.converts_to_fp16`): one pass over each tile's elements, every chunk.
         """
-        if not cost_model.converts_to_fp16(element_type_of(payload.x)):
-            return
-        elements = sum(int(np.prod(self.tiles[t].extent_array)) for t in tiles[:2])
-        operands = [(v, self._slot_of(v, slot)) for v in op.ins]
+        facts = self._compute_facts(op)
+        elements = sum(self._tile(t).elements for t in tiles[:2])
+        operands = [(v, self._slot_of(v, slot)) for v in facts.ins]
         self.flops += accounting.sfu_flops_of(ew.ConvertOp.name, 0, elements) * self.cores
         cycles = np.full(self.cores, cost_model.conversion_cycles(elements, self.target))
         self.timeline.issue("sfu", operands, operands, cycles, "convert to fp16")
@@ -836,7 +879,7 @@ class SimKernel(KernelInterpreter):
         a causal limit each core computes only the key blocks its queries see.
         """
         q, k, v = (self._host_extent(t, m) for t, m in zip(tiles[:3], maps[:3], strict=True))
-        chunk = int(self.env[op.chunk])
+        chunk = int(self.env[self._compute_facts(op).chunk])
         query_starts = self._host_starts(tiles[0], maps[0], chunk)[:, 3]
         key_starts = self._host_starts(tiles[1], maps[1], chunk)[:, 2]
         causal = None if payload.causal is None else payload.causal.value.data
@@ -883,11 +926,12 @@ class SimKernel(KernelInterpreter):
         matmul_flops: Any,
     ) -> None:
         """PE-array work, then SFU work that waits for it (per core: numbers or arrays)."""
+        facts = self._compute_facts(op)
         per_core = (self.cores,)
         pt, sfu = (np.broadcast_to(np.asarray(x, dtype=float), per_core) for x in (pt, sfu))
         self.flops += float(np.sum(np.broadcast_to(flops, per_core)))
         self.matmul_flops += float(np.sum(np.broadcast_to(matmul_flops, per_core)))
-        written = [(op.outs[0], out_slot)]
+        written = [(facts.outs[0], out_slot)]
         if pt.any():
             self.timeline.issue("pt", reads, written, pt.copy(), "fused matmuls")
         if sfu.any() or not pt.any():

@@ -10,6 +10,7 @@ with the caller's `matmul` (the simulator's `fp32_matmul` multiplies as the PE a
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import cast
 
@@ -41,7 +42,13 @@ def pe_operand(tile: np.ndarray, element_type: Attribute) -> np.ndarray:
     the operands are f32 (`ktir.hardware.cost_model.converts_to_fp16`), as it is otherwise.
     Example: an f32 1 + 2**-13 is read as 1.0 (fp16 holds 10 fraction bits).
     """
-    return store(tile, Float16Type()) if converts_to_fp16(element_type) else tile
+    return store(tile, Float16Type()) if _converts(element_type) else tile
+
+
+@functools.lru_cache(maxsize=64)
+def _converts(element_type: Attribute) -> bool:
+    """`converts_to_fp16`, once per element type (it names the type by printing it)."""
+    return converts_to_fp16(element_type)
 
 
 def _reshaped(op: st.ReshapeOp, tile: np.ndarray) -> np.ndarray:

@@ -65,19 +65,27 @@ def matmul_f32(
     batch = np.broadcast_shapes(xf.shape[1:-2], yf.shape[1:-2])
     tile = (*batch, xf.shape[-2], yf.shape[-1])
     product = np.empty((len(x_index), *tile), dtype=np.float32) if into is None else into
-    groups = [np.flatnonzero(y_index == j) for j in range(yf.shape[0])]
+    count = yf.shape[0]
     caller = threading.get_ident()  # its simulation's GEMMs, scratch buffers included
+    # Different y tiles' GEMMs are independent calls on one BLAS thread each
+    # (`ktir.reference.blas`), and their cores' tiles of `product` are disjoint: running them on
+    # threads (BLAS and NumPy's add release the GIL) changes no call, so no bit.
+    workers = _gemm_workers()
+    alone = count == 1 or xf.size * yf.shape[-1] < PARALLEL_GEMM_MACS or workers == 1
+    # Each worker takes a fixed share of the pieces, the same in every call of the same shape:
+    # a core's tile is added to by one worker only, in call order, so a call may be queued
+    # behind the running ones on the same accumulator without waiting for them.
+    runs = _grouping(x_index, len(xf), y_index, count, count if alone else -(-count // workers))
 
-    def piece_product(piece: range, task: int) -> None:
+    def piece_product(run: _Run, task: int) -> None:
         """
         The GEMMs of a run of y tiles whose cores take the same x tiles (`_pieces`): one per y
         tile, over its cores' x tiles in core order (the same BLAS call on any thread), made by
         one NumPy call when the tiles are 2-D (its loop over y tiles calls BLAS without the GIL).
         """
-        members = np.concatenate([groups[j] for j in piece])
-        picked = x_index[groups[piece[0]]]
+        piece, members = run.piece, run.members
         # The group's x tiles in core order: all of xf as it is when that is the order (no copy).
-        rows = xf if np.array_equal(picked, np.arange(len(xf))) else xf[picked]
+        rows = xf if run.picked is None else xf[run.picked]
         target = _consecutive(product, members)
         # Without an accumulator the GEMMs write the cores' tiles of `product` directly; else
         # into the task's scratch (a fresh result buffer costs page faults on every call).
@@ -92,33 +100,76 @@ def matmul_f32(
                 np.matmul(rows, yf[j], out=part[g * len(rows) : (g + 1) * len(rows)])
         _place(product, members, target, part, into is not None)
 
-    # Different y tiles' GEMMs are independent calls on one BLAS thread each
-    # (`ktir.reference.blas`), and their cores' tiles of `product` are disjoint: running them on
-    # threads (BLAS and NumPy's add release the GIL) changes no call, so no bit.
-    macs = xf.size * yf.shape[-1]
-    workers = _gemm_workers()
-    if len(groups) == 1 or macs < PARALLEL_GEMM_MACS or workers == 1:
+    if alone:
         finish_gemms()  # the accumulator's earlier adds, and the scratch of task 0
-        for piece in _pieces(groups, x_index, len(groups)):
-            piece_product(piece, 0)
+        for run in runs:
+            piece_product(run, 0)
         return product
-    # Each worker takes a fixed share of the pieces, the same in every call of the same shape:
-    # a core's tile is added to by one worker only, in call order, so a call may be queued
-    # behind the running ones on the same accumulator without waiting for them.
-    pieces = _pieces(groups, x_index, -(-len(groups) // workers))
-    shape = (id(into), workers, len(groups), x_index.tobytes(), y_index.tobytes())  # decides the shares
+    shape = (id(into), workers, count, x_index.tobytes(), y_index.tobytes())  # decides the shares
     if into is None or not background or not _may_queue(caller, shape):
         finish_gemms()
 
     def run_share(task: int) -> None:
-        for piece in pieces[task::workers]:
-            piece_product(piece, task)
+        for run in runs[task::workers]:
+            piece_product(run, task)
 
     calls = _RUNNING.setdefault(caller, _Calls(shape))
-    calls.futures.append([_worker(task).submit(run_share, task) for task in range(min(workers, len(pieces)))])
+    calls.futures.append([_worker(task).submit(run_share, task) for task in range(min(workers, len(runs)))])
     if into is None or not background:
         finish_gemms()
     return product
+
+
+@dataclass(frozen=True)
+class _Run:
+    """A run of y tiles whose GEMMs share one NumPy call (`_pieces`), with what its call reads."""
+
+    piece: range
+    """The y tiles."""
+    members: np.ndarray
+    """Their cores, tile after tile, in core order."""
+    picked: np.ndarray | None
+    """The x tile of each core of the first y tile, in core order; None when that is every x tile in order."""
+
+
+_GROUPINGS: dict[tuple[object, ...], list[_Run]] = {}
+"""`_grouping`'s answers by its arguments' values."""
+
+_GROUPINGS_KEPT = 1024
+"""Groupings kept at most (a kernel uses a handful; the table is emptied when full)."""
+
+
+def _grouping(x_index: np.ndarray, x_count: int, y_index: np.ndarray, count: int, longest: int) -> list[_Run]:
+    """
+    The runs (`_pieces`, of at most `longest` tiles) of the GEMMs of `count` y tiles, core c
+    multiplying x tile `x_index[c]` (of `x_count`) by y tile `y_index[c]`, remembered by the
+    indices' values: a chunk loop asks for the same ones at every chunk (which cores share a
+    tile stays the same).
+    """
+    key = (
+        x_index.dtype.str,
+        x_index.tobytes(),
+        x_count,
+        y_index.dtype.str,
+        y_index.tobytes(),
+        count,
+        longest,
+    )
+    if (found := _GROUPINGS.get(key)) is None:
+        if len(_GROUPINGS) >= _GROUPINGS_KEPT:
+            _GROUPINGS.clear()
+        groups = [np.flatnonzero(y_index == j) for j in range(count)]
+        found = _GROUPINGS[key] = [
+            _run(groups, x_index, x_count, piece) for piece in _pieces(groups, x_index, longest)
+        ]
+    return found
+
+
+def _run(groups: list[np.ndarray], x_index: np.ndarray, x_count: int, piece: range) -> _Run:
+    """The run of the y tiles `piece` (each tile's cores: `groups`) over `x_count` x tiles."""
+    picked = x_index[groups[piece[0]]]
+    every = np.array_equal(picked, np.arange(x_count))
+    return _Run(piece, np.concatenate([groups[j] for j in piece]), None if every else picked)
 
 
 def _pieces(groups: list[np.ndarray], x_index: np.ndarray, longest: int) -> list[range]:

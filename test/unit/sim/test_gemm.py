@@ -288,3 +288,22 @@ def test_a_call_with_other_y_tiles_waits_even_on_the_same_accumulator(
     matmul_f32(x, xi, np.concatenate([y, y[:1]]), yi, F16, into, background=True)
     assert all(future.done() for future in running)
     gemm.finish_gemms()
+
+
+def test_a_grouping_is_each_y_tiles_cores_cut_into_runs_and_remembered() -> None:
+    """
+    `_grouping`: each run's y tiles, their cores in core order and the x tiles the run reads
+    (None for every x tile in order), the same as `_pieces` on the groups; asked again, the same
+    object.
+    """
+    x_index, y_index = np.array([0, 1, 2, 3] * 8), np.repeat(np.arange(8), 4)  # core 4j + i
+    runs = gemm._grouping(x_index, 4, y_index, 8, 4)
+    assert [run.piece for run in runs] == [range(0, 4), range(4, 8)]
+    assert [run.members.tolist() for run in runs] == [list(range(16)), list(range(16, 32))]
+    assert all(run.picked is None for run in runs)
+    assert gemm._grouping(x_index, 4, y_index, 8, 4) is runs
+    # Fewer x tiles picked than there are: the run reads the ones it picks.
+    (run,) = gemm._grouping(np.array([2, 0]), 3, np.array([0, 0]), 1, 1)
+    assert run.picked is not None and run.picked.tolist() == [2, 0]
+    groups = [np.flatnonzero(y_index == j) for j in range(8)]
+    assert [r.piece for r in gemm._grouping(x_index, 4, y_index, 8, 8)] == gemm._pieces(groups, x_index, 8)
