@@ -208,7 +208,7 @@ def _inter_tile_scatter(run: TileProgram, op: InterTileScatterOp) -> list[np.nda
     axes = axes_of(op, "scatter_dimensions")
     partials = future.partials[0]
     result = np.zeros((run.tiles, *op.result.type.get_shape()), partials.dtype)
-    sent = 0
+    sent: dict[int, int] = {}  # per producer: the parts it sends to other tiles (groups in parallel)
     for tile, sources, local, parts in _split_deliveries(run, op, future):
         if len(sources) != 1:
             raise KtdpError(
@@ -218,8 +218,8 @@ def _inter_tile_scatter(run: TileProgram, op: InterTileScatterOp) -> list[np.nda
         result[tile] = _result(
             op, tile, _checked(op, tile, split_part, partials[sources[0]], axes, parts, local)
         )
-        sent += int(sources[0] != tile)
-    _charge_copies(run, future, sent, result[0].nbytes)
+        sent[int(sources[0])] = sent.get(int(sources[0]), 0) + int(sources[0] != tile)
+    _charge_copies(run, future, max(sent.values(), default=0), result[0].nbytes)
     return [result]
 
 

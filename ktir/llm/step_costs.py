@@ -18,7 +18,8 @@ from a table of timing-only simulations (`Program.estimate`) of compiled program
   beside `b` decodes at its first decode context (`ktir.llm.mixed.mixed_program`, `mixed_chunk`).
 
 Each point is the whole model's time, from the model with one and two decoder layers
-(`T(1) + (N - 1) * (T(2) - T(1))`, as `estimate_llm`). Between points the rule is **piecewise
+(`T(1) + (N - 1) * (T(2) - T(1))`, as `estimate_llm`; a model of one or two layers is simulated
+whole). Between points the rule is **piecewise
 linear in each axis** (bilinear on each grid cell; linear extrapolation past the edges): within
 a regime a step's time is affine in its tokens (matmul rows) and in its context (attention
 reads and work), and the grid's points bound the regimes (`held_out_errors` checks it against
@@ -236,11 +237,15 @@ def mixed_step_us(
 
 
 def _whole_model_us(config: Any, program: Callable[[int], Any], target: Target) -> float:
-    """`T(1) + (N - 1) * (T(2) - T(1))` of the programs with one and two layers (one for N = 1)."""
+    """
+    `T(1) + (N - 1) * (T(2) - T(1))` of the programs with one and two layers; a model of one
+    or two layers is its own program, simulated whole (nothing to extrapolate, one compile).
+    """
     layers = int(config.num_hidden_layers)
-    one = program(1).estimate()
-    two = program(2).estimate() if layers > 1 else one
-    return extrapolate_layers(one, two, layers, target).time_us
+    if layers <= 2:
+        whole = program(layers).estimate()
+        return extrapolate_layers(whole, whole, 1, target).time_us
+    return extrapolate_layers(program(1).estimate(), program(2).estimate(), layers, target).time_us
 
 
 @functools.cache
