@@ -38,8 +38,12 @@ check: $(STAMP)
 	wait $$lint || status=1; cat build/lint.log; \
 	exit $$status
 
+# One test at a time to whichever worker is free (--dist load --maxschedchunk 1): with the longest
+# tests collected first (test/unit/conftest.py) both workers start on them and the short ones
+# fill in. (worksteal and load's default chunks hand the first worker a contiguous block: all of
+# the long tests.)
 pytest: $(STAMP)
-	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal
+	$(BIN)/python -m pytest -n $(JOBS) --dist load --maxschedchunk 1
 
 pytest-fast: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal -m "not slow"
