@@ -94,10 +94,10 @@ def _inter_tile_reduce(run: TileProgram, op: Any) -> list[np.ndarray]:
     FLOPs of their own, as ktir's `ring_reduce` takes none.
     """
     future = cast(Future, run.env[op.future])
-    consumers = _members(op.consumer_tiles_per_group.data, future.groups, run.tiles)
+    consumers = _consumers(run, op, future)
     members = [np.flatnonzero(row) for row in future.producers]
     sources = [np.zeros(0, np.int64)] * run.tiles
-    for tile, named in _deliveries(run, op, future):
+    for tile, named in _deliveries(op, future, consumers):
         sources[tile] = named
     accumulated = _fold(run, op, future.partials[0], sources)
     longest = max((len(s) for s in sources), default=0)
@@ -152,7 +152,7 @@ def _inter_tile_consume(run: TileProgram, op: InterTileConsumeOp) -> list[np.nda
     as the reduce's result travels on (`_inter_tile_reduce`).
     """
     future = cast(Future, run.env[op.future])
-    consumers = _members(op.consumer_tiles_per_group.data, future.groups, run.tiles)
+    consumers = _consumers(run, op, future)
     dependency = op.producer_dependency_per_consumer
     partials = future.partials[0]
     result = np.zeros_like(partials)
@@ -188,7 +188,7 @@ def _inter_tile_gather(run: TileProgram, op: InterTileGatherOp) -> list[np.ndarr
     partials = future.partials[0]
     result = np.zeros((run.tiles, *op.result.type.get_shape()), partials.dtype)
     remote = 0
-    for tile, sources in _deliveries(run, op, future):
+    for tile, sources in _deliveries(op, future, _consumers(run, op, future)):
         result[tile] = _result(
             op, tile, _checked(op, tile, concat_pieces, [partials[s] for s in sources], axes)
         )
@@ -270,13 +270,17 @@ def _inter_tile_reduce_scatter(run: TileProgram, op: InterTileReduceScatterOp) -
     return [result]
 
 
-def _deliveries(run: TileProgram, op: Any, future: Future) -> Iterator[tuple[int, np.ndarray]]:
+def _consumers(run: TileProgram, op: Any, future: Future) -> np.ndarray:
+    """groups x tiles: whether a tile consumes for a group (`consumer_tiles_per_group`)."""
+    return _members(op.consumer_tiles_per_group.data, future.groups, run.tiles)
+
+
+def _deliveries(op: Any, future: Future, consumers: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
     """
-    Each consumer tile with its sources: its group's producers, or those its dependency set
-    names. A copy delivery's consumer with no source is a located error (a reduction's gets
-    the identity).
+    Each consumer tile (of `consumers`, `_consumers`) with its sources: its group's producers,
+    or those its dependency set names. A copy delivery's consumer with no source is a located
+    error (a reduction's gets the identity).
     """
-    consumers = _members(op.consumer_tiles_per_group.data, future.groups, run.tiles)
     dependency = op.properties.get(DEPENDENCY)
     for g, group in enumerate(future.groups):
         producers = np.flatnonzero(future.producers[g])
@@ -291,10 +295,10 @@ def _split_deliveries(
     run: TileProgram, op: Any, future: Future
 ) -> Iterator[tuple[int, np.ndarray, int, int]]:
     """`_deliveries` with each consumer's local index among its group's consumers and their count."""
-    consumers = _members(op.consumer_tiles_per_group.data, future.groups, run.tiles)
+    consumers = _consumers(run, op, future)
     local = np.cumsum(consumers, axis=1) - 1
     group_of = consumers.argmax(axis=0)
-    for tile, sources in _deliveries(run, op, future):
+    for tile, sources in _deliveries(op, future, consumers):
         g = int(group_of[tile])
         yield tile, sources, int(local[g, tile]), int(consumers[g].sum())
 

@@ -99,6 +99,25 @@ def permutation_of(order: AffineMap) -> list[int]:
     return [cast(AffineDimExpr, r).position for r in order.results]
 
 
+def _box_coordinates(base: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> list[np.ndarray]:
+    """Each dim's coordinates of every tile's box (tiles x extent); `TileError` if extents differ."""
+    extents = upper[0] - lower[0] + 1
+    if (upper - lower + 1 != extents).any():
+        raise TileError("the access tile's extents differ between compute tiles")
+    corner = base + lower
+    return [corner[:, d, None] + np.arange(int(extents[d]))[None] for d in range(base.shape[1])]
+
+
+def _along(values: np.ndarray, d: int, dims: int) -> np.ndarray:
+    """A tiles x extent array along dim `d` of a tiles x box array (broadcast over the others)."""
+    return values.reshape(values.shape[0], *([1] * d), values.shape[1], *([1] * (dims - d - 1)))
+
+
+def _in_order(flat: np.ndarray, order: AffineMap) -> np.ndarray:
+    """A tiles x box array laid out in the access order."""
+    return flat.transpose(0, *(p + 1 for p in permutation_of(order)))
+
+
 def element_indices(
     base: np.ndarray,
     lower: np.ndarray,
@@ -116,20 +135,14 @@ def element_indices(
     The index is separable, `offset + sum_d coord_d * stride_d`, so it is built as one broadcast
     sum of a short vector per dim rather than from every point's coordinates.
     """
-    extents = upper[0] - lower[0] + 1
-    if (upper - lower + 1 != extents).any():
-        raise TileError("the access tile's extents differ between compute tiles")
     tiles, dims = base.shape
     flat = np.broadcast_to(offset, (tiles,)).reshape(tiles, *([1] * dims)).astype(np.int64)
-    for d in range(dims):
-        coords = base[:, d, None] + lower[:, d, None] + np.arange(int(extents[d]))[None]  # tiles x extent
+    for d, coords in enumerate(_box_coordinates(base, lower, upper)):
         size = np.broadcast_to(sizes[d], (tiles,))[:, None]
         if ((coords < 0) | (coords >= size)).any():
             raise TileError("the access tile reaches outside its memory view's sizes")
-        term = coords * np.broadcast_to(strides[d], (tiles,))[:, None]
-        flat = flat + term.reshape(tiles, *([1] * d), int(extents[d]), *([1] * (dims - d - 1)))
-    perm = permutation_of(order)
-    return flat.transpose(0, *(p + 1 for p in perm))
+        flat = flat + _along(coords * np.broadcast_to(strides[d], (tiles,))[:, None], d, dims)
+    return _in_order(flat, order)
 
 
 def masked_indices(
@@ -144,24 +157,18 @@ def masked_indices(
     """
     if view.covers is None:
         raise TileError("the access tile reaches outside its memory view's sizes")
-    extents = upper[0] - lower[0] + 1
-    if (upper - lower + 1 != extents).any():
-        raise TileError("the access tile's extents differ between compute tiles")
     tiles, dims = base.shape
     flat = np.broadcast_to(view.offset, (tiles,)).reshape(tiles, *([1] * dims)).astype(np.int64)
     mask = np.ones((tiles, *([1] * dims)), bool)
-    for d in range(dims):
-        coords = base[:, d, None] + lower[:, d, None] + np.arange(int(extents[d]))[None]  # tiles x extent
+    for d, coords in enumerate(_box_coordinates(base, lower, upper)):
         inside = (coords >= view.covers[0][:, d, None]) & (coords <= view.covers[1][:, d, None])
         size = np.broadcast_to(view.sizes[d], (tiles,))[:, None]
         if (inside & ((coords < 0) | (coords >= size))).any():
             raise TileError("the access tile reaches outside its memory view's sizes")
-        shape = (tiles, *([1] * d), int(extents[d]), *([1] * (dims - d - 1)))
-        term = np.where(inside, coords, 0) * np.broadcast_to(view.strides[d], (tiles,))[:, None]
-        flat = flat + term.reshape(shape)
-        mask = mask & inside.reshape(shape)
-    perm = [0, *(p + 1 for p in permutation_of(order))]
-    return flat.transpose(perm), np.broadcast_to(mask, flat.shape).transpose(perm)
+        stride = np.broadcast_to(view.strides[d], (tiles,))[:, None]
+        flat = flat + _along(np.where(inside, coords, 0) * stride, d, dims)
+        mask = mask & _along(inside, d, dims)
+    return _in_order(flat, order), _in_order(np.broadcast_to(mask, flat.shape), order)
 
 
 @dataclass
