@@ -163,7 +163,8 @@ def worker(memory_limit: int) -> int:
     os.dup2(devnull, 2)
     _limit_memory(memory_limit)
     import ktir.tools.ktir_opt
-    import ktir.tools.ktir_run  # noqa: F401  (both imported once, up front)
+    import ktir.tools.ktir_run
+    import ktir.tools.sim_run  # noqa: F401  (the tools and the simulator imported once, up front)
 
     for line in sys.stdin:
         request = json.loads(line)

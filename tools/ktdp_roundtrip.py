@@ -41,7 +41,7 @@ from ktir.sim.executor import device_buffer, host_array
 from ktir.sim.memory import LxBuffer, Scratchpad
 from ktir.sim.report import KernelReport
 from ktir.tools.arguments import ArgumentParser
-from ktir.tools.ktir_run import random_input
+from ktir.tools.sim_run import random_input
 
 ACCOUNTS = ("cycles", "bytes", "compulsory_bytes", "flops", "matmul_flops")
 """What both engines charge a kernel and the round trip compares (`KernelReport` fields)."""

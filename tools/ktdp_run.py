@@ -21,8 +21,9 @@ from pathlib import Path
 
 import numpy as np
 from rich.console import Console
+from xdsl.dialects.builtin import ModuleOp
 
-from ktir.tools.output_files import Writer, announce_written, write_all
+from ktir.tools.output_files import Writer, announce_written, npz_path, write_all
 from ktir.tools.run_inputs import RunError, read_arrays
 
 
@@ -61,10 +62,10 @@ def parse_place(items: list[str]) -> dict[str, tuple[int, int | None]]:
     return placed
 
 
-def run_ktdp(args: argparse.Namespace, source: str | Path) -> int:
+def run_ktdp(args: argparse.Namespace, module: ModuleOp) -> int:
     """
-    Run `args.function` of the ktdp kernel `source` (its path, or its text when read from stdin)
-    with the npz inputs; print and write the report.
+    Run `args.function` of the parsed and verified ktdp kernel `module` with the npz inputs;
+    print and write the report.
     """
     from ktir.ktdp_engine import run  # on use: `ktir-run` of a ktir program starts without the engine
 
@@ -73,12 +74,11 @@ def run_ktdp(args: argparse.Namespace, source: str | Path) -> int:
     arrays = read_arrays(args.inputs, "inputs")
     grid = parse_grid(args.grid) if args.grid else None
     outputs, report = run(
-        source, args.function, arrays, grid=grid, place=parse_place(args.place), target=args.chip
+        module, args.function, arrays, grid=grid, place=parse_place(args.place), target=args.chip
     )
     report.print(Console(), limit=args.top or None)
     files: list[tuple[str, Writer]] = []
-    if args.output_file:
-        path = args.output_file if args.output_file.endswith(".npz") else f"{args.output_file}.npz"
+    if (path := npz_path(args.output_file)) is not None:
 
         def npz(target: str) -> None:
             with open(target, "wb") as f:

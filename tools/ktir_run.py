@@ -10,7 +10,8 @@ ktir-run kernel.mlir --function add --inputs in.npz -o out.npz   # a ktdp (RFC 0
 ```
 
 `--function NAME` names the function to run: of ktir IR (default: the only one), or of a ktdp
-kernel, which needs it (a module with `ktdp` ops runs on the ktdp engine, `tools/ktdp_run.py`).
+kernel, which needs it (a module with `ktdp` ops runs on the ktdp engine, `tools/ktdp_run.py`;
+any other on the simulator, `tools/sim_run.py`; each is imported only for its own runs).
 
 Inputs come from an `.npz` (keys are argument names, as `ktir.name` or SSA names give them,
 or `arg0`, `arg1`, ...) or are random (`--random`, the default; seeded, so runs repeat).
@@ -27,25 +28,16 @@ written is named on stderr (`wrote trace.json`); `-q` leaves stderr to errors.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
 
-import numpy as np
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute
+from xdsl.dialects.builtin import ModuleOp
 
 from ktir import __version__
-from ktir.dialects.ktir.attributes import TiledLayoutAttr, device_dtype_of_element
-from ktir.dialects.ktir.core import KernelOp
-from ktir.hardware.target import Target, load_target
+from ktir.hardware.target import load_target
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import (
     Diagnostic,
@@ -54,39 +46,14 @@ from ktir.ir.diagnostics import (
     Severity,
     SourceError,
     decode_source,
-    location_of,
     parse_module,
     render,
     verify_module,
 )
-from ktir.layout.dtypes import numpy_dtype
-from ktir.passes.stages import expand_stages
-from ktir.pipeline import PipelineError, parse_pipeline, run_pipeline
-from ktir.progress import StageProgress
-from ktir.reference.executor import argument_names, entry_function
-from ktir.sim import (
-    Report,
-    SimResult,
-    SimulationError,
-    estimate,
-    simulate,
-    write_png,
-    write_roofline_png,
-    write_trace,
-)
 from ktir.tools.arguments import ArgumentParser
 from ktir.tools.ktdp_run import PlaceError
-from ktir.tools.output_files import (
-    OutputError,
-    Writer,
-    announce_written,
-    check_writable,
-    repeated_output,
-    write_all,
-)
-from ktir.tools.run_inputs import RunError, read_arrays
-
-GIB = 1024**3
+from ktir.tools.output_files import OutputError, check_writable, npz_path, repeated_output
+from ktir.tools.run_inputs import RunError
 
 
 class UsageError(Exception):
@@ -230,180 +197,6 @@ def _graph_only_flags(args: argparse.Namespace) -> list[str]:
     return [flag for flag in _GRAPH_ONLY if getattr(args, flag[2:].replace("-", "_")) not in (None, False)]
 
 
-def _entry(module: ModuleOp, function: str | None) -> None:
-    """Check, before compiling, that the function to run exists; the error names those that do."""
-    try:
-        entry_function(module, function)
-    except ExecutionError as error:
-        raise RunError(f"{error} (--function NAME picks one)") from None
-
-
-def _compile(module: ModuleOp, args: argparse.Namespace) -> None:
-    """Graph-level IR (no `ktir.kernel`) goes through `ktir-compile`, in place."""
-    if not any(isinstance(op, KernelOp) for op in module.walk()):
-        options = f"policy={args.policy}" + ("" if args.cores is None else f" cores={args.cores}")
-        spec = f"ktir-compile{{{options}}}"
-        with StageProgress(len(expand_stages(parse_pipeline(spec))), quiet=args.quiet) as progress:
-            run_pipeline(module, spec, target=args.target, progress=progress)
-
-
-def random_input(tensor: TensorType[Attribute], rng: np.random.Generator) -> np.ndarray:
-    """Seeded random values made in the tensor's own dtype (f16 by way of f32, which NumPy draws)."""
-    shape = tuple(tensor.get_shape())
-    dtype = numpy_dtype(tensor.element_type)
-    if dtype == np.bool_:
-        return rng.integers(0, 2, shape, dtype=np.bool_)
-    if dtype.kind in "iu":
-        return rng.integers(0, 8, shape, dtype=dtype)
-    if dtype == np.float16:
-        return rng.standard_normal(shape, dtype=np.float32).astype(np.float16)
-    return rng.standard_normal(shape, dtype=dtype)
-
-
-def _argument_types(function: func.FuncOp) -> list[TensorType[Attribute]]:
-    """The entry function's argument types; a located error unless each is a static tensor with storage."""
-    types = []
-    for i, arg in enumerate(function.body.block.args):
-        problem = _argument_problem(arg.type)
-        if problem is not None:
-            name = f"%{arg.name_hint}" if arg.name_hint else f"arg{i}"
-            message = f"'{function.name}' op ktir-run cannot pass argument {i} ({name}): {problem}"
-            raise DiagnosticError([Diagnostic(Severity.ERROR, message, location_of(function))])
-        types.append(cast(TensorType[Attribute], arg.type))
-    return types
-
-
-def _argument_problem(type_: Attribute) -> str | None:
-    if not isinstance(type_, TensorType):
-        return f"its type {type_} is not a tensor"
-    if any(dim < 0 for dim in type_.get_shape()):
-        return f"its type {type_} does not have a static shape"
-    try:
-        numpy_dtype(type_.element_type)
-    except TypeError:
-        return f"its element type {type_.element_type} has no NumPy storage"
-    return None
-
-
-def input_bytes(types: Sequence[TensorType[Attribute]]) -> int:
-    """Host bytes of arrays of `types` in their NumPy storage dtypes."""
-    return sum(math.prod(t.get_shape()) * numpy_dtype(t.element_type).itemsize for t in types)
-
-
-def device_copy_bytes(types: Sequence[TensorType[Attribute]]) -> int:
-    """
-    Bytes of the simulator's device copies of `types`: the `#ktir.tiled` device tensor (padding
-    included) when there is one, else as many bytes as on the host.
-    """
-    total = 0
-    for t in types:
-        if isinstance(t.encoding, TiledLayoutAttr):
-            element_bytes = device_dtype_of_element(t.element_type).element_bytes
-            total += math.prod(t.encoding.tiled.device_size) * element_bytes
-        else:
-            total += input_bytes([t])
-    return total
-
-
-def available_memory() -> int | None:
-    """Bytes this process may still allocate: `MemAvailable`, less under an address-space limit."""
-    limits = []
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            limits += [int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:")]
-    except OSError:
-        pass
-    try:
-        import resource
-
-        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-        if soft != resource.RLIM_INFINITY:
-            with open("/proc/self/statm", encoding="ascii") as f:
-                used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-            limits.append(max(soft - used, 0))
-    except (ImportError, OSError, ValueError):
-        pass
-    return min(limits) if limits else None
-
-
-def _check_memory(types: Sequence[TensorType[Attribute]]) -> None:
-    """Refuse, before allocating anything, inputs the host cannot hold with their device copies."""
-    host, device = input_bytes(types), device_copy_bytes(types)
-    available = available_memory()
-    if available is not None and host + device > available:
-        raise RunError(
-            f"the inputs need {(host + device) / GIB:.1f} GiB of memory ({host / GIB:.1f} GiB of arrays "
-            f"and {device / GIB:.1f} GiB of device copies), more than the {available / GIB:.1f} GiB "
-            "available on this host"
-        )
-
-
-def _inputs(module: ModuleOp, args: argparse.Namespace) -> list[np.ndarray]:
-    function = entry_function(module, args.function)
-    names = argument_names(function)
-    types = _argument_types(function)
-    _check_memory(types)
-    weights = read_arrays(args.weights, "weights") if args.weights else {}
-    if args.weights and not set(weights) & set(names):
-        raise RunError(
-            f"weights '{args.weights}' name no argument of the function; found: {', '.join(weights)}"
-        )
-    if args.inputs is None:  # random where no weight is given
-        rng = np.random.default_rng(args.seed)
-        return [
-            weights[n] if n in weights else random_input(t, rng) for n, t in zip(names, types, strict=True)
-        ]
-    arrays = read_arrays(args.inputs, "inputs")
-    values = []
-    for i, name in enumerate(names):
-        for key in (name, f"arg{i}"):
-            if key in arrays:
-                values.append(arrays[key])
-                break
-        else:
-            if name in weights:
-                values.append(weights[name])
-                continue
-            raise RunError(
-                f"inputs '{args.inputs}' have no array '{name}' (or 'arg{i}'); found: {', '.join(arrays)}"
-                + (f"; weights '{args.weights}' have none either" if args.weights else "")
-            )
-    return values
-
-
-def _simulate(
-    module: ModuleOp, inputs: list[np.ndarray], func_name: str | None, target: Target, quiet: bool
-) -> SimResult:
-    function = entry_function(module, func_name)
-    total = len(function.body.block.ops)
-    console = Console(stderr=True)
-    columns = (TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=True, disable=quiet or total < 50) as progress:
-        task = progress.add_task("ops", total=total)
-        return simulate(
-            module,
-            inputs,
-            func_name=func_name,
-            target=target,
-            progress=lambda done, _: progress.update(task, completed=done),
-        )
-
-
-def _outputs_table(module: ModuleOp, result: SimResult, func_name: str | None) -> Table:
-    function = entry_function(module, func_name)
-    returned = next(op for op in function.body.block.ops if isinstance(op, func.ReturnOp))
-    table = Table(title="outputs")
-    for column in ("#", "result", "shape", "dtype", "min", "max", "mean"):
-        table.add_column(column, justify="left" if column in ("result", "dtype") else "right")
-    for i, (value, array) in enumerate(zip(returned.operands, result.outputs, strict=True)):
-        numeric = array.astype(np.float64) if array.size else np.zeros(1)
-        table.add_row(
-            str(i), f"%{value.name_hint or i}", str(list(array.shape)), str(array.dtype),
-            f"{numeric.min():.6g}", f"{numeric.max():.6g}", f"{numeric.mean():.6g}",
-        )  # fmt: skip
-    return table
-
-
 def _value_options(args: argparse.Namespace) -> list[str]:
     """The options given that need values (inputs or outputs)."""
     given = {"--inputs": args.inputs, "--weights": args.weights, "--random": args.random}
@@ -412,38 +205,7 @@ def _value_options(args: argparse.Namespace) -> list[str]:
 
 
 def _output_paths(args: argparse.Namespace) -> list[str]:
-    return [p for p in (_npz_path(args.output_file), args.trace, args.png, args.roofline_png, args.json) if p]
-
-
-def _npz_path(path: str | None) -> str | None:
-    """`np.savez` adds `.npz` to a name without it; so does `-o`."""
-    if path is None or path.endswith(".npz"):
-        return path
-    return f"{path}.npz"
-
-
-def _write_outputs(args: argparse.Namespace, report: Report, outputs: list[np.ndarray]) -> None:
-    """Every requested file, all or none (`write_all`)."""
-    arrays = {f"out{i}": o for i, o in enumerate(outputs)}
-
-    def npz(path: str) -> None:
-        with open(path, "wb") as f:
-            np.savez(f, **arrays)  # pyright: ignore[reportArgumentType]  # NumPy's stubs: a key could be allow_pickle
-
-    files: list[tuple[str, Writer]] = []
-    if (path := _npz_path(args.output_file)) is not None:
-        files.append((path, npz))
-    if args.trace:
-        files.append((args.trace, lambda path: write_trace(report, path)))
-    if args.png:
-        files.append((args.png, lambda path: write_png(report, path)))
-    if args.roofline_png:
-        files.append((args.roofline_png, lambda path: write_roofline_png(report, path)))
-    if args.json:
-        text = report.to_json()
-        files.append((args.json, lambda path: Path(path).write_text(text + "\n", encoding="utf-8")))
-    write_all(files)
-    announce_written([path for path, _ in files], quiet=args.quiet)
+    return [p for p in (npz_path(args.output_file), args.trace, args.png, args.roofline_png, args.json) if p]
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -453,6 +215,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         check_writable(path)
     filename, text = _read(args.input_file)
     module = _parse(filename, text)
+    # Each path imports what it runs on first use: a ktdp kernel starts without the compiler and
+    # the simulator, a ktir program without the ktdp engine.
     if _is_ktdp(module):
         from ktir.tools.ktdp_run import run_ktdp
 
@@ -460,27 +224,14 @@ def run(argv: Sequence[str] | None = None) -> int:
         if given := _graph_only_flags(args):
             flags = ", ".join(given)
             raise UsageError(f"{flags}: not for ktdp kernels (they run on --inputs; -o and --json)")
-        return run_ktdp(args, text if args.input_file == "-" else Path(args.input_file))
+        return run_ktdp(args, module)
     if given := [flag for flag in ("--grid", "--place") if getattr(args, flag[2:])]:
         raise UsageError(
             f"{' and '.join(given)} {'apply' if len(given) > 1 else 'applies'} to ktdp kernels only"
         )
-    _entry(module, args.function)
-    _compile(module, args)
-    # The terminal's width, or 80 columns when piped (rich's default; `COLUMNS` overrides it):
-    # the report's tables keep the columns that fit (`ktir.sim.tables`).
-    console = Console()
-    if args.timing_only:
-        report = estimate(module, target=args.chip, func_name=args.function)
-        report.print(console, limit=args.top or None, order=args.order)
-        _write_outputs(args, report, [])
-        return 0
-    inputs = _inputs(module, args)
-    result = _simulate(module, inputs, args.function, args.chip, args.quiet)
-    console.print(_outputs_table(module, result, args.function))
-    result.report.print(console, limit=args.top or None, order=args.order)
-    _write_outputs(args, result.report, result.outputs)
-    return 0
+    from ktir.tools.sim_run import run_program
+
+    return run_program(module, args)
 
 
 def _sources(filename: str) -> dict[str, str]:
@@ -501,14 +252,15 @@ def _report(diagnostics: Sequence[Diagnostic], filename: str) -> None:
         print(render(diagnostic, sources), file=sys.stderr)
 
 
-def _is_ktdp_error(error: Exception) -> bool:
+def _raised_by(error: Exception, module: str, name: str) -> bool:
     """
-    Whether `error` is the ktdp engine's (`KtdpError`). The engine is imported only to run a
-    ktdp kernel, and an error of it exists only once it is, so a run of a ktir program does
-    not import it to ask.
+    Whether `error` is the exception class `name` of `module`. Each path of a run imports its
+    modules on use, and an error of a module exists only once it is imported, so asking does
+    not import it (a ktir program's run stays without the ktdp engine, a kernel's without the
+    simulator).
     """
-    memory = sys.modules.get("ktir.ktdp_engine.memory")
-    return memory is not None and isinstance(error, memory.KtdpError)
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(error, getattr(loaded, name))
 
 
 def _handle(error: Exception, filename: str) -> int:
@@ -519,13 +271,16 @@ def _handle(error: Exception, filename: str) -> int:
     if isinstance(error, DiagnosticError):
         _report(error.diagnostics, filename)
         return 1
-    if isinstance(error, SimulationError) or _is_ktdp_error(error):
+    if _raised_by(error, "ktir.sim.memory", "SimulationError") or _raised_by(
+        error, "ktir.ktdp_engine.memory", "KtdpError"
+    ):
         _report([Diagnostic(Severity.ERROR, str(error), getattr(error, "location", None))], filename)
         return 1
     if isinstance(error, PlaceError):
         print(f"ktir-run: error: {error}", file=sys.stderr)
         return 2
-    if isinstance(error, (UsageError, PipelineError)):  # PipelineError: an option past the checks
+    # A pipeline error is an option value past the checks of the command line.
+    if isinstance(error, UsageError) or _raised_by(error, "ktir.pipeline", "PipelineError"):
         print(f"ktir-run: error: {error}", file=sys.stderr)
         return 2
     if isinstance(error, (RunError, OutputError, ExecutionError, ImportError)):

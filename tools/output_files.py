@@ -46,6 +46,13 @@ def repeated_output(paths: Sequence[str]) -> str | None:
     return None
 
 
+def npz_path(path: str | None) -> str | None:
+    """The file `np.savez` writes for `path`: it adds `.npz` to a name without it (so does `-o`)."""
+    if path is None or path.endswith(".npz"):
+        return path
+    return f"{path}.npz"
+
+
 Writer = Callable[[str], object]
 """Writes one output to the path it is given (a temporary file with the final suffix)."""
 

@@ -77,7 +77,7 @@ def grid_of(function: func.FuncOp, grid: Sequence[int] | None) -> list[int]:
 
 
 def run(
-    text_or_path: str | Path,
+    kernel: str | Path | ModuleOp,
     function: str,
     arrays: Mapping[str, np.ndarray],
     *,
@@ -86,15 +86,16 @@ def run(
     target: Target | str | os.PathLike[str] | None = None,
 ) -> tuple[dict[str, np.ndarray], Report]:
     """
-    Run `function` of a ktdp module on `arrays` (module docstring); (outputs, report). `target`
-    is the chip: a `Target` or a TOML file (`ktir.hardware.target.resolve_target`; default:
-    Spyre).
+    Run `function` of a ktdp module on `arrays` (module docstring); (outputs, report). `kernel`
+    is the module's text, its file, or the module parsed and verified (as `load_module` gives
+    it). `target` is the chip: a `Target` or a TOML file
+    (`ktir.hardware.target.resolve_target`; default: Spyre).
     """
     try:
         target = resolve_target(target)
     except ValueError as error:  # a file it cannot read, a Target with unusable fields
         raise KtdpError(str(error)) from None
-    module = load_module(text_or_path)
+    module = kernel if isinstance(kernel, ModuleOp) else load_module(kernel)
     entry = next(
         (op for op in module.walk() if isinstance(op, func.FuncOp) and op.sym_name.data == function), None
     )

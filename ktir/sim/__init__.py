@@ -16,11 +16,34 @@ ktir.sim.write_trace(result.report, "trace.json")
 ```
 """
 
-from ktir.sim.machine import SimResult, estimate, pack_arguments, simulate
-from ktir.sim.memory import SimulationError
-from ktir.sim.pictures import write_png, write_roofline_png
-from ktir.sim.report import KernelReport, Report, ReportFormatError
-from ktir.sim.trace import write_trace
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ktir.sim.machine import SimResult, estimate, pack_arguments, simulate
+    from ktir.sim.memory import SimulationError
+    from ktir.sim.pictures import write_png, write_roofline_png
+    from ktir.sim.report import KernelReport, Report, ReportFormatError
+    from ktir.sim.trace import write_trace
+
+_HOMES = {
+    "KernelReport": "report",
+    "Report": "report",
+    "ReportFormatError": "report",
+    "SimResult": "machine",
+    "SimulationError": "memory",
+    "estimate": "machine",
+    "pack_arguments": "machine",
+    "simulate": "machine",
+    "write_png": "pictures",
+    "write_roofline_png": "pictures",
+    "write_trace": "trace",
+}
+"""Each public name and its module. The package imports a module when one of its names is first
+used (PEP 562): the ktdp engine imports `ktir.sim.gemm` and `ktir.sim.report` without the
+simulator, so `ktir-run KERNEL.mlir --function F` starts without it."""
 
 __all__ = [
     "KernelReport",
@@ -35,3 +58,11 @@ __all__ = [
     "write_roofline_png",
     "write_trace",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`ktir.sim.NAME`: the name from its module, imported on first use."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'ktir.sim' has no attribute '{name}'")
+    return getattr(importlib.import_module(f"ktir.sim.{home}"), name)

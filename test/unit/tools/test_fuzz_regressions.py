@@ -20,7 +20,7 @@ from ktir.cores.factors import divisors, prime_factors
 from ktir.cores.work_division import check_device_memory
 from ktir.ir.diagnostics import MAX_NESTING, DiagnosticError, check_nesting, decode_source
 from ktir.pipeline import PipelineError
-from ktir.tools import ktir_opt, ktir_run
+from ktir.tools import ktir_opt, ktir_run, sim_run
 
 LOCATED = re.compile(r"^\S+:\d+:\d+: error: ", re.MULTILINE)
 ABS = """func.func @abs(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
@@ -288,7 +288,7 @@ def test_non_tensor_argument_is_located(tmp_path, capsys):
 
 
 def test_inputs_larger_than_the_host_are_refused_before_allocating(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(ktir_run, "available_memory", lambda: 1024**2)
+    monkeypatch.setattr(sim_run, "available_memory", lambda: 1024**2)
     code, err = run(tmp_path, capsys, ABS.replace("4x64", "1024x1024"))
     assert code == 1
     assert err.startswith("ktir-run: error: the inputs need 0.0 GiB of memory") and len(err.splitlines()) == 1
@@ -299,7 +299,7 @@ def test_memory_error_while_simulating_is_one_line(tmp_path, capsys, monkeypatch
     def out_of_memory(*args, **kwargs):
         raise MemoryError("Unable to allocate 47.7 GiB")
 
-    monkeypatch.setattr(ktir_run, "simulate", out_of_memory)
+    monkeypatch.setattr(sim_run, "simulate", out_of_memory)
     code, err = run(tmp_path, capsys, ABS)
     assert (code, err) == (1, "ktir-run: error: out of host memory (Unable to allocate 47.7 GiB)\n")
 
@@ -312,7 +312,7 @@ def test_random_inputs_are_made_in_their_own_dtype(element, dtype):
     shape = (512, 512)
     tracemalloc.start()
     try:
-        array = ktir_run.random_input(TensorType(element, shape), np.random.default_rng(0))
+        array = sim_run.random_input(TensorType(element, shape), np.random.default_rng(0))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -427,7 +427,7 @@ def test_ktir_run_writes_all_outputs_or_none(tmp_path, capsys, monkeypatch):
     def broken_png(report, path):
         raise ImportError("a PNG timeline needs matplotlib: pip install 'ktir[plot]'")
 
-    monkeypatch.setattr(ktir_run, "write_png", broken_png)
+    monkeypatch.setattr(sim_run, "write_png", broken_png)
     npz, trace = tmp_path / "o.npz", tmp_path / "t.json"
     args = ["--cores", "2", "-o", str(npz), "--trace", str(trace), "--png", str(tmp_path / "t.png")]
     code, err = run(tmp_path, capsys, ABS, *args)
@@ -456,7 +456,7 @@ def test_the_catch_all_stays_as_a_last_resort(tmp_path, capsys, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(ktir_run, "simulate", broken)
+    monkeypatch.setattr(sim_run, "simulate", broken)
     code, err = run(tmp_path, capsys, ABS)
     assert (code, err) == (1, "ktir-run: internal error: RuntimeError: a bug (set KTIR_DEBUG=1)\n")
 
