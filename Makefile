@@ -6,6 +6,11 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: demo test check pytest pytest-fast lit fuzz fuzz-short lint bench zoo clean
 
+# Byte code is cached (in `__pycache__`, ignored by git) even where the environment sets
+# PYTHONDONTWRITEBYTECODE: the suites start hundreds of Python processes, and without the cache
+# each compiles the project's modules again and pytest rewrites every test module's asserts again.
+export PYTHONDONTWRITEBYTECODE :=
+
 # pytest workers (pytest-xdist): one per CPU, at most 4 (each imports torch and the compiler).
 JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
 
