@@ -9,8 +9,8 @@
 // combined with ktdp.inter_tile_reduce_scatter over the hidden axis: tile t receives the sum's
 // columns 64 t .. 64 t + 63 and stores them. Reduce-scatter rather than an all-reduce
 // (inter_tile_reduce) because no tile needs the whole sum: each tile writes only its quarter of
-// out, so the all-reduce's second half (every tile receiving all of it) would be traffic for
-// nothing, and the stores are split evenly over the tiles instead of one tile writing 16 x 256.
+// out, so the all-reduce's second half (every tile receiving all four quarters) would move three
+// quarters of the sum to each tile for nothing.
 #full = affine_map<(d0, d1) -> (d0, d1)>
 #all = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>
 #one = affine_set<(g) : (g == 0)>
