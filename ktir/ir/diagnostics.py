@@ -196,15 +196,27 @@ class KtirParser(Parser):
         except MemoryError:  # xDSL expands a splat `dense<0.0>` of a huge shape element by element
             raise self._located(start, TOO_LARGE) from None
         except IndexError:  # an op's syntax built its body from operands it did not get
-            position = self._op_name_position(start)
-            found = re.match(r'"?([\w.$]+)', self.lexer.input.content[position:]) or [None, "op"]
-            name = cast(str, found[1])
+            position, name = self._op_name(start)
             hint = " (a named linalg op needs ins(...) and outs(...))" if name.startswith("linalg.") else ""
             raise self._located(position, f"'{name}' has operands that do not fit its form{hint}") from None
+        except AssertionError:
+            # xDSL builds a named linalg op's body from its operands' element types and asserts
+            # they are floats or integers (an `index` fill or add has no body upstream either).
+            position, name = self._op_name(start)
+            if not name.startswith("linalg."):
+                raise
+            message = f"'{name}' builds its body from float or integer elements only"
+            raise self._located(position, f"{message} (not index or another type)") from None
         if not isinstance(op.location, FileLineColLoc):
             line, column = self._line_column(self._op_name_position(start))
             op.location = FileLineColLoc(StringAttr(self.lexer.input.name), IntAttr(line), IntAttr(column))
         return op
+
+    def _op_name(self, start: int) -> tuple[int, str]:
+        """The position and name of the op whose text begins at `start` (its results first)."""
+        position = self._op_name_position(start)
+        found = re.match(r'"?([\w.$]+)', self.lexer.input.content[position:]) or [None, "op"]
+        return position, cast(str, found[1])
 
     def _get_op_by_name(self, name: str) -> type[Operation]:
         try:

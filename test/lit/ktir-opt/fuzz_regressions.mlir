@@ -231,3 +231,8 @@ func.func @huge_splat() {
   %zero = arith.constant dense<0.0> : tensor<99999999999x1x64xf32>
   return
 }
+
+// Added after the chunks, so that the errors above keep their line numbers.
+// A named linalg op on index elements (fuzzing the ktdp corpus made a fill's scalar an index).
+// RUN: not ktir-opt %inputs/fuzz/index_fill.mlir 2>&1 | filecheck %s --check-prefix=INDEX
+// INDEX: index_fill.mlir:4:8: error: 'linalg.fill' builds its body from float or integer elements only (not index or another type)

@@ -108,6 +108,29 @@ def test_a_named_linalg_op_without_outs_is_located(tmp_path, capsys, name, batch
     assert_located(err, f"'{name}' has operands that do not fit its form", "2:8")
 
 
+@pytest.mark.parametrize("tool", [opt, run])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "%r = linalg.fill ins(%n : index) outs(%e : tensor<4xf32>) -> tensor<4xf32>",
+        "%r = linalg.add ins(%i, %i : tensor<4xindex>, tensor<4xindex>) outs(%i : tensor<4xindex>)"
+        " -> tensor<4xindex>",
+    ],
+)
+def test_a_named_linalg_op_on_index_elements_is_located(tmp_path, capsys, tool, line):
+    """xDSL asserted building the body (fuzzing a ktdp kernel made a fill's scalar an index)."""
+    text = (
+        "func.func @f(%n: index, %i: tensor<4xindex>) {\n"
+        "  %e = tensor.empty() : tensor<4xf32>\n"
+        f"  {line}\n"
+        "  return\n}\n"
+    )
+    code, err = tool(tmp_path, capsys, text)
+    assert code == 1
+    name = line.split()[2]
+    assert_located(err, f"'{name}' builds its body from float or integer elements only", "3:8")
+
+
 def test_decode_source_locates_the_first_bad_byte():
     with pytest.raises(DiagnosticError) as info:
         decode_source(b"ok\n\xe2\x82", "f.mlir")
