@@ -64,6 +64,8 @@ SFU_PASSES: dict[str, float] = {
     "math.rsqrt": 2,
     "math.tanh": 2,
     "math.erf": 2,
+    "math.cos": 2,
+    "math.sin": 2,
     "arith.divf": 2,
     "linalg.exp": 2,
     "linalg.log": 2,

@@ -13,6 +13,18 @@ import numpy as np
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ktdp_engine.schedule import Piece, Transfer
+from ktir.layout.dtypes import HOST_TO_DEVICE_DTYPE
+
+
+def device_itemsize(dtype: np.dtype) -> int:
+    """
+    Bytes an element of `dtype` takes in the device's sticks, by which its DMAs and SFU passes
+    are charged, as ktir charges its own tensors (`ktir.layout.dtypes`): the NumPy storage's
+    itemsize but for an int64, which the device holds as int32 (4 bytes, 32 a stick), and a
+    bool, held as fp16 (2 bytes). A memory view's layout (its strides) counts sticks so too.
+    """
+    device = HOST_TO_DEVICE_DTYPE.get(dtype.name)
+    return device.element_bytes if device is not None and dtype.kind in "ib" else dtype.itemsize
 
 
 @dataclass
@@ -104,4 +116,4 @@ class Charges:
         self.matmul_flops += float(np.broadcast_to(matmul_flops, (self.tiles,))[live].sum())
 
 
-__all__ = ["Charges"]
+__all__ = ["Charges", "device_itemsize"]

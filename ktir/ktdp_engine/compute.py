@@ -28,13 +28,14 @@ from ktir.hardware import accounting, cost_model
 from ktir.ir.diagnostics import location_of
 from ktir.ir.interpreter import Implementations
 from ktir.ir.values import element_type_of, shape_of
+from ktir.ktdp_engine.charges import device_itemsize
 from ktir.ktdp_engine.compare import compare
 from ktir.ktdp_engine.folds import fold_reduce
 from ktir.ktdp_engine.memory import KtdpError
 from ktir.ktdp_engine.numerics import compute_precision, elementwise
 from ktir.layout.dtypes import numpy_dtype
 from ktir.layout.sticks import in_sticks
-from ktir.reference.ops import erf, store
+from ktir.reference.ops import erf, in_float64, store
 from ktir.sim.gemm import matmul_f32
 
 if TYPE_CHECKING:
@@ -54,6 +55,8 @@ _BINARY = {
 _UNARY = {
     "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x),
     "tanh": np.tanh, "negf": np.negative, "absf": np.abs, "erf": erf,
+    # cos and sin in float64, rounded once, as ktir's reference evaluates them (and erf)
+    "cos": lambda x: in_float64(np.cos, x), "sin": lambda x: in_float64(np.sin, x),
 }  # fmt: skip
 _IDENTITY = {"addf": 0.0, "add": 0.0, "mulf": 1.0, "maximumf": -np.inf, "maxnumf": -np.inf,
              "minimumf": np.inf, "minnumf": np.inf}  # fmt: skip
@@ -88,7 +91,7 @@ def charge_result(run: TileProgram, op: Operation) -> None:
     """An SFU op over its result's elements (`_charge_sfu`)."""
     result = op.results[0]
     shape = tuple(result.type.get_shape()) if isinstance(result.type, TensorType) else ()
-    itemsize = numpy_dtype(element_type_of(result)).itemsize
+    itemsize = device_itemsize(numpy_dtype(element_type_of(result)))
     _charge_sfu(run, op.name, in_sticks(shape, itemsize, run.target.stick_bytes))
 
 
@@ -459,19 +462,24 @@ def _over_space(run: TileProgram, array: Any, value: SSAValue, map_: Any, dims: 
     shape = [run.tiles] + [1] * dims
     for a in order:
         shape[positions[a] + 1] = array.shape[a + 1]
-    return compute_precision(moved.reshape(shape))
+    moved = moved.reshape(shape)
+    # integers as they are (an addi of i64 positions); floats and i1 masks in the compute precision
+    return moved if moved.dtype.kind in "iu" else compute_precision(moved)
 
 
 def _charge_generic(run: TileProgram, block: Any, space: Sequence[int], outputs: int) -> None:
     """
     The body's ops as SFU passes over the iteration space (`accounting.body_passes`: casts,
     constants and the yield free, at least one pass), in whole sticks of its results' element
-    type (as ktir counts an op's tile), and one FLOP per element and pass, as ktir's own ops are
-    charged. Example: `extf, extf, addf, truncf` is one pass; `negf, exp, addf, divf` six; an
-    fp16 32 x 32 result is 32 sticks, even when an operand is f32.
+    type (as ktir counts an op's tile; an int64 or bool in the device's format, `device_itemsize`),
+    and one FLOP per element and pass, as ktir's own ops are charged. Example: `extf, extf,
+    addf, truncf` is one pass; `negf, exp, addf, divf` six; an fp16 32 x 32 result is 32
+    sticks, even when an operand is f32.
     """
     results = block.args[len(block.args) - outputs :]
-    itemsize = max(8 if isinstance(a.type, IndexType) else numpy_dtype(a.type).itemsize for a in results)
+    itemsize = max(
+        8 if isinstance(a.type, IndexType) else device_itemsize(numpy_dtype(a.type)) for a in results
+    )
     elements = in_sticks(space, itemsize, run.target.stick_bytes)
     _charge_sfu(run, "linalg.generic", elements, passes=accounting.body_passes(o.name for o in block.ops))
 

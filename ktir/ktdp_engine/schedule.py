@@ -12,7 +12,10 @@ ktir's own kernels run (`ktir.sim.timeline.Timeline`, one core per tile).
   the next of `buffers` buffers in turn (2: double buffering, when the loops' tensors fit twice
   in LX; `ktir.ktdp_engine.lx_capacity.buffers_per_loop_tensor`), as ktir's planner gives a chunk loop;
   an op waits for the op that writes each tensor it reads, and a write waits until the buffer's
-  earlier readers are done. Ops that move no data (reshapes, slices, inserts) cost nothing:
+  earlier readers are done. An accumulating matmul's result stays in its accumulator's buffer
+  (`outs`, destination passing), as ktir's PE arrays add each chunk into the output tile's
+  slot: two accumulators alternating over a loop's output tiles keep their two buffers. Ops
+  that move no data (reshapes, slices, inserts) cost nothing:
   their result is a view of the buffers of its operands, ready when they all are, and reading
   it reads them all.
 - Device memory orders a load after an earlier store to the same placed array, and a store
@@ -53,6 +56,10 @@ Piece = tuple[str, np.ndarray, Transfer | int | None]
 Part of an op's time: (queue, cycles per tile or a DMA's setup per tile, a DMA's traffic or a
 ring collective's group size).
 """
+
+
+ACCUMULATING = frozenset({"linalg.matmul", "linalg.batch_matmul"})
+"""Ops whose result is their last operand (`outs`) with their product added: it stays in its buffer."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +109,8 @@ class Schedule:
             self._view(reads, list(op.results))
             return
         tensors = [r for r in op.results if isinstance(r.type, TensorType)]
-        writes = [self._define(r) for r in tensors] + [("memory", a.key) for a in accesses if a.write]
+        writes = [self._in_place(op, r) or self._define(r) for r in tensors]
+        writes += [("memory", a.key) for a in accesses if a.write]
         line = self.timeline
         for k, (queue, cycles, chip) in enumerate(pieces):
             after = reads if k == 0 else [*reads, *writes]  # a later piece uses the earlier's result
@@ -113,6 +121,19 @@ class Schedule:
                 line.issue(queue, after, writes, cycles, op.name)
             else:
                 line.transfer(queue, after, writes, cycles, chip.cycles, op.name, chip.bytes, chip.turnaround)
+
+    def _in_place(self, op: Operation, value: SSAValue) -> Slot | None:
+        """
+        The buffer of an accumulating matmul's result: its accumulator's (`outs`, destination
+        passing), as ktir's PE arrays add a chunk into the output tile's LX slot; None for
+        other ops, or an accumulator without a buffer (a `tensor.empty`, a constant).
+        """
+        if op.name not in ACCUMULATING:
+            return None
+        slot = self.slots.get(op.operands[-1])
+        if slot is not None:
+            self.slots[value] = slot
+        return slot
 
     def _define(self, value: SSAValue) -> Slot:
         """A new buffer for `value`: each time it is made (a loop's iterations), the next in turn."""

@@ -22,6 +22,7 @@ from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
 from ktir.ir.interpreter import Implementations
+from ktir.ktdp_engine.charges import device_itemsize
 from ktir.ktdp_engine.distributed import (
     DistributedTile,
     DistributedView,
@@ -252,7 +253,7 @@ def _charge_transfer(run: TileProgram, tile: Tile, queue: str, broadcast: bool =
     target = run.target
     if run.charges.active is not None and tile.shape[0] == run.tiles:
         tile = tile.only(run.charges.active)
-    itemsize = tile.view.dtype.itemsize
+    itemsize = device_itemsize(tile.view.dtype)
     run.schedule.accesses.append(Access(run.memory.key_of(tile.view), write=queue == "store"))
     if tile.view.space == "ct_local":
         core_bytes = math.prod(tile.shape[1:]) * itemsize
@@ -272,7 +273,7 @@ def _charge_transfer(run: TileProgram, tile: Tile, queue: str, broadcast: bool =
 
 def _sticks(tile: Tile, target: Target) -> int:
     """The sticks an access tile's tiles touch, summed over tiles."""
-    itemsize = tile.view.dtype.itemsize
+    itemsize = device_itemsize(tile.view.dtype)
     rows = tile.box.rows() if tile.box is not None else None
     sticks = sticks_of_rows(rows[0], rows[1], target.stick_bytes // itemsize) if rows is not None else None
     if sticks is None:

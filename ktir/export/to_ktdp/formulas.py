@@ -3,7 +3,9 @@ The scalar formulas of elementwise graph ops, built into a `linalg.generic`'s bo
 ktir's reference computes them (`ktir.reference.ops`), one `arith` / `math` op per step.
 
 Example: `ktir.silu` is `negf`, `math.exp`, `addf 1.0`, `divf`: the reference's
-`x / (1 + exp(-x))`.
+`x / (1 + exp(-x))`. On integer operands (a decode step's positions) the arithmetic is `arith`'s
+integer ops and a comparison `arith.cmpi`: `ktir.add` of i64 tensors is `addi`, `ktir.le`
+`cmpi sle` (an i1 result, as the reference's `np.less_equal`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import cast
 
 import numpy as np
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import AnyFloat, Float32Type, FloatAttr
+from xdsl.dialects.builtin import AnyFloat, Float32Type, FloatAttr, IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ktir.dialects.ktir import elementwise as ew
@@ -49,6 +51,35 @@ def binary(op_type: type[arith.FloatingPointLikeBinaryOperation]) -> Formula:
 def unary(op_type: Callable[[SSAValue], Operation]) -> Formula:
     """The formula `op a` of a unary op."""
     return lambda e, a: scalar(e, op_type(a[0]))
+
+
+def _is_integer(value: SSAValue) -> bool:
+    return isinstance(value.type, IntegerType)
+
+
+def arithmetic(
+    float_op: Callable[[SSAValue, SSAValue], Operation], integer_op: Callable[[SSAValue, SSAValue], Operation]
+) -> Formula:
+    """The formula `a op b`: `integer_op` on integer operands (wrapping, as NumPy's), else `float_op`."""
+    return lambda e, a: scalar(e, (integer_op if _is_integer(a[0]) else float_op)(a[0], a[1]))
+
+
+def comparison(predicate: str) -> Formula:
+    """
+    The formula `a <predicate> b` (`lt`, `le`, `eq`, ...), an i1: `arith.cmpi` signed on
+    integers (unsigned on i1, whose true is 1), `arith.cmpf` ordered on floats (false with a
+    NaN, as NumPy's), but `ne`, unordered (true with a NaN).
+    """
+
+    def formula(e: Emitter, a: list[SSAValue]) -> SSAValue:
+        if not _is_integer(a[0]):
+            return scalar(e, arith.CmpfOp(a[0], a[1], "une" if predicate == "ne" else f"o{predicate}"))
+        if predicate in ("eq", "ne"):
+            return scalar(e, arith.CmpiOp(a[0], a[1], predicate))
+        signed = cast(IntegerType, a[0].type).width.data > 1
+        return scalar(e, arith.CmpiOp(a[0], a[1], f"{'s' if signed else 'u'}{predicate}"))
+
+    return formula
 
 
 def _reciprocal(e: Emitter, a: list[SSAValue]) -> SSAValue:
@@ -96,9 +127,9 @@ GELU: dict[bool, Formula] = {False: _erf_gelu, True: _tanh_gelu}
 """`ktir.gelu`'s formula, by whether it is the tanh approximation."""
 
 FORMULAS: dict[type[Operation], Formula] = {
-    ew.AddOp: binary(arith.AddfOp),
-    ew.SubOp: binary(arith.SubfOp),
-    ew.MulOp: binary(arith.MulfOp),
+    ew.AddOp: arithmetic(arith.AddfOp, arith.AddiOp),
+    ew.SubOp: arithmetic(arith.SubfOp, arith.SubiOp),
+    ew.MulOp: arithmetic(arith.MulfOp, arith.MuliOp),
     ew.DivOp: binary(arith.DivfOp),
     ew.MaximumOp: binary(arith.MaximumfOp),
     ew.MinimumOp: binary(arith.MinimumfOp),
@@ -109,12 +140,37 @@ FORMULAS: dict[type[Operation], Formula] = {
     ew.SqrtOp: unary(math.SqrtOp),
     ew.RsqrtOp: unary(math.RsqrtOp),
     ew.TanhOp: unary(math.TanhOp),
+    ew.CosOp: unary(math.CosOp),
+    ew.SinOp: unary(math.SinOp),
     ew.ReciprocalOp: _reciprocal,
     ew.SigmoidOp: _sigmoid,
     ew.SiluOp: _silu,
     ew.SquareOp: lambda e, a: scalar(e, arith.MulfOp(a[0], a[0])),
     ew.ConvertOp: lambda e, a: a[0],
+    ew.EqOp: comparison("eq"),
+    ew.NeOp: comparison("ne"),
+    ew.LtOp: comparison("lt"),
+    ew.LeOp: comparison("le"),
+    ew.GtOp: comparison("gt"),
+    ew.GeOp: comparison("ge"),
 }
 """The reference's formula of each elementwise op the emitter writes, in f32 (`ktir.reference.ops`)."""
 
-__all__ = ["FORMULAS", "GELU", "Formula", "binary", "float_attr", "float_constant", "scalar", "unary"]
+INTEGER_OPS: frozenset[type[Operation]] = frozenset(
+    {ew.AddOp, ew.SubOp, ew.MulOp, ew.ConvertOp, ew.EqOp, ew.NeOp, ew.LtOp, ew.LeOp, ew.GtOp, ew.GeOp}
+)
+"""The ops of `FORMULAS` whose formula is written on integer operands too."""
+
+__all__ = [
+    "FORMULAS",
+    "GELU",
+    "INTEGER_OPS",
+    "Formula",
+    "arithmetic",
+    "binary",
+    "comparison",
+    "float_attr",
+    "float_constant",
+    "scalar",
+    "unary",
+]

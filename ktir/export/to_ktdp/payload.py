@@ -4,7 +4,9 @@ The payload ops of a `ktir.compute` as `linalg` on host tiles, in ktir's numeric
 - an elementwise op is a `linalg.generic` that widens fp16 operands to f32 (`arith.extf`),
   computes the reference's formula in f32 op by op (`ktir.export.to_ktdp.formulas`), and
   rounds once to the result type (`arith.truncf`); operands broadcast as NumPy broadcasts host
-  tiles (right-aligned, a size-1 dim read at 0 through its indexing map);
+  tiles (right-aligned, a size-1 dim read at 0 through its indexing map); integer operands are
+  read as they are (`ktir.add` of i64 positions is an `arith.addi`), and an integer converted
+  to a float is an `arith.sitofp` (`uitofp` for an i1) to the result type;
 - `ktir.matmul` / `ktir.bmm` are `linalg.matmul` / `linalg.batch_matmul` into a
   `tensor.empty` (the product accumulated in f32 and rounded once, as the PE arrays do).
 
@@ -21,10 +23,13 @@ from typing import cast
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     AffineMapAttr,
+    AnyFloat,
     BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
+    FloatAttr,
+    IntegerType,
     TensorType,
     i1,
 )
@@ -35,7 +40,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 
 from ktir.dialects.ktir import structured as st
 from ktir.export.to_ktdp.emitter import Emitter, HostTensor
-from ktir.export.to_ktdp.formulas import FORMULAS, Formula, scalar
+from ktir.export.to_ktdp.formulas import FORMULAS, INTEGER_OPS, Formula, scalar
 from ktir.export.to_ktdp.tensors import destination, extract_slice, k_rows, product, reshaped, zero_padded
 from ktir.ir.diagnostics import op_error
 from ktir.ir.values import shape_of
@@ -58,6 +63,46 @@ def _rounded(emitter: Emitter, value: SSAValue, element: Attribute, compute: Att
     if element == compute:
         return value
     return scalar(emitter, arith.TruncFOp(value, element))
+
+
+def _converted(emitter: Emitter, value: SSAValue, element: Attribute) -> SSAValue:
+    """
+    A formula's result in the result type: a float rounded once (`truncf`), an integer
+    converted to a float as the reference's `astype` does (`sitofp`; `uitofp` for an i1, whose
+    true is 1.0), a value to an i1 as `value != 0`, to another integer type as `_to_integer`;
+    a result of the element type (an integer sum, a comparison's i1) as it is.
+    """
+    if value.type == element:
+        return value
+    source = value.type
+    if isinstance(source, IntegerType) and _float_element(element):
+        convert = arith.UIToFPOp if source.width.data == 1 else arith.SIToFPOp
+        return scalar(emitter, convert(value, cast(AnyFloat, element)))
+    if element == i1:  # the reference's bool is `value != 0`
+        return _nonzero(emitter, value)
+    if isinstance(element, IntegerType):
+        return scalar(emitter, _to_integer(value, element))
+    return scalar(emitter, arith.TruncFOp(value, element))
+
+
+def _nonzero(emitter: Emitter, value: SSAValue) -> SSAValue:
+    """`value != 0` as an i1 (`cmpi ne`, or `cmpf une`: a NaN is true, as NumPy's bool)."""
+    source = value.type
+    if isinstance(source, IntegerType):
+        zero = scalar(emitter, arith.ConstantOp.from_int_and_width(0, source))
+        return scalar(emitter, arith.CmpiOp(value, zero, "ne"))
+    zero = scalar(emitter, arith.ConstantOp(FloatAttr(0.0, cast(AnyFloat, source))))
+    return scalar(emitter, arith.CmpfOp(value, zero, "une"))
+
+
+def _to_integer(value: SSAValue, element: IntegerType) -> Operation:
+    """A float toward zero (`fptosi`, as the reference's `astype`), an integer wrapped or extended."""
+    source = value.type
+    if not isinstance(source, IntegerType):
+        return arith.FPToSIOp(value, element)
+    if source.width.data > element.width.data:
+        return arith.TruncIOp(value, element)
+    return (arith.ExtUIOp if source.width.data == 1 else arith.ExtSIOp)(value, element)
 
 
 def broadcast_shape(op: Operation, shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
@@ -96,8 +141,10 @@ def generic(
     to `compute` (f32, or f64 where the reference computes in float64), `formula` applied, the
     result rounded to `element`.
     """
-    if not _float_element(element) or not all(_float_element(t.element) or t.element == i1 for t in operands):
-        raise op_error(op, "ktir-emit-ktdp writes elementwise ops on float tensors (and i1 masks) only")
+    if not all(
+        _float_element(e) or isinstance(e, IntegerType) for e in [element, *(t.element for t in operands)]
+    ):
+        raise op_error(op, "ktir-emit-ktdp writes elementwise ops on float and integer tensors only")
     shape = broadcast_shape(op, [t.shape for t in operands])
     maps = [_indexing_map(t.shape, shape) for t in operands] + [_indexing_map(shape, shape)]
     name, empty = destination(emitter, shape, element)
@@ -115,7 +162,7 @@ def generic(
             for a, t in zip(body.args, operands, strict=False)
         ]
         wide = [_widened(emitter, a, e, compute) for a, e in read]
-        result = _rounded(emitter, formula(emitter, wide), element, compute)
+        result = _converted(emitter, formula(emitter, wide), element)
         emitter.add(linalg.YieldOp(result))
     iterators = [IteratorTypeAttr.parallel()] * len(shape)
     built = linalg.GenericOp(
@@ -127,6 +174,13 @@ def generic(
 def elementwise(emitter: Emitter, op: Operation, operands: list[HostTensor]) -> HostTensor:
     """An elementwise graph op as a `linalg.generic` over the broadcast host tile (module docstring)."""
     element = cast(TensorType[Attribute], op.results[0].type).element_type
+    integers = [e for e in [element, *(t.element for t in operands)] if isinstance(e, IntegerType)]
+    if integers and type(op) not in INTEGER_OPS:
+        raise op_error(
+            op,
+            f"ktir-emit-ktdp writes '{op.name}' on float tensors only, not {integers[0]} (integer tensors: "
+            "add, sub, mul, comparisons and convert)",
+        )
     return generic(emitter, op, operands, element, FORMULAS[type(op)])
 
 

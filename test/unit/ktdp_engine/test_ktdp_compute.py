@@ -11,6 +11,7 @@ import ktir.ktdp_engine as ktdp
 from ktir.dialects.ktir import elementwise as ew
 from ktir.hardware import cost_model
 from ktir.hardware.target import SPYRE
+from ktir.reference.ops import in_float64
 from ktir.sim.timeline import UNITS
 
 KERNELS = Path(__file__).resolve().parents[2] / "lit" / "Inputs" / "ktdp"
@@ -211,3 +212,86 @@ def test_a_matmul_reads_an_operand_transposed_by_its_indexing_map() -> None:
     outputs, _ = ktdp.run(_kernel(body), "k", {"x": x, "y": np.zeros_like(x)})
     assert np.array_equal(outputs["y"][:, :2], x @ x.T)
     assert np.array_equal(outputs["y"][:, 2:], x[:, 2:])
+
+
+def _cos_sin_program() -> str:
+    generic = """  %e{n} = tensor.empty() : tensor<2x4xf32>
+  %{name} = linalg.generic {{indexing_maps = [{order}, {order}], iterator_types = ["parallel", "parallel"]}}
+      ins(%a : tensor<2x4xf32>) outs(%e{n} : tensor<2x4xf32>) {{
+    ^bb0(%in: f32, %out: f32):
+      %v = math.{name} %in : f32
+      linalg.yield %v : f32
+  }} -> tensor<2x4xf32>"""
+    body = "\n".join(generic.format(n=n, name=name, order=_ORDER) for n, name in enumerate(["cos", "sin"]))
+    store = (
+        "  %s = arith.addf %cos, %sin : tensor<2x4xf32>\n  ktdp.store %s, %ty : tensor<2x4xf32>, <2x4xindex>"
+    )
+    return _kernel(f"{body}\n{store}")
+
+
+def test_cos_and_sin_are_ktirs_in_float64_and_take_its_two_passes() -> None:
+    """`math.cos` / `math.sin`: in float64, rounded once to f32 (ktir's reference); 2 SFU passes each."""
+    x = np.array([[0.5, 1e4, -3.0, 1e-8], [100.25, 7.0, -0.0, 2.5e6]], np.float32)
+    outputs, report = ktdp.run(_cos_sin_program(), "k", {"x": x, "y": np.zeros_like(x)})
+    cos, sin = (ktir_op(x) for ktir_op in (lambda v: in_float64(np.cos, v), lambda v: in_float64(np.sin, v)))
+    np.testing.assert_array_equal(outputs["y"], cos + sin)
+    sticks = 2 * 32  # two f32 rows, one stick each
+    expected = 2 * cost_model.sfu_cycles_of(ew.CosOp.name, 0, sticks, SPYRE) + cost_model.sfu_cycles_of(
+        ew.AddOp.name, 0, sticks, SPYRE
+    )
+    assert report.kernels[0].busy[0, UNITS.index("sfu")] == pytest.approx(expected)
+
+
+_ROWS_SET = "affine_set<(d0, d1) : (d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 31 >= 0)>"
+_ROWS_VIEW = (
+    f"sizes: [2, 32], strides: [32, 1] {{coordinate_set = {_ROWS_SET}, memory_space = "
+    "#ktdp.memory_space<global>} : memref<2x32xELEMENT>"
+)
+_ROWS_TILE = (
+    f"{{access_tile_set = {_ROWS_SET}, access_tile_order = {_ORDER}}} : "
+    "memref<2x32xELEMENT> -> !ktdp.access_tile<2x32xindex>"
+)
+_INTEGER_GENERIC = """  %e{n} = tensor.empty() : tensor<2x32x{out}>
+  %{n} = linalg.generic {{indexing_maps = [{order}, {order}, {order}],
+      iterator_types = ["parallel", "parallel"]}}
+      ins(%x, %y : tensor<2x32xi64>, tensor<2x32xi64>) outs(%e{n} : tensor<2x32x{out}>) {{
+    ^bb0(%a: i64, %b: i64, %o: {out}):
+      %v = {op} %a, %b : i64
+      linalg.yield %v : {out}
+  }} -> tensor<2x32x{out}>"""
+
+
+def test_integer_generics_keep_their_integers_and_are_charged_in_the_devices_format() -> None:
+    """
+    i64 positions added (`addi`) and compared (`cmpi sle`, an i1) in generics: exact past
+    2^53, where a float64 would round. The device holds an i64 as int32 and an i1 as fp16
+    (`ktir.layout.dtypes`), so a 32-element row of i64 is one 128-byte stick (not two), which
+    the DMAs move and the SFU passes count, as ktir charges its own tensors.
+    """
+    views = "\n".join(
+        f"  %v{n} = ktdp.construct_memory_view %{n}, {_ROWS_VIEW.replace('ELEMENT', e)}\n"
+        f"  %t{n} = ktdp.construct_access_tile %v{n}[0, 0] {_ROWS_TILE.replace('ELEMENT', e)}"
+        for n, e in [("p", "i64"), ("s", "i64"), ("m", "i1")]
+    )
+    text = f"""func.func @k(%p: index, %s: index, %m: index) {{
+{views}
+  %x = ktdp.load %tp : <2x32xindex> -> tensor<2x32xi64>
+  %y = ktdp.load %ts : <2x32xindex> -> tensor<2x32xi64>
+{_INTEGER_GENERIC.format(n="sum", out="i64", op="arith.addi", order=_ORDER)}
+{_INTEGER_GENERIC.format(n="le", out="i1", op="arith.cmpi sle,", order=_ORDER)}
+  ktdp.store %sum, %ts : tensor<2x32xi64>, <2x32xindex>
+  ktdp.store %le, %tm : tensor<2x32xi1>, <2x32xindex>
+  return
+}}
+"""
+    rng = np.random.default_rng(0)
+    p = rng.integers(-(2**62), 2**62, (2, 32), np.int64)
+    s = p + rng.integers(-2, 3, (2, 32), np.int64)
+    outputs, report = ktdp.run(text, "k", {"p": p, "s": s, "m": np.zeros((2, 32), np.bool_)})
+    np.testing.assert_array_equal(outputs["s"], p + s)
+    np.testing.assert_array_equal(outputs["m"], p <= s)
+    line = report.kernels[0]
+    assert line.bytes == 3 * 2 * 128 + 128  # 2 i64 loads and an i64 store of 2 sticks, an i1 store of 1
+    add = cost_model.sfu_cycles_of(ew.AddOp.name, 0, 2 * 32, SPYRE)  # two int32 sticks
+    compare = cost_model.sfu_cycles_of(ew.LeOp.name, 0, 2 * 64, SPYRE)  # two fp16 sticks
+    assert line.busy[0, UNITS.index("sfu")] == pytest.approx(add + compare)
