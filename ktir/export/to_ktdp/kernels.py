@@ -243,6 +243,51 @@ class KernelConversion(BufferWriting, AccessTiles):
         assert first is not None
         return first, maps[0][3]
 
+    def _tile_start(self, op: Operation, tile_index: int, chunk: Chunk, dim: int) -> SSAValue:
+        """
+        The core's host start of a tile along `dim` in the chunk `op` works on: a table of the
+        cores' starts in the first chunk, plus the chunk's shift from it, which must be the same
+        on every core (linear in a chunk loop's variable, else a table's entry). Example: a
+        causal attention's query chunks 0..7 of 64 rows from core c's start s_c start at
+        `s_c + 64 * k` in chunk k.
+        """
+        host, _ = self._host_map(op, tile_index, chunk)  # the same box shape in every chunk
+        tile = self.tiles[tile_index]
+        layout, shape, _ = tensor_layout(self.kernel.body.block.args[tile_index].type)
+        extent = tuple(int(e) for e in tile.extent_array)
+        starts = np.array(
+            [
+                cast(
+                    HostTiles,
+                    HostTiles.of(
+                        layout,
+                        shape,
+                        extent,
+                        tile.starts_array + tile.chunk_starts_array[k],
+                        self.cores,
+                        padded=True,
+                    ),
+                ).lo[:, dim]
+                for k in chunk.values
+            ]
+        )  # chunks x cores
+        shifts = starts - starts[:1]
+        if (shifts != shifts[:, :1]).any():
+            raise op_error(
+                op,
+                f"tile {tile_index}'s chunks move its start by different amounts on different cores: "
+                "not written yet",
+            )
+        first = self._table(host.lo[:, dim], self.tile_id)
+        shift = self._offset(shifts[:, 0], chunk)
+        if isinstance(shift, int):
+            return (
+                first
+                if shift == 0
+                else self.emitter.value(arith.AddiOp(first, index_constant(self.emitter, shift)), "s")
+            )
+        return self.emitter.value(arith.AddiOp(first, shift), "s")
+
     def _declared(self, op: core.CoreIdOp | core.LxAllocOp | core.YieldOp) -> None:
         """
         Tile starts come from the kernel's tiles and LX slots are ktdp values: nothing to build,
@@ -347,8 +392,7 @@ class KernelConversion(BufferWriting, AccessTiles):
         _, held = self._host_map(op, tiles[-1], chunk)
 
         def start_of(operand: int, dim: int) -> SSAValue:
-            host, _ = self._host_map(op, tiles[operand], chunk)
-            return self._table(host.lo[:, dim], self.tile_id)
+            return self._tile_start(op, tiles[operand], chunk, dim)
 
         sticks = None
         if isinstance(payload, st.MatmulOp | st.BmmOp):  # K and N of its tiles in whole sticks
