@@ -17,6 +17,7 @@ JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,mlir,torch,plot]'
+	$(BIN)/python -m compileall -q -j 0 ktir dialects passes tools  # pip compiles only what it copies
 	touch $(STAMP)
 
 demo: $(STAMP)
