@@ -45,6 +45,7 @@ _HOMES = {
 used (PEP 562): the ktdp engine imports `ktir.sim.gemm` and `ktir.sim.report` without the
 simulator, so `ktir-run KERNEL.mlir --function F` starts without it."""
 
+# A literal list, not `sorted(_HOMES)`: linters read it to know the imports above are exports.
 __all__ = [
     "KernelReport",
     "Report",

@@ -26,7 +26,6 @@ from ktir.export.to_ktdp.loops import Chunk, Key, Parity, offset
 from ktir.export.to_ktdp.structured import filled
 from ktir.export.to_ktdp.tensors import extract_slice
 from ktir.ir.diagnostics import op_error
-from ktir.ir.values import tensor_layout
 from ktir.sim.host_tiles import HostTiles
 
 
@@ -49,7 +48,7 @@ class BufferWriting:
     """
     The buffer-reading and accumulator methods of a kernel's conversion (module docstring);
     the conversion (`ktir.export.to_ktdp.kernels.KernelConversion`) gives the state below and
-    `_host_map`, `_slice` and `_table`.
+    `_host_map`, `_chunk_hosts`, `_slice` and `_table`.
     """
 
     kernel: core.KernelOp
@@ -67,6 +66,7 @@ class BufferWriting:
         def _host_map(
             self, op: Operation, tile_index: int, chunk: Chunk
         ) -> tuple[HostTiles, tuple[int, ...]]: ...
+        def _chunk_hosts(self, op: Operation, tile_index: int, chunk: Chunk) -> list[HostTiles]: ...
         def _slice(self, value: HostTensor, held: tuple[int, ...]) -> HostTensor: ...
         def _table(self, column: np.ndarray, variable: SSAValue) -> SSAValue: ...
 
@@ -121,14 +121,9 @@ class BufferWriting:
         core, an offset linear in the chunk loop's variable (`loops.offset`).
         """
         host, held = self._host_map(op, tile_index, chunk)
-        tile = self.tiles[tile_index]
-        layout, shape, _ = tensor_layout(self.kernel.body.block.args[tile_index].type)
-        extent = tuple(int(e) for e in tile.extent_array)
         columns = []
-        for k in chunk.values:
-            starts = tile.starts_array + tile.chunk_starts_array[k]
-            at = cast(HostTiles, HostTiles.of(layout, shape, extent, starts, self.cores, padded=True)).lo
-            moved = at - slice_map.lo
+        for at in self._chunk_hosts(op, tile_index, chunk):
+            moved = at.lo - slice_map.lo
             if (moved != moved[0]).any() or host.perm != slice_map.perm:
                 raise op_error(
                     op, f"tile {tile_index}'s chunks are not one window of the whole slice on every core"

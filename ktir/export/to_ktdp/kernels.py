@@ -212,12 +212,12 @@ class KernelConversion(BufferWriting, AccessTiles):
             return known
         raise op_error(op, "its chunk must be a constant or a chunk loop's induction variable")
 
-    def _host_map(self, op: Operation, tile_index: int, chunk: Chunk) -> tuple[HostTiles, tuple[int, ...]]:
-        """The tile's host map (padded), the same for every chunk, and the host extent it holds."""
+    def _chunk_hosts(self, op: Operation, tile_index: int, chunk: Chunk) -> list[HostTiles]:
+        """The tile's host boxes (padded) on every core in each chunk of `chunk`, in its order."""
         tile = self.tiles[tile_index]
         layout, shape, _ = tensor_layout(self.kernel.body.block.args[tile_index].type)
         extent = tuple(int(e) for e in tile.extent_array)
-        maps, first = [], None
+        hosts = []
         for k in chunk.values:
             starts = tile.starts_array + tile.chunk_starts_array[k]
             host = HostTiles.of(layout, shape, extent, starts, self.cores, padded=True)
@@ -227,6 +227,15 @@ class KernelConversion(BufferWriting, AccessTiles):
                     f"tile {tile_index}'s device box is not one host box on every core (it cuts a stick "
                     "or a multi-dim group, or spans a broadcast dim): ktir-emit-ktdp does not write it yet",
                 )
+            hosts.append(host)
+        return hosts
+
+    def _host_map(self, op: Operation, tile_index: int, chunk: Chunk) -> tuple[HostTiles, tuple[int, ...]]:
+        """The tile's host map (padded), the same for every chunk, and the host extent it holds."""
+        _, shape, _ = tensor_layout(self.kernel.body.block.args[tile_index].type)
+        hosts = self._chunk_hosts(op, tile_index, chunk)
+        maps = []
+        for host in hosts:
             # The host positions a box holds: its padded extent less what lies past the tensor.
             held = np.minimum(np.array(host.extent), np.array(shape) - host.lo)
             if (held != held[0]).any() or (held[0] <= 0).any():
@@ -237,11 +246,9 @@ class KernelConversion(BufferWriting, AccessTiles):
                 )
             picks = tuple(-1 if isinstance(pick, slice) else pick for pick in host.index)
             maps.append((picks, host.perm, host.extent, tuple(int(n) for n in held[0])))
-            first = first or host
         if any(m != maps[0] for m in maps):
             raise op_error(op, f"tile {tile_index} maps onto the host differently in different chunks")
-        assert first is not None
-        return first, maps[0][3]
+        return hosts[0], maps[0][3]
 
     def _tile_start(self, op: Operation, tile_index: int, chunk: Chunk, dim: int) -> SSAValue:
         """
@@ -251,41 +258,19 @@ class KernelConversion(BufferWriting, AccessTiles):
         causal attention's query chunks 0..7 of 64 rows from core c's start s_c start at
         `s_c + 64 * k` in chunk k.
         """
-        host, _ = self._host_map(op, tile_index, chunk)  # the same box shape in every chunk
-        tile = self.tiles[tile_index]
-        layout, shape, _ = tensor_layout(self.kernel.body.block.args[tile_index].type)
-        extent = tuple(int(e) for e in tile.extent_array)
-        starts = np.array(
-            [
-                cast(
-                    HostTiles,
-                    HostTiles.of(
-                        layout,
-                        shape,
-                        extent,
-                        tile.starts_array + tile.chunk_starts_array[k],
-                        self.cores,
-                        padded=True,
-                    ),
-                ).lo[:, dim]
-                for k in chunk.values
-            ]
-        )  # chunks x cores
-        shifts = starts - starts[:1]
+        self._host_map(op, tile_index, chunk)  # the same box shape in every chunk
+        starts = np.array([host.lo[:, dim] for host in self._chunk_hosts(op, tile_index, chunk)])
+        shifts = starts - starts[:1]  # chunks x cores
         if (shifts != shifts[:, :1]).any():
             raise op_error(
                 op,
                 f"tile {tile_index}'s chunks move its start by different amounts on different cores: "
                 "not written yet",
             )
-        first = self._table(host.lo[:, dim], self.tile_id)
+        first = self._table(starts[0], self.tile_id)
         shift = self._offset(shifts[:, 0], chunk)
-        if isinstance(shift, int):
-            return (
-                first
-                if shift == 0
-                else self.emitter.value(arith.AddiOp(first, index_constant(self.emitter, shift)), "s")
-            )
+        if isinstance(shift, int):  # one value: the first chunk's shift, 0
+            return first
         return self.emitter.value(arith.AddiOp(first, shift), "s")
 
     def _declared(self, op: core.CoreIdOp | core.LxAllocOp | core.YieldOp) -> None:
