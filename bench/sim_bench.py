@@ -39,7 +39,7 @@ from ktir.dialects.ktir import structured as st
 from ktir.ir.context import make_context
 from ktir.layout.dtypes import numpy_dtype
 from ktir.reference import executor as reference
-from ktir.reference.ops import store
+from ktir.reference.precision import store
 from ktir.sim import simulate
 
 

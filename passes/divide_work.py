@@ -54,7 +54,7 @@ from ktir.cores.tiling import granules
 from ktir.cores.work_division import HintError, divide
 from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.core import WORK_DIVISION_HINT_ATTR
-from ktir.dialects.ktir.functions import TIMED_FUNCTION_LEVEL_OPS
+from ktir.dialects.ktir.core_functions import TIMED_FUNCTION_LEVEL_OPS
 from ktir.hardware.target import Target, resolve_target
 from ktir.ir.diagnostics import op_error
 from ktir.ir.state import (

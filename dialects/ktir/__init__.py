@@ -1,9 +1,10 @@
 """
-The `ktir` dialect: Kernel Tile IR for tiled dataflow accelerators (IBM Spyre), assembled here
-from its modules, as xDSL assembles its larger dialects:
+The `ktir` dialect: Kernel Tile IR for tiled dataflow accelerators (IBM Spyre), assembled
+from its modules in `dialect.py`, as xDSL assembles its larger dialects:
 
-- `attributes`: the `#ktir.tiled` tensor encoding, `#ktir.tile`, the compute unit and ring
-  combine kinds, `#ktir.operand`; it imports no other module of the dialect;
+- `attributes`: the `#ktir.tiled` tensor encoding and the rules every tensor type keeps to,
+  `#ktir.tile`, the compute unit and ring combine kinds, `#ktir.operand`; it imports no other
+  module of the dialect;
 - `elementwise`: the elementwise graph-level ops, and the element-type and shape rules every
   graph-level verifier shares;
 - `structured` (matmul, reductions, norms, attention, views, `ktir.cpu_fallback`, `ktir.fused`),
@@ -14,27 +15,29 @@ from its modules, as xDSL assembles its larger dialects:
 - `kernel_plan`: the attributes recording a kernel's plan (`#ktir.chunk_plan`,
   `#ktir.lx_buffers`, `#ktir.prefetch`); like `attributes`, it imports no other module;
 - `functions`: what a `func.func` holding ktir ops keeps to (`verify_function`), and its
-  argument and function attributes.
+  argument and function attributes; `core_functions`: what a function of `ktir.kernel`s may hold
+  besides its kernels.
 
 The op modules import `attributes` and each other without cycles (`test/unit/test_layers.py`).
 """
 
-from xdsl.ir import Dialect
+from __future__ import annotations
 
-from ktir.dialects.ktir.attributes import ATTRIBUTES
-from ktir.dialects.ktir.collective import COLLECTIVE_OPS
-from ktir.dialects.ktir.core import CORE_OPS
-from ktir.dialects.ktir.data import DATA_OPS
-from ktir.dialects.ktir.elementwise import ELEMENTWISE_OPS
-from ktir.dialects.ktir.kernel_plan import PLAN_ATTRIBUTES
-from ktir.dialects.ktir.routing import ROUTING_OPS
-from ktir.dialects.ktir.structured import STRUCTURED_OPS
+import importlib
+from typing import TYPE_CHECKING
 
-Ktir = Dialect(
-    "ktir",
-    [*ELEMENTWISE_OPS, *STRUCTURED_OPS, *DATA_OPS, *ROUTING_OPS, *COLLECTIVE_OPS, *CORE_OPS],
-    [*ATTRIBUTES, *PLAN_ATTRIBUTES],
-)
-"""The `ktir` dialect: the `#ktir.tiled` encoding, the graph-level ops and the core-level ops."""
+if TYPE_CHECKING:
+    from ktir.dialects.ktir.dialect import Ktir
 
 __all__ = ["Ktir"]
+
+
+def __getattr__(name: str) -> object:
+    """
+    `ktir.dialects.ktir.Ktir`, imported on first use (PEP 562): importing one module of the
+    package, as the verifier imports `attributes` for every program, builds no op class of the
+    others (`ktir-run` on a ktdp kernel starts without them).
+    """
+    if name != "Ktir":
+        raise AttributeError(f"module 'ktir.dialects.ktir' has no attribute '{name}'")
+    return importlib.import_module("ktir.dialects.ktir.dialect").Ktir

@@ -24,8 +24,13 @@ from typing import cast
 import numpy as np
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BFloat16Type,
     DenseArrayBase,
     DictionaryAttr,
+    Float8E4M3FNType,
+    Float16Type,
+    Float32Type,
+    Float64Type,
     IntAttr,
     IntegerType,
     NoneAttr,
@@ -225,6 +230,32 @@ def verify_tiled_tensor(tensor: TensorType[Attribute]) -> None:
         raise VerifyException(
             f"#ktir.tiled layout does not fit tensor shape {list(shape)}: {error}"
         ) from error
+
+
+FLOAT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
+"""The floating-point element types graph ops compute on."""
+
+
+def host_bytes(tensor: TensorType[Attribute]) -> int | None:
+    """Bytes of a static tensor's elements (at least one byte each); None without a bit width."""
+    element = tensor.element_type
+    if not isinstance(element, (*FLOAT_TYPES, Float8E4M3FNType, IntegerType)):
+        return None
+    return math.prod(tensor.get_shape()) * max(1, element.bitwidth // 8)
+
+
+def require_fits_device(tensor: TensorType[Attribute], what: str) -> None:
+    """
+    A tensor larger than any target's device memory (`MAX_DEVICE_MEMORY_BYTES`, 16 TiB) can
+    never run; rejecting it here keeps every size and cost the passes compute within i64. Whether
+    it fits the target compiled for is the passes' check (`check_device_memory`), not the IR's.
+    """
+    size = host_bytes(tensor)
+    if size is not None and size > MAX_DEVICE_MEMORY_BYTES:
+        raise VerifyException(
+            f"{what} ({tensor}) holds {size / 1024**4:,.1f} TiB, more than the 16 TiB of device "
+            "memory a target may have"
+        )
 
 
 #### Core-level attributes ####

@@ -49,13 +49,11 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.lexer import Span
 
-from ktir.hardware.target import MAX_DEVICE_MEMORY_BYTES
+from ktir.dialects.ktir.attributes import FLOAT_TYPES, require_fits_device
 from ktir.layout.shapes import ShapeError, broadcast_shapes
 from ktir.layout.tiled import MAX_HOST_RANK
 
 #### Element-type and shape helpers shared by all graph ops ####
-
-FLOAT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 
 
 def is_float(element_type: Attribute) -> bool:
@@ -94,28 +92,6 @@ def tensor_of(value: SSAValue | Attribute, what: str) -> TensorType[Attribute]:
         )
     require_fits_device(value_type, what)
     return value_type
-
-
-def host_bytes(tensor: TensorType[Attribute]) -> int | None:
-    """Bytes of a static tensor's elements (at least one byte each); None without a bit width."""
-    element = tensor.element_type
-    if not isinstance(element, (*FLOAT_TYPES, Float8E4M3FNType, IntegerType)):
-        return None
-    return math.prod(tensor.get_shape()) * max(1, element.bitwidth // 8)
-
-
-def require_fits_device(tensor: TensorType[Attribute], what: str) -> None:
-    """
-    A tensor larger than any target's device memory (`MAX_DEVICE_MEMORY_BYTES`, 16 TiB) can
-    never run; rejecting it here keeps every size and cost the passes compute within i64. Whether
-    it fits the target compiled for is the passes' check (`check_device_memory`), not the IR's.
-    """
-    size = host_bytes(tensor)
-    if size is not None and size > MAX_DEVICE_MEMORY_BYTES:
-        raise VerifyException(
-            f"{what} ({tensor}) holds {size / 1024**4:,.1f} TiB, more than the 16 TiB of device "
-            "memory a target may have"
-        )
 
 
 def is_supported_element(element_type: Attribute) -> bool:

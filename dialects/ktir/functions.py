@@ -1,7 +1,8 @@
 """
 What the `ktir` dialect says about the functions holding its ops: the argument and function
-attributes (layout pins, model state, updates in place, the layout plan), which graph-level ops
-may stay next to `ktir.kernel`s, and `verify_function`, the rules a ktir `func.func` keeps.
+attributes (layout pins, model state, updates in place, the layout plan), and `verify_function`,
+the rules a ktir `func.func` keeps (which graph-level ops may stay next to `ktir.kernel`s is
+`ktir.dialects.ktir.core_functions`).
 """
 
 from __future__ import annotations
@@ -11,13 +12,7 @@ from xdsl.dialects.builtin import IntegerAttr, TensorType
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
-from ktir.dialects.ktir.attributes import TiledLayoutAttr, verify_tiled_tensor
-from ktir.dialects.ktir.collective import AllGatherOp, AllReduceOp
-from ktir.dialects.ktir.core import KernelOp
-from ktir.dialects.ktir.data import GatherRowsOp, TakeAlongOp
-from ktir.dialects.ktir.elementwise import require_fits_device
-from ktir.dialects.ktir.routing import GroupedMatmulOp, HistcOp, ScatterRowsOp, SortOp, TopkOp
-from ktir.dialects.ktir.structured import CpuFallbackOp, ExpandOp, PermuteOp, ReshapeOp, SliceOp
+from ktir.dialects.ktir.attributes import TiledLayoutAttr, require_fits_device, verify_tiled_tensor
 from ktir.layout.tiled import MAX_HOST_RANK
 
 LAYOUT_PIN = "ktir.layout"
@@ -39,26 +34,6 @@ UPDATED_BY_ARG = "ktir.updated_by"
 """Argument attribute of a model's state that a call updates in place (a static KV cache): the
 value is the index of the function result holding its new value, which the program writes back
 to the argument's device memory after each call. The result must have the argument's type."""
-
-TIMED_FUNCTION_LEVEL_OPS = (
-    GatherRowsOp,
-    TakeAlongOp,
-    TopkOp,
-    SortOp,
-    HistcOp,
-    ScatterRowsOp,
-    GroupedMatmulOp,
-    AllReduceOp,
-    AllGatherOp,
-)
-"""Ops that stay at function level (not `ktir.kernel`s), each timed as a whole when it runs
-(`ktir.sim.machine`): data-dependent ones, whose time depends on values, and the collectives
-between cards, which run over the card-to-card link rather than on the cores."""
-
-FUNCTION_LEVEL_OPS = (PermuteOp, ReshapeOp, ExpandOp, SliceOp, CpuFallbackOp, *TIMED_FUNCTION_LEVEL_OPS)
-"""Graph-level ops that may stay next to kernels: views (which may reuse their input's device
-bytes), the data-dependent ops the simulator times as a whole (`TIMED_FUNCTION_LEVEL_OPS`) and
-CPU fallbacks, which run on the host."""
 
 
 class OpVerifyException(VerifyException):
@@ -117,9 +92,13 @@ def verify_function(function: func.FuncOp) -> None:
         if all(dim >= 0 for dim in value_type.get_shape()):
             require_fits_device(value_type, what)
     ops = list(function.body.block.ops) if function.body.blocks else []
-    if any(isinstance(op, KernelOp) for op in ops):
-        for op in ops:
-            _verify_next_to_kernels(op)
+    if any(op.dialect_name() == "ktir" for op in ops):
+        # Imported on use: a function of other dialects' ops (a ktdp kernel) is verified
+        # without building the ktir dialect's op classes (ktir-run's start-up on ktdp kernels).
+        from ktir.dialects.ktir.core_functions import misplaced_next_to_kernels
+
+        if (misplaced := misplaced_next_to_kernels(ops)) is not None:
+            raise OpVerifyException(*misplaced)
 
 
 def _verify_pins(function: func.FuncOp) -> None:
@@ -140,19 +119,3 @@ def _verify_pins(function: func.FuncOp) -> None:
             verify_tiled_tensor(TensorType(arg_type.element_type, arg_type.get_shape(), pin))
         except VerifyException as error:
             raise VerifyException(f"{where} does not fit {arg_type}: {error}") from error
-
-
-def _verify_next_to_kernels(op: Operation) -> None:
-    if op.dialect_name() != "ktir" or isinstance(op, KernelOp):
-        return
-    if not isinstance(op, FUNCTION_LEVEL_OPS):
-        raise OpVerifyException(
-            op,
-            "is a graph-level op in a function of ktir.kernel ops: core-level IR keeps only views "
-            "and CPU fallbacks outside kernels (compile a graph-level function whole with ktir-compile)",
-        )
-    for value in (*op.operands, *op.results):
-        if not isinstance(value.type, TensorType) or not isinstance(value.type.encoding, TiledLayoutAttr):
-            raise OpVerifyException(
-                op, f"in a function of ktir.kernel ops needs #ktir.tiled tensors, not {value.type}"
-            )

@@ -31,7 +31,7 @@ from ktir.dialects.ktir import data
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.attributes import ComputeUnit
-from ktir.dialects.ktir.functions import TIMED_FUNCTION_LEVEL_OPS
+from ktir.dialects.ktir.core_functions import TIMED_FUNCTION_LEVEL_OPS
 from ktir.ir.values import is_tensor, shape_of
 from ktir.planning.plan import copying_view
 from ktir.planning.rules import POINTWISE, VIEWS, rule_of

@@ -19,7 +19,7 @@ from xdsl.ir import Operation, SSAValue
 
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
-from ktir.dialects.ktir.functions import TIMED_FUNCTION_LEVEL_OPS
+from ktir.dialects.ktir.core_functions import TIMED_FUNCTION_LEVEL_OPS
 
 
 @dataclass

@@ -58,7 +58,7 @@ from ktir.frontend.emitter import (
 from ktir.frontend.outputs import OutputSlot, OutputTree, exported_tree, flatten_output, unflatten_output
 from ktir.frontend.updates import mark_updates, split_outputs
 from ktir.ir.diagnostics import Diagnostic, DiagnosticError, Location, Severity, verify_module
-from ktir.reference.ops import to_numpy
+from ktir.reference.precision import to_numpy
 
 KEPT_WHOLE = (
     torch.ops.aten.linear.default,

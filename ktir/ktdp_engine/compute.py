@@ -35,7 +35,7 @@ from ktir.ktdp_engine.memory import KtdpError
 from ktir.ktdp_engine.numerics import compute_precision, elementwise
 from ktir.layout.dtypes import numpy_dtype
 from ktir.layout.sticks import in_sticks
-from ktir.reference.ops import erf, in_float64, store
+from ktir.reference.precision import erf, in_float64, store
 from ktir.sim.gemm import matmul_f32
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ compute and stores where the tensors allow):
 - `linalg.matmul` on the PE arrays (`pt_cycles`);
 - elementwise ops, in whole sticks, at the SFU's pass rate (two passes for exp, log, sqrt,
   rsqrt, tanh and division), and reductions at its reduction rate;
-- a `func.call` of a `ktir.routine` function as ktir times that graph op (`ktir.ktdp_engine.routines`).
+- a `func.call` of a `ktir.routine` function as ktir times that graph op (`ktir.ktdp_engine.calls`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from ktir.hardware.target import Target
 from ktir.ir.diagnostics import location_of
 from ktir.ir.interpreter import Implementations
 from ktir.ir.lockstep import DIVIDING, Lockstep
-from ktir.ktdp_engine import comm, compute, control, intrinsics, routines, transfers
+from ktir.ktdp_engine import calls, comm, compute, control, intrinsics, transfers
 from ktir.ktdp_engine.charges import Charges
 from ktir.ktdp_engine.memory import DeviceMemory, KtdpError
 from ktir.ktdp_engine.patterns import kernel_bandwidth
@@ -68,7 +68,7 @@ class TileProgram(Lockstep):
     """
 
     IMPLS = Implementations.compose(
-        transfers.IMPLS, compute.IMPLS, intrinsics.IMPLS, control.IMPLS, comm.IMPLS, routines.IMPLS
+        transfers.IMPLS, compute.IMPLS, intrinsics.IMPLS, control.IMPLS, comm.IMPLS, calls.IMPLS
     )
     TERMINATORS = (
         scf.YieldOp,
@@ -98,7 +98,7 @@ class TileProgram(Lockstep):
         self.schedule = Schedule(self.tiles, buffers, cost_model.turnaround_cycles_per_byte(target))
         self.space: list[int] = []  # the iteration space of the linalg.generic running (linalg.index)
         self.iterations = 0
-        self.stack: list[func.FuncOp] = []  # the functions running (`ktir.ktdp_engine.routines`)
+        self.stack: list[func.FuncOp] = []  # the functions running (`ktir.ktdp_engine.calls`)
 
     def run(self, arguments: Sequence[np.ndarray]) -> None:
         """Bind each argument (a per-tile vector) and run the body."""

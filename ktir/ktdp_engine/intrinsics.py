@@ -43,7 +43,7 @@ from ktir.ir.values import element_type_of
 from ktir.ktdp_engine.compute import charge_result
 from ktir.ktdp_engine.memory import KtdpError
 from ktir.ktdp_engine.numerics import elementwise
-from ktir.reference.ops import erf, in_float64
+from ktir.reference.precision import erf, in_float64
 
 if TYPE_CHECKING:
     from ktir.ktdp_engine.engine import Handler, TileProgram
@@ -53,7 +53,7 @@ FloatIntrinsic = Callable[[Operation, list[np.ndarray]], np.ndarray]
 
 
 def _in_float64(function: Callable[[np.ndarray], np.ndarray]) -> FloatIntrinsic:
-    """`function` of the one operand, evaluated in float64 (`ktir.reference.ops.in_float64`)."""
+    """`function` of the one operand, evaluated in float64 (`ktir.reference.precision.in_float64`)."""
     return lambda _, args: in_float64(function, args[0])
 
 

@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import BFloat16Type
 from xdsl.ir import Attribute
 
 from ktir.layout.dtypes import numpy_dtype
-from ktir.reference.ops import store
+from ktir.reference.precision import store
 
 THREADED_ELEMENTS = 1 << 20
 """Elements from which an elementwise op splits over threads."""

@@ -33,9 +33,10 @@ from ktir.dialects.ktdp import ops as ktdp
 from ktir.dialects.linalg_ext import ReduceOp
 from ktir.hardware import accounting, cost_model
 from ktir.hardware.target import Target
-from ktir.ktdp_engine.routines import GRAPH_OPS
 
 _COPIES = {"linalg.copy", "linalg.transpose", "linalg.yield"}
+_ROUTINE_REDUCTIONS = frozenset(name for name in accounting.REDUCTIONS if name.startswith("ktir."))
+"""The reductions a routine may compute (ktir graph ops; `linalg.reduce` is an op, not a routine)."""
 
 
 def kernel_bandwidth(function: func.FuncOp, cores: int, target: Target) -> float | None:
@@ -66,9 +67,9 @@ def _reduction(call: func.CallOp) -> str | None:
     """`ROW_REDUCTION` or `COLUMN_REDUCTION` for a call of a reduction routine, else None."""
     callee = SymbolTable.lookup_symbol(call, call.callee)
     name = callee.attributes.get(ROUTINE_ATTRIBUTE) if isinstance(callee, func.FuncOp) else None
-    kind = GRAPH_OPS.get(name.data) if isinstance(name, StringAttr) else None
+    kind = name.data if isinstance(name, StringAttr) else None
     reduce = next((op for op in callee.walk() if isinstance(op, ReduceOp)), None) if callee else None
-    if kind is None or kind.name not in accounting.REDUCTIONS or reduce is None:
+    if kind not in _ROUTINE_REDUCTIONS or reduce is None:
         return None
     rank = len(cast(MemRefType[Attribute], reduce.input.type).get_shape())
     row = rank - 1 in reduce.dimensions.get_values()

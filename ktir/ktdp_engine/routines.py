@@ -1,8 +1,6 @@
 """
-`func.call` in a ktdp program, and ktir's routines: functions that compute one ktir graph op.
-
-A call runs the callee's body on every tile at once, its values batched like the caller's. A
-plain callee's ops are charged as they run. A callee marked `ktir.routine = "<graph op>"`
+ktir's routines in a ktdp program: functions that compute one ktir graph op, called with
+`func.call` (`ktir.ktdp_engine.calls`). A callee marked `ktir.routine = "<graph op>"`
 (`dialects.ktdp.ROUTINE_ATTRIBUTE`) is that op's device routine, as `ktir-emit-ktdp` writes
 RMSNorm, softmax, SiLU or attention: the body gives the values, and the call is timed as ktir's
 chip model times the op on the shapes it is called with (`ktir.hardware.cost_model`), not op by
@@ -29,34 +27,20 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType
 from xdsl.ir import Operation
-from xdsl.traits import SymbolTable
 
 from ktir.dialects.ktdp import CAUSAL_ATTRIBUTE, ROUTINE_ATTRIBUTE
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.hardware import accounting, cost_model
 from ktir.ir.diagnostics import location_of
-from ktir.ir.interpreter import Implementations
 from ktir.ktdp_engine.memory import KtdpError
 from ktir.layout.sticks import in_sticks
 
 if TYPE_CHECKING:
-    from ktir.ktdp_engine.engine import Handler, TileProgram
-
-IMPLS: Implementations[Handler] = Implementations()
-"""Calls (`ktir.ir.interpreter`)."""
-
+    from ktir.ktdp_engine.engine import TileProgram
 
 GRAPH_OPS: dict[str, type[Operation]] = {op.name: op for op in [*ew.ELEMENTWISE_OPS, *st.STRUCTURED_OPS]}
 """ktir's graph ops by name: what a routine may name."""
-
-
-def _callee(op: func.CallOp) -> func.FuncOp:
-    """The called function (the verifier has checked that it exists and takes the arguments)."""
-    callee = SymbolTable.lookup_symbol(op, op.callee)
-    if not isinstance(callee, func.FuncOp):
-        raise KtdpError(f"no function '{op.callee}' in the module", location_of(op))
-    return callee
 
 
 def _check_routine(callee: func.FuncOp) -> type[Operation]:
@@ -84,20 +68,8 @@ def _check_routine(callee: func.FuncOp) -> type[Operation]:
     return kind
 
 
-@IMPLS.impl(func.CallOp)
-def _call(run: TileProgram, op: func.CallOp) -> list[Any]:
-    callee = _callee(op)
-    if callee in run.stack:  # its values live in one environment: a second frame would clobber them
-        raise KtdpError(
-            f"'@{callee.sym_name.data}' is called while it runs (recursion): not supported", location_of(op)
-        )
-    arguments = [run.env[v] for v in op.arguments]
-    if ROUTINE_ATTRIBUTE not in callee.attributes:
-        run.schedule.alias(callee.body.block.args, op.arguments)
-        results = run.call(callee, arguments)
-        returned = callee.body.block.last_op
-        run.schedule.alias(op.results, returned.operands if returned is not None else [])
-        return results
+def run_routine(run: TileProgram, op: func.CallOp, callee: func.FuncOp, arguments: list[Any]) -> list[Any]:
+    """The call `op` of the routine `callee` on `arguments`: its body's values, ktir's time of its op."""
     kind = _check_routine(callee)
     if kind is st.FusedOp:
         return _fused(run, op, callee, arguments)
@@ -174,4 +146,4 @@ def _charge_attention(run: TileProgram, callee: func.FuncOp, arguments: list[Any
     )
 
 
-__all__ = ["GRAPH_OPS", "IMPLS"]
+__all__ = ["GRAPH_OPS", "run_routine"]

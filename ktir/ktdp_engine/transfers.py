@@ -48,7 +48,7 @@ from ktir.ktdp_engine.tiles import (
     sticks_touched,
 )
 from ktir.layout.dtypes import numpy_dtype
-from ktir.reference.ops import store
+from ktir.reference.precision import store
 
 if TYPE_CHECKING:
     from ktir.ktdp_engine.engine import Handler, TileProgram

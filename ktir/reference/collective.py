@@ -27,7 +27,8 @@ import numpy as np
 from ktir.dialects.ktir.collective import AllGatherOp, AllReduceOp
 from ktir.ir.diagnostics import ExecutionError
 from ktir.ir.interpreter import Implementations
-from ktir.reference.ops import Implementation, result_element, store, widen
+from ktir.reference.ops import Implementation, result_element
+from ktir.reference.precision import store, widen
 
 COLLECTIVE: Implementations[Implementation] = Implementations()
 implements = COLLECTIVE.impl

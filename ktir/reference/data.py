@@ -14,7 +14,8 @@ from xdsl.ir import Operation
 from ktir.dialects.ktir import data, routing
 from ktir.ir.diagnostics import ExecutionError
 from ktir.ir.interpreter import Implementations
-from ktir.reference.ops import Implementation, result_element, store, widen
+from ktir.reference.ops import Implementation, result_element
+from ktir.reference.precision import store, widen
 
 DATA: Implementations[Implementation] = Implementations()
 implements = DATA.impl

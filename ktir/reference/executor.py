@@ -34,7 +34,8 @@ from ktir.ir.interpreter import Implementations
 from ktir.layout.dtypes import numpy_dtype
 from ktir.reference.collective import COLLECTIVE
 from ktir.reference.data import DATA
-from ktir.reference.ops import ELEMENTWISE, Implementation, to_numpy
+from ktir.reference.ops import ELEMENTWISE, Implementation
+from ktir.reference.precision import to_numpy
 from ktir.reference.structured import STRUCTURED
 
 IMPLEMENTATIONS: Implementations[Implementation] = Implementations.compose(

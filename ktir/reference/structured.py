@@ -19,7 +19,8 @@ from ktir.ir.diagnostics import ExecutionError
 from ktir.ir.interpreter import Implementations
 from ktir.ir.values import shape_of
 from ktir.layout.dtypes import format_of_element, numpy_dtype
-from ktir.reference.ops import Implementation, decode_argument, result_element, store, to_numpy, widen
+from ktir.reference.ops import Implementation, decode_argument, result_element
+from ktir.reference.precision import store, to_numpy, widen
 
 STRUCTURED: Implementations[Implementation] = Implementations()
 """Implementations of the ops in `ktir.dialects.ktir.structured`."""

@@ -35,7 +35,7 @@ from ktir.ir.interpreter import impl
 from ktir.ir.values import element_type_of, layout_of_type, tensor_layout
 from ktir.layout.dtypes import numpy_dtype
 from ktir.reference.executor import IMPLEMENTATIONS
-from ktir.reference.ops import store
+from ktir.reference.precision import store
 from ktir.sim.compute import (
     ELEMENTWISE,
     attention_at_once,

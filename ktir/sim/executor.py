@@ -43,7 +43,8 @@ from ktir.layout.spyre import SpyreTensorLayout
 from ktir.planning.plan import copying_view
 from ktir.planning.rules import rule_of
 from ktir.reference.executor import IMPLEMENTATIONS, entry_function
-from ktir.reference.ops import full_value, store, to_numpy
+from ktir.reference.ops import full_value
+from ktir.reference.precision import store, to_numpy
 from ktir.reference.structured import AttentionState, attention, attention_partial, combine_online, normalized
 from ktir.sim.fused_execution import run_fused
 

@@ -10,22 +10,22 @@ with the caller's `matmul` (the simulator's `fp32_matmul` multiplies as the PE a
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import cast
 
 import numpy as np
-from xdsl.dialects.builtin import Float16Type, TensorType
-from xdsl.ir import Attribute, Operation
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation
 
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
-from ktir.hardware.cost_model import converts_to_fp16
 from ktir.ir.diagnostics import ExecutionError
 from ktir.ir.values import shape_of
 from ktir.layout.dtypes import numpy_dtype
 from ktir.reference.executor import IMPLEMENTATIONS, run_body
-from ktir.reference.ops import full_value, store
+from ktir.reference.ops import full_value
+from ktir.reference.precision import store
+from ktir.sim.gemm import pe_operand
 
 Matmul = Callable[[st.MatmulBase, np.ndarray, np.ndarray], np.ndarray]
 """A matmul op's product of an x tile (..., M, K) and a y tile (..., K', N), K' >= K."""
@@ -34,21 +34,6 @@ Matmul = Callable[[st.MatmulBase, np.ndarray, np.ndarray], np.ndarray]
 def exact_matmul(op: st.MatmulBase, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The reference's matmul: exact products and sums (float64), rounded once by the caller."""
     return np.matmul(x.astype(np.float64), y[..., : x.shape[-1], :].astype(np.float64))
-
-
-def pe_operand(tile: np.ndarray, element_type: Attribute) -> np.ndarray:
-    """
-    A matmul operand tile as the PE arrays read it: rounded to fp16 (to nearest even) where
-    the operands are f32 (`ktir.hardware.cost_model.converts_to_fp16`), as it is otherwise.
-    Example: an f32 1 + 2**-13 is read as 1.0 (fp16 holds 10 fraction bits).
-    """
-    return store(tile, Float16Type()) if _converts(element_type) else tile
-
-
-@functools.lru_cache(maxsize=64)
-def _converts(element_type: Attribute) -> bool:
-    """`converts_to_fp16`, once per element type (it names the type by printing it)."""
-    return converts_to_fp16(element_type)
 
 
 def _reshaped(op: st.ReshapeOp, tile: np.ndarray) -> np.ndarray:
@@ -111,4 +96,4 @@ def run_fused(
     return run_body(op, inputs, run)
 
 
-__all__ = ["Matmul", "Trace", "exact_matmul", "fp32_matmul", "pe_operand", "run_fused"]
+__all__ = ["Matmul", "Trace", "exact_matmul", "fp32_matmul", "run_fused"]

@@ -20,9 +20,26 @@ from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 
 import numpy as np
+from xdsl.dialects.builtin import Float16Type
 from xdsl.ir import Attribute
 
-from ktir.sim.fused_execution import pe_operand
+from ktir.hardware.cost_model import converts_to_fp16
+from ktir.reference.precision import store
+
+
+def pe_operand(tile: np.ndarray, element_type: Attribute) -> np.ndarray:
+    """
+    A matmul operand tile as the PE arrays read it: rounded to fp16 (to nearest even) where
+    the operands are f32 (`ktir.hardware.cost_model.converts_to_fp16`), as it is otherwise.
+    Example: an f32 1 + 2**-13 is read as 1.0 (fp16 holds 10 fraction bits).
+    """
+    return store(tile, Float16Type()) if _converts(element_type) else tile
+
+
+@functools.lru_cache(maxsize=64)
+def _converts(element_type: Attribute) -> bool:
+    """`converts_to_fp16`, once per element type (it names the type by printing it)."""
+    return converts_to_fp16(element_type)
 
 
 def matmul_f32(

@@ -26,11 +26,12 @@ from __future__ import annotations
 import bisect
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from ktir.cores.prefetch import PreviousKernel
+if TYPE_CHECKING:  # a type only: the ktdp engine schedules on a Timeline without ktir's op classes
+    from ktir.cores.prefetch import PreviousKernel
 
 UNITS = ("dma", "pt", "sfu", "ring")
 """The units of a core, in report order."""

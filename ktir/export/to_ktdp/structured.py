@@ -31,7 +31,7 @@ from ktir.export.to_ktdp.formulas import Formula, binary, float_attr, float_cons
 from ktir.export.to_ktdp.payload import generic
 from ktir.export.to_ktdp.tensors import destination, extract_slice, insert_slice, reshaped
 from ktir.ir.diagnostics import op_error
-from ktir.reference.ops import store
+from ktir.reference.precision import store
 
 _F32 = Float32Type()
 COMBINERS: dict[str, type[arith.FloatingPointLikeBinaryOperation]] = {

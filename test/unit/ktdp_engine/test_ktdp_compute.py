@@ -11,7 +11,7 @@ import ktir.ktdp_engine as ktdp
 from ktir.dialects.ktir import elementwise as ew
 from ktir.hardware import cost_model
 from ktir.hardware.target import SPYRE
-from ktir.reference.ops import in_float64
+from ktir.reference.precision import in_float64
 from ktir.sim.timeline import UNITS
 
 KERNELS = Path(__file__).resolve().parents[2] / "lit" / "Inputs" / "ktdp"

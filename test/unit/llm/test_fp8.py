@@ -14,7 +14,7 @@ from model_zoo import tiny_llama_config
 import ktir
 from ktir.frontend.fx import import_fx
 from ktir.llm.quantization import FP8_MAX, Fp8Linear, quantize_model, weight_format
-from ktir.reference.ops import round_e4m3
+from ktir.reference.precision import round_e4m3
 
 E4M3_ROUNDING = 2.0**-4
 """Relative error of one rounding to e4m3 (3 mantissa bits, round to nearest)."""

@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import ModuleOp
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import parse_module, verify_module
 from ktir.reference.executor import ExecutionError, run
-from ktir.reference.ops import round_bf16
+from ktir.reference.precision import round_bf16
 
 #### Helpers ####
 
