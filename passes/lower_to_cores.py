@@ -488,7 +488,7 @@ class LowerToCoresPass(FunctionPass):
 def lower_function(function: func.FuncOp, target: Target) -> None:
     """Replace each divided op of `function` by the kernel its recorded plan describes, in program order."""
     for graph_op in list(function.body.block.ops):
-        kernel = kernel_of_divided(graph_op)
+        kernel = kernel_of_divided(graph_op, target.cores)
         if kernel is None:
             continue
         plan, prefetch = recorded(kernel, target)

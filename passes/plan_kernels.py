@@ -50,14 +50,14 @@ class PlanKernelsPass(FunctionPass):
         plan_function(function, target)
 
 
-def kernel_of_divided(graph_op: Operation) -> Kernel | None:
+def kernel_of_divided(graph_op: Operation, cores: int) -> Kernel | None:
     """
     The kernel of a divided graph op; None for an op that runs no kernel (a view, a
     `ktir.cpu_fallback`, a kernel already lowered). A located error for an op that would run
     one but has no `ktir.work_division`.
     """
     try:
-        kernel = kernel_of(graph_op, read_division(graph_op))
+        kernel = kernel_of(graph_op, read_division(graph_op), cores)
     except IterationError as error:
         raise op_error(error.op, str(error)) from error
     if kernel is None and kernel_of(graph_op, {}) is not None:
@@ -84,7 +84,7 @@ def plan_function(function: func.FuncOp, target: Target) -> None:
     # kernel prefetches then runs in that kernel's own time, ahead of its own first loads.
     after_matmul = False
     for graph_op, busy in zip(ops, _resident_busy(ops), strict=True):
-        kernel = kernel_of_divided(graph_op)
+        kernel = kernel_of_divided(graph_op, target.cores)
         if kernel is None:
             previous = previous.after(graph_op) if previous is not None else None
             continue

@@ -50,11 +50,11 @@ IN_PLACE = tuple(kind for kind in ew.POINTWISE if kind is not ew.ConvertOp)
 """Pointwise ops that may write over an input that dies there (`OP_GOOD_FOR_LX_INPLACE`)."""
 
 
-def kernels_of(function: func.FuncOp) -> dict[Operation, Kernel]:
+def kernels_of(function: func.FuncOp, cores: int) -> dict[Operation, Kernel]:
     """The divided kernels of a function, in program order."""
     kernels = {}
     for op in function.body.block.ops:
-        kernel = kernel_of(op, read_division(op))
+        kernel = kernel_of(op, read_division(op), cores)
         if kernel is not None:
             kernels[op] = kernel
     return kernels
@@ -73,11 +73,11 @@ def _same_tiles(value: SSAValue, producer: Kernel, kernels: dict[Operation, Kern
     return True
 
 
-def scratchpad_buffers(function: func.FuncOp, all_ops: bool) -> list[dict[str, object]]:
+def scratchpad_buffers(function: func.FuncOp, all_ops: bool, cores: int) -> list[dict[str, object]]:
     """The `ktir.cores.lx_placement.plan` buffers of a function: its LX-eligible kernel results."""
     ops = list(function.body.block.ops)
     index = {op: i for i, op in enumerate(ops)}
-    kernels = kernels_of(function)
+    kernels = kernels_of(function, cores)
     returned = {v for op in ops if isinstance(op, func.ReturnOp) for v in op.operands}
     buffers: dict[SSAValue, dict[str, object]] = {}
     for op, kernel in kernels.items():
@@ -138,7 +138,7 @@ class PlanScratchpadPass(ModulePass):
             for inner in ops:
                 _require_division(inner)
                 clear_kernel_plan(inner)  # a kernel's buffers go around the resident tensors: plan anew
-            buffers = scratchpad_buffers(function, self.all_ops)
+            buffers = scratchpad_buffers(function, self.all_ops, target.cores)
             addresses = plan(buffers, budget, target.lx_alignment, self.solver)
             for buffer, address in zip(buffers, addresses, strict=True):
                 producer = ops[int(str(buffer["name"])[1:])]

@@ -65,18 +65,36 @@ class Kernel:
         return math.prod(extent) * access.layout.device_dtype.element_bytes
 
 
-def kernel_of(op: Operation, splits: dict[str, int] | None) -> Kernel | None:
+def kernel_of(op: Operation, splits: dict[str, int] | None, cores: int | None = None) -> Kernel | None:
     """
     The kernel of a graph-level op with its split (and the core order it records,
-    `ktir.core_order`), or None if the op is not a kernel.
+    `ktir.core_order`), or None if the op is not a kernel. A located error for a split that
+    cuts a dim into fewer than 1 or more slices than it has positions, or, given the target's
+    `cores`, one that needs more cores.
     """
     space = iteration_space(op)
     if space is None or splits is None:
         return None
     order = read_core_order(op) if splits else ()
     kernel = Kernel(op, space, {d: splits.get(d, 1) for d in space.sizes}, order)
+    _check_splits(kernel, cores)
     split_reduction = [d for d in space.reduction if kernel.splits[d] > 1]
     if order and split_reduction and order[0] != split_reduction[0]:
         # K partners add their partial sums over the ring as consecutive cores
         raise op_error(op, f"'ktir.core_order' must put the split reduction dim '{split_reduction[0]}' first")
     return kernel
+
+
+def _check_splits(kernel: Kernel, cores: int | None) -> None:
+    """`kernel_of`'s checks of a division read from the IR (a hand-written one may be anything)."""
+    for dim, count in kernel.splits.items():
+        size = kernel.space.sizes[dim]
+        if not 1 <= count <= size:
+            raise op_error(
+                kernel.op,
+                f"'ktir.work_division' cuts '{dim}' into {count} slices; a dim of {size} takes 1 to {size}",
+            )
+    if cores is not None and kernel.cores > cores:
+        raise op_error(
+            kernel.op, f"'ktir.work_division' needs {kernel.cores:,} cores, more than the target's {cores}"
+        )

@@ -1,4 +1,4 @@
-// RUN: not ktir-opt %s -p ktir-plan-scratchpad 2>&1 | filecheck %s
+// RUN: not ktir-opt %s --split-input-file -p ktir-plan-scratchpad 2>&1 | filecheck %s
 
 // The input below meets the preconditions of ktir-plan-scratchpad but for its core order; made
 // from test/lit/passes/plan-scratchpad/handoff.mlir by dropping `k` from `ktir.core_order`.
@@ -18,3 +18,13 @@ func.func @bad_core_order(%x: tensor<256x256xf16, #ktir.tiled<device_size = [4, 
   func.return %y : tensor<256x256xf16, #ktir.tiled<device_size = [4, 256, 64], stride_map = [64, 256, 1]>>
 }
 
+
+// -----
+
+// A work division needing more cores than the target has: located, before any buffer is built.
+// CHECK: invalid.mlir:[[# @LINE + 2]]:8: error: 'ktir.exp' op 'ktir.work_division' needs 64 cores, more than the target's 32
+func.func @too_many_cores(%x: tensor<1024x1024xf16, #ktir.tiled<device_size = [16, 1024, 64], stride_map = [64, 1024, 1]>>) -> tensor<1024x1024xf16, #ktir.tiled<device_size = [16, 1024, 64], stride_map = [64, 1024, 1]>> attributes {ktir.layout_plan = {cost = 0 : i64, lower_bound = 0 : i64, search = "exact"}} {
+  %y = ktir.exp %x {ktir.work_division = {d0 = 64 : i64, d1 = 1 : i64}} : tensor<1024x1024xf16, #ktir.tiled<device_size = [16, 1024, 64], stride_map = [64, 1024, 1]>> -> tensor<1024x1024xf16, #ktir.tiled<device_size = [16, 1024, 64], stride_map = [64, 1024, 1]>>
+  %z = ktir.exp %y {ktir.work_division = {d0 = 32 : i64, d1 = 1 : i64}} : tensor<1024x1024xf16, #ktir.tiled<device_size = [16, 1024, 64], stride_map = [64, 1024, 1]>> -> tensor<1024x1024xf16, #ktir.tiled<device_size = [16, 1024, 64], stride_map = [64, 1024, 1]>>
+  func.return %z : tensor<1024x1024xf16, #ktir.tiled<device_size = [16, 1024, 64], stride_map = [64, 1024, 1]>>
+}
