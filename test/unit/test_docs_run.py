@@ -3,9 +3,10 @@ Every shell command and Python block of README.md and docs/*.md runs as written.
 
 Each document's blocks run in order in a scratch directory of its own that sees the
 repository's `test/`, `examples/`, `bench/` and the running interpreter's environment as
-`.venv` (with its `bin/` on PATH), so nothing is written into the checkout. `make` lines (they
-run this suite) and benchmarks (minutes each) are the exceptions: a benchmark line is checked
-with `--help`, which parses its command line and imports it.
+`.venv` (with its `bin/` on PATH), so nothing is written into the checkout, nor into the user's
+cache (`KTIR_CACHE_DIR` is the scratch directory's: what a document builds, it builds anew).
+`make` lines (they run this suite) and benchmarks (minutes each) are the exceptions: a
+benchmark line is checked with `--help`, which parses its command line and imports it.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ def scratch_for(where: Path) -> Path:
 def run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", "PATH": path}
+    env["KTIR_CACHE_DIR"] = str(cwd / ".cache")  # a step-cost table is built here, not in ~/.cache
     return subprocess.run(
         ["bash", "-o", "pipefail", "-c", command],
         cwd=cwd,
