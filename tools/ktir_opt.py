@@ -26,15 +26,21 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from io import StringIO
 from pathlib import Path
+from typing import IO
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
+from xdsl.syntax_printer import SyntaxPrinter
+from xdsl.targets.mlir import MLIRTarget
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 from xdsl.xdsl_opt_main import VersionAction, xDSLOptMain
 
 from ktir import __version__
-from ktir.dialects.ktdp.aliases import future_set_aliases
+from ktir.dialects.ktdp.aliases import AliasPrinter, AliasPrinting, definitions
+from ktir.dialects.ktdp.syntax import aliases
 from ktir.ir.context import register_dialects
 from ktir.ir.diagnostics import (
     Diagnostic,
@@ -77,6 +83,30 @@ class Chunk:
     first_line: int
 
 
+class _AliasSyntaxPrinter(AliasPrinting, SyntaxPrinter):
+    """xDSL's syntax-highlighting printer with aliases (`--syntax-highlight`)."""
+
+
+@dataclass(frozen=True)
+class AliasedMLIRTarget(MLIRTarget):
+    """xDSL's MLIR text target, affine maps and sets printed as `#map` / `#set` aliases, as mlir-opt does."""
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        """The module after its aliases' definitions (`ktir.dialects.ktdp.aliases`)."""
+        body = StringIO()
+        with aliases() as table:
+            printer = (_AliasSyntaxPrinter if self.syntax_highlight else AliasPrinter)(
+                stream=body,
+                print_generic_format=self.print_generic_format,
+                print_properties_as_attributes=self.print_properties_as_attributes,
+                print_debuginfo=self.print_debuginfo,
+            )
+            printer.print_op(module)
+            printer.print_metadata(ctx.loaded_dialects)
+        output.write(definitions(table) + body.getvalue())
+        print("\n", file=output)
+
+
 class KtirOptMain(xDSLOptMain):
     """`xDSLOptMain` with the ktir dialect and passes and MLIR's diagnostic conventions."""
 
@@ -95,7 +125,7 @@ class KtirOptMain(xDSLOptMain):
     def register_all_targets(self) -> None:
         # ktir-opt writes MLIR text only (xDSL's assembly and code targets do not apply).
         super().register_all_targets()
-        self.available_targets = {"mlir": self.available_targets["mlir"]}
+        self.available_targets = {"mlir": lambda: AliasedMLIRTarget}
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         # ktir-opt's own flag set (mlir-opt's names), not xdsl-opt's: no output targets,
@@ -289,11 +319,6 @@ class KtirOptMain(xDSLOptMain):
             except DiagnosticException as error:  # a pass failed without a location
                 return None, [*emitted, Diagnostic(Severity.ERROR, _first_line(error))]
         return output, emitted
-
-    def output_resulting_program(self, prog: ModuleOp) -> str:
-        """xDSL's printing, after the `#set` aliases of future group sets (`ktdp.aliases`)."""
-        with future_set_aliases(prog) as header:
-            return header + super().output_resulting_program(prog)
 
     def _verify_roundtrip(self, output: str, filename: str) -> None:
         """

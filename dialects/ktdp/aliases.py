@@ -1,68 +1,65 @@
 """
-MLIR's `#set` aliases for the group sets of `!ktdp.tile_future` types that upstream MLIR
-cannot read in place: a set with an inequality (`affine_set<(d0) : (d0 >= 0, -d0 + 7 >= 0)>`)
-inside a type's `<...>` ends the type at its `>`. Printed as `#set = affine_set<...>` lines
-before the module and `groups = #set` in the type, as mlir-opt prints aliases; a set of
-equalities only prints in place, as before.
+MLIR's attribute aliases for affine maps and sets: a printed module names each distinct map
+`#map`, `#map1`, ... and each distinct set `#set`, `#set1`, ..., in order of first use, and
+defines them before the module, as mlir-opt prints them (the builtin dialect's `map` and `set`
+alias names). Upstream MLIR reads either form; it cannot read a set with an inequality in place
+inside a type's `<...>` (its `>=` ends the type), which an alias avoids.
 
-```python
-with future_set_aliases(module) as header:
-    text = header + printed_module
+```mlir
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#set = affine_set<(d0, d1) : (d0 == 0, d1 >= 0, -d1 + 63 >= 0)>
+module {
+  ... ktdp.construct_access_tile %va[%id, 0] {access_tile_order = #map, access_tile_set = #set} ...
+}
 ```
 
-The aliases live in a context variable while the module prints (`TileFutureType`'s printer
-asks `alias_of`), so every printer of a module (ktir-opt, `module_text`) gets them by entering
-this context around its printing.
+`aliased_text(module, printer_class, **options)` prints a module so: while it prints, a table
+in a context variable gives each map and set its name (`alias_of`, which the ktdp printers ask
+through `print_affine`, and `AliasPrinter.print_attribute`, which xDSL's printers of builtin
+attributes reach: `linalg` indexing maps, the generic form's properties), and the definitions
+are written before the text. Outside it, `alias_of` is None and maps and sets print in place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+import io
+from typing import Any
 
-from xdsl.dialects.builtin import AffineSetAttr
 from xdsl.ir import Attribute, Operation
+from xdsl.printer import Printer
 
-from ktir.dialects.ktdp.syntax import affine_attribute_text
-
-_ALIASES: ContextVar[dict[AffineSetAttr, str] | None] = ContextVar("ktdp_future_set_aliases", default=None)
-
-
-def alias_of(tile_set: AffineSetAttr) -> str | None:
-    """The alias `tile_set` prints as in the module being printed (None: in place)."""
-    aliases = _ALIASES.get()
-    return None if aliases is None else aliases.get(tile_set)
+from ktir.dialects.ktdp.syntax import affine_attribute_text, alias_of, aliases
 
 
-def _group_sets(types: Iterator[Attribute]) -> Iterator[AffineSetAttr]:
-    for type_ in types:
-        groups = getattr(type_, "groups", None) if type_.name == "ktdp.tile_future" else None
-        if isinstance(groups, AffineSetAttr) and any(c.kind.value != "==" for c in groups.data.constraints):
-            yield groups
+def definitions(table: dict[Attribute, str]) -> str:
+    """The aliases' definitions, one line each, in order of first use (`#map = affine_map<...>`)."""
+    return "".join(f"{name} = {affine_attribute_text(attribute)}\n" for attribute, name in table.items())
 
 
-def _types(module: Operation) -> Iterator[Attribute]:
-    for op in module.walk():
-        yield from (v.type for v in op.results)
-        yield from (v.type for v in op.operands)
+class AliasPrinting(Printer):
+    """A printer whose affine maps and sets print as their aliases while `aliases` is active."""
+
+    def print_attribute(self, attribute: Attribute) -> None:
+        """`attribute`, or its alias (`alias_of`)."""
+        if (name := alias_of(attribute)) is not None:
+            self.print_string(name)
+            return
+        super().print_attribute(attribute)
 
 
-@contextmanager
-def future_set_aliases(module: Operation) -> Iterator[str]:
+class AliasPrinter(AliasPrinting, Printer):
+    """xDSL's printer with aliases (`AliasPrinting`)."""
+
+
+def aliased_text(op: Operation, printer_class: type[Printer] = AliasPrinter, **options: Any) -> str:
     """
-    While the body prints `module`, its future group sets with an inequality print as `#set`,
-    `#set1`, ... in order of first use; yields their definitions, one line each, to print first.
+    `op` printed by `printer_class` (an `AliasPrinter`; `options` are the printer's fields) with
+    its maps and sets as aliases, their definitions first.
     """
-    aliases: dict[AffineSetAttr, str] = {}
-    for tile_set in _group_sets(_types(module)):
-        aliases.setdefault(tile_set, f"#set{len(aliases) or ''}")
-    header = "".join(f"{name} = {affine_attribute_text(s)}\n" for s, name in aliases.items())
-    token = _ALIASES.set(aliases)
-    try:
-        yield header
-    finally:
-        _ALIASES.reset(token)
+    body = io.StringIO()
+    with aliases() as table:
+        printer_class(stream=body, **options).print_op(op)
+    return definitions(table) + body.getvalue()
 
 
-__all__ = ["alias_of", "future_set_aliases"]
+__all__ = ["AliasPrinter", "AliasPrinting", "aliased_text", "definitions"]

@@ -16,7 +16,6 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ktir.dialects.ktdp.aliases import alias_of
 from ktir.dialects.ktdp.syntax import kind_and_core_text, parse_kind_and_core, print_affine
 
 
@@ -142,9 +141,5 @@ class TileFutureType(ParametrizedAttribute, TypeAttribute):
         printer.print_string("<(")
         printer.print_list(self.types.data, printer.print_attribute)
         printer.print_string("), groups = ")
-        alias = alias_of(self.groups)  # a set upstream cannot read inside a type (aliases.py)
-        if alias is None:
-            print_affine(printer, self.groups)
-        else:
-            printer.print_string(alias)
+        print_affine(printer, self.groups)
         printer.print_string(">")

@@ -5,12 +5,15 @@ mlir-opt writes them (`affine_set<(d0, d1) : (d0 >= 0, -d0 + 127 >= 0)>`, not xD
 `((d0 * -1) + 127) >= 0`). Both forms parse to the same attribute.
 
 Example: the set with constraints `d0 >= 0`, `-d0 + s0 - 1 >= 0` prints as
-`affine_set<(d0)[s0] : (d0 >= 0, -d0 + s0 - 1 >= 0)>`.
+`affine_set<(d0)[s0] : (d0 >= 0, -d0 + s0 - 1 >= 0)>`. While a module prints with aliases
+(`aliases`, `ktir.dialects.ktdp.aliases`), each map and set prints as its alias (`#set`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from io import StringIO
 
 from xdsl.dialects.builtin import AffineMapAttr, AffineSetAttr, IndexType, IntAttr, StringAttr
@@ -137,8 +140,50 @@ def affine_attribute_text(attribute: Attribute) -> str | None:
     return None
 
 
+_Aliases = tuple[dict[Attribute, str], dict[str, int]]
+_TABLE: ContextVar[_Aliases | None] = ContextVar("affine_aliases", default=None)
+"""While a module prints with aliases: each map's and set's name, and how many of each kind have one."""
+
+
+def _kind(attribute: Attribute) -> str | None:
+    if isinstance(attribute, AffineMapAttr):
+        return "map"
+    return "set" if isinstance(attribute, AffineSetAttr) else None
+
+
+def alias_of(attribute: Attribute) -> str | None:
+    """
+    The alias `attribute` prints as in the module being printed (`#map2`), named at its first
+    use; None for another attribute, or outside `aliases`.
+    """
+    active = _TABLE.get()
+    kind = _kind(attribute)
+    if active is None or kind is None:
+        return None
+    names, counts = active
+    if (name := names.get(attribute)) is None:
+        count = counts.get(kind, 0)
+        counts[kind] = count + 1
+        name = names[attribute] = f"#{kind}{count or ''}"
+    return name
+
+
+@contextmanager
+def aliases() -> Iterator[dict[Attribute, str]]:
+    """While the body prints, maps and sets print as aliases; yields the table (attribute -> name)."""
+    names: dict[Attribute, str] = {}
+    token = _TABLE.set((names, {}))
+    try:
+        yield names
+    finally:
+        _TABLE.reset(token)
+
+
 def print_affine(printer: Printer, attribute: Attribute) -> None:
-    """An attribute, affine maps and sets in mlir-opt's pretty form."""
+    """An attribute, affine maps and sets in mlir-opt's pretty form, or as their aliases (`alias_of`)."""
+    if (name := alias_of(attribute)) is not None:
+        printer.print_string(name)
+        return
     text = affine_attribute_text(attribute)
     if text is None:
         printer.print_attribute(attribute)
@@ -204,6 +249,8 @@ def operand_text(printer: Printer, value: SSAValue) -> str:
 __all__ = [
     "affine_attribute_text",
     "affine_text",
+    "alias_of",
+    "aliases",
     "operand_text",
     "parse_subscripts",
     "print_affine",

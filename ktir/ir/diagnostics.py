@@ -20,7 +20,6 @@ diagnostic with its source line and a caret.
 from __future__ import annotations
 
 import contextvars
-import io
 import re
 import struct
 from collections.abc import Iterator, Sequence
@@ -43,13 +42,12 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, ParametrizedAttribute
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
-from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer
 
-from ktir.dialects.ktdp.aliases import future_set_aliases
+from ktir.dialects.ktdp.aliases import aliased_text
 from ktir.dialects.ktir.attributes import verify_tiled_tensor
 from ktir.dialects.ktir.functions import OpVerifyException, verify_function
 
@@ -408,12 +406,8 @@ def module_text(module: ModuleOp, *, generic: bool = False, debuginfo: bool = Fa
     The MLIR text of `module`, ending in a newline, as `parse_module` reads it back: the custom
     form (or the `generic` one), with each op's `loc(...)` when `debuginfo`.
     """
-    text = io.StringIO()
-    with future_set_aliases(module) as header:  # `#set` lines upstream MLIR needs (ktdp.aliases)
-        text.write(header)
-        Printer(stream=text, print_generic_format=generic, print_debuginfo=debuginfo).print_op(module)
-    text.write("\n")
-    return text.getvalue()
+    # maps and sets as #map / #set aliases, defined first, as mlir-opt prints them (ktdp.aliases)
+    return aliased_text(module, print_generic_format=generic, print_debuginfo=debuginfo) + "\n"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,6 +6,10 @@
 // combining op of input and accumulator, as mlir-opt does; kept whole otherwise), `linalg.div`
 // and `linalg.batch_matmul`.
 
+// Maps print as #map aliases, defined before the module (mlir-opt's form): the transposed matmul's.
+// CHECK:       #map = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-NEXT:  #map1 = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-NEXT:  #map2 = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @reduce
 // CHECK-NEXT:    %e = tensor.empty() : tensor<8xf32>
 // CHECK-NEXT:    %s = linalg.reduce { arith.addf } ins(%x : tensor<8x64xf32>) outs(%e : tensor<8xf32>) dimensions = [1]
@@ -45,9 +49,9 @@ func.func @reduce(%x: tensor<8x64xf32>, %p: tensor<2x8x16xf32>, %q: tensor<2x16x
 // linalg.matmul with upstream's explicit indexing_maps (B read as (n, k)); the default maps print
 // nothing, as mlir-opt prints them.
 // CHECK-LABEL: func.func @transposed
-// CHECK-NEXT:    %m = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%a, %bt : tensor<4x8xf32>, tensor<16x8xf32>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
+// CHECK-NEXT:    %m = linalg.matmul indexing_maps = [#map, #map1, #map2] ins(%a, %bt : tensor<4x8xf32>, tensor<16x8xf32>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
 // CHECK-NEXT:    %n = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
-// CHECK-GENERIC: "linalg.matmul"(%a, %bt, %c) <{operandSegmentSizes = array<i32: 2, 1>, indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]}>
+// CHECK-GENERIC: "linalg.matmul"(%a, %bt, %c) <{operandSegmentSizes = array<i32: 2, 1>, indexing_maps = [#map3, #map4, #map5]}>
 func.func @transposed(%a: tensor<4x8xf32>, %bt: tensor<16x8xf32>, %b: tensor<8x16xf32>, %c: tensor<4x16xf32>) {
   %m = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%a, %bt : tensor<4x8xf32>, tensor<16x8xf32>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
   %n = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>

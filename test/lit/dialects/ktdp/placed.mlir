@@ -5,21 +5,27 @@
 // gather, reduce_scatter (with a dependency set), all_to_all and scatter
 // (ktdp_invalid.mlir: their invalid forms; Inputs/ktdp/placed.mlir runs them).
 
+// CHECK:       #set = affine_set<(d0)[s0] : (d0 >= 0, -d0 + 3 >= 0)>
+// CHECK-NEXT:  #set1 = affine_set<(d0) : (d0 == 0)>
+// CHECK-NEXT:  #set2 = affine_set<(d0)[s0] : (d0 >= 0)>
 // CHECK-LABEL: func.func @placed
-// CHECK:         %g = ktdp.inter_tile_gather(%f) consumer_tiles_per_group = affine_set<(d0)[s0] : (d0 >= 0, -d0 + 3 >= 0)>, gather_dimensions = [0] : <(tensor<1x64xf32>), groups = affine_set<(d0) : (d0 == 0)>> -> tensor<4x64xf32>
-// CHECK:         %s = ktdp.inter_tile_reduce_scatter(%h) consumer_tiles_per_group = affine_set<(d0)[s0] : (d0 >= 0, -d0 + 3 >= 0)>, scatter_dimensions = [1], producer_dependency_per_consumer = affine_set<(d0)[s0] : (d0 >= 0)>, identity(%zero : tensor<1x64xf32>) : <(tensor<1x64xf32>), groups = affine_set<(d0) : (d0 == 0)>> -> tensor<1x16xf32> {
+// CHECK:         %g = ktdp.inter_tile_gather(%f) consumer_tiles_per_group = #set, gather_dimensions = [0] : <(tensor<1x64xf32>), groups = #set1> -> tensor<4x64xf32>
+// CHECK:         %s = ktdp.inter_tile_reduce_scatter(%h) consumer_tiles_per_group = #set, scatter_dimensions = [1], producer_dependency_per_consumer = #set2, identity(%zero : tensor<1x64xf32>) : <(tensor<1x64xf32>), groups = #set1> -> tensor<1x16xf32> {
 // CHECK-NEXT:    ^bb0(%lhs: tensor<1x64xf32>, %rhs: tensor<1x64xf32>):
 // CHECK-NEXT:      %sum = arith.addf %lhs, %rhs : tensor<1x64xf32>
 // CHECK-NEXT:      ktdp.yield_reduced %sum : tensor<1x64xf32>
 // CHECK-NEXT:    }
-// CHECK:         %a = ktdp.inter_tile_all_to_all(%k) consumer_tiles_per_group = affine_set<(d0)[s0] : (d0 >= 0, -d0 + 3 >= 0)>, split_dimensions = [1], concat_dimensions = [0] : <(tensor<1x64xf32>), groups = affine_set<(d0) : (d0 == 0)>> -> tensor<4x16xf32>
-// CHECK:         %c = ktdp.inter_tile_scatter(%m) consumer_tiles_per_group = affine_set<(d0)[s0] : (d0 >= 0, -d0 + 3 >= 0)>, scatter_dimensions = [1] : <(tensor<1x64xf32>), groups = affine_set<(d0) : (d0 == 0)>> -> tensor<1x16xf32>
+// CHECK:         %a = ktdp.inter_tile_all_to_all(%k) consumer_tiles_per_group = #set, split_dimensions = [1], concat_dimensions = [0] : <(tensor<1x64xf32>), groups = #set1> -> tensor<4x16xf32>
+// CHECK:         %c = ktdp.inter_tile_scatter(%m) consumer_tiles_per_group = #set, scatter_dimensions = [1] : <(tensor<1x64xf32>), groups = #set1> -> tensor<1x16xf32>
 
+// CHECK-GENERIC: #set = affine_set<(d0)[s0] : (d0 >= 0, -d0 + 3 >= 0)>
+// CHECK-GENERIC-NEXT: #set1 = affine_set<(d0) : (d0 == 0)>
+// CHECK-GENERIC-NEXT: #set2 = affine_set<(d0)[s0] : (d0 >= 0)>
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "placed"
-// CHECK-GENERIC:         %g = "ktdp.inter_tile_gather"(%f) <{consumer_tiles_per_group = affine_set<(d0)[s0] : (d0 >= 0, ((d0 * -1) + 3) >= 0)>, gather_dimensions = array<i64: 0>}> : (!ktdp.tile_future<(tensor<1x64xf32>), groups = affine_set<(d0) : (d0 == 0)>>) -> tensor<4x64xf32>
-// CHECK-GENERIC:         %s = "ktdp.inter_tile_reduce_scatter"(%h, %zero) <{consumer_tiles_per_group = affine_set<(d0)[s0] : (d0 >= 0, ((d0 * -1) + 3) >= 0)>, scatter_dimensions = array<i64: 1>, producer_dependency_per_consumer = affine_set<(d0)[s0] : (d0 >= 0)>}> ({
-// CHECK-GENERIC:         %a = "ktdp.inter_tile_all_to_all"(%k) <{consumer_tiles_per_group = affine_set<(d0)[s0] : (d0 >= 0, ((d0 * -1) + 3) >= 0)>, split_dimensions = array<i64: 1>, concat_dimensions = array<i64: 0>}>
-// CHECK-GENERIC:         %c = "ktdp.inter_tile_scatter"(%m) <{consumer_tiles_per_group = affine_set<(d0)[s0] : (d0 >= 0, ((d0 * -1) + 3) >= 0)>, scatter_dimensions = array<i64: 1>}>
+// CHECK-GENERIC:         %g = "ktdp.inter_tile_gather"(%f) <{consumer_tiles_per_group = #set, gather_dimensions = array<i64: 0>}> : (!ktdp.tile_future<(tensor<1x64xf32>), groups = #set1>) -> tensor<4x64xf32>
+// CHECK-GENERIC:         %s = "ktdp.inter_tile_reduce_scatter"(%h, %zero) <{consumer_tiles_per_group = #set, scatter_dimensions = array<i64: 1>, producer_dependency_per_consumer = #set2}> ({
+// CHECK-GENERIC:         %a = "ktdp.inter_tile_all_to_all"(%k) <{consumer_tiles_per_group = #set, split_dimensions = array<i64: 1>, concat_dimensions = array<i64: 0>}>
+// CHECK-GENERIC:         %c = "ktdp.inter_tile_scatter"(%m) <{consumer_tiles_per_group = #set, scatter_dimensions = array<i64: 1>}>
 #all = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>
 #one = affine_set<(g) : (g == 0)>
 func.func @placed(%p: tensor<1x64xf32>, %zero: tensor<1x64xf32>) {

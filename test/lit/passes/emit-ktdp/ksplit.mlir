@@ -14,8 +14,10 @@
 // Input generated with
 //   ktir.compile(MLP(), (x,)) of test/unit/model_zoo.py, printed with ktir.ir.diagnostics.module_text
 
-// The eight groups' set prints as an alias, which upstream MLIR reads inside the future's type:
-// CHECK:      #set = affine_set<(d0) : (d0 >= 0, -d0 + 7 >= 0)>
+// Sets print as aliases (upstream MLIR reads the eight groups' set only so, inside the future's type):
+// CHECK-DAG:  #[[PRODUCERS:set[0-9]*]] = affine_set<(d0)[s0] : (d0 - s0 * 2 >= 0, -d0 + s0 * 2 + 1 >= 0)>
+// CHECK-DAG:  #[[GROUPS:set[0-9]*]] = affine_set<(d0) : (d0 >= 0, -d0 + 7 >= 0)>
+// CHECK-DAG:  #[[CONSUMER:set[0-9]*]] = affine_set<(d0)[s0] : (d0 - s0 * 2 == 0)>
 // CHECK:      func.func @k1_fused(%in0: index, %in1: index, %in2: index, %out0: index) attributes {grid = [16 : i64]} {
 // CHECK:        %tile0 = ktdp.construct_access_tile %vin1[0, %id mod 2 * 128, 0]
 // CHECK:        %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
@@ -23,11 +25,11 @@
 // CHECK-NEXT:   %[[ACC:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[EMPTY]] : tensor<2x64xf32>) -> tensor<2x64xf32>
 // CHECK:        %tile1 = ktdp.construct_access_tile %vin0[%id mod 2 * 2, %id floordiv 2 * 2, 0]
 // CHECK:        %[[SUM:.+]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2x128xf16>, tensor<128x64xf16>) outs(%[[ACC]] : tensor<2x64xf32>) -> tensor<2x64xf32>
-// CHECK-NEXT:   %[[FUTURE:.+]] = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(d0)[s0] : (d0 - s0 * 2 >= 0, -d0 + s0 * 2 + 1 >= 0)> -> <(tensor<2x64xf32>), groups = #set> {
+// CHECK-NEXT:   %[[FUTURE:.+]] = ktdp.inter_tile_produce producer_tiles_per_group = #[[PRODUCERS]] -> <(tensor<2x64xf32>), groups = #[[GROUPS]]> {
 // CHECK-NEXT:   ^bb0(%{{.*}}: index):
 // CHECK-NEXT:     ktdp.yield_partial %[[SUM]] : tensor<2x64xf32>
 // CHECK:        %[[IDENTITY:.+]] = arith.constant dense<-0.000000e+00> : tensor<2x64xf32>
-// CHECK-NEXT:   %[[REDUCED:.+]] = ktdp.inter_tile_reduce(%[[FUTURE]]) consumer_tiles_per_group = affine_set<(d0)[s0] : (d0 - s0 * 2 == 0)>, identity(%[[IDENTITY]] : tensor<2x64xf32>)
+// CHECK-NEXT:   %[[REDUCED:.+]] = ktdp.inter_tile_reduce(%[[FUTURE]]) consumer_tiles_per_group = #[[CONSUMER]], identity(%[[IDENTITY]] : tensor<2x64xf32>)
 // CHECK:          arith.addf %{{.*}}, %{{.*}} : tensor<2x64xf32>
 // CHECK:        %[[HELD:.+]] = tensor.extract_slice %[[REDUCED]][0, 0] [2, 32] [1, 1] : tensor<2x64xf32> to tensor<2x32xf32>
 // CHECK-NEXT:   func.call @k1_fused_fused0(%[[HELD]], %{{.*}}) : (tensor<2x32xf32>, tensor<32xf16>) -> tensor<2x32xf16>

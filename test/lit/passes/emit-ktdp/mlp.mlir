@@ -9,12 +9,17 @@
 // Input generated with
 //   ktir.compile(MLP(), (x,)) of test/unit/model_zoo.py, printed with ktir.ir.diagnostics.module_text
 
+// Maps and sets print as #map / #set aliases, defined first (the names are FileCheck variables).
+// CHECK-DAG:  #[[VIEW:set[0-9]*]] = affine_set<(d0, d1, d2) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 15 >= 0, d2 >= 0, -d2 + 63 >= 0)>
+// CHECK-DAG:  #[[IDENTITY:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG:  #[[ROWS:set[0-9]*]] = affine_set<(d0, d1, d2) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 1 >= 0, d2 >= 0, -d2 + 63 >= 0)>
+// CHECK-DAG:  #[[SWAP:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
 // CHECK:      func.func @k0_fused(%in0: index, %in1: index, %in2: index, %out0: index) attributes {grid = [32 : i64]} {
 // CHECK-NEXT:   %id = ktdp.get_compute_tile_id : index
-// CHECK-NEXT:   %vin0 = ktdp.construct_memory_view %in0, sizes: [1, 16, 64], strides: [1024, 64, 1] {coordinate_set = affine_set<(d0, d1, d2) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 15 >= 0, d2 >= 0, -d2 + 63 >= 0)>, memory_space = #ktdp.memory_space<global>} : memref<1x16x64xf16>
-// CHECK:        %tile0 = ktdp.construct_access_tile %vin0[0, %id mod 8 * 2, 0] {access_tile_order = affine_map<(d0, d1, d2) -> (d0, d1, d2)>, access_tile_set = affine_set<(d0, d1, d2) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 1 >= 0, d2 >= 0, -d2 + 63 >= 0)>} : memref<1x16x64xf16> -> !ktdp.access_tile<1x2x64xindex>
+// CHECK-NEXT:   %vin0 = ktdp.construct_memory_view %in0, sizes: [1, 16, 64], strides: [1024, 64, 1] {coordinate_set = #[[VIEW]], memory_space = #ktdp.memory_space<global>} : memref<1x16x64xf16>
+// CHECK:        %tile0 = ktdp.construct_access_tile %vin0[0, %id mod 8 * 2, 0] {access_tile_order = #[[IDENTITY]], access_tile_set = #[[ROWS]]} : memref<1x16x64xf16> -> !ktdp.access_tile<1x2x64xindex>
 // CHECK-NEXT:   %t0 = ktdp.load %tile0 : <1x2x64xindex> -> tensor<1x2x64xf16>
-// CHECK:        %tile1 = ktdp.construct_access_tile %vin1[%id floordiv 8, 0, 0] {access_tile_order = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
+// CHECK:        %tile1 = ktdp.construct_access_tile %vin1[%id floordiv 8, 0, 0] {access_tile_order = #[[SWAP]]
 // CHECK:        %r0 = func.call @k0_fused_fused0(%t2, %t5, %t7) : (tensor<2x64xf16>, tensor<64x64xf16>, tensor<64xf16>) -> tensor<2x64xf16>
 // CHECK:        %tile3 = ktdp.construct_access_tile %vout0[%id floordiv 8, %id mod 8 * 2, 0]
 // CHECK:        ktdp.store %t9, %tile3 : tensor<2x1x64xf16>, <2x1x64xindex>
