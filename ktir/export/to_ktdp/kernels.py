@@ -34,16 +34,19 @@ import numpy as np
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseArrayBase,
     Float16Type,
     FunctionType,
     IndexType,
     IntegerAttr,
+    MemRefType,
     ModuleOp,
     TensorType,
     i64,
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 
+from ktir.dialects.ktdp import BUFFER_ATTRIBUTE
 from ktir.dialects.ktdp.ops import GetComputeTileIdOp, LoadOp, StoreOp
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
@@ -297,7 +300,14 @@ class KernelConversion(BufferWriting, AccessTiles):
         else:
             tile, _, host, held = self._access_tile(op, tile_index, chunk, view=view)
         element = self._tensor_of(tile_index).element
-        value = self.emitter.tensor(LoadOp(tile, element))
+        load = LoadOp(tile, element)
+        slots = cast(MemRefType, op.target.type).get_shape()[0]
+        if slots > 1 and isinstance(buffer := op.target.owner, core.LxAllocOp):
+            # ktir's buffer and its slots (the next chunk loads while this one computes, into
+            # the other slot), which the engine's buffers follow, whatever else the loop holds.
+            address = buffer.address.value.data
+            load.attributes[BUFFER_ATTRIBUTE] = DenseArrayBase.from_list(i64, [address, slots])
+        value = self.emitter.tensor(load)
         self.buffers[self._held(op.target, op.slot)] = self._slice(
             reshaped(self.emitter, value, host.extent), held
         )

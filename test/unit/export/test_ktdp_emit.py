@@ -189,6 +189,24 @@ def test_a_whole_slice_is_loaded_once_and_each_k_chunk_reads_its_window() -> Non
     assert result.skipped is None and result.equal and result.same_cycles and result.differing == []
 
 
+def test_a_loops_loads_take_the_slots_ktir_gave_their_buffer() -> None:
+    # 512 x 4096 @ 4096 x 6144 (Llama-3-8B's q/k/v): each core's 1 MiB of x is loaded whole,
+    # then two output tiles each run a K loop of weight chunks. The loop's tensors do not fit
+    # twice in LX beside x, so the engine's rule for the function gives them one buffer each,
+    # where ktir's planner double-buffers the weight chunks alone: their loads name ktir's
+    # buffer of two slots, and chunk k + 1 loads while chunk k multiplies (1,118,797 cycles
+    # against ktir's 665,108 with one buffer: each load waited for the previous chunk's matmul).
+    linear = torch.nn.Linear(4096, 6144, bias=False).half()
+    module = ktir.compile(linear, (torch.zeros(512, 4096, dtype=torch.float16),)).module
+    (name, kernel), *_ = kernel_names(module)
+    text = module_text(emit_kernel(kernel, name))
+    loads = [line for line in text.splitlines() if "ktdp.load" in line]
+    assert len(loads) == 2 and "ktir.buffer" not in loads[0]  # x: one slot, loaded whole
+    assert "{ktir.buffer = array<i64: 1048576, 2>}" in loads[1]
+    (result,) = roundtrip_module(module)
+    assert result.skipped is None and result.equal and result.same_cycles and result.differing == []
+
+
 @pytest.mark.slow
 def test_alternating_accumulators_of_a_llama_layer_round_trip() -> None:
     # A Llama-3-shaped layer at hidden 1,024 (8 heads, 2 KV heads), 128 prefill tokens. Its
