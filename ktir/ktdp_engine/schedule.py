@@ -10,10 +10,10 @@ ktir's own kernels run (`ktir.sim.timeline.Timeline`, one core per tile).
   operands are ready.
 - Tensors live in LX buffers. Each time a tensor value is made (a loop's iterations) it takes
   the next of its buffers in turn: the next slot of ktir's LX buffer its op names
-  (`ktir.buffer`: a chunk loop's loads as `ktir-emit-ktdp` writes them, every load into that
-  buffer taking its slots in turn), else the next of its own `buffers` (2: double buffering,
-  when the loops' tensors fit twice in LX; `ktir.ktdp_engine.lx_capacity.buffers_per_loop_tensor`),
-  as ktir's planner gives a chunk loop;
+  (`ktir.buffer`: a chunk loop's loads and computes as `ktir-emit-ktdp` writes them, every
+  tensor made into that buffer taking its slots in turn), else the next of its own `buffers`
+  (2: double buffering, when the loops' tensors fit twice in LX;
+  `ktir.ktdp_engine.lx_capacity.buffers_per_loop_tensor`), as ktir's planner gives a chunk loop;
   an op waits for the op that writes each tensor it reads, and a write waits until the buffer's
   earlier readers are done. An accumulating matmul's result stays in its accumulator's buffer
   (`outs`, destination passing), as ktir's PE arrays add each chunk into the output tile's
