@@ -258,6 +258,31 @@ def test_a_silu_epilogue_reads_the_accumulator_rounded_to_fp16() -> None:
     assert all(r.equal and r.same_cycles and r.differing == [] for r in found), found
 
 
+def test_a_decode_attention_over_a_long_cache_fits_lx_as_ktirs_routine_does() -> None:
+    """
+    A decode step's attention over 1,024 cached positions (head size 128): its routine's body
+    widens the keys and values to float64 (2.6 MB on each tile), which is the op's reference
+    values, not what the core holds (ktir's routine streams key blocks of 64), so the engine's
+    LX check counts the call's arguments and result only, and the kernel runs with ktir's
+    outputs, cycles, bytes and FLOPs (it stopped at the check, against 2 MiB of LX).
+    """
+    config = transformers.LlamaConfig(
+        hidden_size=256,
+        intermediate_size=512,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        num_hidden_layers=1,
+        vocab_size=256,
+    )
+    module = decode_program(config, 1, context=1024).module
+    [result] = [
+        roundtrip_kernel(kernel, index, name, np.random.default_rng(0))
+        for index, (name, kernel) in enumerate(kernel_names(module))
+        if name.endswith("_attention")
+    ]
+    assert result.skipped is None and result.equal and result.differing == [], result
+
+
 def _position_arithmetic(kernel: core.KernelOp) -> bool:
     """Whether a kernel computes on integers (a position, a mask over the cache) or takes a cos or sin."""
     ops = [op for op in kernel.body.walk() if isinstance(op, tuple(ew.ELEMENTWISE_OPS))]
