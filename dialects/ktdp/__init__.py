@@ -87,8 +87,9 @@ it lands in, `array<i64: address, slots>` (the buffer's LX address and its slots
 planner gave them). The tensors of every op naming one buffer take its slots in turn, one per
 tensor made (a loop's iterations: chunk k's load lands in slot `k mod 2`, and waits for the
 readers of chunk k - 2's), whatever else the loop holds. `ktir-emit-ktdp` writes it on the
-loads into a buffer of several slots and on the op making a compute's result in one; ktir's
-engine gives a tensor without it the function's rule
+loads into a buffer of several slots, on the op making a compute's result in one, and on an
+accumulator's zero and ring sum (of any slots: ktir writes them in place); ktir's engine
+gives a tensor without it the function's rule
 (`ktir.ktdp_engine.lx_capacity.buffers_per_loop_tensor`).
 """
 

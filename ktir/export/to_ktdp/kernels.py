@@ -31,28 +31,25 @@ import math
 from typing import cast
 
 import numpy as np
-from xdsl.dialects import arith, func, scf, tensor
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    DenseArrayBase,
     Float16Type,
     FunctionType,
     IndexType,
     IntegerAttr,
-    MemRefType,
     ModuleOp,
     TensorType,
     i64,
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from ktir.dialects.ktdp import BUFFER_ATTRIBUTE
 from ktir.dialects.ktdp.ops import GetComputeTileIdOp, LoadOp, StoreOp
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
 from ktir.export.to_ktdp.access import GLOBAL, AccessTiles, KernelTensor, memory_view
 from ktir.export.to_ktdp.accumulate import writers_condition
-from ktir.export.to_ktdp.buffers import BufferWriting, WholeSlice
+from ktir.export.to_ktdp.buffers import BufferWriting, WholeSlice, name_buffer
 from ktir.export.to_ktdp.compute import RELAYOUTS, emit_compute_payload
 from ktir.export.to_ktdp.emitter import Emitter, HostTensor
 from ktir.export.to_ktdp.loops import (
@@ -78,25 +75,6 @@ from ktir.export.to_ktdp.tensors import (
 from ktir.ir.diagnostics import op_error
 from ktir.ir.values import tensor_layout
 from ktir.sim.host_tiles import HostTiles
-
-_VIEWS = (tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.ExtractSliceOp, tensor.InsertSliceOp)
-"""Ops that move no data: their result lives in their operands' buffers, not one of its own."""
-
-
-def _name_buffer(made: Operation | Block, buffer: SSAValue) -> None:
-    """
-    Name ktir's LX buffer of several slots on the op that makes the tensor ktir writes into it
-    (`ktir.buffer`: its address and slots), so that the engine gives the tensor the slots ktir
-    gives it (the next chunk loads, or computes, into the other slot while this one's is read),
-    whatever else the loop holds. A view, or a buffer of one slot, is left as it is.
-    """
-    slots = cast(MemRefType, buffer.type).get_shape()[0]
-    allocation = buffer.owner
-    if slots < 2 or not isinstance(made, Operation) or isinstance(made, _VIEWS):
-        return
-    if isinstance(allocation, core.LxAllocOp):
-        address = allocation.address.value.data
-        made.attributes[BUFFER_ATTRIBUTE] = DenseArrayBase.from_list(i64, [address, slots])
 
 
 class KernelConversion(BufferWriting, AccessTiles):
@@ -320,7 +298,7 @@ class KernelConversion(BufferWriting, AccessTiles):
             tile, _, host, held = self._access_tile(op, tile_index, chunk, view=view)
         element = self._tensor_of(tile_index).element
         value = self.emitter.tensor(LoadOp(tile, element))
-        _name_buffer(value.value.owner, op.target)
+        name_buffer(value.value.owner, op.target)
         self.buffers[self._held(op.target, op.slot)] = self._slice(
             reshaped(self.emitter, value, host.extent), held
         )
@@ -409,7 +387,7 @@ class KernelConversion(BufferWriting, AccessTiles):
         result = emit_compute_payload(self.emitter, payload, operands, held, start_of, sticks)
         if math.prod(result.shape) != math.prod(held):
             raise op_error(op, f"its payload gives a {result.shape} tile, its output tile holds {held}")
-        _name_buffer(result.value.owner, op.outs[0])
+        name_buffer(result.value.owner, op.outs[0])
         self.buffers[self._held(op.outs[0], op.slot)] = reshaped(self.emitter, result, held)
         if isinstance(payload, RELAYOUTS):
             self.relayouts.add(op.outs[0])
