@@ -77,8 +77,25 @@ Its body gives the values; ktir's engine times the call with ktir's cost for the
 shapes it is called with (`ktir.ktdp_engine.routines`). Other MLIR tools see an ordinary function.
 """
 
+FUSED_ROUTINE = "ktir.fused"
+"""The `ROUTINE_ATTRIBUTE` of a fused kernel's payload (the name of `ktir.fused`): its ops, routines
+among them, are the kernel's own and run as one compute."""
+
 CAUSAL_ATTRIBUTE = "ktir.causal"
 """On a "ktir.attention" routine: the causal offset (a key past `query + causal` is hidden)."""
+
+BUFFER_ATTRIBUTE = "ktir.buffer"
+"""
+ktir's extension of ktdp programs: on an op that makes a tensor, the LX buffer of ktir's kernel
+it lands in, `array<i64: address, slots>` (the buffer's LX address and its slots, as ktir's
+planner gave them). The tensors of every op naming one buffer take its slots in turn, one per
+tensor made (a loop's iterations: chunk k's load lands in slot `k mod 2`, and waits for the
+readers of chunk k - 2's), whatever else the loop holds. `ktir-emit-ktdp` writes it on the
+loads into a buffer of several slots, on the op making a compute's result in one, and on an
+accumulator's zero and ring sum (of any slots: ktir writes them in place); ktir's engine
+gives a tensor without it the function's rule
+(`ktir.ktdp_engine.lx_capacity.buffers_per_loop_tensor`).
+"""
 
 Ktdp = Dialect(
     "ktdp",
@@ -87,4 +104,4 @@ Ktdp = Dialect(
 )
 """The `ktdp` dialect (load it into a context with `ktir.ir.context.make_context`)."""
 
-__all__ = ["CAUSAL_ATTRIBUTE", "KTDP_OPS", "ROUTINE_ATTRIBUTE", "Ktdp"]
+__all__ = ["BUFFER_ATTRIBUTE", "CAUSAL_ATTRIBUTE", "FUSED_ROUTINE", "KTDP_OPS", "ROUTINE_ATTRIBUTE", "Ktdp"]

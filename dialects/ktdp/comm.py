@@ -43,7 +43,7 @@ from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from ktir.dialects.ktdp.attributes import TileFutureType
-from ktir.dialects.ktdp.syntax import print_affine
+from ktir.dialects.ktdp.syntax import print_affine, print_attributes
 
 
 def parse_future_type(parser: Parser) -> TileFutureType:
@@ -211,6 +211,7 @@ class InterTileReduceOp(IRDLOperation):
         parser.parse_punctuation(":")
         identity_type = parser.parse_type()
         parser.parse_punctuation(")")
+        attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         future_type = parse_future_type(parser)
         parser.parse_punctuation("->")
@@ -220,7 +221,13 @@ class InterTileReduceOp(IRDLOperation):
             parser.resolve_operand(future, future_type),
             [parser.resolve_operand(identity, identity_type)],
         ]
-        return cls.build(operands=operands, properties=properties, result_types=[result], regions=[combiner])
+        return cls.build(
+            operands=operands,
+            properties=properties,
+            attributes=attributes,
+            result_types=[result],
+            regions=[combiner],
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string("(")
@@ -234,7 +241,9 @@ class InterTileReduceOp(IRDLOperation):
         printer.print_operand(self.identity[0])
         printer.print_string(" : ")
         printer.print_attribute(self.identity[0].type)
-        printer.print_string(") : ")
+        printer.print_string(")")
+        print_attributes(printer, self.attributes)  # discardable ones (`ktir.buffer`)
+        printer.print_string(" : ")
         cast(TileFutureType, self.future.type).print_parameters(printer)
         printer.print_string(" -> ")
         printer.print_attribute(self.result.type)

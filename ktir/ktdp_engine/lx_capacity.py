@@ -22,10 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import arith, func, scf, tensor
-from xdsl.dialects.builtin import IndexType, TensorType
+from xdsl.dialects.builtin import IndexType, StringAttr, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
+from ktir.dialects.ktdp import FUSED_ROUTINE, ROUTINE_ATTRIBUTE
 from ktir.ir.diagnostics import location_of
 from ktir.ir.liveness import live_bytes
 from ktir.ktdp_engine.memory import KtdpError
@@ -138,6 +139,18 @@ def buffers_per_loop_tensor(function: func.FuncOp, lx_bytes: int, placed_bytes: 
     return 2 if where is None else 1
 
 
+def _device_routine(callee: func.FuncOp) -> bool:
+    """
+    Whether `callee` is ktir's routine for one graph op (`ktir.routine`, not a fused payload):
+    the device runs the op in its own streaming blocks (an attention's key blocks of 64), and
+    the body is the op's reference values (keys and values widened to float64), not what the
+    core holds, so the call holds no LX beyond its arguments and its result. A fused payload's
+    ops are the kernel's intermediates, which ktir's planner keeps in LX (its scratch).
+    """
+    routine = callee.attributes.get(ROUTINE_ATTRIBUTE)
+    return isinstance(routine, StringAttr) and routine.data != FUSED_ROUTINE
+
+
 def _in_loop(op: Operation | None) -> bool:
     while op is not None and not isinstance(op, func.FuncOp):
         if isinstance(op, scf.ForOp):
@@ -167,6 +180,8 @@ def _peak(
     for i, op in enumerate(order):
         callee = SymbolTable.lookup_symbol(op, op.callee) if isinstance(op, func.CallOp) else None
         if not isinstance(callee, func.FuncOp) or callee in calling:  # recursion: the engine's error
+            continue
+        if _device_routine(callee):
             continue
         peak, overflow, live = _peak(callee, 0, lx_bytes, doubled, (*calling, function))
         held = live if overflow is not None else peak  # a callee that overflows alone, at its call

@@ -9,8 +9,11 @@ ktir's own kernels run (`ktir.sim.timeline.Timeline`, one core per tile).
   `ring_reduce`, when the producers form them; else every tile). An op starts when its queue is free and its
   operands are ready.
 - Tensors live in LX buffers. Each time a tensor value is made (a loop's iterations) it takes
-  the next of `buffers` buffers in turn (2: double buffering, when the loops' tensors fit twice
-  in LX; `ktir.ktdp_engine.lx_capacity.buffers_per_loop_tensor`), as ktir's planner gives a chunk loop;
+  the next of its buffers in turn: the next slot of ktir's LX buffer its op names
+  (`ktir.buffer`: a chunk loop's loads and computes as `ktir-emit-ktdp` writes them, every
+  tensor made into that buffer taking its slots in turn), else the next of its own `buffers`
+  (2: double buffering, when the loops' tensors fit twice in LX;
+  `ktir.ktdp_engine.lx_capacity.buffers_per_loop_tensor`), as ktir's planner gives a chunk loop;
   an op waits for the op that writes each tensor it reads, and a write waits until the buffer's
   earlier readers are done. An accumulating matmul's result stays in its accumulator's buffer
   (`outs`, destination passing), as ktir's PE arrays add each chunk into the output tile's
@@ -34,9 +37,10 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import DenseArrayBase, TensorType
 from xdsl.ir import Operation, SSAValue
 
+from ktir.dialects.ktdp import BUFFER_ATTRIBUTE
 from ktir.sim.timeline import Slot, Timeline
 
 
@@ -82,8 +86,8 @@ class Schedule:
     slots: dict[SSAValue, Slot] = field(default_factory=dict)
     covers: dict[Slot, tuple[Slot, ...]] = field(default_factory=dict)
     """The buffers a view's data lives in (an `insert_slice`: its source's and its dest's)."""
-    definitions: dict[SSAValue, int] = field(default_factory=dict)
-    """How often each tensor value was made: its next buffer is the next of `buffers`, in turn."""
+    definitions: dict[Hashable, int] = field(default_factory=dict)
+    """How often each tensor value (or ktir buffer, `_buffer`) was made: its next slot is the next in turn."""
     accesses: list[Access] = field(default_factory=list)
     """The device memory the running op reaches."""
     collecting: int = 0
@@ -109,7 +113,8 @@ class Schedule:
             self._view(reads, list(op.results))
             return
         tensors = [r for r in op.results if isinstance(r.type, TensorType)]
-        writes = [self._in_place(op, r) or self._define(r) for r in tensors]
+        buffer = self._buffer(op)
+        writes = [self._in_place(op, r) or self._define(r, buffer) for r in tensors]
         writes += [("memory", a.key) for a in accesses if a.write]
         line = self.timeline
         for k, (queue, cycles, chip) in enumerate(pieces):
@@ -135,11 +140,29 @@ class Schedule:
             self.slots[value] = slot
         return slot
 
-    def _define(self, value: SSAValue) -> Slot:
-        """A new buffer for `value`: each time it is made (a loop's iterations), the next in turn."""
-        count = self.definitions.get(value, 0)
-        self.definitions[value] = count + 1
-        slot = (value, count % self.buffers)
+    def _buffer(self, op: Operation) -> tuple[Hashable, int]:
+        """
+        The buffer `op`'s tensors land in and its slots: ktir's LX buffer the op names
+        (`ktir.buffer`: its address and slots), else the tensor's own of the function's `buffers`.
+        """
+        named = op.attributes.get(BUFFER_ATTRIBUTE)
+        if named is None:
+            return None, self.buffers
+        values = named.get_values() if isinstance(named, DenseArrayBase) else ()
+        if len(values) != 2 or not isinstance(values[1], int) or values[1] < 1:
+            raise ValueError(f"'{BUFFER_ATTRIBUTE}' must be array<i64: address, slots> with slots >= 1")
+        return ("lx", values[0]), values[1]
+
+    def _define(self, value: SSAValue, buffer: tuple[Hashable, int]) -> Slot:
+        """
+        A new buffer for `value`: each time it is made (a loop's iterations), the next slot in
+        turn, of its own or of the named buffer it lands in (`_buffer`, the key not None).
+        """
+        key, slots = buffer
+        key = value if key is None else key
+        count = self.definitions.get(key, 0)
+        self.definitions[key] = count + 1
+        slot = (key, count % slots)
         self.slots[value] = slot
         return slot
 
@@ -157,7 +180,7 @@ class Schedule:
         ready = self.timeline.written
         when = [ready[s] for s in reads if s in ready]
         for result in tensors:
-            slot = self._define(result)
+            slot = self._define(result, (None, self.buffers))
             self.covers[slot] = tuple(dict.fromkeys(reads))
             if when:
                 ready[slot] = np.maximum.reduce(when)

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects import tensor
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, MemRefType, i64
+from xdsl.ir import Block, Operation, SSAValue
 
+from ktir.dialects.ktdp import BUFFER_ATTRIBUTE
 from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
 from ktir.export.to_ktdp.accumulate import accumulated_matmul, ring_reduced
@@ -42,6 +44,28 @@ class WholeSlice:
         """The whole slice of a kernel tile (`TileAttr.whole_extent`)."""
         starts = tile.starts_array
         return cls(np.array(tile.whole_extent), starts, np.zeros((1, starts.shape[1]), dtype=starts.dtype))
+
+
+_VIEWS = (tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.ExtractSliceOp, tensor.InsertSliceOp)
+"""Ops that move no data: their result lives in their operands' buffers, not one of its own."""
+
+
+def name_buffer(made: Operation | Block, buffer: SSAValue, accumulator: bool = False) -> None:
+    """
+    Name ktir's LX buffer on the op that makes the tensor ktir writes into it (`ktir.buffer`:
+    its address and slots), so that the engine gives the tensor the slots ktir gives it: a
+    load's or a compute's buffer of several slots (the next chunk loads, or computes, into the
+    other slot while this one's is read), whatever else the loop holds, and an accumulator's
+    of any (its zero and its ring reduction write it in place: the next output tile's zero
+    waits for this one's store). A view, or another buffer of one slot, is left as it is.
+    """
+    slots = cast(MemRefType, buffer.type).get_shape()[0]
+    allocation = buffer.owner
+    if (slots < 2 and not accumulator) or not isinstance(made, Operation) or isinstance(made, _VIEWS):
+        return
+    if isinstance(allocation, core.LxAllocOp):
+        address = allocation.address.value.data
+        made.attributes[BUFFER_ATTRIBUTE] = DenseArrayBase.from_list(i64, [address, slots])
 
 
 class BufferWriting:
@@ -149,9 +173,9 @@ class BufferWriting:
         host, _ = self._host_map(compute, int(compute.tiles.get_values()[-1]), Chunk(None, (0,)))
         element = cast(MemRefType, op.buffer.type).element_type
         value = float(cast(IntegerAttr | FloatAttr, op.value).value.data)  # an integer or float attribute
-        self.accumulators[self._slot(op.buffer, op.slot, op)] = filled(
-            self.emitter, tuple(host.extent), element, value
-        )
+        zero = filled(self.emitter, tuple(host.extent), element, value)
+        name_buffer(zero.value.owner, op.buffer, accumulator=True)
+        self.accumulators[self._slot(op.buffer, op.slot, op)] = zero
 
     def _ring_reduce(self, op: core.RingReduceOp) -> None:
         """The K partners' partial sums combined on the ring into each group's first core."""
@@ -160,7 +184,9 @@ class BufferWriting:
         if acc is None:
             raise op_error(op, "it reduces a buffer no accumulating compute wrote")
         group, combine = op.group.value.data, op.combine.data
-        self.accumulators[key] = ring_reduced(self.emitter, op, acc, group, self.cores, combine)
+        reduced = ring_reduced(self.emitter, op, acc, group, self.cores, combine)
+        name_buffer(reduced.value.owner, op.buffer, accumulator=True)
+        self.accumulators[key] = reduced
 
     def _accumulate(
         self, op: core.ComputeOp, payload: Operation, operands: list[HostTensor], chunk: Chunk
@@ -177,4 +203,4 @@ class BufferWriting:
         self.accumulators[key] = accumulated_matmul(self.emitter, payload, x, y, acc, k_sticks)
 
 
-__all__ = ["BufferWriting", "WholeSlice"]
+__all__ = ["BufferWriting", "WholeSlice", "name_buffer"]

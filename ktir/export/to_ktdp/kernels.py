@@ -49,7 +49,7 @@ from ktir.dialects.ktir import core
 from ktir.dialects.ktir import structured as st
 from ktir.export.to_ktdp.access import GLOBAL, AccessTiles, KernelTensor, memory_view
 from ktir.export.to_ktdp.accumulate import writers_condition
-from ktir.export.to_ktdp.buffers import BufferWriting, WholeSlice
+from ktir.export.to_ktdp.buffers import BufferWriting, WholeSlice, name_buffer
 from ktir.export.to_ktdp.compute import RELAYOUTS, emit_compute_payload
 from ktir.export.to_ktdp.emitter import Emitter, HostTensor
 from ktir.export.to_ktdp.loops import (
@@ -298,6 +298,7 @@ class KernelConversion(BufferWriting, AccessTiles):
             tile, _, host, held = self._access_tile(op, tile_index, chunk, view=view)
         element = self._tensor_of(tile_index).element
         value = self.emitter.tensor(LoadOp(tile, element))
+        name_buffer(value.value.owner, op.target)
         self.buffers[self._held(op.target, op.slot)] = self._slice(
             reshaped(self.emitter, value, host.extent), held
         )
@@ -386,6 +387,7 @@ class KernelConversion(BufferWriting, AccessTiles):
         result = emit_compute_payload(self.emitter, payload, operands, held, start_of, sticks)
         if math.prod(result.shape) != math.prod(held):
             raise op_error(op, f"its payload gives a {result.shape} tile, its output tile holds {held}")
+        name_buffer(result.value.owner, op.outs[0])
         self.buffers[self._held(op.outs[0], op.slot)] = reshaped(self.emitter, result, held)
         if isinstance(payload, RELAYOUTS):
             self.relayouts.add(op.outs[0])

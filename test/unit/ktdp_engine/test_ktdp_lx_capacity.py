@@ -7,6 +7,8 @@ import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import f16
 
+from ktir.dialects.ktdp import FUSED_ROUTINE
+from ktir.dialects.ktir.structured import FusedOp
 from ktir.ktdp_engine import KtdpError, load_module, numerics
 from ktir.ktdp_engine.lx_capacity import check_lx_capacity
 
@@ -84,6 +86,36 @@ def test_a_named_linalg_op_holds_its_operand_and_its_result() -> None:
     assert _peak(body) == 2 * MIB
 
 
+def _routine(name: str) -> str:
+    """A routine named `name` whose body computes in float64 (4 MiB of a 512 x 1024 tile)."""
+    return f"""func.func private @r(%p: tensor<512x1024xf16>) -> tensor<512x1024xf16> attributes {{ktir.routine = "{name}"}} {{
+  %w = arith.extf %p : tensor<512x1024xf16> to tensor<512x1024xf64>
+  %n = arith.negf %w : tensor<512x1024xf64>
+  %t = arith.truncf %n : tensor<512x1024xf64> to tensor<512x1024xf16>
+  return %t : tensor<512x1024xf16>
+}}
+"""  # noqa: E501
+
+
+@pytest.mark.parametrize(("routine", "peak"), [("ktir.silu", 2 * MIB), ("ktir.fused", 2 * MIB + 8 * MIB)])
+def test_a_graph_ops_routine_holds_no_lx_of_its_own_a_fused_payload_does(routine: str, peak: int) -> None:
+    """
+    A call of ktir's routine for a graph op holds its argument and its result (the caller's
+    tensors): its float64 body is the op's reference values, not what the core holds. A fused
+    payload's ops are the kernel's intermediates, held while the call runs (its two float64
+    tiles, 8 MiB at the negation, beside the caller's argument and result, 2 MiB).
+    """
+    body = """  %a = ktdp.load %tx : <512x1024xindex> -> tensor<512x1024xf16>
+  %s = func.call @r(%a) : (tensor<512x1024xf16>) -> tensor<512x1024xf16>
+  ktdp.store %s, %tx : tensor<512x1024xf16>, <512x1024xindex>
+  return
+}
+"""
+    module = load_module("builtin.module {\n" + _HEAD + body + _routine(routine) + "}\n")
+    function = next(op for op in module.walk() if isinstance(op, func.FuncOp) and op.sym_name.data == "f")
+    assert check_lx_capacity(function, 64 * MIB, 0) == peak
+
+
 def test_threads_give_the_values_one_thread_gives() -> None:
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((32, 256, 128)).astype(np.float16) for _ in range(2))
@@ -92,3 +124,7 @@ def test_threads_give_the_values_one_thread_gives() -> None:
     serial = numerics.elementwise(np.subtract, [a[:1], b[:1]], f16)  # one tile: never threaded
     np.testing.assert_array_equal(threaded[:1], serial)
     np.testing.assert_array_equal(threaded, (a.astype(np.float32) - b).astype(np.float16))
+
+
+def test_the_fused_routine_name_is_the_fused_op_s() -> None:
+    assert FUSED_ROUTINE == FusedOp.name  # the engine's LX check tells a payload from a routine by it

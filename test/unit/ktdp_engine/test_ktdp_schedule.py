@@ -89,6 +89,29 @@ def test_with_one_buffer_the_next_load_waits_for_this_compute() -> None:
     assert double + 7 * exp <= single + 1e-6 and single < 8 * one
 
 
+def _named(text: str, slots: int) -> str:
+    """The loop's load naming ktir's LX buffer at address 0 of `slots` slots (`ktir.buffer`)."""
+    return text.replace("ktdp.load %tx :", f"ktdp.load %tx {{ktir.buffer = array<i64: 0, {slots}>}} :")
+
+
+def test_a_load_naming_ktirs_buffer_takes_its_slots_whatever_the_functions_rule() -> None:
+    tiny = replace(SPYRE, lx_bytes=2 * 128 + 64)  # the function's rule: one buffer each
+    single, double = _cycles(_loop(8), tiny), _cycles(_loop(8))
+    # two slots: the next load no longer waits for this exp (the exp's result, one buffer,
+    # still waits for the store reading it)
+    assert _cycles(_named(_loop(8), 2), tiny) < single
+    # one slot where the function's rule gives two: the next load waits for this exp
+    assert _cycles(_named(_loop(8), 1)) > double
+
+
+def test_a_malformed_buffer_attribute_is_located() -> None:
+    x = np.zeros((8, 64), np.float16)
+    text = _loop(8).replace("ktdp.load %tx :", "ktdp.load %tx {ktir.buffer = array<i64: 0>} :")
+    with pytest.raises(ktdp.KtdpError, match=r"'ktir.buffer' must be array<i64: address, slots>") as caught:
+        ktdp.run(text, "k", {"x": x, "y": np.zeros_like(x)})
+    assert caught.value.location is not None
+
+
 def test_a_load_after_a_store_to_the_same_array_waits_for_it() -> None:
     text = f"""func.func @k(%x: index, %y: index) {{
   {_view("x")}

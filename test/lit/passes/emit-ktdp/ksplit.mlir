@@ -9,7 +9,9 @@
 // linalg.matmul whose outs is the accumulator), the pair's partial sums are added on the ring
 // into its first core (`ktir.ring_reduce`: an inter_tile_produce and an inter_tile_reduce whose
 // consumer is tile 2g), and that core alone adds the bias (reading the sum rounded to fp16, as
-// ktir does) and stores (`writers 2`: an scf.if on id mod 2 == 0). The round trip gives ktir's
+// ktir does) and stores (`writers 2`: an scf.if on id mod 2 == 0). The zero and the ring's sum
+// name the accumulator's LX buffer of one slot (`ktir.buffer`: ktir writes both in place, so a
+// next output tile's zero would wait for this one's store). The round trip gives ktir's
 // outputs bit for bit and its cycles, bytes and FLOPs.
 // Input generated with
 //   ktir.compile(MLP(), (x,)) of test/unit/model_zoo.py, printed with ktir.ir.diagnostics.module_text
@@ -22,14 +24,14 @@
 // CHECK:        %tile0 = ktdp.construct_access_tile %vin1[0, %id mod 2 * 128, 0]
 // CHECK:        %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:   %[[EMPTY:.+]] = tensor.empty() : tensor<2x64xf32>
-// CHECK-NEXT:   %[[ACC:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[EMPTY]] : tensor<2x64xf32>) -> tensor<2x64xf32>
+// CHECK-NEXT:   %[[ACC:.+]] = linalg.fill {ktir.buffer = array<i64: 512, 1>} ins(%[[ZERO]] : f32) outs(%[[EMPTY]] : tensor<2x64xf32>) -> tensor<2x64xf32>
 // CHECK:        %tile1 = ktdp.construct_access_tile %vin0[%id mod 2 * 2, %id floordiv 2 * 2, 0]
 // CHECK:        %[[SUM:.+]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2x128xf16>, tensor<128x64xf16>) outs(%[[ACC]] : tensor<2x64xf32>) -> tensor<2x64xf32>
 // CHECK-NEXT:   %[[FUTURE:.+]] = ktdp.inter_tile_produce producer_tiles_per_group = #[[PRODUCERS]] -> <(tensor<2x64xf32>), groups = #[[GROUPS]]> {
 // CHECK-NEXT:   ^bb0(%{{.*}}: index):
 // CHECK-NEXT:     ktdp.yield_partial %[[SUM]] : tensor<2x64xf32>
 // CHECK:        %[[IDENTITY:.+]] = arith.constant dense<-0.000000e+00> : tensor<2x64xf32>
-// CHECK-NEXT:   %[[REDUCED:.+]] = ktdp.inter_tile_reduce(%[[FUTURE]]) consumer_tiles_per_group = #[[CONSUMER]], identity(%[[IDENTITY]] : tensor<2x64xf32>)
+// CHECK-NEXT:   %[[REDUCED:.+]] = ktdp.inter_tile_reduce(%[[FUTURE]]) consumer_tiles_per_group = #[[CONSUMER]], identity(%[[IDENTITY]] : tensor<2x64xf32>) {ktir.buffer = array<i64: 512, 1>}
 // CHECK:          arith.addf %{{.*}}, %{{.*}} : tensor<2x64xf32>
 // CHECK:        %[[HELD:.+]] = tensor.extract_slice %[[REDUCED]][0, 0] [2, 32] [1, 1] : tensor<2x64xf32> to tensor<2x32xf32>
 // CHECK-NEXT:   func.call @k1_fused_fused0(%[[HELD]], %{{.*}}) : (tensor<2x32xf32>, tensor<32xf16>) -> tensor<2x32xf16>
