@@ -47,6 +47,10 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--max-batch", type=int, default=32, help="most sequences in a step (default 32)")
     group.add_argument("--max-batched-tokens", type=int, default=2048, help="token budget of a step (2048)")
     group.add_argument(
+        "--scheduler", default="vllm", metavar="vllm|spyre",
+        help="scheduling policy: upstream vLLM's (default) or the Spyre plugin's (docs/serving.md)",
+    )  # fmt: skip
+    group.add_argument(
         "--kv-tokens", type=int, help="KV cache capacity in tokens (default: memory less weights)"
     )
     group.add_argument("--seed", type=int, default=0, help="seed of the arrivals and token counts")
@@ -78,11 +82,25 @@ def check_serve_arguments(args: argparse.Namespace) -> None:
         if value is not None and value < 1:
             raise ServeUsageError(f"argument --{name.replace('_', '-')}: must be positive, not {value}")
     _check_serve_deployment(args)
+    _check_serve_policy(args)
     for name in ("prompt_tokens", "output_tokens"):
         try:
             TokenCount.parse(getattr(args, name))
         except WorkloadError as error:
             raise ServeUsageError(f"argument --{name.replace('_', '-')}: {error}") from None
+
+
+def _check_serve_policy(args: argparse.Namespace) -> None:
+    """`ServeUsageError` for an unknown `--scheduler`, or a spyre chunk that is not whole blocks."""
+    from ktir.llm.serving_result import SCHEDULERS, Policy
+    from ktir.llm.workload import WorkloadError
+
+    if args.scheduler not in SCHEDULERS:
+        raise ServeUsageError(f"argument --scheduler: one of {', '.join(SCHEDULERS)}, not {args.scheduler!r}")
+    try:
+        Policy(prefill_chunk=args.prefill_chunk or Policy.prefill_chunk, scheduler=args.scheduler).check()
+    except WorkloadError as error:
+        raise ServeUsageError(f"argument --prefill-chunk: {error}") from None
 
 
 def _check_serve_deployment(args: argparse.Namespace) -> None:
@@ -99,7 +117,7 @@ def _check_serve_deployment(args: argparse.Namespace) -> None:
 
 def run_serve(args: argparse.Namespace, config: Any, quiet: bool) -> int:
     """Simulate, print the run at `--rate`, write `--json` and `--png`."""
-    from ktir.llm.serving import Policy, Slo, serve_at_rates
+    from ktir.llm.serving import Policy, Slo, longest_request, serve_at_rates
     from ktir.llm.step_costs import grid_for, grid_programs
     from ktir.llm.workload import TokenCount, poisson_requests, read_trace
     from ktir.progress import StageProgress
@@ -110,10 +128,10 @@ def run_serve(args: argparse.Namespace, config: Any, quiet: bool) -> int:
         prompts, outputs = TokenCount.parse(args.prompt_tokens), TokenCount.parse(args.output_tokens)
         requests = poisson_requests(args.rate, args.requests, prompts, outputs, args.seed)
     chunk = args.prefill_chunk or Policy.prefill_chunk  # `--prefill-chunk` is ktir-estimate's, shared
-    policy = Policy(args.max_batched_tokens, args.max_batch, chunk, args.kv_tokens)
+    policy = Policy(args.max_batched_tokens, args.max_batch, chunk, args.kv_tokens, scheduler=args.scheduler)
     slo = Slo(args.slo_ttft, args.slo_tpot, args.slo_e2e)
     sweep = SWEEP if args.png else (1.0,)
-    grid = grid_for(policy, max(r.prompt_tokens + r.output_tokens for r in requests))
+    grid = grid_for(policy, *longest_request(requests))
     stages = grid_programs(grid) + (len(sweep) if len(sweep) > 1 else 0)
     with StageProgress(stages, quiet=quiet) as progress:
         results = serve_at_rates(

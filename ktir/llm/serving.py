@@ -2,7 +2,8 @@
 Serving a causal LM under load on the simulated chip: `simulate_serving` and `serve_at_rates`.
 
 They compile the model's step costs (`ktir.llm.step_costs`) and replay requests through the
-continuous-batching scheduler (`ktir.llm.scheduler`, vLLM's policy); the scheduler's names are
+continuous-batching scheduler (`ktir.llm.scheduler`: upstream vLLM's policy by default, or the
+Spyre plugin's, `scheduler="spyre"`, `ktir.llm.spyre_scheduler`); the scheduler's names are
 re-exported here, so `ktir.llm.serving` is the one import a user needs.
 """
 
@@ -33,6 +34,7 @@ __all__ = [
     "StepCost",
     "check_requests_fit",
     "decode_bound_tokens_per_s",
+    "longest_request",
     "percentiles",
     "serve_at_rates",
     "simulate",
@@ -50,6 +52,7 @@ def simulate_serving(
     output_tokens: str | int = 128,
     trace: str | None = None,
     policy: Policy | None = None,
+    scheduler: str | None = None,
     seed: int = 0,
     slo: Slo | None = None,
     target: Any = None,
@@ -63,10 +66,12 @@ def simulate_serving(
     Serve `requests` Poisson arrivals at `rate` per second (token counts: a number or a
     `TokenCount` text such as `"uniform:256:1024"`), or the requests of `trace`, with the
     step costs of `config` compiled for `target` on `cores` (`ktir.llm.step_costs`, cached
-    under `cache_dir`, its points timed in `jobs` processes). Without
-    `policy.kv_capacity_tokens` set, the cache holds what device memory leaves
-    (`kv_capacity_tokens`).
+    under `cache_dir`, its points timed in `jobs` processes). `scheduler` (`"vllm"` or
+    `"spyre"`), if given, replaces `policy.scheduler`. Without `policy.kv_capacity_tokens` set,
+    the cache holds what device memory leaves (`kv_capacity_tokens`).
     """
+    if scheduler is not None:
+        policy = dataclasses.replace(policy or Policy(), scheduler=scheduler)
     if trace is not None:
         workload = read_trace(trace)
     elif rate is None:
@@ -89,6 +94,11 @@ def simulate_serving(
         jobs=jobs,
     )
     return runs[0]
+
+
+def longest_request(workload: Sequence[Request]) -> tuple[int, int]:
+    """The longest request's positions (prompt and output) and the longest prompt: what a grid covers."""
+    return max(r.prompt_tokens + r.output_tokens for r in workload), max(r.prompt_tokens for r in workload)
 
 
 def serve_at_rates(
@@ -117,14 +127,13 @@ def serve_at_rates(
     check_card_split(cards, config)
     policy = policy or Policy()
     if policy.kv_capacity_tokens is None:
-        kv = kv_capacity_tokens(config, target, cards=cards, step_tokens=policy.max_batched_tokens)
+        kv = kv_capacity_tokens(config, target, cards=cards, step_tokens=policy.step_tokens)
         policy = dataclasses.replace(policy, kv_capacity_tokens=kv)
     policy.check()
     if not workload:
         raise WorkloadError("no request to simulate")
     check_requests_fit(workload, policy)
-    longest = max(r.prompt_tokens + r.output_tokens for r in workload)
-    grid = grid_for(policy, longest)
+    grid = grid_for(policy, *longest_request(workload))
     costs = build_step_costs(
         config, target=target, grid=grid, cores=cores, cache_dir=cache_dir, progress=progress, cards=cards,
         jobs=jobs,

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ktir.hardware.cost_model import ATTENTION_BLOCK
 from ktir.ir.json_format import read_envelope
 from ktir.llm.workload import Request, WorkloadError
 
@@ -32,23 +33,47 @@ class ServingFormatError(ValueError):
     """JSON that is not a serving result `from_json` can read; the message says what is wrong."""
 
 
+SCHEDULERS = ("vllm", "spyre")
+"""Scheduling policies: upstream vLLM's (`ktir.llm.scheduler`), the Spyre plugin's (`spyre_scheduler`)."""
+
+
 @dataclass(frozen=True)
 class Policy:
     """The scheduler's limits (vLLM's `max_num_batched_tokens`, `max_num_seqs`, chunk size, cache)."""
 
     max_batched_tokens: int = 2048
+    """The token budget of a step (vLLM's policy; the spyre policy's steps are one chunk or decodes)."""
     max_seqs: int = 32
     prefill_chunk: int = 1024
-    """Largest prefill chunk of one request in one step (vLLM's `long_prefill_token_threshold`)."""
+    """Largest prefill chunk of one request in one step (vLLM's `long_prefill_token_threshold`);
+    with the spyre policy, the chunk every prefill step computes, padding included."""
     kv_capacity_tokens: int | None = None
     """Tokens the KV cache holds, over all running requests. None: `simulate` sets no limit, and
     `simulate_serving` takes what the card's device memory leaves (`kv_capacity_tokens`)."""
+    scheduler: str = "vllm"
+    """`"vllm"` (upstream vLLM's v1 policy) or `"spyre"` (the Spyre plugin's, `ktir.llm.spyre_scheduler`)."""
+    block_size: int = ATTENTION_BLOCK
+    """Tokens per KV-cache block of the spyre policy (assumed: ktir's paged cache, `ATTENTION_BLOCK`)."""
+    max_batch_tkv: int = 131_072
+    """The spyre policy's volumetric limit: batch size x max-tkv of every decode step."""
+
+    @property
+    def step_tokens(self) -> int:
+        """The most tokens one step computes: the budget (vLLM) or the chunk (spyre)."""
+        return self.prefill_chunk if self.scheduler == "spyre" else self.max_batched_tokens
 
     def check(self) -> None:
-        """`WorkloadError` for a non-positive limit."""
-        for name in ("max_batched_tokens", "max_seqs", "prefill_chunk", "kv_capacity_tokens"):
+        """`WorkloadError` for a non-positive limit, an unknown scheduler or a chunk not in whole blocks."""
+        limits = ("max_batched_tokens", "max_seqs", "prefill_chunk", "kv_capacity_tokens", "block_size")
+        for name in (*limits, "max_batch_tkv"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise WorkloadError(f"{name} must be at least 1, not {getattr(self, name)}")
+        if self.scheduler not in SCHEDULERS:
+            raise WorkloadError(f"scheduler must be one of {', '.join(SCHEDULERS)}, not {self.scheduler!r}")
+        if self.scheduler == "spyre" and self.prefill_chunk % self.block_size:
+            raise WorkloadError(
+                f"the spyre chunk ({self.prefill_chunk}) must be whole blocks of {self.block_size}"
+            )
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,10 @@ direct simulation at points off the grid). A step of the simulator maps onto the
   kernels' fixed work) and the packing of the two parts' attention outputs: 4-7 % short on
   Llama-3.2-1B.
 
+The grid a run needs follows its scheduling policy (`ktir.llm.step_grid.grid_for`): the spyre
+policy's steps are whole chunks or decode steps, never mixed, so its grid has one chunk size (a
+prefill axis of one value, constant along it) and no mixed points.
+
 Tables are cached as JSON under `cache_dir` (default `$KTIR_CACHE_DIR` or `~/.cache/ktir`),
 keyed by a hash of the model config, of the target's fields, of the grid and by ktir's version.
 """
@@ -67,38 +71,13 @@ from ktir.llm.cache import whole_blocks
 from ktir.llm.capacity import MemoryModel
 from ktir.llm.estimate import decode_program, extrapolate_layers, prefill_program
 from ktir.llm.mixed import check_mixed_architecture, mixed_program
-from ktir.llm.scheduler import Step
-from ktir.llm.serving_result import Policy
+from ktir.llm.scheduling import Step
+from ktir.llm.step_grid import Grid, grid_for, grid_programs
 from ktir.pipeline import TargetLike, chip_of
 from ktir.progress import StageProgress
 
-PREFILL_TOKENS = (128, 256, 512, 1024, 2048)
-PREFILL_CACHED = (0, 1024, 2048, 4096)
-DECODE_BATCHES = (1, 4, 16, 32, 64)
-DECODE_CONTEXTS = (256, 1024, 2048, 4096)
-"""The default grid (the simulator's steps inside it are interpolated, outside extrapolated)."""
-
 MixedPoint = tuple[int, int, int, int]
 """A mixed step: a prefill chunk of `tokens` after `cached`, beside `batch` decodes at `context`."""
-
-
-@dataclass(frozen=True)
-class Grid:
-    """The measured points: prefill `(tokens, cached)` and decode `(batch, context)` axes."""
-
-    prefill_tokens: tuple[int, ...] = PREFILL_TOKENS
-    prefill_cached: tuple[int, ...] = PREFILL_CACHED
-    decode_batches: tuple[int, ...] = DECODE_BATCHES
-    decode_contexts: tuple[int, ...] = DECODE_CONTEXTS
-
-    def check(self) -> None:
-        """`EstimateError` unless each axis has two or more increasing values (cached >= 0, others >= 1)."""
-        for name, axis in dataclasses.asdict(self).items():
-            low = 0 if name == "prefill_cached" else 1
-            if len(axis) < 2 or list(axis) != sorted(set(axis)) or axis[0] < low:
-                raise EstimateError(
-                    f"grid {name} must hold two or more increasing values >= {low}, not {axis}"
-                )
 
 
 @dataclass
@@ -147,6 +126,8 @@ class StepCosts:
         cached = sum(n * c for n, c in step.prefill_chunks) / tokens
         if not decodes:
             return self.prefill(tokens, cached)
+        if not self.grid.mixed:
+            raise EstimateError("a step of prefill chunks and decodes on a table without mixed steps")
         return self.mixed(tokens, cached, decodes, context)
 
     def to_dict(self) -> dict[str, Any]:
@@ -160,28 +141,26 @@ class StepCosts:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StepCosts:
         """The table `to_dict` wrote."""
-        grid = Grid(**{k: tuple(v) for k, v in data["grid"].items()})
+        grid = Grid.from_dict(data["grid"])
         prefill, decode, mixed = (np.array(data[name]) for name in ("prefill_us", "decode_us", "mixed_us"))
         return cls(grid, prefill, decode, mixed, dict(data["key"]))
 
 
-def _interp(xs: Sequence[int], x: float) -> tuple[int, float]:
-    """The segment of `xs` for `x` (the edge one outside) and `x`'s fraction along it."""
+def _weights(xs: Sequence[int], x: float) -> list[tuple[int, float]]:
+    """
+    The points of `xs` that `x` lies between (the edge segment outside) and their weights, linear
+    in `x`; an axis of one value is constant along it (a spyre table's one chunk size).
+    """
+    if len(xs) == 1:
+        return [(0, 1.0)]
     i = int(np.clip(np.searchsorted(xs, x) - 1, 0, len(xs) - 2))
-    return i, (x - xs[i]) / (xs[i + 1] - xs[i])
+    u = (x - xs[i]) / (xs[i + 1] - xs[i])
+    return [(i, 1 - u), (i + 1, u)]
 
 
 def _bilinear(xs: Sequence[int], ys: Sequence[int], table: np.ndarray, x: float, y: float) -> float:
     """Bilinear interpolation of `table` at (x, y), linear extrapolation outside the grid."""
-    i, u = _interp(xs, x)
-    j, v = _interp(ys, y)
-    cell = table[i : i + 2, j : j + 2]
-    return float(
-        cell[0, 0] * (1 - u) * (1 - v)
-        + cell[1, 0] * u * (1 - v)
-        + cell[0, 1] * (1 - u) * v
-        + cell[1, 1] * u * v
-    )
+    return float(sum(table[i, j] * u * v for i, u in _weights(xs, x) for j, v in _weights(ys, y)))
 
 
 def prefill_chunk_us(
@@ -307,7 +286,8 @@ def build_step_costs(
         raise EstimateError(f"jobs must be at least 1, not {jobs}")
     grid = grid or Grid()
     grid.check()
-    check_mixed_architecture(config)  # before any point is compiled: the mixed points need it
+    if grid.mixed:
+        check_mixed_architecture(config)  # before any point is compiled: the mixed points need it
     chip = chip_of(target)
     key = table_key(config, chip, grid, cores, cards)
     path = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / (
@@ -321,7 +301,7 @@ def build_step_costs(
     tables = {
         "prefill": np.zeros((len(grid.prefill_tokens), len(grid.prefill_cached))),
         "decode": np.zeros((len(grid.decode_batches), len(grid.decode_contexts))),
-        "mixed": np.zeros((len(grid.prefill_tokens), len(grid.decode_batches))),
+        "mixed": np.zeros((len(grid.prefill_tokens), len(grid.decode_batches)) if grid.mixed else (0, 0)),
     }
     points = _points(grid, config, chip, cores, cards)
     for point, us in _measured(points, jobs):
@@ -339,33 +319,6 @@ def build_step_costs(
             f"step-cost table not cached in '{path.parent}': {error.strerror or error}", stacklevel=2
         )
     return table
-
-
-def grid_for(policy: Policy, longest: int) -> Grid:
-    """
-    A grid that covers a run: chunks of 16 tokens doubling up to the step's token budget,
-    cached contexts 0, half and all of the longest request (rounded up to whole blocks of 64
-    positions), batches 1, 2, 4, ... up to `max_seqs`, decode contexts an eighth, half and all
-    of it.
-    """
-    budget = policy.max_batched_tokens
-    tokens = sorted({*(t for t in _doubling(16, budget)), budget})
-    longest = whole_blocks(max(longest, 8))  # contexts with divisors: attention walks keys in equal chunks
-    batches = sorted({1, *_doubling(2, policy.max_seqs), policy.max_seqs} | {2})
-    return Grid(
-        prefill_tokens=tuple(tokens) if len(tokens) > 1 else (max(1, budget // 2), max(2, budget)),
-        prefill_cached=(0, longest // 2, longest),
-        decode_batches=tuple(b for b in batches if b <= max(policy.max_seqs, 2)),
-        decode_contexts=(longest // 8, longest // 2, longest),
-    )
-
-
-def _doubling(start: int, stop: int, factor: int = 2) -> list[int]:
-    values, value = [], start
-    while value < stop:
-        values.append(value)
-        value *= factor
-    return values
 
 
 def _pairs(xs: Sequence[int], ys: Sequence[int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
@@ -423,7 +376,7 @@ def mixed_chunk(rows: int, batch: int) -> int:
 
 
 def _points(grid: Grid, config: Any, target: Target, cores: int | None, cards: int) -> list[_GridPoint]:
-    """Every point of `grid`: prefill chunks, decode steps, then mixed steps, each axis in grid order."""
+    """Every point of `grid`: prefill chunks, decode steps, then mixed steps (if any), axes in order."""
     point = partial(_GridPoint, config=config, target=target, cores=cores, cards=cards)
     prefill = _pairs(grid.prefill_tokens, grid.prefill_cached)
     decode = _pairs(grid.decode_batches, grid.decode_contexts)
@@ -432,7 +385,7 @@ def _points(grid: Grid, config: Any, target: Target, cores: int | None, cards: i
     return (
         [point("prefill", (i, j), n, c) for (i, n), (j, c) in prefill]
         + [point("decode", (i, j), b, k) for (i, b), (j, k) in decode]
-        + [point("mixed", (i, j), n, b, base=base) for (i, n), (j, b) in mixed]
+        + [point("mixed", (i, j), n, b, base=base) for (i, n), (j, b) in mixed if grid.mixed]
     )
 
 
@@ -465,12 +418,6 @@ def _measured(points: list[_GridPoint], jobs: int) -> Iterator[tuple[_GridPoint,
 def _announce(progress: StageProgress | None, name: str) -> None:
     if progress is not None:
         progress.stage(name)
-
-
-def grid_programs(grid: Grid) -> int:
-    """Grid points a table compiles (each with one and two layers): the progress bar's total."""
-    tokens, batches = len(grid.prefill_tokens), len(grid.decode_batches)
-    return tokens * len(grid.prefill_cached) + batches * len(grid.decode_contexts) + tokens * batches
 
 
 def held_out_errors(

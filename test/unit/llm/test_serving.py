@@ -1,9 +1,16 @@
-"""The serving simulator's scheduler and figures, with analytic step costs (no model compiled)."""
+"""
+The serving simulator's scheduler and figures, with analytic step costs (no model compiled).
+The checks of issue 38's item 4 (Little's law, a lone request's TTFT, the throughput bounds,
+percentiles against the rate, determinism) run under both scheduling policies.
+"""
 
+import dataclasses
 import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ktir.llm.serving import Policy, Slo, Step, decode_bound_tokens_per_s, simulate, single_request_ttft_us
 from ktir.llm.serving_result import ServingFormatError, ServingResult
@@ -67,32 +74,46 @@ def test_a_request_that_never_fits_is_an_error():
         simulate([Request(0.0, 90, 20)], tokens_cost, Policy(kv_capacity_tokens=100))
 
 
+SCHEDULERS = ["vllm", "spyre"]
+
+
 def workload(rate: float, count: int, seed: int = 0) -> list[Request]:
     prompts, outputs = TokenCount.parse("uniform:200:3000"), TokenCount.parse("uniform:2:200")
     return poisson_requests(rate, count, prompts, outputs, seed)
 
 
-def test_the_same_seed_gives_the_same_run():
-    policy = Policy(max_seqs=16)
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_the_same_seed_gives_the_same_run(scheduler):
+    policy = Policy(max_seqs=16, scheduler=scheduler)
     one, two = (simulate(workload(5.0, 200, seed=3), affine_cost, policy) for _ in range(2))
     assert one.to_dict() == two.to_dict()
     other = simulate(workload(5.0, 200, seed=4), affine_cost, policy)
     assert other.to_dict()["ttft_ms"] != one.to_dict()["ttft_ms"]
 
 
-def test_at_a_very_low_rate_ttft_is_the_single_request_ttft():
-    prompt = 3000  # three chunks of 1024, 1024 and 952 tokens
+@pytest.mark.parametrize(
+    ("scheduler", "chunks"),
+    [
+        ("vllm", ((1024, 0), (1024, 1024), (952, 2048))),  # three chunks of 1024, 1024 and 952 tokens
+        ("spyre", ((1024, 0), (1024, 1024), (1024, 2048))),  # 3,000 padded to 3,008, 64 on the left
+    ],
+)
+def test_at_a_very_low_rate_ttft_is_the_single_request_ttft(scheduler, chunks):
+    prompt = 3000
+    policy = Policy(scheduler=scheduler)
     requests = poisson_requests(0.01, 50, TokenCount.parse(str(prompt)), TokenCount.parse("64"), seed=1)
-    result = simulate(requests, affine_cost, Policy())
-    alone = single_request_ttft_us(prompt, affine_cost, Policy())
-    by_hand = sum(2000 + 10 * n + n * (c + n / 2) * 1e-4 for n, c in ((1024, 0), (1024, 1024), (952, 2048)))
+    result = simulate(requests, affine_cost, policy)
+    alone = single_request_ttft_us(prompt, affine_cost, policy)
+    by_hand = sum(2000 + 10 * n + n * (c + n / 2) * 1e-4 for n, c in chunks)
     assert alone == pytest.approx(by_hand, rel=1e-12)
     assert np.median(result.ttft_us) == pytest.approx(alone, rel=0.02)
 
 
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
 @pytest.mark.parametrize("rate", [2.0, 8.0, 30.0])
-def test_littles_law_holds_on_the_simulated_system_and_queue(rate):
-    result = simulate(workload(rate, 400, seed=7), affine_cost, Policy(max_seqs=16, kv_capacity_tokens=20000))
+def test_littles_law_holds_on_the_simulated_system_and_queue(rate, scheduler):
+    policy = Policy(max_seqs=16, kv_capacity_tokens=20000, scheduler=scheduler)
+    result = simulate(workload(rate, 400, seed=7), affine_cost, policy)
     law = result.littles_law()
     # The counts are integrated from the scheduler's state, the times from the request records.
     assert law["system_mean_count"] == pytest.approx(law["system_rate_x_time"], rel=1e-9)
@@ -100,16 +121,18 @@ def test_littles_law_holds_on_the_simulated_system_and_queue(rate):
     assert law["system_mean_count"] > 0.1  # the check is not vacuous
 
 
-def test_littles_law_with_the_configured_rate_in_steady_state():
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_littles_law_with_the_configured_rate_in_steady_state(scheduler):
     rate = 4.0
-    result = simulate(workload(rate, 3000, seed=11), affine_cost, Policy(max_seqs=16))
+    result = simulate(workload(rate, 3000, seed=11), affine_cost, Policy(max_seqs=16, scheduler=scheduler))
     mean_in_system = result.system_integral_us / result.duration_us
     assert mean_in_system == pytest.approx(rate * result.e2e_us.mean() / 1e6, rel=0.02)
 
 
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
 @pytest.mark.parametrize("rate", [1.0, 10.0, 200.0])
-def test_throughput_never_exceeds_arrivals_nor_the_decode_bound(rate):
-    policy = Policy(max_seqs=8)
+def test_throughput_never_exceeds_arrivals_nor_the_decode_bound(rate, scheduler):
+    policy = Policy(max_seqs=8, scheduler=scheduler)
     result = simulate(workload(rate, 300, seed=5), affine_cost, policy)
     offered = result.arrival_rate_per_s * result.output_tokens.mean()
     bound = decode_bound_tokens_per_s(affine_cost, policy, context=200)
@@ -117,6 +140,30 @@ def test_throughput_never_exceeds_arrivals_nor_the_decode_bound(rate):
     assert result.tokens_per_second_per_card <= bound
     if rate == 200.0:  # saturated: most of the decode bound is reached
         assert result.tokens_per_second_per_card > 0.3 * bound
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), scheduler=st.sampled_from(SCHEDULERS))
+def test_item_4_checks_hold_for_any_seed(seed, scheduler):
+    # Little's law on the scheduler's own integrals, throughput within arrivals and the decode
+    # bound, and latency percentiles that do not fall as the same requests arrive faster.
+    policy = Policy(max_seqs=8, kv_capacity_tokens=20000, scheduler=scheduler)
+    requests = workload(1.0, 120, seed=seed)
+    bound = decode_bound_tokens_per_s(affine_cost, policy, context=200)
+    previous = None
+    for factor in (1.0, 4.0, 16.0):
+        faster = [dataclasses.replace(r, arrival_us=r.arrival_us / factor) for r in requests]
+        result = simulate(faster, affine_cost, policy)
+        law = result.littles_law()
+        assert law["system_mean_count"] == pytest.approx(law["system_rate_x_time"], rel=1e-9)
+        assert result.tokens_per_second_per_card <= result.arrival_rate_per_s * result.output_tokens.mean()
+        assert result.tokens_per_second_per_card <= bound
+        figures = result.to_dict()
+        if previous is not None:
+            for key in ("ttft_ms", "e2e_ms"):
+                for p in ("p50", "p90", "p99"):
+                    assert figures[key][p] >= previous[key][p] * 0.99, (key, p, factor)
+        previous = figures
 
 
 def test_goodput_counts_requests_within_the_slos():

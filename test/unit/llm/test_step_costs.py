@@ -16,6 +16,7 @@ from ktir.llm.step_costs import (
     Grid,
     StepCosts,
     build_step_costs,
+    grid_programs,
     held_out_errors,
     kv_capacity_tokens,
     table_key,
@@ -184,6 +185,40 @@ def test_the_grid_rounds_the_longest_request_to_whole_blocks():
     grid = step_costs.grid_for(Policy(max_batched_tokens=64, max_seqs=4), 3071)
     assert grid.prefill_cached == (0, 1536, 3072)
     assert grid.decode_contexts == (384, 1536, 3072)
+
+
+def test_the_spyre_grid_has_one_chunk_size_the_padded_prompts_contexts_and_no_mixed_step():
+    spyre = Policy(max_batched_tokens=2048, max_seqs=16, prefill_chunk=1024, scheduler="spyre")
+    grid = step_costs.grid_for(spyre, 3072, 2816)  # 2,816 tokens: three chunks of 1,024
+    assert grid.prefill_tokens == (1024,) and grid.prefill_cached == (0, 1024, 2048)
+    assert not grid.mixed and grid.decode_batches == (1, 2, 4, 8, 16)
+    # the padded prompt (3,072), its output (256) and a block: 3,392 positions
+    assert grid.decode_contexts == (448, 1728, 3392)
+    vllm = step_costs.grid_for(dataclasses.replace(spyre, scheduler="vllm"), 3072, 2816)
+    assert (grid_programs(grid), grid_programs(vllm)) == (18, 79)
+    assert Grid.from_dict(dataclasses.asdict(grid)) == grid
+
+
+def test_a_table_of_one_chunk_size_is_linear_in_the_cached_context_and_has_no_mixed_step():
+    grid = Grid((64,), (0, 64, 128), (1, 2), (64, 128), mixed=False)
+    grid.check()
+    table = StepCosts(grid, np.array([[100.0, 110.0, 130.0]]), np.ones((2, 2)), np.zeros((0, 0)), {})
+    assert table(Step(prefill_chunks=((64, 96),))) == pytest.approx(120.0)
+    with pytest.raises(EstimateError, match="without mixed steps"):
+        table(Step(prefill_chunks=((64, 0),), decode_contexts=(64,)))
+    with pytest.raises(EstimateError, match="grid prefill_tokens must hold two or more"):
+        dataclasses.replace(grid, mixed=True).check()
+
+
+@pytest.mark.slow
+def test_a_spyre_table_is_within_three_percent_off_its_grid(tmp_path):
+    spyre = Policy(max_batched_tokens=64, max_seqs=2, prefill_chunk=64, scheduler="spyre")
+    grid = step_costs.grid_for(spyre, 208, 200)
+    assert grid.prefill_cached == (0, 64, 128, 192) and grid_programs(grid) == 10
+    table = build_step_costs(tiny_config(), grid=grid, cache_dir=tmp_path)
+    rows = held_out_errors(table, tiny_config(), [(64, 32), (64, 160)], [(1, 100), (2, 200)])
+    for row in rows:
+        assert abs(row["error"]) <= 0.03, row
 
 
 def test_jobs_below_one_is_an_error(tmp_path):

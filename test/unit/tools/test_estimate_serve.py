@@ -74,6 +74,25 @@ def test_a_serving_run_writes_json_and_png(config, tmp_path, affine, capsys):
     assert "TTFT (ms)" in capsys.readouterr().out
 
 
+def test_a_spyre_run_uses_the_spyre_grid_and_keeps_its_policy(config, tmp_path, monkeypatch, capsys):
+    grids = []
+
+    def build(config, *, grid, **options):
+        grids.append(grid)
+        return affine_table(grid)
+
+    monkeypatch.setattr(serving, "build_step_costs", build)
+    out = tmp_path / "serve.json"
+    argv = [str(config), "--serve", "--rate", "50", "--requests", "40", "--prompt-tokens", "uniform:32:160"]
+    options = ["--output-tokens", "8", "--max-batch", "4", "--prefill-chunk", "64", "--scheduler", "spyre"]
+    assert main([*argv, *options, "--json", str(out), "-q"]) == 0, capsys.readouterr().err
+    (grid,) = grids
+    assert grid.prefill_tokens == (64,) and grid.prefill_cached == (0, 64, 128) and not grid.mixed
+    data = json.loads(out.read_text())
+    assert data["policy"]["scheduler"] == "spyre"
+    assert ServingResult.from_json(json.dumps(data["run"])).policy.scheduler == "spyre"
+
+
 @pytest.mark.parametrize(
     ("options", "message", "code"),
     [
@@ -83,6 +102,16 @@ def test_a_serving_run_writes_json_and_png(config, tmp_path, affine, capsys):
         (["--rate", "1", "--prompt-tokens", "uniform:5"], "argument --prompt-tokens: token count", 2),
         (["--rate", "1", "--max-batch", "0"], "argument --max-batch: must be positive, not 0", 2),
         (["--trace", "missing.jsonl"], "cannot read trace 'missing.jsonl'", 1),
+        (
+            ["--rate", "1", "--scheduler", "sarathi"],
+            "argument --scheduler: one of vllm, spyre, not 'sarathi'",
+            2,
+        ),
+        (
+            ["--rate", "1", "--scheduler", "spyre", "--prefill-chunk", "100"],
+            "argument --prefill-chunk: the spyre chunk (100) must be whole blocks of 64",
+            2,
+        ),
     ],
 )
 def test_bad_serve_options_are_one_line_and_write_nothing(
