@@ -137,8 +137,12 @@ class InterTileProduceOp(IRDLOperation):
         if partials and tuple(partials) != tuple(future.types.data):
             parser.raise_error("the partial types before '->' must be the future's", pos, parser.pos)
         body = parser.parse_region()
+        attributes = parser.parse_optional_attr_dict()  # discardable ones, after the region
         return cls.build(
-            properties={"producer_tiles_per_group": producers}, result_types=[future], regions=[body]
+            properties={"producer_tiles_per_group": producers},
+            attributes=attributes,
+            result_types=[future],
+            regions=[body],
         )
 
     def print(self, printer: Printer) -> None:
@@ -148,6 +152,7 @@ class InterTileProduceOp(IRDLOperation):
         self.future.type.print_parameters(printer)
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=True)
+        print_attributes(printer, self.attributes)
 
     def verify_(self) -> None:
         if not self.future.has_one_use():

@@ -33,7 +33,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ktir.dialects.ktdp.attributes import TileFutureType
 from ktir.dialects.ktdp.comm import DEPENDENCY, DEPENDENCY_SHAPES, parse_future_type, parse_tile_set
-from ktir.dialects.ktdp.syntax import print_affine
+from ktir.dialects.ktdp.syntax import print_affine, print_attributes
 
 
 @irdl_op_definition
@@ -67,12 +67,15 @@ class InterTileConsumeOp(IRDLOperation):
         properties = {"consumer_tiles_per_group": parse_tile_set(parser, "consumer_tiles_per_group")}
         if parser.parse_optional_punctuation(","):
             properties[DEPENDENCY] = parse_tile_set(parser, DEPENDENCY)
+        attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         future_type = parse_future_type(parser)
         parser.parse_punctuation("->")
         result = parser.parse_type()
         operands = [parser.resolve_operand(future, future_type)]
-        return cls.build(operands=operands, properties=properties, result_types=[result])
+        return cls.build(
+            operands=operands, properties=properties, attributes=attributes, result_types=[result]
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string("(")
@@ -82,6 +85,7 @@ class InterTileConsumeOp(IRDLOperation):
         if self.producer_dependency_per_consumer is not None:
             printer.print_string(f", {DEPENDENCY} = ")
             print_affine(printer, self.producer_dependency_per_consumer)
+        print_attributes(printer, self.attributes)  # discardable ones
         printer.print_string(" : ")
         cast(TileFutureType, self.future.type).print_parameters(printer)
         printer.print_string(" -> ")

@@ -59,7 +59,7 @@ from ktir.dialects.ktdp.comm import (
     parse_tile_set,
 )
 from ktir.dialects.ktdp.placement import PlacementError, check_axes
-from ktir.dialects.ktdp.syntax import print_affine
+from ktir.dialects.ktdp.syntax import print_affine, print_attributes
 
 
 def axes_of(op: IRDLOperation, name: str) -> tuple[int, ...]:
@@ -100,6 +100,7 @@ class PlacedDeliveryOp(IRDLOperation):
                 identity = _parse_identity(parser)
                 continue
             properties[DEPENDENCY] = parse_tile_set(parser, DEPENDENCY)
+        attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         future_type = parse_future_type(parser)
         parser.parse_punctuation("->")
@@ -111,7 +112,13 @@ class PlacedDeliveryOp(IRDLOperation):
                 parser.raise_error(f"{cls.name} takes identity(%value : type)")
             operands.append([parser.resolve_operand(*identity)])
             regions.append(parser.parse_region())
-        return cls.build(operands=operands, properties=properties, result_types=[result], regions=regions)
+        return cls.build(
+            operands=operands,
+            properties=properties,
+            attributes=attributes,
+            result_types=[result],
+            regions=regions,
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string("(")
@@ -129,6 +136,7 @@ class PlacedDeliveryOp(IRDLOperation):
             printer.print_string(" : ")
             printer.print_attribute(self.operands[1].type)
             printer.print_string(")")
+        print_attributes(printer, self.attributes)  # discardable ones
         printer.print_string(" : ")
         cast(TileFutureType, self.operands[0].type).print_parameters(printer)
         printer.print_string(" -> ")
