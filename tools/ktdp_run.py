@@ -74,7 +74,13 @@ def run_ktdp(args: argparse.Namespace, module: ModuleOp) -> int:
     arrays = read_arrays(args.inputs, "inputs")
     grid = parse_grid(args.grid) if args.grid else None
     outputs, report = run(
-        module, args.function, arrays, grid=grid, place=parse_place(args.place), target=args.chip
+        module,
+        args.function,
+        arrays,
+        grid=grid,
+        place=parse_place(args.place),
+        target=args.chip,
+        written_only=True,  # -o writes what the kernel stored to, not its inputs back
     )
     report.print(Console(), limit=args.top or None)
     files: list[tuple[str, Writer]] = []

@@ -11,7 +11,8 @@ Each function argument binds by name (its SSA name) to the entry of `arrays` of 
 array entry is placed in simulated device memory (contiguous, row-major, its own dtype) and the
 argument receives its element offset; a 0-d entry is passed as the argument's value. `place`
 maps names to `(offset, core)`: `core` None for LPDDR5, else that core's LX (arrays a kernel
-addresses at constant offsets). Every array entry is read back into `outputs` after the run.
+addresses at constant offsets). Every array entry is read back into `outputs` after the run
+(with `written_only`, those a store reached).
 `grid` overrides the function's `{grid = [...]}` attribute (absent: one tile); each tile runs
 on one simulated core. The engine, its numerics and its time model: `ktir.ktdp_engine.engine`.
 """
@@ -84,12 +85,14 @@ def run(
     grid: Sequence[int] | None = None,
     place: Mapping[str, tuple[int, int | None]] | None = None,
     target: Target | str | os.PathLike[str] | None = None,
+    written_only: bool = False,
 ) -> tuple[dict[str, np.ndarray], Report]:
     """
     Run `function` of a ktdp module on `arrays` (module docstring); (outputs, report). `kernel`
     is the module's text, its file, or the module parsed and verified (as `load_module` gives
     it). `target` is the chip: a `Target` or a TOML file
-    (`ktir.hardware.target.resolve_target`; default: Spyre).
+    (`ktir.hardware.target.resolve_target`; default: Spyre). With `written_only`, `outputs`
+    holds only the arrays a store reached (what `ktir-run -o` writes).
     """
     try:
         target = resolve_target(target)
@@ -119,7 +122,8 @@ def run(
     )
     with one_blas_thread():  # the same bits whatever the machine's cores (ktir.reference.blas)
         program.run(arguments)
-    outputs = {name: memory.array(name) for name in memory.placements}
+    names = [n for n in memory.placements if n in memory.written or not written_only]
+    outputs = {name: memory.array(name) for name in names}
     return outputs, _report(program, function, arrays, target)
 
 

@@ -59,6 +59,8 @@ class DeviceMemory:
         self.global_bytes = np.zeros(0, np.uint8)
         self.lx = np.zeros((cores, target.lx_bytes), np.uint8)
         self._keys: dict[tuple[str, int, int], Hashable] = {}  # `key_of`, by (space, core, byte offset)
+        self.written: set[str] = set()
+        """The placed arrays a store has reached (`write`)."""
 
     def place(self, name: str, array: np.ndarray, offset: int, core: int | None = None) -> Placement:
         """Put `array` at element `offset` (of its dtype) of LPDDR5, or of core `core`'s LX."""
@@ -162,10 +164,27 @@ class DeviceMemory:
         strided = self._strided(elements, view, where)
         if strided is not None:
             strided[...] = values.astype(view.dtype, copy=False)
+            self._mark_written(view, *cast(Box, where).bounds())
             return
         indices = cast(np.ndarray, where) if not isinstance(where, Box) else where.indices()
         self._check(indices, len(elements), view)
         elements[indices] = values.astype(view.dtype, copy=False)
+        if indices.size:
+            self._mark_written(view, int(indices.min()), int(indices.max()))
+
+    def _mark_written(self, view: View, low: int, high: int) -> None:
+        """Add to `written` the placed arrays a store to elements `low..high` of the view's memory reaches."""
+        itemsize = view.dtype.itemsize
+        start, end = low * itemsize, (high + 1) * itemsize
+        space = "global" if view.space == "global" else "lx"
+        for name, p in self.placements.items():
+            if p.space != space or name in self.written:
+                continue
+            if space == "lx" and view.core != OWN_LX and view.core != p.core:
+                continue
+            base = p.core * self.target.lx_bytes if space == "lx" and view.core == OWN_LX else 0
+            if start < base + p.end and base + p.start < end:
+                self.written.add(name)
 
     def _strided(self, elements: np.ndarray, view: View, where: np.ndarray | Box) -> np.ndarray | None:
         """A box's strided view of memory, its bounds checked; None for index arrays."""

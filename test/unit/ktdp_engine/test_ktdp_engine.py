@@ -418,3 +418,20 @@ def test_a_distributed_tile_in_transposed_order() -> None:
     outputs, _ = ktdp.run(text, "copy", arrays, place={"b": (0, 0), "c": (0, 1)})
     np.testing.assert_array_equal(outputs["out"], np.concatenate([a, b, c]))
     np.testing.assert_array_equal(outputs["c"], (2 * c.astype(np.float32)).astype(np.float16))
+
+
+def test_written_only_gives_the_arrays_a_store_reached() -> None:
+    a = np.arange(96 * 64, dtype=np.float16).reshape(96, 64) / 64
+    arrays = {"a": a, "b": a, "c": np.zeros_like(a)}
+    everything, _ = ktdp.run(KERNELS / "add.mlir", "add", arrays)
+    written, _ = ktdp.run(KERNELS / "add.mlir", "add", arrays, written_only=True)
+    assert sorted(everything) == ["a", "b", "c"]
+    assert list(written) == ["c"]
+    np.testing.assert_array_equal(written["c"], everything["c"])
+
+
+def test_a_kernel_reducing_over_the_ring_writes_only_its_output() -> None:
+    distributed = KERNELS / "rmsnorm_distributed.mlir"
+    x = RNG.standard_normal((16, 4096)).astype(np.float16)
+    written, _ = ktdp.run(distributed, "rmsnorm", {"x": x, "y": np.zeros_like(x)}, written_only=True)
+    assert list(written) == ["y"]
