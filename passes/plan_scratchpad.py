@@ -17,8 +17,9 @@ eligibility, `torch_spyre/_inductor/scratchpad/allocator.py` and `utils.py`; doc
 Its per-core size is its tile; it lives from its producer to its last consumer. A
 pointwise consumer whose input dies there with the same tile size and layout may write over
 it in place. `ktir.cores.lx_placement.plan` places the buffers within `budget` bytes (by default
-half of the usable LX, leaving the rest to the staging buffers of the kernels themselves)
-and the producer records `ktir.lx_address = A : i64` and `ktir.lx_bytes = S : i64`.
+half of the usable LX, leaving the rest to the staging buffers of the kernels themselves),
+but for a result that would leave a kernel live beside it no chunking that fits
+(`fitting_plan`), and the producer records `ktir.lx_address = A : i64` and `ktir.lx_bytes = S : i64`.
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from ktir.cores.chunking import ChunkingError, plan_chunks
 from ktir.cores.iteration import IterationError
 from ktir.cores.kernels import Kernel, kernel_of
-from ktir.cores.lx_placement import SOLVERS, default_budget, plan
+from ktir.cores.lx_placement import SOLVERS, align, default_budget, free_ranges, plan
 from ktir.dialects.ktir import elementwise as ew
 from ktir.dialects.ktir import structured as st
 from ktir.dialects.ktir.core import WORK_DIVISION_ATTR
@@ -139,12 +141,63 @@ class PlanScratchpadPass(ModulePass):
                 _require_division(inner)
                 clear_kernel_plan(inner)  # a kernel's buffers go around the resident tensors: plan anew
             buffers = scratchpad_buffers(function, self.all_ops, target.cores)
-            addresses = plan(buffers, budget, target.lx_alignment, self.solver)
+            addresses = fitting_plan(buffers, function, budget, target, self.solver)
             for buffer, address in zip(buffers, addresses, strict=True):
                 producer = ops[int(str(buffer["name"])[1:])]
                 clear_lx_placement(producer)
                 if address is not None:
                     set_lx_placement(producer, address, int(cast(int, buffer["size"])))
+
+
+def fitting_plan(
+    buffers: list[dict[str, object]], function: func.FuncOp, budget: int, target: Target, solver: str
+) -> list[int | None]:
+    """
+    `plan`'s addresses for `function`'s `buffers`, but for residents that would leave a kernel
+    live beside them no chunking that fits the LX left (`plan_chunks`, as `ktir-plan-kernels`
+    chunks it): the largest resident live at the first such kernel stays in device memory, and
+    the rest are planned again. The budget alone does not see this: a fused kernel may need more
+    LX than the budget leaves (a mixed serving step of 512 rows on 4 cards: 1,552,384 bytes for
+    its smallest chunk beside a 131,072-byte resident, of 1,677,721 usable).
+    """
+    index = {op: i for i, op in enumerate(function.body.block.ops)}
+    kernels = {index[op]: kernel for op, kernel in kernels_of(function, target.cores).items()}
+    dropped: set[int] = set()
+    while True:
+        kept = [i for i in range(len(buffers)) if i not in dropped]
+        placed = plan([buffers[i] for i in kept], budget, target.lx_alignment, solver)
+        addresses: list[int | None] = [None] * len(buffers)
+        for i, address in zip(kept, placed, strict=True):
+            addresses[i] = address
+        crowding = _crowding(buffers, addresses, kernels, target)
+        if crowding is None:
+            return addresses
+        dropped.add(crowding)
+
+
+def _crowding(
+    buffers: list[dict[str, object]], addresses: list[int | None], kernels: dict[int, Kernel], target: Target
+) -> int | None:
+    """The largest placed buffer live at the first kernel no chunking fits beside; None if all fit."""
+    for at, kernel in sorted(kernels.items(), key=lambda item: item[0]):
+        live = [i for i, address in enumerate(addresses) if address is not None and _live_at(buffers[i], at)]
+        if not live:
+            continue
+        busy = [_extent(buffers[i], cast(int, addresses[i]), target.lx_alignment) for i in live]
+        try:
+            plan_chunks(kernel, free_ranges(busy, target.lx_usable_bytes), target.lx_alignment, target)
+        except ChunkingError:
+            return max(live, key=lambda i: (cast(int, buffers[i]["size"]), -i))
+    return None
+
+
+def _live_at(buffer: dict[str, object], at: int) -> bool:
+    uses = cast("list[int]", buffer["uses"])
+    return uses[0] <= at <= uses[-1]
+
+
+def _extent(buffer: dict[str, object], address: int, alignment: int) -> tuple[int, int]:
+    return address, address + align(cast(int, buffer["size"]), alignment)
 
 
 def _require_division(op: Operation) -> None:

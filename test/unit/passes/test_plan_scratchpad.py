@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+import transformers
 from xdsl.dialects.builtin import IntegerAttr
 
 import ktir
+from ktir.hardware.target import SPYRE
 from ktir.ir.context import make_context
 from ktir.ir.diagnostics import DiagnosticError, parse_module
+from ktir.llm.step_costs import mixed_step_us
 from ktir.passes.propagate_layouts import functions_of
 
 T = "tensor<64x256xf16>"
@@ -88,3 +94,18 @@ def test_requires_divided_ops() -> None:
     module = parse_module(make_context(), CHAIN)
     with pytest.raises(DiagnosticError, match="run ktir-divide-work first"):
         ktir.run_pipeline(module, "ktir-propagate-layouts,ktir-plan-scratchpad")
+
+
+GRANITE = "granite-3.3-8b.json"
+
+
+@pytest.mark.slow
+def test_a_resident_that_leaves_a_kernel_no_chunk_that_fits_stays_in_device_memory() -> None:
+    # Granite-3.3-8B's mixed serving step of 504 tokens beside 8 decodes, one card of 4: a
+    # fused kernel's smallest chunk needs 1,552,384 bytes of LX per core, and a 131,072-byte
+    # resident live beside it left 1,546,649: the step did not compile ("needs ... more than
+    # the ... bytes free"). The resident now stays in device memory and the step compiles.
+    fields = json.loads((Path(__file__).resolve().parents[3] / "bench" / "configs" / GRANITE).read_text())
+    fields.pop("architectures", None)
+    config = transformers.AutoConfig.for_model(fields.pop("model_type"), **fields)
+    assert mixed_step_us(config, (504, 0, 8, 4096), SPYRE, None, 4) > 0
