@@ -11,6 +11,7 @@ module = parse_module(make_context(), text, "model.mlir")
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from xdsl.context import Context
@@ -32,57 +33,26 @@ XDSL_DIALECTS = (
 """xDSL dialects ktir knows besides `ktir` (`test` gives `"test.op"` values in tests)."""
 
 
-def _ktir() -> Dialect:
-    from ktir.dialects.ktir.dialect import Ktir
-
-    return Ktir
-
-
-def _ktdp() -> Dialect:
-    from ktir.dialects.ktdp import Ktdp
-
-    return Ktdp
-
-
-def _spyreop() -> Dialect:
-    from ktir.dialects.spyreop import SpyreOp
-
-    return SpyreOp
-
-
-def _arith() -> Dialect:
-    from ktir.dialects.arith_ext import ArithExt
-
-    return ArithExt
-
-
-def _linalg() -> Dialect:
-    from ktir.dialects.linalg_ext import LinalgExt
-
-    return LinalgExt
-
-
-def _scf() -> Dialect:
-    from ktir.dialects.scf_ext import ScfExt
-
-    return ScfExt
-
-
-PROJECT_DIALECTS: dict[str, Callable[[], Dialect]] = {
-    "arith": _arith,
-    "linalg": _linalg,
-    "scf": _scf,
-    "ktir": _ktir,
-    "ktdp": _ktdp,
-    "spyreop": _spyreop,
+PROJECT_DIALECTS = {
+    "arith": ("ktir.dialects.arith_ext", "ArithExt"),
+    "linalg": ("ktir.dialects.linalg_ext", "LinalgExt"),
+    "scf": ("ktir.dialects.scf_ext", "ScfExt"),
+    "ktir": ("ktir.dialects.ktir.dialect", "Ktir"),
+    "ktdp": ("ktir.dialects.ktdp", "Ktdp"),
+    "spyreop": ("ktir.dialects.spyreop", "SpyreOp"),
 }
-"""The dialects ktir defines or extends, each imported when a program first names it (xDSL's lazy
-registration): a ktdp kernel is parsed without building the `ktir` dialect's op classes."""
+"""The dialects ktir defines or extends, by name: (module, attribute). Each is imported when a
+program first names it (xDSL's lazy registration): a ktdp kernel is parsed without building the
+`ktir` dialect's op classes."""
+
+
+def _factory(module: str, attribute: str) -> Callable[[], Dialect]:
+    return lambda: getattr(importlib.import_module(module), attribute)
 
 
 def register_dialects(ctx: Context) -> None:
     """Register (lazily) `XDSL_DIALECTS`, `ktir`, `ktdp` (RFC 0682 KTIR) and `spyreop` in `ctx`."""
-    factories = {**get_all_dialects(), **PROJECT_DIALECTS}
+    factories = {**get_all_dialects(), **{name: _factory(*home) for name, home in PROJECT_DIALECTS.items()}}
     for name in (*XDSL_DIALECTS, "ktir", "ktdp", "spyreop"):
         if name not in ctx.registered_dialect_names:
             ctx.register_dialect(name, factories[name])
