@@ -10,8 +10,8 @@ ktir-run kernel.mlir --function f --inputs in.npz --place table=4096 --place acc
 
 Each argument takes the `--inputs` entry of its name (arrays go to device memory and the
 argument gets the element offset; 0-d entries are values). `--place NAME=OFFSET` puts an entry at
-that element offset of device memory, `NAME=OFFSET@lxC` in core C's LX. `-o` writes every array
-entry back, under its name, as it is after the run.
+that element offset of device memory, `NAME=OFFSET@lxC` in core C's LX. `-o` writes the array
+entries the kernel stores to, under their names, as they are after the run.
 """
 
 from __future__ import annotations
