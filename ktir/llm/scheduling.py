@@ -9,6 +9,7 @@ is a `SchedulerState` whose `schedule(now)` picks the next step; `replay` does t
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -49,7 +50,7 @@ class Scheduled:
     """Requests that decode one token."""
 
 
-class SchedulerState:
+class SchedulerState(ABC):
     """
     The requests' state during a simulation (one instance per run): a policy subclasses it and
     defines `schedule`. Admission reserves the request's prompt and output tokens of the KV
@@ -72,9 +73,9 @@ class SchedulerState:
         self.kv_used = 0
         self.done = 0
 
+    @abstractmethod
     def schedule(self, now: float) -> Scheduled:
         """The next step at `now` (the policy's rule); only called with requests running or waiting."""
-        raise NotImplementedError
 
     def kv_need(self, index: int) -> int:
         """Tokens of cache a request reserves: its prompt and its whole output."""
